@@ -1,0 +1,6 @@
+//! tutorflow: the adaptive tutoring engine, its content bundle and adapters,
+//! shared by every Lambda function and the `tutorflow` CLI.
+
+pub mod config;
+pub mod content;
+pub mod model;

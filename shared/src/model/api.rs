@@ -1,0 +1,332 @@
+//! Request and response bodies of the HTTP API (camelCase; requests reject
+//! unknown fields so a typo is an error, not a silently ignored field).
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use super::message::TutorMessage;
+use super::thread::{
+    ExamFeedbackMode, Mode, ProgressionAction, QuestionPhase, StepKind, StepStatus, ThreadStatus,
+};
+use super::tier::{ExamTier, MasteryTier};
+
+/// `POST /threads`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CreateThreadRequest {
+    pub course_id: String,
+    #[serde(default)]
+    pub mode: Mode,
+    /// What the student wants to learn, in their words.
+    #[serde(default)]
+    pub goal: Option<String>,
+    /// Unit to work on (teach_me, clarify_doubts, exam scope).
+    #[serde(default)]
+    pub unit_id: Option<String>,
+    /// Problems for a problem_set session; otherwise the course's set is used.
+    #[serde(default)]
+    pub problems: Option<Vec<ProblemInput>>,
+    /// Exam mode: how many questions.
+    #[serde(default)]
+    pub question_count: Option<u32>,
+    #[serde(default)]
+    pub feedback: Option<ExamFeedbackMode>,
+}
+
+/// A problem supplied by the caller (seed 003 `current_problem`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ProblemInput {
+    pub id: String,
+    pub text: String,
+    pub correct_answer: String,
+}
+
+/// Button presses and card events that accompany (or replace) a message.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(
+    tag = "type",
+    rename_all = "SCREAMING_SNAKE_CASE",
+    rename_all_fields = "camelCase",
+    deny_unknown_fields
+)]
+pub enum ClientEvent {
+    #[default]
+    None,
+    RequestDrill {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        unit_id: Option<String>,
+    },
+    DrillContinue {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        unit_id: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        last_result: Option<DrillResult>,
+    },
+    ExamContinue {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        unit_id: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        question_id: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        result: Option<ExamResult>,
+    },
+    IAmStuck {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        unit_id: Option<String>,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DrillResult {
+    Correct,
+    Incorrect,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ExamResult {
+    Passed,
+    Locked,
+}
+
+/// `POST /threads/{threadId}/turn`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TurnRequest {
+    /// Optional; when present it must be the thread's course.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub course_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message_text: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message_latex: Option<String>,
+    #[serde(default)]
+    pub client_event: ClientEvent,
+    /// A client-chosen id that makes a retried turn idempotent
+    /// (the `Idempotency-Key` header does the same).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_turn_id: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TurnResponse {
+    pub turn_id: String,
+    pub messages: Vec<TutorMessage>,
+    pub snapshot_lite: SnapshotLite,
+    pub state: ThreadStateView,
+}
+
+/// `POST /threads` reply: the new thread, its welcome and state.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CreateThreadResponse {
+    pub thread_id: String,
+    pub mode: Mode,
+    pub messages: Vec<TutorMessage>,
+    pub snapshot_lite: SnapshotLite,
+    pub state: ThreadStateView,
+}
+
+/// `POST /threads/{threadId}/drill/grade`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DrillGradeRequest {
+    pub drill_token: String,
+    pub student_answer: String,
+    /// How long the student took, for ability estimates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_time_ms: Option<u64>,
+}
+
+/// Code grading outcome (seed 003 categories for answers, plus `unverifiable`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GradeOutcome {
+    Correct,
+    Close,
+    Wrong,
+    /// The answer could not be understood; never counted as wrong.
+    Unverifiable,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DrillGradeResponse {
+    pub result: GradeOutcome,
+    pub is_correct: bool,
+    pub feedback_text: String,
+    /// One tag from the unit's fixed mistake list, when wrong.
+    pub common_mistake_tag: Option<String>,
+    /// Revealed only once the attempt has been graded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub correct_answer: Option<String>,
+    /// False for a repeat attempt on an already graded drill (not evidence).
+    pub counted: bool,
+    pub snapshot_lite: SnapshotLite,
+}
+
+/// `POST /threads/{threadId}/exam/mcq-submit`. Correctness is decided on the
+/// server from the question bank: the client never says whether it was right.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct McqSubmitRequest {
+    pub question_id: String,
+    /// The chosen option's id (`A`, `B`, ...).
+    pub selected_option: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub course_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unit_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub difficulty_tier: Option<ExamTier>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct McqSubmitResponse {
+    pub question_id: String,
+    pub unit_id: String,
+    pub tier: ExamTier,
+    pub is_correct: bool,
+    pub feedback_text: String,
+    /// When the question can be attempted again (after a failure).
+    pub locked_until: Option<DateTime<Utc>>,
+    pub mastery_tier: MasteryTier,
+    pub snapshot_lite: SnapshotLite,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SupportType {
+    Memo,
+    Video,
+}
+
+/// `POST /threads/{threadId}/exam/support-viewed`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SupportViewedRequest {
+    pub question_id: String,
+    pub support_type: SupportType,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub course_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unit_id: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SupportViewedResponse {
+    pub question_id: String,
+    pub locked_until: Option<DateTime<Utc>>,
+    /// The worked solution, for a memo view.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memo: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub video_url: Option<String>,
+    pub snapshot_lite: SnapshotLite,
+}
+
+/// Small UI summary so apps need no DAG logic (seed 004 PF-6.1).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SnapshotLite {
+    pub focus: FocusSummary,
+    pub prereq_nudge: Option<UnitRef>,
+    pub revisit: RevisitSummary,
+    pub progress: ProgressSummary,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FocusSummary {
+    pub unit_id: String,
+    pub title: String,
+    pub mastery_tier: MasteryTier,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UnitRef {
+    pub unit_id: String,
+    pub title: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RevisitSummary {
+    pub locked_count: u32,
+    pub next_eligible_at: Option<DateTime<Utc>>,
+    pub next_question_id: Option<String>,
+}
+
+/// Units per mastery tier, and the course's unit count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProgressSummary {
+    pub bronze: u32,
+    pub silver: u32,
+    pub gold: u32,
+    pub total: u32,
+}
+
+/// What a client may see of a thread's state: never an expected answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadStateView {
+    pub thread_id: String,
+    pub course_id: String,
+    pub mode: Mode,
+    pub status: ThreadStatus,
+    pub turn_count: u32,
+    pub is_complete: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending_question: Option<PendingQuestionView>,
+    pub scaffolding_active: bool,
+    pub teach_back_active: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub study_plan: Option<Vec<PlanStepView>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exam_progress: Option<ExamProgressView>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub problem_set: Option<ProblemSetView>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingQuestionView {
+    pub text: String,
+    pub phase: QuestionPhase,
+    pub wrong_attempts: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanStepView {
+    pub step_id: String,
+    pub title: String,
+    pub kind: StepKind,
+    pub status: StepStatus,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExamProgressView {
+    pub current_question: u32,
+    pub total_questions: u32,
+    /// Hidden (absent) while a deferred-feedback exam is running.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub correct_so_far: Option<u32>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProblemSetView {
+    pub current_problem_index: u32,
+    pub problems_total: u32,
+    pub problems_completed: u32,
+    pub last_action: ProgressionAction,
+}

@@ -1,0 +1,24 @@
+//! Contracts: every JSON object the product exchanges.
+//!
+//! The product's own API is camelCase on the wire and request types reject
+//! unknown fields. Two shapes keep the casing of the systems they talk to:
+//! the LLM's structured reply ([`llm`], snake_case, seed 004 PF-3.6.5) and the
+//! n8n/LMS webhook ([`webhook`], snake_case, seed 003).
+
+pub mod api;
+pub mod llm;
+pub mod message;
+pub mod policy;
+pub mod snapshot;
+pub mod thread;
+pub mod tier;
+pub mod webhook;
+
+pub use api::*;
+pub use llm::*;
+pub use message::*;
+pub use policy::*;
+pub use snapshot::*;
+pub use thread::*;
+pub use tier::*;
+pub use webhook::*;

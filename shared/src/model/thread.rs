@@ -1,0 +1,353 @@
+//! Threads (conversations) and the session state every turn is rebuilt from.
+//!
+//! A thread's mode is fixed at creation. All state lives here, so any
+//! stateless function can pick up the conversation (seed 002).
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// Seed 004's policy loop over the course DAG.
+    #[default]
+    Guided,
+    /// A study plan for one unit (seeds 000/001).
+    TeachMe,
+    /// Student-led questions with direct answers (seed 000).
+    ClarifyDoubts,
+    /// A fixed set of questions, scored at the end (seeds 000/002).
+    Exam,
+    /// A sequence of problems with scaffolding and teach-back (seed 003).
+    ProblemSet,
+}
+
+impl Mode {
+    pub const ALL: [Mode; 5] = [
+        Mode::Guided,
+        Mode::TeachMe,
+        Mode::ClarifyDoubts,
+        Mode::Exam,
+        Mode::ProblemSet,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Guided => "guided",
+            Mode::TeachMe => "teach_me",
+            Mode::ClarifyDoubts => "clarify_doubts",
+            Mode::Exam => "exam",
+            Mode::ProblemSet => "problem_set",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ThreadStatus {
+    #[default]
+    Active,
+    Paused,
+    Completed,
+}
+
+/// A conversation's metadata and state. Messages are stored separately.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Thread {
+    pub thread_id: String,
+    pub student_id: String,
+    pub course_id: String,
+    pub mode: Mode,
+    pub status: ThreadStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub goal: Option<String>,
+    /// Unit chosen at creation (teach_me, clarify_doubts, exam scope).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unit_id: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    pub session: SessionState,
+}
+
+/// Everything a turn needs besides the snapshot and the content bundle.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SessionState {
+    pub turn_count: u32,
+    /// Routing category of the previous student message.
+    pub last_category: Option<String>,
+    pub pending_question: Option<PendingQuestion>,
+    pub scaffolding: Scaffolding,
+    pub teach_back: TeachBack,
+    pub off_topic_count: u32,
+    /// Drill tokens already graded once; only a first attempt is evidence.
+    pub graded_drills: Vec<String>,
+    pub study_plan: Option<StudyPlan>,
+    pub concepts_discussed: Vec<String>,
+    pub exam: Option<ExamSession>,
+    pub problem_set: Option<ProblemSetState>,
+}
+
+/// How a question's answer is checked by code.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AnswerKind {
+    #[default]
+    Number,
+    Expression,
+    Equation,
+    Mcq,
+    /// Free text: not gradable by code, judged by the LLM's reading.
+    Text,
+}
+
+/// The expected answer of a question, kept server-side only.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExpectedAnswer {
+    pub kind: AnswerKind,
+    pub value: String,
+    /// Unit of measure the answer is in (`cm`, `kg`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unit: Option<String>,
+    /// Choices, for `mcq`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub options: Vec<String>,
+}
+
+/// Escalation of a pending question after wrong answers (seed 000).
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum QuestionPhase {
+    #[default]
+    Asked,
+    Probe,
+    Hint,
+    Explain,
+    StrategyChange,
+}
+
+/// A question the tutor asked and is waiting on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingQuestion {
+    pub text: String,
+    pub expected: Option<ExpectedAnswer>,
+    pub unit_id: String,
+    pub concept: String,
+    pub wrong_attempts: u32,
+    pub previous_answers: Vec<String>,
+    pub hints_used: u32,
+    pub phase: QuestionPhase,
+    pub asked_at: DateTime<Utc>,
+}
+
+/// Seed 003 scaffolding: the problem broken into smaller questions.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Scaffolding {
+    pub active: bool,
+    pub depth: u32,
+    pub last_question: Option<String>,
+}
+
+/// Seed 003 teach-back: after a correct answer the student explains it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct TeachBack {
+    pub active: bool,
+    pub awaiting_explanation: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StepKind {
+    Explain,
+    Check,
+    Practice,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StepStatus {
+    #[default]
+    Pending,
+    InProgress,
+    Completed,
+    Blocked,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StepProgress {
+    pub questions_asked: u32,
+    pub questions_correct: u32,
+    pub attempts: u32,
+}
+
+/// One step of a teach_me study plan (seed 001 todo list).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanStep {
+    pub step_id: String,
+    pub title: String,
+    pub kind: StepKind,
+    pub concept: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub success_criteria: Option<String>,
+    pub status: StepStatus,
+    pub progress: StepProgress,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StudyPlan {
+    pub steps: Vec<PlanStep>,
+    pub plan_version: u32,
+    pub replan_count: u32,
+    pub max_replans: u32,
+    /// Turns taken after the plan was completed (extension).
+    #[serde(default)]
+    pub extension_turns: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Difficulty {
+    Easy,
+    Medium,
+    Hard,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum QuestionResult {
+    Correct,
+    Partial,
+    Incorrect,
+}
+
+/// Whether exam answers are marked as they come or only at the end.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExamFeedbackMode {
+    #[default]
+    Immediate,
+    /// Proctored: nothing is revealed until the exam is finished.
+    Deferred,
+}
+
+/// One question of an exam-mode session, chosen at creation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExamQuestion {
+    pub index: u32,
+    pub unit_id: String,
+    pub text: String,
+    pub difficulty: Difficulty,
+    /// Blueprint that generated it, or the bank question it came from.
+    pub source: String,
+    pub expected: ExpectedAnswer,
+    pub student_answer: Option<String>,
+    pub result: Option<QuestionResult>,
+    pub feedback: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExamReport {
+    pub score: f64,
+    pub total: u32,
+    pub percentage: f64,
+    pub strengths: Vec<String>,
+    pub weak_areas: Vec<String>,
+    pub patterns: Vec<String>,
+    pub next_steps: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExamSession {
+    pub questions: Vec<ExamQuestion>,
+    pub current_index: u32,
+    pub feedback_mode: ExamFeedbackMode,
+    pub finished: bool,
+    pub report: Option<ExamReport>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProblemStatus {
+    #[default]
+    Pending,
+    InProgress,
+    Completed,
+    Skipped,
+}
+
+/// Seed 003 §3.5 mastery signal for one problem.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MasterySignal {
+    Mastered,
+    Learned,
+    Struggling,
+    Stuck,
+}
+
+/// What the session does after a problem-set turn.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ProgressionAction {
+    Advance,
+    #[default]
+    Continue,
+    Intervene,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ProblemAnalytics {
+    pub first_attempt_category: Option<String>,
+    pub total_attempts: u32,
+    pub scaffolding_depth_reached: u32,
+    pub started_at: Option<DateTime<Utc>>,
+    pub completed_at: Option<DateTime<Utc>>,
+    pub mastery_signal: Option<MasterySignal>,
+}
+
+/// A problem of a problem-set session (seed 003 `problem_sequence`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProblemEntry {
+    pub problem_id: String,
+    pub text: String,
+    pub expected: ExpectedAnswer,
+    pub status: ProblemStatus,
+    pub analytics: ProblemAnalytics,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SessionAnalytics {
+    pub problems_completed: u32,
+    pub problems_total: u32,
+    pub mastery_count: u32,
+    pub learned_count: u32,
+    pub struggling_count: u32,
+    pub scaffolding_invoked_count: u32,
+    pub total_time_seconds: u64,
+    pub struggle_problem_ids: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProblemSetState {
+    pub problems: Vec<ProblemEntry>,
+    pub current_index: u32,
+    pub last_action: ProgressionAction,
+    pub analytics: SessionAnalytics,
+}

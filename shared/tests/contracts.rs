@@ -1,0 +1,188 @@
+//! The JSON examples of seed 004 and seed 003 parse into the contracts and
+//! serialize back to the same JSON.
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use tutorflow::model::*;
+
+fn fixture(name: &str) -> Value {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/contracts")
+        .join(name);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn round_trip<T: DeserializeOwned + Serialize + PartialEq + std::fmt::Debug>(name: &str) -> T {
+    let original = fixture(name);
+    let parsed: T = serde_json::from_value(original.clone())
+        .unwrap_or_else(|e| panic!("{name} does not parse: {e}"));
+    let written = serde_json::to_value(&parsed).unwrap();
+    assert_eq!(written, original, "{name} changed on the way back");
+    let reparsed: T = serde_json::from_value(written).unwrap();
+    assert_eq!(reparsed, parsed);
+    parsed
+}
+
+#[test]
+fn tutor_policy_round_trips() {
+    let policy: TutorPolicy = round_trip("tutor_policy.json");
+    assert_eq!(policy.prereq_blocking_unit_id.as_deref(), Some("ALG-00"));
+    assert_eq!(
+        policy.allowed_actions,
+        vec![TutorAction::SocraticQuestion, TutorAction::DrillCard]
+    );
+    assert_eq!(policy.desired_exam_tier, ExamTier::Bronze);
+    assert_eq!(policy.constraints.max_concept_words, 170);
+}
+
+#[test]
+fn student_snapshot_round_trips() {
+    let snapshot: StudentSnapshot = round_trip("student_snapshot.json");
+    let unit = &snapshot.unit_progress["ALG-01"];
+    assert_eq!(unit.mastery_tier, MasteryTier::Bronze);
+    assert_eq!(unit.drill.attempts, 3);
+    assert_eq!(unit.exam.passed_by_tier.get(ExamTier::Bronze), 1);
+    assert_eq!(unit.confusion_tags["inverse_operations"], 2);
+    assert_eq!(
+        snapshot.revisit_queue["EX-2019-ALG-14"].tier,
+        ExamTier::Bronze
+    );
+    assert_eq!(snapshot.tier_of("ALG-01"), MasteryTier::Bronze);
+    assert_eq!(snapshot.tier_of("never-touched"), MasteryTier::None);
+}
+
+#[test]
+fn tutor_message_with_drill_card_round_trips() {
+    let message: TutorMessage = round_trip("tutor_message.json");
+    match message.card {
+        Some(TutorCard::Drill(card)) => assert_eq!(card.question_latex, "2x+3=11"),
+        other => panic!("expected a drill card, got {other:?}"),
+    }
+}
+
+#[test]
+fn llm_tutor_response_round_trips() {
+    let reply: LlmTutorResponse = round_trip("llm_tutor_response.json");
+    assert_eq!(reply.action, TutorAction::DrillCard);
+    assert_eq!(reply.turn_analysis.student_intent, StudentIntent::Solve);
+}
+
+#[test]
+fn llm_exam_suggestion_accepts_seed_spelling() {
+    let suggestion: LlmExamSuggestion =
+        serde_json::from_str(r#"{"question_id":"EX-1","difficultyTier":"silver"}"#).unwrap();
+    assert_eq!(suggestion.difficulty_tier, ExamTier::Silver);
+}
+
+#[test]
+fn turn_request_round_trips() {
+    let request: TurnRequest = round_trip("turn_request.json");
+    assert_eq!(request.client_event, ClientEvent::None);
+}
+
+#[test]
+fn every_client_event_of_seed_004_round_trips() {
+    let events: Vec<ClientEvent> = round_trip("client_events.json");
+    assert_eq!(events.len(), 7);
+    assert!(matches!(
+        events[2],
+        ClientEvent::DrillContinue {
+            last_result: Some(DrillResult::Correct),
+            ..
+        }
+    ));
+    assert!(matches!(events[6], ClientEvent::IAmStuck { .. }));
+}
+
+#[test]
+fn snapshot_lite_round_trips() {
+    let lite: SnapshotLite = round_trip("snapshot_lite.json");
+    assert_eq!(lite.progress.total, 40);
+}
+
+#[test]
+fn exam_requests_round_trip() {
+    let viewed: SupportViewedRequest = round_trip("support_viewed_request.json");
+    assert_eq!(viewed.support_type, SupportType::Memo);
+    let submit: McqSubmitRequest = round_trip("mcq_submit_request.json");
+    assert_eq!(submit.selected_option, "B");
+    let grade: DrillGradeRequest = round_trip("drill_grade_request.json");
+    assert_eq!(grade.response_time_ms, Some(8200));
+}
+
+/// Seed 004 let the client say whether its MCQ answer was right; here the
+/// server decides, so that field is refused by name.
+#[test]
+fn client_verdicts_are_refused() {
+    let err = serde_json::from_value::<McqSubmitRequest>(fixture(
+        "seed004_mcq_submit_with_client_verdict.json",
+    ))
+    .unwrap_err();
+    assert!(err.to_string().contains("isCorrect"), "{err}");
+    let err = serde_json::from_value::<DrillGradeRequest>(fixture(
+        "seed004_drill_grade_with_drill_text.json",
+    ))
+    .unwrap_err();
+    assert!(err.to_string().contains("courseId"), "{err}");
+}
+
+#[test]
+fn unknown_fields_and_event_types_are_refused() {
+    let err = serde_json::from_str::<TurnRequest>(r#"{"messageTxt":"hi"}"#).unwrap_err();
+    assert!(err.to_string().contains("messageTxt"), "{err}");
+    let err =
+        serde_json::from_str::<ClientEvent>(r#"{"type":"REQUEST_DRILL","unit":"A"}"#).unwrap_err();
+    assert!(err.to_string().contains("unit"), "{err}");
+    let err = serde_json::from_str::<ClientEvent>(r#"{"type":"TELEPORT"}"#).unwrap_err();
+    assert!(err.to_string().contains("TELEPORT"), "{err}");
+}
+
+#[test]
+fn webhook_shapes_of_seed_003_round_trip() {
+    let request: WebhookTurnRequest = round_trip("webhook_turn_request.json");
+    assert_eq!(request.current_problem.unwrap().correct_answer, "2");
+    let response: WebhookTurnResponse = round_trip("webhook_turn_response.json");
+    assert_eq!(response.session_status.action, ProgressionAction::Advance);
+}
+
+#[test]
+fn session_state_survives_storage() {
+    let mut session = SessionState {
+        turn_count: 4,
+        last_category: Some("close".into()),
+        ..SessionState::default()
+    };
+    session.pending_question = Some(PendingQuestion {
+        text: "What is 3/4 + 1/8?".into(),
+        expected: Some(ExpectedAnswer {
+            kind: AnswerKind::Number,
+            value: "7/8".into(),
+            unit: None,
+            options: vec![],
+        }),
+        unit_id: "FRAC-ADD".into(),
+        concept: "adding fractions".into(),
+        wrong_attempts: 1,
+        previous_answers: vec!["4/12".into()],
+        hints_used: 0,
+        phase: QuestionPhase::Probe,
+        asked_at: "2026-03-01T10:00:00Z".parse().unwrap(),
+    });
+    session.scaffolding = Scaffolding {
+        active: true,
+        depth: 2,
+        last_question: Some("What is a common denominator of 4 and 8?".into()),
+    };
+    let json = serde_json::to_string(&session).unwrap();
+    assert!(json.contains("\"pendingQuestion\""), "{json}");
+    let back: SessionState = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, session);
+    // Older records without the newer fields still load.
+    let sparse: SessionState = serde_json::from_str(r#"{"turnCount":2}"#).unwrap();
+    assert_eq!(sparse.turn_count, 2);
+    assert!(sparse.pending_question.is_none());
+}
