@@ -1,0 +1,241 @@
+//! A course (`workflows/courses/<courseId>/`): the unit DAG in `course.yaml`
+//! and one file per unit in `units/<unitId>.yaml`.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::{ExamTier, StepKind};
+
+/// `course.yaml` as written.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CourseFile {
+    pub id: String,
+    pub title: String,
+    #[serde(default)]
+    pub description: String,
+    /// Who the course is for, e.g. "ages 12-15".
+    #[serde(default)]
+    pub audience: String,
+    /// Workflow used by this course's threads.
+    #[serde(default = "default_workflow")]
+    pub workflow: String,
+    /// Where a new student starts.
+    pub entry_unit: String,
+    /// The DAG: every unit and the units it requires, in teaching order.
+    pub units: Vec<UnitNode>,
+    /// Sequences of problems for `problem_set` threads.
+    #[serde(default)]
+    pub problem_sets: Vec<ProblemSet>,
+}
+
+fn default_workflow() -> String {
+    "default".to_owned()
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UnitNode {
+    pub id: String,
+    #[serde(default)]
+    pub requires: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProblemSet {
+    pub id: String,
+    pub title: String,
+    pub problems: Vec<Problem>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Problem {
+    pub id: String,
+    pub unit: String,
+    pub text: String,
+    /// Checked by code: a number, fraction, expression or equation.
+    pub answer: String,
+}
+
+/// `units/<unitId>.yaml`: what the tutor knows about one unit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Unit {
+    pub id: String,
+    pub title: String,
+    /// Short canonical description used to map messages to the unit.
+    pub anchor: String,
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// The few ideas a concept card is built from.
+    pub key_ideas: Vec<String>,
+    #[serde(default)]
+    pub worked_example: Option<AuthoredExample>,
+    #[serde(default)]
+    pub misconceptions: Vec<Misconception>,
+    /// The fixed list a drill's wrong answer is tagged from.
+    #[serde(default)]
+    pub mistake_tags: Vec<MistakeTag>,
+    /// Explanatory text the tutor retrieves from.
+    pub chunks: Vec<Chunk>,
+    /// Skill blueprints that generate this unit's drills.
+    #[serde(default)]
+    pub blueprints: Vec<String>,
+    #[serde(default)]
+    pub study_plan: Option<Vec<AuthoredStep>>,
+    /// The unit's exam bank.
+    #[serde(default)]
+    pub exam: Vec<ExamItem>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuthoredExample {
+    pub problem: String,
+    pub steps: Vec<String>,
+    pub answer: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Misconception {
+    pub id: String,
+    pub description: String,
+    /// How a tutor helps the student past it.
+    #[serde(default)]
+    pub remedy: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MistakeTag {
+    pub id: String,
+    pub description: String,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChunkKind {
+    #[default]
+    Lesson,
+    Transcript,
+    Pdf,
+    Example,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Chunk {
+    pub id: String,
+    pub section: String,
+    #[serde(default)]
+    pub kind: ChunkKind,
+    pub text: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuthoredStep {
+    pub title: String,
+    pub kind: StepKind,
+    pub concept: String,
+    #[serde(default)]
+    pub success_criteria: Option<String>,
+}
+
+/// An authored exam question: graded by the server, never by the client.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExamItem {
+    pub id: String,
+    pub tier: ExamTier,
+    pub stem: String,
+    /// Choices in display order; their ids are `A`, `B`, `C`, ...
+    pub options: Vec<String>,
+    /// The correct option's id.
+    pub answer: String,
+    /// Worked solution shown by "View memo" (locks the question).
+    pub memo: String,
+    #[serde(default)]
+    pub video_url: Option<String>,
+    #[serde(default)]
+    pub tags: Vec<String>,
+}
+
+impl ExamItem {
+    /// The id of the option at `index` (`A` for 0).
+    pub fn option_id(index: usize) -> String {
+        char::from(b'A' + (index % 26) as u8).to_string()
+    }
+
+    /// The index of option `id`, if it exists.
+    pub fn option_index(&self, id: &str) -> Option<usize> {
+        let id = id.trim();
+        (0..self.options.len()).find(|&i| Self::option_id(i).eq_ignore_ascii_case(id))
+    }
+}
+
+/// A loaded course: its units by id and the prerequisite graph.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Course {
+    pub id: String,
+    pub title: String,
+    pub description: String,
+    pub audience: String,
+    pub workflow: String,
+    pub entry_unit: String,
+    /// Unit ids in the order `course.yaml` lists them.
+    pub order: Vec<String>,
+    pub units: BTreeMap<String, Unit>,
+    /// unit → the units it requires, in listed order.
+    pub requires: BTreeMap<String, Vec<String>>,
+    pub problem_sets: Vec<ProblemSet>,
+}
+
+impl Course {
+    pub fn unit(&self, id: &str) -> Option<&Unit> {
+        self.units.get(id)
+    }
+
+    /// Direct prerequisites of `unit_id` (empty for unknown units).
+    pub fn prereqs(&self, unit_id: &str) -> &[String] {
+        self.requires.get(unit_id).map_or(&[], Vec::as_slice)
+    }
+
+    /// Units that list `unit_id` as a prerequisite.
+    pub fn dependents(&self, unit_id: &str) -> Vec<&str> {
+        self.order
+            .iter()
+            .filter(|u| self.prereqs(u).iter().any(|p| p == unit_id))
+            .map(String::as_str)
+            .collect()
+    }
+
+    /// Every unit `unit_id` depends on, directly or not.
+    pub fn ancestors(&self, unit_id: &str) -> BTreeSet<String> {
+        let mut seen = BTreeSet::new();
+        let mut stack: Vec<&str> = vec![unit_id];
+        while let Some(u) = stack.pop() {
+            for p in self.prereqs(u) {
+                if seen.insert(p.clone()) {
+                    stack.push(p);
+                }
+            }
+        }
+        seen
+    }
+
+    /// The exam item `question_id` and the unit holding it.
+    pub fn exam_item(&self, question_id: &str) -> Option<(&Unit, &ExamItem)> {
+        self.order.iter().find_map(|u| {
+            let unit = self.units.get(u)?;
+            unit.exam
+                .iter()
+                .find(|q| q.id == question_id)
+                .map(|q| (unit, q))
+        })
+    }
+}

@@ -1,0 +1,1220 @@
+//! Loading and validating the content bundle: every file parsed into its
+//! typed form, then every cross-reference checked. All problems are collected
+//! and reported as `path:line:column: message`; nothing here panics on bad input.
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::sync::LazyLock;
+
+use regex::Regex;
+use serde::de::DeserializeOwned;
+
+use super::blueprint::Blueprint;
+use super::course::{Course, CourseFile, ExamItem, Unit};
+use super::diagnostic::{Diagnostic, Diagnostics};
+use super::prompt::{PromptRole, PromptTemplate};
+use super::source::ContentFiles;
+use super::workflow::{Transition, Workflow, unit_interval_fields};
+use super::yaml_index::{YamlIndex, YamlPath};
+use crate::model::Mode;
+
+/// A validated content bundle.
+#[derive(Debug, Clone)]
+pub struct Bundle {
+    pub version: String,
+    pub workflows: BTreeMap<String, Workflow>,
+    pub courses: BTreeMap<String, Course>,
+    pub blueprints: BTreeMap<String, Blueprint>,
+    pub prompts: BTreeMap<String, PromptTemplate>,
+}
+
+/// Counts for the one-line summary of `tutorflow validate`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BundleSummary {
+    pub workflows: usize,
+    pub courses: usize,
+    pub units: usize,
+    pub exam_items: usize,
+    pub blueprints: usize,
+    pub prompts: usize,
+}
+
+impl Bundle {
+    /// Parses and validates `files`; on any problem returns all of them.
+    pub fn load(files: &ContentFiles) -> Result<Bundle, Diagnostics> {
+        let mut loader = Loader::default();
+        let parsed = loader.parse_all(files);
+        loader.validate(&parsed);
+        if loader.diags.is_empty() {
+            Ok(parsed.into_bundle(files.version.clone()))
+        } else {
+            let mut diags = loader.diags;
+            diags.sort();
+            diags.dedup();
+            Err(Diagnostics(diags))
+        }
+    }
+
+    pub fn summary(&self) -> BundleSummary {
+        BundleSummary {
+            workflows: self.workflows.len(),
+            courses: self.courses.len(),
+            units: self.courses.values().map(|c| c.units.len()).sum(),
+            exam_items: self
+                .courses
+                .values()
+                .flat_map(|c| c.units.values())
+                .map(|u| u.exam.len())
+                .sum(),
+            blueprints: self.blueprints.len(),
+            prompts: self.prompts.len(),
+        }
+    }
+
+    pub fn course(&self, id: &str) -> Option<&Course> {
+        self.courses.get(id)
+    }
+
+    /// The workflow a course's threads follow (validated to exist).
+    pub fn workflow_for(&self, course: &Course) -> Option<&Workflow> {
+        self.workflows.get(&course.workflow)
+    }
+}
+
+/// A parsed YAML file with the positions of its nodes.
+struct Doc<T> {
+    path: String,
+    value: T,
+    index: YamlIndex,
+}
+
+/// Files that exist but did not parse. References to them are not reported
+/// again as missing: the parse error already says what to fix.
+#[derive(Default)]
+struct Broken {
+    workflows: BTreeSet<String>,
+    course_dirs: BTreeSet<String>,
+    units: BTreeSet<(String, String)>,
+    blueprints: BTreeSet<String>,
+    /// A blueprint file too broken to even read its id.
+    unreadable_blueprint: bool,
+}
+
+#[derive(Default)]
+struct Parsed {
+    broken: Broken,
+    workflows: Vec<Doc<Workflow>>,
+    courses: Vec<(String, Doc<CourseFile>)>,
+    /// (course directory, file stem, unit)
+    units: Vec<(String, String, Doc<Unit>)>,
+    blueprints: Vec<Doc<Blueprint>>,
+    prompts: BTreeMap<String, (String, PromptTemplate)>,
+}
+
+impl Parsed {
+    fn into_bundle(self, version: String) -> Bundle {
+        let mut units_by_course: BTreeMap<String, BTreeMap<String, Unit>> = BTreeMap::new();
+        for (dir, _, doc) in self.units {
+            units_by_course
+                .entry(dir)
+                .or_default()
+                .insert(doc.value.id.clone(), doc.value);
+        }
+        let courses = self
+            .courses
+            .into_iter()
+            .map(|(dir, doc)| {
+                let c = doc.value;
+                let course = Course {
+                    order: c.units.iter().map(|u| u.id.clone()).collect(),
+                    requires: c
+                        .units
+                        .iter()
+                        .map(|u| (u.id.clone(), u.requires.clone()))
+                        .collect(),
+                    units: units_by_course.remove(&dir).unwrap_or_default(),
+                    id: c.id,
+                    title: c.title,
+                    description: c.description,
+                    audience: c.audience,
+                    workflow: c.workflow,
+                    entry_unit: c.entry_unit,
+                    problem_sets: c.problem_sets,
+                };
+                (course.id.clone(), course)
+            })
+            .collect();
+        Bundle {
+            version,
+            workflows: self
+                .workflows
+                .into_iter()
+                .map(|d| (d.value.id.clone(), d.value))
+                .collect(),
+            courses,
+            blueprints: self
+                .blueprints
+                .into_iter()
+                .map(|d| (d.value.id.clone(), d.value))
+                .collect(),
+            prompts: self
+                .prompts
+                .into_iter()
+                .map(|(name, (_, t))| (name, t))
+                .collect(),
+        }
+    }
+}
+
+enum FileKind {
+    Workflow,
+    Course { dir: String },
+    Unit { dir: String, stem: String },
+    Blueprint,
+    Prompt { name: String },
+    Ignored,
+    Unexpected,
+}
+
+fn classify(path: &str) -> FileKind {
+    let parts: Vec<&str> = path.split('/').collect();
+    let yaml_stem = |name: &str| {
+        name.strip_suffix(".yaml")
+            .or_else(|| name.strip_suffix(".yml"))
+            .map(str::to_owned)
+    };
+    let is_yaml = parts.last().is_some_and(|n| yaml_stem(n).is_some());
+    match parts.as_slice() {
+        ["workflows", name] if is_yaml => {
+            let _ = name;
+            FileKind::Workflow
+        }
+        ["workflows", "courses", dir, "course.yaml" | "course.yml"] => FileKind::Course {
+            dir: (*dir).to_owned(),
+        },
+        ["workflows", "courses", dir, "units", name] if is_yaml => FileKind::Unit {
+            dir: (*dir).to_owned(),
+            stem: yaml_stem(name).unwrap_or_default(),
+        },
+        ["workflows", "blueprints", _] if is_yaml => FileKind::Blueprint,
+        ["workflows", "tests", ..] => FileKind::Ignored,
+        ["prompts", name] if name.ends_with(".txt") || name.ends_with(".md") => {
+            let stem = name.rsplit_once('.').map_or(*name, |(s, _)| s);
+            if stem.eq_ignore_ascii_case("readme") {
+                FileKind::Ignored
+            } else {
+                FileKind::Prompt {
+                    name: stem.to_owned(),
+                }
+            }
+        }
+        _ if is_yaml => FileKind::Unexpected,
+        _ => FileKind::Ignored,
+    }
+}
+
+static MARK_SUFFIX: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r" at line \d+ column \d+").expect("static regex"));
+
+#[derive(Default)]
+struct Loader {
+    diags: Vec<Diagnostic>,
+}
+
+impl Loader {
+    fn error(&mut self, path: &str, line: usize, column: usize, message: impl Into<String>) {
+        self.diags
+            .push(Diagnostic::new(path, line, column, message));
+    }
+
+    /// A problem with the value at `at` in `doc`.
+    fn at<T>(&mut self, doc: &Doc<T>, at: &YamlPath, message: impl Into<String>) {
+        let pos = doc.index.locate(at);
+        self.error(&doc.path, pos.line, pos.column, message);
+    }
+
+    /// A problem with the key naming the value at `at` in `doc`.
+    fn at_key<T>(&mut self, doc: &Doc<T>, at: &YamlPath, message: impl Into<String>) {
+        let pos = doc.index.locate_key(at);
+        self.error(&doc.path, pos.line, pos.column, message);
+    }
+
+    fn parse_yaml<T: DeserializeOwned>(&mut self, path: &str, text: &str) -> Option<Doc<T>> {
+        match serde_yaml::from_str::<T>(text) {
+            Ok(value) => Some(Doc {
+                path: path.to_owned(),
+                value,
+                index: YamlIndex::build(text),
+            }),
+            Err(err) => {
+                let (line, column) = err.location().map_or((1, 1), |l| (l.line(), l.column()));
+                let message = MARK_SUFFIX.replace_all(&err.to_string(), "").into_owned();
+                self.error(path, line, column, message);
+                None
+            }
+        }
+    }
+
+    fn parse_all(&mut self, files: &ContentFiles) -> Parsed {
+        let mut parsed = Parsed::default();
+        for (path, text) in &files.files {
+            match classify(path) {
+                FileKind::Workflow => match self.parse_yaml(path, text) {
+                    Some(doc) => parsed.workflows.push(doc),
+                    None => {
+                        parsed.broken.workflows.insert(file_stem(path).to_owned());
+                    }
+                },
+                FileKind::Course { dir } => match self.parse_yaml(path, text) {
+                    Some(doc) => parsed.courses.push((dir, doc)),
+                    None => {
+                        parsed.broken.course_dirs.insert(dir);
+                    }
+                },
+                FileKind::Unit { dir, stem } => match self.parse_yaml(path, text) {
+                    Some(doc) => parsed.units.push((dir, stem, doc)),
+                    None => {
+                        parsed.broken.units.insert((dir, stem));
+                    }
+                },
+                FileKind::Blueprint => match self.parse_yaml(path, text) {
+                    Some(doc) => parsed.blueprints.push(doc),
+                    None => match loose_id(text) {
+                        Some(id) => {
+                            parsed.broken.blueprints.insert(id);
+                        }
+                        None => parsed.broken.unreadable_blueprint = true,
+                    },
+                },
+                FileKind::Prompt { name } => match PromptTemplate::parse(&name, text) {
+                    Ok(template) => {
+                        if let Some((other, _)) = parsed.prompts.get(&name) {
+                            self.error(
+                                path,
+                                1,
+                                1,
+                                format!("prompt `{name}` is also defined by {other}"),
+                            );
+                        } else {
+                            parsed.prompts.insert(name, (path.clone(), template));
+                        }
+                    }
+                    Err(errors) => {
+                        for e in errors {
+                            self.error(path, e.line, e.column, e.message);
+                        }
+                    }
+                },
+                FileKind::Ignored => {}
+                FileKind::Unexpected => self.error(
+                    path,
+                    1,
+                    1,
+                    "not part of a content bundle: workflows go in workflows/*.yaml, courses in \
+                     workflows/courses/<courseId>/course.yaml with units in units/<unitId>.yaml, \
+                     blueprints in workflows/blueprints/*.yaml",
+                ),
+            }
+        }
+        parsed
+    }
+
+    fn validate(&mut self, parsed: &Parsed) {
+        let blueprint_ids = self.check_blueprints(&parsed.blueprints);
+        let workflow_ids: BTreeSet<&str> = parsed
+            .workflows
+            .iter()
+            .map(|d| d.value.id.as_str())
+            .chain(parsed.broken.workflows.iter().map(String::as_str))
+            .collect();
+        let mut prompt_uses: Vec<PromptUse> = Vec::new();
+        let mut seen_workflows = BTreeMap::new();
+        for doc in &parsed.workflows {
+            if let Some(first) = seen_workflows.insert(doc.value.id.clone(), doc.path.clone()) {
+                self.at(
+                    doc,
+                    &YamlPath::root().key("id"),
+                    format!("workflow id `{}` is also used by {first}", doc.value.id),
+                );
+            }
+            self.check_workflow(doc, &mut prompt_uses);
+        }
+        if parsed.workflows.is_empty()
+            && parsed.courses.is_empty()
+            && parsed.broken.workflows.is_empty()
+            && parsed.broken.course_dirs.is_empty()
+        {
+            self.error(
+                "workflows",
+                1,
+                1,
+                "no workflows/*.yaml or courses found: is this a content bundle?",
+            );
+        }
+        self.check_prompts(&parsed.prompts, &prompt_uses);
+        let mut blueprint_ids = blueprint_ids;
+        blueprint_ids.extend(parsed.broken.blueprints.iter().cloned());
+        let blueprints = if parsed.broken.unreadable_blueprint {
+            None
+        } else {
+            Some(&blueprint_ids)
+        };
+        self.check_courses(parsed, &workflow_ids, blueprints);
+    }
+
+    fn check_blueprints(&mut self, docs: &[Doc<Blueprint>]) -> BTreeSet<String> {
+        let mut ids: BTreeMap<String, String> = BTreeMap::new();
+        for doc in docs {
+            let bp = &doc.value;
+            if bp.id.trim().is_empty() {
+                self.at(doc, &YamlPath::root().key("id"), "blueprint id is empty");
+            } else if let Some(first) = ids.insert(bp.id.clone(), doc.path.clone()) {
+                self.at(
+                    doc,
+                    &YamlPath::root().key("id"),
+                    format!("blueprint `{}` is also defined by {first}", bp.id),
+                );
+            }
+        }
+        ids.into_keys().collect()
+    }
+
+    fn check_workflow(&mut self, doc: &Doc<Workflow>, uses: &mut Vec<PromptUse>) {
+        let w = &doc.value;
+        let root = YamlPath::root();
+        let stem = file_stem(&doc.path);
+        if w.id != stem {
+            self.at(
+                doc,
+                &root.key("id"),
+                format!("workflow id `{}` must match its file name `{stem}`", w.id),
+            );
+        }
+        let mut use_prompt = |name: &str, role: PromptRole, at: YamlPath| {
+            uses.push(PromptUse {
+                name: name.to_owned(),
+                role,
+                file: doc.path.clone(),
+                position: doc.index.locate(&at),
+            });
+        };
+        // Categories.
+        let cats = root.key("categories");
+        if w.categories.is_empty() {
+            self.at_key(doc, &cats, "a workflow needs at least one routing category");
+        }
+        let mut seen = BTreeSet::new();
+        for (i, c) in w.categories.iter().enumerate() {
+            let at = cats.index(i);
+            if !is_slug(&c.id) {
+                self.at(
+                    doc,
+                    &at.key("id"),
+                    format!(
+                        "category id `{}` must be lowercase letters, digits and _",
+                        c.id
+                    ),
+                );
+            }
+            if !seen.insert(c.id.as_str()) {
+                self.at(
+                    doc,
+                    &at.key("id"),
+                    format!("category `{}` is defined twice", c.id),
+                );
+            }
+            let d = &c.detect;
+            if d.grades.is_empty() && d.intents.is_empty() && d.phrases.is_empty() {
+                self.at_key(
+                    doc,
+                    &at.key("detect"),
+                    format!(
+                        "category `{}` can never be detected: give it grades, intents or phrases",
+                        c.id
+                    ),
+                );
+            }
+            for (j, phrase) in d.phrases.iter().enumerate() {
+                if phrase.trim().is_empty() {
+                    self.at(
+                        doc,
+                        &at.key("detect").key("phrases").index(j),
+                        "empty phrase",
+                    );
+                }
+            }
+            for (a, b) in [
+                (Transition::StartScaffolding, Transition::EndScaffolding),
+                (Transition::StartTeachBack, Transition::EndTeachBack),
+                (Transition::CountOffTopic, Transition::ResetOffTopic),
+                (Transition::ClearQuestion, Transition::RecordWrongAttempt),
+            ] {
+                if c.transitions.contains(&a) && c.transitions.contains(&b) {
+                    self.at_key(
+                        doc,
+                        &at.key("transitions"),
+                        format!(
+                            "category `{}` both {} and {}: they undo each other",
+                            c.id,
+                            transition_name(a),
+                            transition_name(b)
+                        ),
+                    );
+                }
+            }
+            use_prompt(&c.prompt, PromptRole::CategoryGuidance, at.key("prompt"));
+        }
+        if !w.categories.iter().any(|c| c.id == w.default_category) {
+            self.at(
+                doc,
+                &root.key("default_category"),
+                format!(
+                    "default_category `{}` is not one of the categories ({})",
+                    w.default_category,
+                    w.categories
+                        .iter()
+                        .map(|c| c.id.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            );
+        }
+        // Numbers.
+        for (segments, value) in unit_interval_fields(w) {
+            if !(0.0..=1.0).contains(&value) {
+                let at = segments.iter().fold(root.clone(), |p, s| p.key(s));
+                self.at(doc, &at, format!("{value} is outside [0, 1]"));
+            }
+        }
+        let p = &w.policy;
+        let policy = root.key("policy");
+        if !(p.recency_window_hours > 0.0 && p.recency_window_hours.is_finite()) {
+            self.at(
+                doc,
+                &policy.key("recency_window_hours"),
+                "must be a positive number of hours",
+            );
+        }
+        if !(p.exam_lockout_hours >= 0.0 && p.exam_lockout_hours.is_finite()) {
+            self.at(
+                doc,
+                &policy.key("exam_lockout_hours"),
+                "must be zero or more hours",
+            );
+        }
+        if p.scoped.max_units < 2 {
+            self.at(
+                doc,
+                &policy.key("scoped").key("max_units"),
+                "must be at least 2 (the focus and the target are always in scope)",
+            );
+        }
+        if p.candidates.top_mapped == 0 {
+            self.at(
+                doc,
+                &policy.key("candidates").key("top_mapped"),
+                "must be at least 1",
+            );
+        }
+        if p.drill_evidence.full_streak == 0 {
+            self.at(
+                doc,
+                &policy.key("drill_evidence").key("full_streak"),
+                "must be at least 1",
+            );
+        }
+        let bkt = &w.mastery.bkt;
+        if bkt.guess + bkt.slip >= 1.0 {
+            self.at_key(
+                doc,
+                &root.key("mastery").key("bkt"),
+                "guess + slip must be below 1, or a right answer would be evidence of not knowing",
+            );
+        }
+        let exam = &w.modes.exam;
+        let mix = &exam.difficulty_mix;
+        if ((mix.easy + mix.medium + mix.hard) - 1.0).abs() > 0.01 {
+            self.at_key(
+                doc,
+                &root.key("modes").key("exam").key("difficulty_mix"),
+                format!(
+                    "easy + medium + hard must add up to 1 (they add up to {})",
+                    mix.easy + mix.medium + mix.hard
+                ),
+            );
+        }
+        if !(1..=50).contains(&exam.question_count) {
+            self.at(
+                doc,
+                &root.key("modes").key("exam").key("question_count"),
+                "must be between 1 and 50",
+            );
+        }
+        if w.modes.teach_me.default_plan.is_empty() {
+            self.at(
+                doc,
+                &root.key("modes").key("teach_me").key("default_plan"),
+                "the default study plan needs at least one step",
+            );
+        }
+        if !(500..=200_000).contains(&w.token_budget) {
+            self.at(
+                doc,
+                &root.key("token_budget"),
+                "must be between 500 and 200000 tokens",
+            );
+        }
+        if w.history_messages > 50 {
+            self.at(doc, &root.key("history_messages"), "must be at most 50");
+        }
+        let calls = [
+            ("tutor", &w.llm.tutor),
+            ("safety", &w.llm.safety),
+            ("drill_grading", &w.llm.drill_grading),
+            ("exam_evaluation", &w.llm.exam_evaluation),
+            ("planner", &w.llm.planner),
+            ("summary", &w.llm.summary),
+        ];
+        for (name, call) in calls {
+            let at = root.key("llm").key(name);
+            if !(0.0..=2.0).contains(&call.temperature) {
+                self.at(
+                    doc,
+                    &at.key("temperature"),
+                    "temperature must be between 0 and 2",
+                );
+            }
+            if !(100..=120_000).contains(&call.timeout_ms) {
+                self.at(
+                    doc,
+                    &at.key("timeout_ms"),
+                    "timeout must be between 100 and 120000 ms",
+                );
+            }
+            if call.max_tokens < 16 {
+                self.at(doc, &at.key("max_tokens"), "max_tokens must be at least 16");
+            }
+        }
+        // Patterns.
+        for (i, rule) in w.safety.rules.iter().enumerate() {
+            let at = root.key("safety").key("rules").index(i);
+            if rule.patterns.is_empty() {
+                self.at_key(
+                    doc,
+                    &at.key("patterns"),
+                    format!("safety rule `{}` has no patterns", rule.id),
+                );
+            }
+            for (j, pattern) in rule.patterns.iter().enumerate() {
+                self.check_regex(doc, &at.key("patterns").index(j), pattern);
+            }
+        }
+        for (i, pattern) in w.sanitize.patterns.iter().enumerate() {
+            self.check_regex(doc, &root.key("sanitize").key("patterns").index(i), pattern);
+        }
+        // Prompts.
+        let prompts = root.key("prompts");
+        let names = &w.prompts;
+        for (key, name, role) in [
+            ("tutor_system", &names.tutor_system, PromptRole::TutorSystem),
+            ("tutor_policy", &names.tutor_policy, PromptRole::TutorPolicy),
+            (
+                "tutor_context",
+                &names.tutor_context,
+                PromptRole::TutorContext,
+            ),
+            ("tutor_input", &names.tutor_input, PromptRole::TutorInput),
+            (
+                "drill_grading",
+                &names.drill_grading,
+                PromptRole::DrillGrading,
+            ),
+            (
+                "exam_evaluation",
+                &names.exam_evaluation,
+                PromptRole::ExamEvaluation,
+            ),
+            ("planner", &names.planner, PromptRole::Planner),
+            ("summary", &names.summary, PromptRole::Summary),
+            ("safety", &names.safety, PromptRole::Safety),
+        ] {
+            use_prompt(name, role, prompts.key(key));
+        }
+        for mode in Mode::ALL {
+            use_prompt(
+                w.modes.welcome_prompt(mode),
+                PromptRole::Welcome,
+                root.key("modes").key(mode.as_str()).key("welcome_prompt"),
+            );
+        }
+    }
+
+    fn check_regex<T>(&mut self, doc: &Doc<T>, at: &YamlPath, pattern: &str) {
+        if let Err(e) = regex::RegexBuilder::new(pattern)
+            .size_limit(1 << 20)
+            .build()
+        {
+            let detail = e.to_string();
+            let last = detail.lines().last().unwrap_or("invalid").trim().to_owned();
+            self.at(
+                doc,
+                at,
+                format!("invalid regular expression `{pattern}`: {last}"),
+            );
+        }
+    }
+
+    fn check_prompts(
+        &mut self,
+        prompts: &BTreeMap<String, (String, PromptTemplate)>,
+        uses: &[PromptUse],
+    ) {
+        for u in uses {
+            let Some((path, template)) = prompts.get(&u.name) else {
+                let known: Vec<&str> = prompts.keys().map(String::as_str).collect();
+                self.error(
+                    &u.file,
+                    u.position.line,
+                    u.position.column,
+                    format!(
+                        "prompt `{}` does not exist (expected prompts/{}.txt; known: {})",
+                        u.name,
+                        u.name,
+                        known.join(", ")
+                    ),
+                );
+                continue;
+            };
+            let allowed = u.role.placeholders();
+            for p in template.placeholders() {
+                if !allowed.contains(&p.name.as_str()) {
+                    self.error(
+                        path,
+                        p.line,
+                        p.column,
+                        format!(
+                            "placeholder {{{{{}}}}} does not exist for a {} prompt (used by {}:{}); \
+                             available: {}",
+                            p.name,
+                            u.role.name(),
+                            u.file,
+                            u.position.line,
+                            allowed.join(", ")
+                        ),
+                    );
+                }
+            }
+            for required in u.role.required() {
+                if !template.uses(required) {
+                    self.error(
+                        path,
+                        1,
+                        1,
+                        format!(
+                            "a {} prompt must use {{{{{required}}}}} (used by {}:{})",
+                            u.role.name(),
+                            u.file,
+                            u.position.line
+                        ),
+                    );
+                }
+            }
+        }
+    }
+
+    /// `blueprints` is `None` when some blueprint file could not be read at
+    /// all, so references to blueprints cannot be checked.
+    fn check_courses(
+        &mut self,
+        parsed: &Parsed,
+        workflows: &BTreeSet<&str>,
+        blueprints: Option<&BTreeSet<String>>,
+    ) {
+        let course_dirs: BTreeSet<&str> = parsed
+            .courses
+            .iter()
+            .map(|(d, _)| d.as_str())
+            .chain(parsed.broken.course_dirs.iter().map(String::as_str))
+            .collect();
+        for (dir, stem, unit) in &parsed.units {
+            if !course_dirs.contains(dir.as_str()) {
+                self.error(
+                    &unit.path,
+                    1,
+                    1,
+                    format!("unit file has no workflows/courses/{dir}/course.yaml"),
+                );
+            } else if unit.value.id != *stem {
+                self.at(
+                    unit,
+                    &YamlPath::root().key("id"),
+                    format!(
+                        "unit id `{}` must match its file name `{stem}`",
+                        unit.value.id
+                    ),
+                );
+            }
+        }
+        for (dir, doc) in &parsed.courses {
+            let units: Vec<&Doc<Unit>> = parsed
+                .units
+                .iter()
+                .filter(|(d, stem, u)| d == dir && u.value.id == *stem)
+                .map(|(_, _, u)| u)
+                .collect();
+            let broken_units: BTreeSet<&str> = parsed
+                .broken
+                .units
+                .iter()
+                .filter(|(d, _)| d == dir)
+                .map(|(_, stem)| stem.as_str())
+                .collect();
+            self.check_course(dir, doc, &units, &broken_units, workflows, blueprints);
+        }
+    }
+
+    fn check_course(
+        &mut self,
+        dir: &str,
+        doc: &Doc<CourseFile>,
+        units: &[&Doc<Unit>],
+        broken_units: &BTreeSet<&str>,
+        workflows: &BTreeSet<&str>,
+        blueprints: Option<&BTreeSet<String>>,
+    ) {
+        let c = &doc.value;
+        let root = YamlPath::root();
+        if c.id != dir {
+            self.at(
+                doc,
+                &root.key("id"),
+                format!("course id `{}` must match its directory `{dir}`", c.id),
+            );
+        }
+        if !workflows.contains(c.workflow.as_str()) {
+            self.at(
+                doc,
+                &root.key("workflow"),
+                format!(
+                    "workflow `{}` does not exist (workflows/{}.yaml)",
+                    c.workflow, c.workflow
+                ),
+            );
+        }
+        let nodes = root.key("units");
+        let mut listed: BTreeMap<&str, usize> = BTreeMap::new();
+        for (i, node) in c.units.iter().enumerate() {
+            if listed.insert(node.id.as_str(), i).is_some() {
+                self.at(
+                    doc,
+                    &nodes.index(i).key("id"),
+                    format!("unit `{}` is listed twice", node.id),
+                );
+            }
+        }
+        let files: BTreeMap<&str, &Doc<Unit>> =
+            units.iter().map(|u| (u.value.id.as_str(), *u)).collect();
+        for (i, node) in c.units.iter().enumerate() {
+            let at = nodes.index(i);
+            if !files.contains_key(node.id.as_str()) && !broken_units.contains(node.id.as_str()) {
+                self.at(
+                    doc,
+                    &at.key("id"),
+                    format!(
+                        "unit `{}` has no file workflows/courses/{dir}/units/{}.yaml",
+                        node.id, node.id
+                    ),
+                );
+            }
+            let mut seen = BTreeSet::new();
+            for (j, req) in node.requires.iter().enumerate() {
+                let req_at = at.key("requires").index(j);
+                if req == &node.id {
+                    self.at(doc, &req_at, format!("unit `{}` requires itself", node.id));
+                } else if !listed.contains_key(req.as_str()) {
+                    self.at(
+                        doc,
+                        &req_at,
+                        format!(
+                            "prerequisite `{req}` of unit `{}` is not a unit of this course",
+                            node.id
+                        ),
+                    );
+                } else if !seen.insert(req.as_str()) {
+                    self.at(
+                        doc,
+                        &req_at,
+                        format!("prerequisite `{req}` is listed twice"),
+                    );
+                }
+            }
+        }
+        for unit in units {
+            if !listed.contains_key(unit.value.id.as_str()) {
+                self.error(
+                    &unit.path,
+                    1,
+                    1,
+                    format!(
+                        "unit `{}` is not listed under units: in workflows/courses/{dir}/course.yaml",
+                        unit.value.id
+                    ),
+                );
+            }
+        }
+        match listed.get(c.entry_unit.as_str()) {
+            None => self.at(
+                doc,
+                &root.key("entry_unit"),
+                format!("entry unit `{}` is not a unit of this course", c.entry_unit),
+            ),
+            Some(&i) => {
+                if !c.units[i].requires.is_empty() {
+                    self.at(
+                        doc,
+                        &root.key("entry_unit"),
+                        format!("entry unit `{}` must not require other units", c.entry_unit),
+                    );
+                }
+                self.check_connected(doc, &listed);
+            }
+        }
+        self.check_acyclic(doc, &listed);
+        let mut question_ids: BTreeMap<&str, &str> = BTreeMap::new();
+        for unit in units {
+            self.check_unit(unit, blueprints, &mut question_ids);
+        }
+        let sets = root.key("problem_sets");
+        let mut set_ids = BTreeSet::new();
+        for (i, set) in c.problem_sets.iter().enumerate() {
+            let at = sets.index(i);
+            if !set_ids.insert(set.id.as_str()) {
+                self.at(
+                    doc,
+                    &at.key("id"),
+                    format!("problem set `{}` is defined twice", set.id),
+                );
+            }
+            if set.problems.is_empty() {
+                self.at_key(
+                    doc,
+                    &at.key("problems"),
+                    "a problem set needs at least one problem",
+                );
+            }
+            let mut ids = BTreeSet::new();
+            for (j, problem) in set.problems.iter().enumerate() {
+                let p_at = at.key("problems").index(j);
+                if !ids.insert(problem.id.as_str()) {
+                    self.at(
+                        doc,
+                        &p_at.key("id"),
+                        format!("problem `{}` appears twice", problem.id),
+                    );
+                }
+                if !listed.contains_key(problem.unit.as_str()) {
+                    self.at(
+                        doc,
+                        &p_at.key("unit"),
+                        format!("unit `{}` is not a unit of this course", problem.unit),
+                    );
+                }
+                if problem.answer.trim().is_empty() {
+                    self.at(doc, &p_at.key("answer"), "answer is empty");
+                }
+            }
+        }
+    }
+
+    /// Every unit must be reachable from the entry unit along prerequisite
+    /// edges in either direction: a unit off on its own is never taught.
+    fn check_connected(&mut self, doc: &Doc<CourseFile>, listed: &BTreeMap<&str, usize>) {
+        let c = &doc.value;
+        let mut neighbours: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+        for node in &c.units {
+            for req in &node.requires {
+                if listed.contains_key(req.as_str()) {
+                    neighbours.entry(node.id.as_str()).or_default().push(req);
+                    neighbours.entry(req.as_str()).or_default().push(&node.id);
+                }
+            }
+        }
+        let mut reached: HashSet<&str> = HashSet::from([c.entry_unit.as_str()]);
+        let mut stack = vec![c.entry_unit.as_str()];
+        while let Some(u) = stack.pop() {
+            for &n in neighbours.get(u).map_or(&[][..], Vec::as_slice) {
+                if reached.insert(n) {
+                    stack.push(n);
+                }
+            }
+        }
+        for (i, node) in c.units.iter().enumerate() {
+            if !reached.contains(node.id.as_str()) {
+                self.at(
+                    doc,
+                    &YamlPath::root().key("units").index(i).key("id"),
+                    format!(
+                        "unit `{}` is not connected to the entry unit `{}`",
+                        node.id, c.entry_unit
+                    ),
+                );
+            }
+        }
+    }
+
+    /// Reports each prerequisite cycle once, at the edge that closes it.
+    fn check_acyclic(&mut self, doc: &Doc<CourseFile>, listed: &BTreeMap<&str, usize>) {
+        #[derive(Clone, Copy, PartialEq)]
+        enum Mark {
+            New,
+            Active,
+            Done,
+        }
+        let c = &doc.value;
+        let mut marks = vec![Mark::New; c.units.len()];
+        let mut reported: BTreeSet<Vec<&str>> = BTreeSet::new();
+        for start in 0..c.units.len() {
+            if marks[start] != Mark::New {
+                continue;
+            }
+            // Iterative DFS: (unit index, next requirement to follow).
+            let mut stack: Vec<(usize, usize)> = vec![(start, 0)];
+            marks[start] = Mark::Active;
+            while let Some(&mut (u, ref mut next)) = stack.last_mut() {
+                let reqs = &c.units[u].requires;
+                if *next >= reqs.len() {
+                    marks[u] = Mark::Done;
+                    stack.pop();
+                    continue;
+                }
+                let j = *next;
+                *next += 1;
+                let Some(&v) = listed.get(reqs[j].as_str()) else {
+                    continue;
+                };
+                match marks[v] {
+                    Mark::New => {
+                        marks[v] = Mark::Active;
+                        stack.push((v, 0));
+                    }
+                    Mark::Active if v != u => {
+                        let from = stack.iter().position(|&(w, _)| w == v).unwrap_or(0);
+                        let mut cycle: Vec<&str> = stack[from..]
+                            .iter()
+                            .map(|&(w, _)| c.units[w].id.as_str())
+                            .collect();
+                        let mut key = cycle.clone();
+                        key.sort_unstable();
+                        if reported.insert(key) {
+                            cycle.push(c.units[v].id.as_str());
+                            self.at(
+                                doc,
+                                &YamlPath::root()
+                                    .key("units")
+                                    .index(u)
+                                    .key("requires")
+                                    .index(j),
+                                format!("prerequisite cycle: {}", cycle.join(" requires ")),
+                            );
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+
+    fn check_unit<'a>(
+        &mut self,
+        doc: &'a Doc<Unit>,
+        blueprints: Option<&BTreeSet<String>>,
+        question_ids: &mut BTreeMap<&'a str, &'a str>,
+    ) {
+        let u = &doc.value;
+        let root = YamlPath::root();
+        for (key, value) in [("title", &u.title), ("anchor", &u.anchor)] {
+            if value.trim().is_empty() {
+                self.at(doc, &root.key(key), format!("{key} is empty"));
+            }
+        }
+        if u.key_ideas.is_empty() {
+            self.at_key(
+                doc,
+                &root.key("key_ideas"),
+                "a unit needs at least one key idea",
+            );
+        }
+        if u.chunks.is_empty() {
+            self.at_key(
+                doc,
+                &root.key("chunks"),
+                "a unit needs at least one content chunk",
+            );
+        }
+        let mut chunk_ids = BTreeSet::new();
+        for (i, chunk) in u.chunks.iter().enumerate() {
+            let at = root.key("chunks").index(i);
+            if !chunk_ids.insert(chunk.id.as_str()) {
+                self.at(
+                    doc,
+                    &at.key("id"),
+                    format!("chunk `{}` appears twice", chunk.id),
+                );
+            }
+            if chunk.text.trim().is_empty() {
+                self.at(doc, &at.key("text"), "chunk text is empty");
+            }
+        }
+        let mut ids = BTreeSet::new();
+        for (i, m) in u.misconceptions.iter().enumerate() {
+            if !ids.insert(m.id.as_str()) {
+                self.at(
+                    doc,
+                    &root.key("misconceptions").index(i).key("id"),
+                    format!("misconception `{}` appears twice", m.id),
+                );
+            }
+        }
+        let mut tags = BTreeSet::new();
+        for (i, t) in u.mistake_tags.iter().enumerate() {
+            let at = root.key("mistake_tags").index(i).key("id");
+            if !is_slug(&t.id) {
+                self.at(
+                    doc,
+                    &at,
+                    format!(
+                        "mistake tag `{}` must be lowercase letters, digits and _",
+                        t.id
+                    ),
+                );
+            } else if !tags.insert(t.id.as_str()) {
+                self.at(doc, &at, format!("mistake tag `{}` appears twice", t.id));
+            }
+        }
+        for (i, bp) in u.blueprints.iter().enumerate() {
+            if blueprints.is_some_and(|known| !known.contains(bp)) {
+                self.at(
+                    doc,
+                    &root.key("blueprints").index(i),
+                    format!("blueprint `{bp}` does not exist in workflows/blueprints/"),
+                );
+            }
+        }
+        if let Some(plan) = &u.study_plan
+            && plan.is_empty()
+        {
+            self.at_key(
+                doc,
+                &root.key("study_plan"),
+                "a study plan needs at least one step",
+            );
+        }
+        for (i, q) in u.exam.iter().enumerate() {
+            self.check_exam_item(doc, &root.key("exam").index(i), q, question_ids);
+        }
+    }
+
+    fn check_exam_item<'a>(
+        &mut self,
+        doc: &'a Doc<Unit>,
+        at: &YamlPath,
+        q: &'a ExamItem,
+        question_ids: &mut BTreeMap<&'a str, &'a str>,
+    ) {
+        if let Some(other) = question_ids.insert(q.id.as_str(), doc.path.as_str()) {
+            self.at(
+                doc,
+                &at.key("id"),
+                format!("exam question `{}` is also defined in {other}", q.id),
+            );
+        }
+        if q.stem.trim().is_empty() {
+            self.at(doc, &at.key("stem"), "stem is empty");
+        }
+        if !(2..=26).contains(&q.options.len()) {
+            self.at_key(
+                doc,
+                &at.key("options"),
+                "an exam question needs 2 to 26 options",
+            );
+        }
+        let mut seen = BTreeSet::new();
+        for (i, option) in q.options.iter().enumerate() {
+            let normalized = option.trim().to_lowercase();
+            if normalized.is_empty() {
+                self.at(doc, &at.key("options").index(i), "option is empty");
+            } else if !seen.insert(normalized) {
+                self.at(
+                    doc,
+                    &at.key("options").index(i),
+                    format!("option `{option}` appears twice"),
+                );
+            }
+        }
+        if q.option_index(&q.answer).is_none() {
+            let ids: Vec<String> = (0..q.options.len()).map(ExamItem::option_id).collect();
+            self.at(
+                doc,
+                &at.key("answer"),
+                format!(
+                    "answer `{}` is not an option id ({})",
+                    q.answer,
+                    ids.join(", ")
+                ),
+            );
+        }
+        if q.memo.trim().is_empty() {
+            self.at(
+                doc,
+                &at.key("memo"),
+                "memo is empty: students who view it need the worked solution",
+            );
+        }
+        if let Some(url) = &q.video_url
+            && !url.starts_with("https://")
+        {
+            self.at(
+                doc,
+                &at.key("video_url"),
+                "video_url must be an https:// address",
+            );
+        }
+    }
+}
+
+struct PromptUse {
+    name: String,
+    role: PromptRole,
+    file: String,
+    position: super::yaml_index::Position,
+}
+
+/// The top-level `id` of a YAML document that failed typed parsing.
+fn loose_id(text: &str) -> Option<String> {
+    let value: serde_yaml::Value = serde_yaml::from_str(text).ok()?;
+    value.get("id")?.as_str().map(str::to_owned)
+}
+
+fn file_stem(path: &str) -> &str {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    name.rsplit_once('.').map_or(name, |(stem, _)| stem)
+}
+
+fn is_slug(s: &str) -> bool {
+    !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+}
+
+fn transition_name(t: Transition) -> &'static str {
+    match t {
+        Transition::ClearQuestion => "clear_question",
+        Transition::RecordWrongAttempt => "record_wrong_attempt",
+        Transition::StartScaffolding => "start_scaffolding",
+        Transition::DeepenScaffolding => "deepen_scaffolding",
+        Transition::EndScaffolding => "end_scaffolding",
+        Transition::StartTeachBack => "start_teach_back",
+        Transition::EndTeachBack => "end_teach_back",
+        Transition::CountOffTopic => "count_off_topic",
+        Transition::ResetOffTopic => "reset_off_topic",
+    }
+}

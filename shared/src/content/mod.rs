@@ -1,0 +1,19 @@
+//! The content bundle: workflows, courses, blueprints and prompts, loaded
+//! from a [`ContentSource`] and validated as a whole.
+
+pub mod blueprint;
+pub mod course;
+pub mod diagnostic;
+pub mod load;
+pub mod prompt;
+pub mod source;
+pub mod workflow;
+pub mod yaml_index;
+
+pub use blueprint::Blueprint;
+pub use course::{Course, ExamItem, Unit};
+pub use diagnostic::{Diagnostic, Diagnostics};
+pub use load::{Bundle, BundleSummary};
+pub use prompt::{PromptRole, PromptTemplate};
+pub use source::{ContentFiles, ContentSource, FsSource, SourceError};
+pub use workflow::Workflow;

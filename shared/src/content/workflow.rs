@@ -1,0 +1,833 @@
+//! A tutoring workflow (`workflows/*.yaml`): routing categories, policy
+//! weights, mastery rules, mode settings, safety, LLM settings and prompts.
+//!
+//! Every section has the seeds' values as defaults, so a workflow file only
+//! needs to state what it changes; the shipped `default.yaml` spells it all out.
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::{ExamFeedbackMode, GradeOutcome, Mode, StepKind, StudentIntent};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Workflow {
+    pub id: String,
+    pub title: String,
+    #[serde(default)]
+    pub description: String,
+    /// Routing categories; the classifier picks the matching one with the highest priority.
+    pub categories: Vec<Category>,
+    /// Category used when no other matches.
+    pub default_category: String,
+    #[serde(default)]
+    pub policy: PolicySettings,
+    #[serde(default)]
+    pub mastery: MasterySettings,
+    #[serde(default)]
+    pub irt: IrtSettings,
+    #[serde(default)]
+    pub modes: ModeSettings,
+    #[serde(default)]
+    pub pacing: PacingSettings,
+    #[serde(default)]
+    pub style: StyleSettings,
+    #[serde(default)]
+    pub safety: SafetySettings,
+    #[serde(default)]
+    pub sanitize: SanitizeSettings,
+    #[serde(default)]
+    pub llm: LlmCalls,
+    pub prompts: PromptNames,
+    /// Upper bound, in tokens, of one tutor prompt (history, then chunks, are trimmed).
+    #[serde(default = "defaults::token_budget")]
+    pub token_budget: u32,
+    /// Most recent messages included as conversation history.
+    #[serde(default = "defaults::history_messages")]
+    pub history_messages: u32,
+}
+
+/// A routing category (seed 003): how it is detected, which prompt answers
+/// it and which state transitions it causes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Category {
+    pub id: String,
+    #[serde(default)]
+    pub description: String,
+    /// Higher wins when several categories match.
+    pub priority: i32,
+    pub detect: Detection,
+    /// Prompt template with this category's guidance for the tutor.
+    pub prompt: String,
+    #[serde(default)]
+    pub transitions: Vec<Transition>,
+}
+
+/// When a category applies: every condition that is set (`pending_question`,
+/// `scaffolding`, `teach_back`) must hold, and at least one signal must match
+/// (a listed grade, a listed intent, or one of the phrases).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Detection {
+    /// Code grading outcomes of the student's answer that select this category.
+    pub grades: Vec<GradeOutcome>,
+    /// Intents from the LLM's reading (or the offline heuristics).
+    pub intents: Vec<StudentIntent>,
+    /// Offline heuristics: case-insensitive phrases; a match selects the category.
+    pub phrases: Vec<String>,
+    /// Match only when a question is (or is not) pending.
+    pub pending_question: Option<bool>,
+    pub scaffolding: Option<bool>,
+    pub teach_back: Option<bool>,
+}
+
+/// A state change a category causes. A fixed vocabulary that the engine
+/// implements; workflows compose them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Transition {
+    /// The pending question is answered: forget it.
+    ClearQuestion,
+    /// Count a wrong attempt and escalate asked → probe → hint → explain.
+    RecordWrongAttempt,
+    StartScaffolding,
+    DeepenScaffolding,
+    EndScaffolding,
+    StartTeachBack,
+    EndTeachBack,
+    CountOffTopic,
+    ResetOffTopic,
+}
+
+/// Which blocking prerequisite becomes the focus when several are missing.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BlockerChoice {
+    /// The first missing prerequisite in the course's listed order (seed 004 v1).
+    #[default]
+    FirstMissing,
+    /// The missing prerequisite with the highest priority score.
+    HighestPriority,
+}
+
+/// Seed 004 PF-3.2 to PF-3.4 numbers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PolicySettings {
+    pub weights: ScoreWeights,
+    pub intent_mix: IntentMix,
+    /// Recency decays linearly to zero over this many hours.
+    pub recency_window_hours: f64,
+    pub tier_need: TierNeed,
+    pub drill_evidence: DrillEvidence,
+    /// Top mapped unit becomes the primary target at or above this confidence.
+    pub primary_target_min_confidence: f64,
+    pub candidates: CandidateCaps,
+    pub scoped: ScopedCaps,
+    pub stuck: StuckRule,
+    /// Drill streak needed (with prerequisites met) to be exam-ready.
+    pub exam_ready_streak: u32,
+    pub blocker: BlockerChoice,
+    pub constraints: ConstraintSettings,
+    /// Built-in lockout after a failed exam question or a support view.
+    pub exam_lockout_hours: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ScoreWeights {
+    pub intent: f64,
+    pub recency: f64,
+    pub in_progress: f64,
+    pub tier_need: f64,
+    pub drill_evidence: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct IntentMix {
+    pub mapped: f64,
+    pub focus: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TierNeed {
+    pub none: f64,
+    pub bronze: f64,
+    pub silver: f64,
+    pub gold: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DrillEvidence {
+    /// Value of a streak of one.
+    pub streak_one: f64,
+    /// Streak at which the value reaches 1.
+    pub full_streak: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CandidateCaps {
+    pub top_mapped: usize,
+    pub in_progress: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ScopedCaps {
+    pub max_units: usize,
+    pub top_mapped: usize,
+    pub in_progress: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct StuckRule {
+    pub min_attempts: u32,
+    pub max_streak: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ConstraintSettings {
+    pub max_concept_words: u32,
+    pub max_worked_examples: u32,
+    pub drill_max_steps: u32,
+}
+
+/// What earns each tier (seed 004 `updateUnitMasteryTier`) and BKT.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MasterySettings {
+    pub bronze: TierRule,
+    pub silver: TierRule,
+    pub gold: TierRule,
+    pub bkt: BktParams,
+}
+
+/// A tier is reached when the lower tier is held, the drill streak is at
+/// least `drill_streak` and `exam_passes` questions of this tier were passed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TierRule {
+    pub drill_streak: u32,
+    pub exam_passes: u32,
+}
+
+/// Bayesian Knowledge Tracing parameters (OATutor's defaults).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BktParams {
+    pub prior: f64,
+    pub learn: f64,
+    pub guess: f64,
+    pub slip: f64,
+    pub mastered_at: f64,
+}
+
+/// IRT-lite ability tracking (seed 002 §13.6).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct IrtSettings {
+    /// Starting ability in [0,1].
+    pub initial_ability: f64,
+    /// Elo step size.
+    pub k: f64,
+    /// Success probability that next-item difficulty aims for.
+    pub target_success: f64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ModeSettings {
+    pub guided: GuidedMode,
+    pub teach_me: TeachMeMode,
+    pub clarify_doubts: ClarifyMode,
+    pub exam: ExamMode,
+    pub problem_set: ProblemSetMode,
+}
+
+impl ModeSettings {
+    /// Whether threads may be created in `mode`.
+    pub fn enabled(&self, mode: Mode) -> bool {
+        match mode {
+            Mode::Guided => self.guided.enabled,
+            Mode::TeachMe => self.teach_me.enabled,
+            Mode::ClarifyDoubts => self.clarify_doubts.enabled,
+            Mode::Exam => self.exam.enabled,
+            Mode::ProblemSet => self.problem_set.enabled,
+        }
+    }
+
+    /// The prompt template of `mode`'s welcome message.
+    pub fn welcome_prompt(&self, mode: Mode) -> &str {
+        match mode {
+            Mode::Guided => &self.guided.welcome_prompt,
+            Mode::TeachMe => &self.teach_me.welcome_prompt,
+            Mode::ClarifyDoubts => &self.clarify_doubts.welcome_prompt,
+            Mode::Exam => &self.exam.welcome_prompt,
+            Mode::ProblemSet => &self.problem_set.welcome_prompt,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct GuidedMode {
+    pub enabled: bool,
+    /// Prompt template of the welcome message.
+    pub welcome_prompt: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TeachMeMode {
+    pub enabled: bool,
+    /// Prompt template of the welcome message.
+    pub welcome_prompt: String,
+    pub max_replans: u32,
+    /// Plan used when a unit has none and no planner LLM is configured.
+    pub default_plan: Vec<StepKind>,
+    /// Correct answers that complete a check or practice step.
+    pub step_correct_to_complete: u32,
+    /// Wrong answers in one step that block it (and trigger a replan).
+    pub step_failures_to_block: u32,
+    pub extension_turns: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ClarifyMode {
+    pub enabled: bool,
+    /// Prompt template of the welcome message.
+    pub welcome_prompt: String,
+    /// Past discussions of the same unit attached at creation.
+    pub past_discussions: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ExamMode {
+    pub enabled: bool,
+    /// Prompt template of the welcome message.
+    pub welcome_prompt: String,
+    pub question_count: u32,
+    pub difficulty_mix: DifficultyMix,
+    pub feedback: ExamFeedbackMode,
+    /// Credit for a `close` answer.
+    pub partial_credit: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DifficultyMix {
+    pub easy: f64,
+    pub medium: f64,
+    pub hard: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ProblemSetMode {
+    pub enabled: bool,
+    /// Prompt template of the welcome message.
+    pub welcome_prompt: String,
+    /// Wrong attempts after which a problem counts as struggling.
+    pub struggling_attempts: u32,
+    /// Scaffolding depth beyond which the teacher is alerted (INTERVENE).
+    pub intervene_scaffold_depth: u32,
+    /// Minutes on one problem before skipping is offered.
+    pub skip_offer_minutes: u32,
+    /// Turns of the previous problem kept when moving on (hybrid memory).
+    pub memory_turns_kept: u32,
+    /// Whether a correct answer waits for the teach-back before advancing.
+    pub wait_for_teach_back: bool,
+}
+
+/// Seed 000 pacing directive thresholds (average mastery in [0,1]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PacingSettings {
+    pub accelerate_min_mastery: f64,
+    /// Fast track: this share of concepts at `fast_track_mastery` or more.
+    pub fast_track_share: f64,
+    pub fast_track_mastery: f64,
+    pub simplify_max_mastery: f64,
+    pub consolidate_min_mastery: f64,
+    pub consolidate_max_mastery: f64,
+    pub consolidate_min_wrong: u32,
+}
+
+/// Seed 000 student style thresholds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct StyleSettings {
+    pub quiet_max_words: f64,
+    pub expressive_min_words: f64,
+    /// Messages looked at for disengagement.
+    pub disengagement_window: u32,
+    /// Last message shorter than this share of the first ...
+    pub disengagement_ratio: f64,
+    /// ... and at most this many words.
+    pub disengagement_max_words: u32,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SafetySettings {
+    /// Also ask the safety LLM call (rules always run first).
+    pub moderation: bool,
+    pub rules: Vec<SafetyRule>,
+}
+
+/// A rule-based safety gate entry: any pattern (a regular expression) matches.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SafetyRule {
+    pub id: String,
+    pub patterns: Vec<String>,
+    /// What the tutor says instead of tutoring.
+    pub response: String,
+    /// Notify the integration's teacher channel.
+    #[serde(default)]
+    pub notify_teacher: bool,
+}
+
+/// Leaked internal language (seed 000) removed from tutor text.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SanitizeSettings {
+    /// Regular expressions; a sentence matching one is dropped.
+    pub patterns: Vec<String>,
+    /// Said instead when nothing is left.
+    pub fallback_text: String,
+}
+
+/// Model settings per LLM call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LlmCalls {
+    pub tutor: LlmCallSettings,
+    pub safety: LlmCallSettings,
+    pub drill_grading: LlmCallSettings,
+    pub exam_evaluation: LlmCallSettings,
+    pub planner: LlmCallSettings,
+    pub summary: LlmCallSettings,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LlmCallSettings {
+    /// Model name for the configured provider; empty uses the provider's default.
+    pub model: String,
+    pub temperature: f64,
+    pub max_tokens: u32,
+    pub timeout_ms: u64,
+    /// For providers with reasoning controls.
+    pub reasoning_effort: Option<ReasoningEffort>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReasoningEffort {
+    Low,
+    Medium,
+    High,
+}
+
+/// Which prompt template each LLM call uses.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PromptNames {
+    pub tutor_system: String,
+    pub tutor_policy: String,
+    pub tutor_context: String,
+    pub tutor_input: String,
+    pub drill_grading: String,
+    pub exam_evaluation: String,
+    pub planner: String,
+    pub summary: String,
+    pub safety: String,
+}
+
+mod defaults {
+    pub fn token_budget() -> u32 {
+        3000
+    }
+    pub fn history_messages() -> u32 {
+        10
+    }
+}
+
+impl Default for PolicySettings {
+    fn default() -> Self {
+        PolicySettings {
+            weights: ScoreWeights::default(),
+            intent_mix: IntentMix::default(),
+            recency_window_hours: 72.0,
+            tier_need: TierNeed::default(),
+            drill_evidence: DrillEvidence::default(),
+            primary_target_min_confidence: 0.55,
+            candidates: CandidateCaps::default(),
+            scoped: ScopedCaps::default(),
+            stuck: StuckRule::default(),
+            exam_ready_streak: 2,
+            blocker: BlockerChoice::default(),
+            constraints: ConstraintSettings::default(),
+            exam_lockout_hours: 24.0,
+        }
+    }
+}
+
+impl Default for ScoreWeights {
+    fn default() -> Self {
+        ScoreWeights {
+            intent: 0.35,
+            recency: 0.15,
+            in_progress: 0.15,
+            tier_need: 0.20,
+            drill_evidence: 0.15,
+        }
+    }
+}
+
+impl Default for IntentMix {
+    fn default() -> Self {
+        IntentMix {
+            mapped: 0.7,
+            focus: 0.3,
+        }
+    }
+}
+
+impl Default for TierNeed {
+    fn default() -> Self {
+        TierNeed {
+            none: 1.0,
+            bronze: 0.7,
+            silver: 0.4,
+            gold: 0.1,
+        }
+    }
+}
+
+impl Default for DrillEvidence {
+    fn default() -> Self {
+        DrillEvidence {
+            streak_one: 0.5,
+            full_streak: 2,
+        }
+    }
+}
+
+impl Default for CandidateCaps {
+    fn default() -> Self {
+        CandidateCaps {
+            top_mapped: 3,
+            in_progress: 3,
+        }
+    }
+}
+
+impl Default for ScopedCaps {
+    fn default() -> Self {
+        ScopedCaps {
+            max_units: 6,
+            top_mapped: 2,
+            in_progress: 2,
+        }
+    }
+}
+
+impl Default for StuckRule {
+    fn default() -> Self {
+        StuckRule {
+            min_attempts: 2,
+            max_streak: 0,
+        }
+    }
+}
+
+impl Default for ConstraintSettings {
+    fn default() -> Self {
+        ConstraintSettings {
+            max_concept_words: 170,
+            max_worked_examples: 1,
+            drill_max_steps: 2,
+        }
+    }
+}
+
+impl Default for MasterySettings {
+    fn default() -> Self {
+        MasterySettings {
+            bronze: TierRule {
+                drill_streak: 2,
+                exam_passes: 1,
+            },
+            silver: TierRule {
+                drill_streak: 0,
+                exam_passes: 1,
+            },
+            gold: TierRule {
+                drill_streak: 0,
+                exam_passes: 1,
+            },
+            bkt: BktParams::default(),
+        }
+    }
+}
+
+impl Default for TierRule {
+    fn default() -> Self {
+        TierRule {
+            drill_streak: 0,
+            exam_passes: 1,
+        }
+    }
+}
+
+impl Default for BktParams {
+    fn default() -> Self {
+        BktParams {
+            prior: 0.1,
+            learn: 0.1,
+            guess: 0.1,
+            slip: 0.1,
+            mastered_at: 0.95,
+        }
+    }
+}
+
+impl Default for IrtSettings {
+    fn default() -> Self {
+        IrtSettings {
+            initial_ability: 0.5,
+            k: 0.1,
+            target_success: 0.75,
+        }
+    }
+}
+
+impl Default for GuidedMode {
+    fn default() -> Self {
+        GuidedMode {
+            enabled: true,
+            welcome_prompt: "welcome_guided".to_owned(),
+        }
+    }
+}
+
+impl Default for TeachMeMode {
+    fn default() -> Self {
+        TeachMeMode {
+            enabled: true,
+            welcome_prompt: "welcome_teach_me".to_owned(),
+            max_replans: 3,
+            default_plan: vec![
+                StepKind::Explain,
+                StepKind::Check,
+                StepKind::Explain,
+                StepKind::Practice,
+            ],
+            step_correct_to_complete: 2,
+            step_failures_to_block: 3,
+            extension_turns: 10,
+        }
+    }
+}
+
+impl Default for ClarifyMode {
+    fn default() -> Self {
+        ClarifyMode {
+            enabled: true,
+            welcome_prompt: "welcome_clarify_doubts".to_owned(),
+            past_discussions: 5,
+        }
+    }
+}
+
+impl Default for ExamMode {
+    fn default() -> Self {
+        ExamMode {
+            enabled: true,
+            welcome_prompt: "welcome_exam".to_owned(),
+            question_count: 7,
+            difficulty_mix: DifficultyMix::default(),
+            feedback: ExamFeedbackMode::Immediate,
+            partial_credit: 0.5,
+        }
+    }
+}
+
+impl Default for DifficultyMix {
+    fn default() -> Self {
+        DifficultyMix {
+            easy: 0.3,
+            medium: 0.5,
+            hard: 0.2,
+        }
+    }
+}
+
+impl Default for ProblemSetMode {
+    fn default() -> Self {
+        ProblemSetMode {
+            enabled: true,
+            welcome_prompt: "welcome_problem_set".to_owned(),
+            struggling_attempts: 3,
+            intervene_scaffold_depth: 3,
+            skip_offer_minutes: 10,
+            memory_turns_kept: 3,
+            wait_for_teach_back: true,
+        }
+    }
+}
+
+impl Default for PacingSettings {
+    fn default() -> Self {
+        PacingSettings {
+            accelerate_min_mastery: 0.8,
+            fast_track_share: 0.6,
+            fast_track_mastery: 0.7,
+            simplify_max_mastery: 0.4,
+            consolidate_min_mastery: 0.4,
+            consolidate_max_mastery: 0.65,
+            consolidate_min_wrong: 2,
+        }
+    }
+}
+
+impl Default for StyleSettings {
+    fn default() -> Self {
+        StyleSettings {
+            quiet_max_words: 5.0,
+            expressive_min_words: 25.0,
+            disengagement_window: 4,
+            disengagement_ratio: 0.4,
+            disengagement_max_words: 5,
+        }
+    }
+}
+
+impl Default for LlmCalls {
+    fn default() -> Self {
+        let call = |max_tokens, timeout_ms| LlmCallSettings {
+            max_tokens,
+            timeout_ms,
+            ..LlmCallSettings::default()
+        };
+        LlmCalls {
+            tutor: call(900, 20_000),
+            safety: call(100, 3_000),
+            drill_grading: call(300, 8_000),
+            exam_evaluation: call(300, 8_000),
+            planner: call(800, 15_000),
+            summary: call(600, 15_000),
+        }
+    }
+}
+
+impl Default for LlmCallSettings {
+    fn default() -> Self {
+        LlmCallSettings {
+            model: String::new(),
+            temperature: 0.3,
+            max_tokens: 800,
+            timeout_ms: 15_000,
+            reasoning_effort: None,
+        }
+    }
+}
+
+impl Workflow {
+    pub fn category(&self, id: &str) -> Option<&Category> {
+        self.categories.iter().find(|c| c.id == id)
+    }
+}
+
+/// Named weights with their YAML paths, for range validation.
+pub(crate) fn unit_interval_fields(w: &Workflow) -> Vec<(&'static [&'static str], f64)> {
+    let p = &w.policy;
+    let m = &w.mastery;
+    let mut fields: Vec<(&'static [&'static str], f64)> = vec![
+        (&["policy", "weights", "intent"], p.weights.intent),
+        (&["policy", "weights", "recency"], p.weights.recency),
+        (&["policy", "weights", "in_progress"], p.weights.in_progress),
+        (&["policy", "weights", "tier_need"], p.weights.tier_need),
+        (
+            &["policy", "weights", "drill_evidence"],
+            p.weights.drill_evidence,
+        ),
+        (&["policy", "intent_mix", "mapped"], p.intent_mix.mapped),
+        (&["policy", "intent_mix", "focus"], p.intent_mix.focus),
+        (&["policy", "tier_need", "none"], p.tier_need.none),
+        (&["policy", "tier_need", "bronze"], p.tier_need.bronze),
+        (&["policy", "tier_need", "silver"], p.tier_need.silver),
+        (&["policy", "tier_need", "gold"], p.tier_need.gold),
+        (
+            &["policy", "drill_evidence", "streak_one"],
+            p.drill_evidence.streak_one,
+        ),
+        (
+            &["policy", "primary_target_min_confidence"],
+            p.primary_target_min_confidence,
+        ),
+        (&["mastery", "bkt", "prior"], m.bkt.prior),
+        (&["mastery", "bkt", "learn"], m.bkt.learn),
+        (&["mastery", "bkt", "guess"], m.bkt.guess),
+        (&["mastery", "bkt", "slip"], m.bkt.slip),
+        (&["mastery", "bkt", "mastered_at"], m.bkt.mastered_at),
+        (&["irt", "initial_ability"], w.irt.initial_ability),
+        (&["irt", "k"], w.irt.k),
+        (&["irt", "target_success"], w.irt.target_success),
+        (
+            &["modes", "exam", "difficulty_mix", "easy"],
+            w.modes.exam.difficulty_mix.easy,
+        ),
+        (
+            &["modes", "exam", "difficulty_mix", "medium"],
+            w.modes.exam.difficulty_mix.medium,
+        ),
+        (
+            &["modes", "exam", "difficulty_mix", "hard"],
+            w.modes.exam.difficulty_mix.hard,
+        ),
+        (
+            &["modes", "exam", "partial_credit"],
+            w.modes.exam.partial_credit,
+        ),
+        (
+            &["style", "disengagement_ratio"],
+            w.style.disengagement_ratio,
+        ),
+    ];
+    let pacing = &w.pacing;
+    fields.extend([
+        (
+            &["pacing", "accelerate_min_mastery"][..],
+            pacing.accelerate_min_mastery,
+        ),
+        (&["pacing", "fast_track_share"][..], pacing.fast_track_share),
+        (
+            &["pacing", "fast_track_mastery"][..],
+            pacing.fast_track_mastery,
+        ),
+        (
+            &["pacing", "simplify_max_mastery"][..],
+            pacing.simplify_max_mastery,
+        ),
+        (
+            &["pacing", "consolidate_min_mastery"][..],
+            pacing.consolidate_min_mastery,
+        ),
+        (
+            &["pacing", "consolidate_max_mastery"][..],
+            pacing.consolidate_max_mastery,
+        ),
+    ]);
+    fields
+}

@@ -1,0 +1,375 @@
+//! The shipped bundle is valid, and each kind of authoring mistake is
+//! reported at the right file, line and column — several at once, never a panic.
+
+use std::path::PathBuf;
+
+use proptest::prelude::*;
+use tutorflow::content::yaml_index::YamlIndex;
+use tutorflow::content::{Bundle, ContentFiles, ContentSource, Diagnostic, FsSource};
+
+fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn shipped() -> ContentFiles {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    runtime
+        .block_on(FsSource::new(repo_root()).fetch())
+        .expect("the repository holds a bundle")
+}
+
+/// The shipped bundle with `from` replaced by `to` in `path` (which must contain it).
+fn mutated(files: &ContentFiles, path: &str, from: &str, to: &str) -> ContentFiles {
+    let mut files = files.clone();
+    let text = files
+        .files
+        .get_mut(path)
+        .unwrap_or_else(|| panic!("no {path}"));
+    assert!(text.contains(from), "{path} does not contain {from:?}");
+    *text = text.replacen(from, to, 1);
+    files
+}
+
+fn problems(files: &ContentFiles) -> Vec<Diagnostic> {
+    match Bundle::load(files) {
+        Ok(_) => Vec::new(),
+        Err(d) => d.0,
+    }
+}
+
+/// 1-based line and column where `needle` starts in `path` of `files`.
+fn position_of(files: &ContentFiles, path: &str, needle: &str) -> (usize, usize) {
+    let text = &files.files[path];
+    let at = text
+        .find(needle)
+        .unwrap_or_else(|| panic!("{needle:?} not in {path}"));
+    let before = &text[..at];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().unwrap().chars().count() + 1;
+    (line, column)
+}
+
+fn assert_reported(problems: &[Diagnostic], path: &str, line: usize, column: usize, words: &str) {
+    assert!(
+        problems.iter().any(|d| d.path == path
+            && d.line == line
+            && d.column == column
+            && d.message.contains(words)),
+        "expected {path}:{line}:{column} mentioning {words:?}, got:\n{}",
+        problems
+            .iter()
+            .map(|d| d.to_string())
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
+
+const COURSE: &str = "workflows/courses/prealgebra/course.yaml";
+const UNIT: &str = "workflows/courses/prealgebra/units/one-step-equations.yaml";
+const WORKFLOW: &str = "workflows/default.yaml";
+
+#[test]
+fn the_shipped_bundle_is_valid() {
+    let files = shipped();
+    let bundle = Bundle::load(&files).unwrap_or_else(|d| panic!("{d}"));
+    let course = bundle.course("prealgebra").unwrap();
+    assert!(course.units.len() >= 12, "a course someone could study");
+    for unit in course.units.values() {
+        assert!(
+            unit.chunks.len() >= 2,
+            "{} needs real explanatory text",
+            unit.id
+        );
+        assert!(!unit.misconceptions.is_empty(), "{}", unit.id);
+        assert!(!unit.mistake_tags.is_empty(), "{}", unit.id);
+        for tier in tutorflow::model::ExamTier::ALL {
+            assert!(
+                unit.exam.iter().any(|q| q.tier == tier),
+                "{} has no {} exam item",
+                unit.id,
+                tier.as_str()
+            );
+        }
+    }
+    assert!(bundle.workflows.contains_key("default"));
+    assert_eq!(bundle.version, files.version);
+    // Every shipped YAML file is fully indexed, so positions in it are exact.
+    for (path, text) in &files.files {
+        if path.ends_with(".yaml") {
+            assert!(
+                YamlIndex::build(text).is_complete(),
+                "{path} is not fully indexable"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_broken_unit_file_is_not_also_reported_missing() {
+    let files = mutated(
+        &shipped(),
+        UNIT,
+        "title: One-step equations",
+        "title: [One-step",
+    );
+    let found = problems(&files);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].path, UNIT);
+}
+
+#[test]
+fn bad_indentation_is_a_syntax_error_at_its_line() {
+    let files = mutated(
+        &shipped(),
+        UNIT,
+        "\n  - id: inverse\n",
+        "\n  - id: inverse\n     section: oops\n",
+    );
+    let found = problems(&files);
+    assert_eq!(found.len(), 1, "{found:?}");
+    let (line, _) = position_of(&files, UNIT, "     section: oops");
+    assert_eq!(found[0].path, UNIT);
+    assert_eq!(found[0].line, line, "{}", found[0]);
+}
+
+#[test]
+fn a_wrong_type_is_reported_where_it_is_written() {
+    let files = mutated(&shipped(), WORKFLOW, "priority: 90", "priority: high");
+    let (line, column) = position_of(&files, WORKFLOW, "priority: high");
+    let found = problems(&files);
+    assert_reported(
+        &found,
+        WORKFLOW,
+        line,
+        column + "priority: ".len(),
+        "invalid type",
+    );
+    assert_eq!(
+        found.len(),
+        1,
+        "no knock-on errors from the broken workflow: {found:?}"
+    );
+}
+
+#[test]
+fn an_unknown_field_is_named() {
+    let files = mutated(&shipped(), UNIT, "\nanchor:", "\nanchr:");
+    let (line, column) = position_of(&files, UNIT, "anchr:");
+    assert_reported(&problems(&files), UNIT, line, column, "anchr");
+}
+
+#[test]
+fn a_missing_prerequisite_points_at_the_reference() {
+    let files = mutated(
+        &shipped(),
+        COURSE,
+        "requires: [inverse-operations]",
+        "requires: [inverse-operatons]",
+    );
+    let (line, column) = position_of(&files, COURSE, "inverse-operatons");
+    assert_reported(
+        &problems(&files),
+        COURSE,
+        line,
+        column,
+        "`inverse-operatons`",
+    );
+}
+
+#[test]
+fn a_prerequisite_cycle_is_reported_once() {
+    // ratios requires fractions, which requires multiplication-division.
+    let files = mutated(
+        &shipped(),
+        COURSE,
+        "  - id: multiplication-division\n    requires: [whole-numbers]",
+        "  - id: multiplication-division\n    requires: [whole-numbers, ratios]",
+    );
+    let found = problems(&files);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].path, COURSE);
+    assert!(
+        found[0].message.contains("prerequisite cycle"),
+        "{}",
+        found[0]
+    );
+    for unit in ["multiplication-division", "fractions", "ratios"] {
+        assert!(found[0].message.contains(unit), "{}", found[0]);
+    }
+}
+
+#[test]
+fn an_unknown_prompt_placeholder_is_reported_in_the_prompt() {
+    let path = "prompts/welcome_guided.txt";
+    let files = mutated(&shipped(), path, "{{course_title}}", "{{course_name}}");
+    let (line, column) = position_of(&files, path, "{{course_name}}");
+    assert_reported(&problems(&files), path, line, column, "course_name");
+}
+
+#[test]
+fn a_missing_prompt_is_reported_at_its_reference() {
+    let files = mutated(
+        &shipped(),
+        WORKFLOW,
+        "prompt: category_close",
+        "prompt: category_closer",
+    );
+    let (line, column) = position_of(&files, WORKFLOW, "category_closer");
+    assert_reported(&problems(&files), WORKFLOW, line, column, "does not exist");
+}
+
+#[test]
+fn a_required_placeholder_must_be_used() {
+    let files = mutated(
+        &shipped(),
+        "prompts/tutor_policy.txt",
+        "{{policy_json}}",
+        "(none)",
+    );
+    assert_reported(
+        &problems(&files),
+        "prompts/tutor_policy.txt",
+        1,
+        1,
+        "{{policy_json}}",
+    );
+}
+
+#[test]
+fn weights_outside_the_unit_interval_are_refused() {
+    let files = mutated(&shipped(), WORKFLOW, "tier_need: 0.20", "tier_need: 1.20");
+    let (line, column) = position_of(&files, WORKFLOW, "1.20");
+    assert_reported(&problems(&files), WORKFLOW, line, column, "outside [0, 1]");
+}
+
+#[test]
+fn an_exam_answer_must_be_an_option() {
+    let files = mutated(&shipped(), UNIT, "answer: C", "answer: E");
+    let (line, column) = position_of(&files, UNIT, "E\n");
+    assert_reported(&problems(&files), UNIT, line, column, "not an option id");
+}
+
+#[test]
+fn an_unknown_tier_is_refused() {
+    let files = mutated(&shipped(), UNIT, "tier: gold", "tier: platinum");
+    let (line, column) = position_of(&files, UNIT, "platinum");
+    assert_reported(&problems(&files), UNIT, line, column, "platinum");
+}
+
+#[test]
+fn an_invalid_pattern_is_refused() {
+    let files = mutated(
+        &shipped(),
+        WORKFLOW,
+        "\"(?i)\\\\bsystem prompt\\\\b\"",
+        "\"(?i)(system prompt\"",
+    );
+    let (line, column) = position_of(&files, WORKFLOW, "\"(?i)(system prompt\"");
+    assert_reported(
+        &problems(&files),
+        WORKFLOW,
+        line,
+        column,
+        "invalid regular expression",
+    );
+}
+
+#[test]
+fn a_missing_blueprint_is_refused() {
+    let files = mutated(
+        &shipped(),
+        UNIT,
+        "[MATH.ALG.EQ.ONESTEP]",
+        "[MATH.ALG.EQ.ONE_STEP]",
+    );
+    let (line, column) = position_of(&files, UNIT, "MATH.ALG.EQ.ONE_STEP");
+    assert_reported(&problems(&files), UNIT, line, column, "does not exist");
+}
+
+#[test]
+fn an_unreachable_unit_is_refused() {
+    let files = mutated(
+        &shipped(),
+        COURSE,
+        "  - id: ratios\n    requires: [fractions]",
+        "  - id: ratios\n    requires: []",
+    );
+    let (line, column) = position_of(&files, COURSE, "ratios\n");
+    assert_reported(&problems(&files), COURSE, line, column, "not connected");
+}
+
+#[test]
+fn every_problem_is_reported_not_just_the_first() {
+    let files = shipped();
+    let files = mutated(
+        &files,
+        COURSE,
+        "requires: [inverse-operations]",
+        "requires: [nowhere]",
+    );
+    let files = mutated(
+        &files,
+        "prompts/welcome_exam.txt",
+        "{{unit_title}}",
+        "{{unit_name}}",
+    );
+    let files = mutated(
+        &files,
+        WORKFLOW,
+        "default_category: general",
+        "default_category: chat",
+    );
+    let found = problems(&files);
+    let paths: std::collections::BTreeSet<_> = found.iter().map(|d| d.path.as_str()).collect();
+    assert!(found.len() >= 3, "{found:?}");
+    assert_eq!(paths.len(), 3, "{found:?}");
+}
+
+#[test]
+fn files_in_the_wrong_place_are_named() {
+    let mut files = shipped();
+    files.files.insert(
+        "workflows/courses/prealgebra/extra.yaml".into(),
+        "id: x\n".into(),
+    );
+    assert_reported(
+        &problems(&files),
+        "workflows/courses/prealgebra/extra.yaml",
+        1,
+        1,
+        "not part of a content bundle",
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, .. ProptestConfig::default() })]
+
+    /// Arbitrary edits to real files never panic; a broken file always
+    /// yields at least one located problem.
+    #[test]
+    fn loading_never_panics(file in 0usize..40, at in any::<prop::sample::Index>(), junk in ".{0,12}") {
+        let mut files = shipped();
+        let keys: Vec<String> = files.files.keys().cloned().collect();
+        let key = &keys[file % keys.len()];
+        let text = files.files.get_mut(key).unwrap();
+        let mut cut = at.index(text.len() + 1);
+        while !text.is_char_boundary(cut) { cut -= 1; }
+        text.insert_str(cut, &junk);
+        if let Err(d) = Bundle::load(&files) {
+            prop_assert!(!d.0.is_empty());
+            for problem in d.0 {
+                prop_assert!(problem.line >= 1 && problem.column >= 1);
+            }
+        }
+    }
+
+    #[test]
+    fn arbitrary_text_in_any_role_never_panics(text in "\\PC{0,200}", role in 0usize..4) {
+        let mut files = shipped();
+        let path = ["workflows/default.yaml", COURSE, UNIT, "prompts/tutor_input.txt"][role];
+        files.files.insert(path.to_owned(), text);
+        let _ = Bundle::load(&files);
+    }
+}
