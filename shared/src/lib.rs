@@ -3,4 +3,5 @@
 
 pub mod config;
 pub mod content;
+pub mod engine;
 pub mod model;

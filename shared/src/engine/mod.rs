@@ -1,0 +1,8 @@
+//! The pedagogy engine: policy, grading, item generation, mastery, modes and
+//! the turn pipeline.
+//!
+//! Everything here is pure. No I/O, no clock and no randomness that is not
+//! handed in: the current time arrives as a value, seeds as numbers, and
+//! whatever the engine needs from the outside world (lockouts, the LLM's
+//! reading of a message) arrives as data or through a trait it is given.
+//! The engine never imports an adapter (`store`, `llm`, `api`).
