@@ -6,3 +6,5 @@
 //! whatever the engine needs from the outside world (lockouts, the LLM's
 //! reading of a message) arrives as data or through a trait it is given.
 //! The engine never imports an adapter (`store`, `llm`, `api`).
+
+pub mod math;
