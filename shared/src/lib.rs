@@ -1,6 +1,7 @@
 //! tutorflow: the adaptive tutoring engine, its content bundle and adapters,
 //! shared by every Lambda function and the `tutorflow` CLI.
 
+pub mod api;
 pub mod config;
 pub mod content;
 pub mod engine;

@@ -1,0 +1,316 @@
+//! Who is calling: a student with a JWT (HS256 locally, RS256 via JWKS, or
+//! claims an API Gateway JWT authorizer already verified). The student id
+//! always comes from the token's `sub`, never from the request body.
+
+use std::collections::{BTreeMap, HashMap};
+use std::time::Duration;
+
+use http::HeaderMap;
+use http::header::AUTHORIZATION;
+use jsonwebtoken::errors::ErrorKind;
+use jsonwebtoken::jwk::JwkSet;
+use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
+use serde::{Deserialize, Serialize};
+use tokio::sync::RwLock;
+use tokio::time::Instant;
+
+use super::problem::Problem;
+use crate::config::{AuthConfig, AuthMode, ConfigError, SecretRef};
+
+/// An authenticated student.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Principal {
+    pub student_id: String,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct Claims {
+    // Defaulted so a missing `sub` is reported as a missing claim, not as a malformed token.
+    #[serde(default)]
+    sub: String,
+    #[serde(default)]
+    client_id: Option<String>,
+    #[serde(default)]
+    token_use: Option<String>,
+}
+
+/// Checks a request's credentials. Built once per process and shared.
+pub struct Authenticator {
+    verifier: Verifier,
+    cognito_client_id: Option<String>,
+    token_use: Option<String>,
+}
+
+enum Verifier {
+    Hs256 {
+        key: DecodingKey,
+        validation: Validation,
+    },
+    Jwks {
+        cache: JwksCache,
+        validation: Validation,
+    },
+    Authorizer,
+}
+
+/// Clock skew tolerated on `exp` and `nbf`.
+const LEEWAY_SECONDS: u64 = 30;
+
+impl Authenticator {
+    pub fn from_config(
+        config: &AuthConfig,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<Self, ConfigError> {
+        let validation = |alg| {
+            let mut v = Validation::new(alg);
+            v.leeway = LEEWAY_SECONDS;
+            v.set_required_spec_claims(&["exp", "sub"]);
+            if let Some(issuer) = &config.issuer {
+                v.set_issuer(&[issuer]);
+            }
+            match (&config.audience, &config.cognito_client_id) {
+                (Some(audience), None) => v.set_audience(&[audience]),
+                // Cognito access tokens carry client_id, not aud; checked below.
+                _ => v.validate_aud = false,
+            }
+            v
+        };
+        let verifier = match config.mode {
+            AuthMode::Hs256 => {
+                let reference = config
+                    .hs256_secret
+                    .as_deref()
+                    .ok_or_else(|| missing("auth.hs256_secret"))?;
+                let secret = SecretRef::parse(reference)?.resolve(&env).ok_or_else(|| {
+                    ConfigError::Invalid {
+                        key: "auth.hs256_secret".into(),
+                        message: format!("{reference} is not set"),
+                    }
+                })?;
+                Verifier::Hs256 {
+                    key: DecodingKey::from_secret(secret.as_bytes()),
+                    validation: validation(Algorithm::HS256),
+                }
+            }
+            AuthMode::Jwks => {
+                let url = config
+                    .jwks_url
+                    .clone()
+                    .ok_or_else(|| missing("auth.jwks_url"))?;
+                Verifier::Jwks {
+                    cache: JwksCache::new(url, Duration::from_secs(config.jwks_refresh_seconds)),
+                    validation: validation(Algorithm::RS256),
+                }
+            }
+            AuthMode::Apigw => Verifier::Authorizer,
+        };
+        Ok(Authenticator {
+            verifier,
+            cognito_client_id: config.cognito_client_id.clone(),
+            token_use: config.token_use.clone(),
+        })
+    }
+
+    /// The calling student, from the bearer token or (in `apigw` mode) the
+    /// claims the authorizer verified.
+    pub async fn authenticate(
+        &self,
+        headers: &HeaderMap,
+        authorizer_claims: Option<&BTreeMap<String, String>>,
+    ) -> Result<Principal, Problem> {
+        let claims = match &self.verifier {
+            Verifier::Authorizer => {
+                let claims = authorizer_claims.ok_or_else(|| {
+                    Problem::unauthorized(
+                        "no verified claims arrived from the API Gateway authorizer",
+                    )
+                })?;
+                Claims {
+                    sub: claims.get("sub").cloned().unwrap_or_default(),
+                    client_id: claims.get("client_id").cloned(),
+                    token_use: claims.get("token_use").cloned(),
+                }
+            }
+            Verifier::Hs256 { key, validation } => decode(bearer(headers)?, key, validation)?,
+            Verifier::Jwks { cache, validation } => {
+                let token = bearer(headers)?;
+                let header = jsonwebtoken::decode_header(token)
+                    .map_err(|_| Problem::unauthorized("the bearer token is malformed"))?;
+                let key = cache.key(header.kid.as_deref()).await?;
+                decode(token, &key, validation)?
+            }
+        };
+        if let Some(expected) = &self.cognito_client_id
+            && claims.client_id.as_deref() != Some(expected)
+        {
+            return Err(Problem::unauthorized(
+                "the token was issued to another app client",
+            ));
+        }
+        if let Some(expected) = &self.token_use
+            && claims.token_use.as_deref() != Some(expected)
+        {
+            return Err(Problem::unauthorized(format!(
+                "expected an {expected} token"
+            )));
+        }
+        if claims.sub.trim().is_empty() {
+            return Err(Problem::unauthorized("the token has no subject (sub)"));
+        }
+        Ok(Principal {
+            student_id: claims.sub,
+        })
+    }
+}
+
+fn missing(key: &str) -> ConfigError {
+    ConfigError::Invalid {
+        key: key.into(),
+        message: "required for this auth mode".into(),
+    }
+}
+
+fn bearer(headers: &HeaderMap) -> Result<&str, Problem> {
+    let value = headers
+        .get(AUTHORIZATION)
+        .ok_or_else(|| Problem::unauthorized("send an Authorization: Bearer <token> header"))?
+        .to_str()
+        .map_err(|_| Problem::unauthorized("the Authorization header is not text"))?;
+    let (scheme, token) = value.trim().split_once(' ').unwrap_or((value, ""));
+    if !scheme.eq_ignore_ascii_case("bearer") || token.trim().is_empty() {
+        return Err(Problem::unauthorized(
+            "the Authorization header must be `Bearer <token>`",
+        ));
+    }
+    Ok(token.trim())
+}
+
+fn decode(token: &str, key: &DecodingKey, validation: &Validation) -> Result<Claims, Problem> {
+    jsonwebtoken::decode::<Claims>(token, key, validation)
+        .map(|data| data.claims)
+        .map_err(|e| {
+            Problem::unauthorized(match e.kind() {
+                ErrorKind::ExpiredSignature => "the token has expired",
+                ErrorKind::ImmatureSignature => "the token is not valid yet",
+                ErrorKind::InvalidSignature => "the token's signature is not valid",
+                ErrorKind::InvalidAudience => "the token is for another audience",
+                ErrorKind::InvalidIssuer => "the token was issued by someone else",
+                ErrorKind::InvalidAlgorithm => "the token is signed with an unexpected algorithm",
+                ErrorKind::MissingRequiredClaim(_) => "the token lacks a required claim (exp, sub)",
+                _ => "the bearer token is malformed",
+            })
+        })
+}
+
+/// Signing keys from a JWKS URL, fetched once and kept across warm
+/// invocations; refetched when a token names an unknown key id, at most
+/// once per `min_refresh` so a flood of bad tokens cannot hammer the issuer.
+struct JwksCache {
+    url: String,
+    http: reqwest::Client,
+    min_refresh: Duration,
+    state: RwLock<JwksState>,
+}
+
+#[derive(Default)]
+struct JwksState {
+    keys: HashMap<String, DecodingKey>,
+    fetched_at: Option<Instant>,
+}
+
+impl JwksCache {
+    fn new(url: String, min_refresh: Duration) -> Self {
+        JwksCache {
+            url,
+            http: reqwest::Client::builder()
+                .timeout(Duration::from_secs(5))
+                .build()
+                .unwrap_or_default(),
+            min_refresh,
+            state: RwLock::new(JwksState::default()),
+        }
+    }
+
+    async fn key(&self, kid: Option<&str>) -> Result<DecodingKey, Problem> {
+        if let Some(key) = Self::lookup(&*self.state.read().await, kid) {
+            return Ok(key);
+        }
+        let mut state = self.state.write().await;
+        // Another request may have refreshed while we waited for the lock.
+        if let Some(key) = Self::lookup(&state, kid) {
+            return Ok(key);
+        }
+        let may_refresh = state
+            .fetched_at
+            .is_none_or(|at| at.elapsed() >= self.min_refresh);
+        if may_refresh {
+            state.fetched_at = Some(Instant::now());
+            match self.fetch().await {
+                Ok(keys) => state.keys = keys,
+                Err(message) => {
+                    tracing::warn!(url = %self.url, error = %message, "JWKS fetch failed");
+                    if state.keys.is_empty() {
+                        return Err(Problem::unavailable(
+                            "the token signing keys cannot be fetched right now",
+                        )
+                        .with_retry_after(5));
+                    }
+                }
+            }
+        }
+        Self::lookup(&state, kid)
+            .ok_or_else(|| Problem::unauthorized("the token is signed with an unknown key"))
+    }
+
+    fn lookup(state: &JwksState, kid: Option<&str>) -> Option<DecodingKey> {
+        match kid {
+            Some(kid) => state.keys.get(kid).cloned(),
+            // Without a kid only an unambiguous single key will do.
+            None if state.keys.len() == 1 => state.keys.values().next().cloned(),
+            None => None,
+        }
+    }
+
+    async fn fetch(&self) -> Result<HashMap<String, DecodingKey>, String> {
+        let response = self
+            .http
+            .get(&self.url)
+            .send()
+            .await
+            .map_err(|e| e.to_string())?;
+        if !response.status().is_success() {
+            return Err(format!("status {}", response.status()));
+        }
+        let set: JwkSet = response.json().await.map_err(|e| e.to_string())?;
+        Ok(set
+            .keys
+            .iter()
+            .filter_map(|jwk| {
+                let kid = jwk.common.key_id.clone()?;
+                DecodingKey::from_jwk(jwk).ok().map(|key| (kid, key))
+            })
+            .collect())
+    }
+}
+
+/// An HS256 token for `student_id`, valid for `ttl`: for local use and tests.
+pub fn dev_token(secret: &str, student_id: &str, ttl: Duration) -> String {
+    #[derive(Serialize)]
+    struct DevClaims<'a> {
+        sub: &'a str,
+        exp: u64,
+        iat: u64,
+    }
+    let now = jsonwebtoken::get_current_timestamp();
+    let claims = DevClaims {
+        sub: student_id,
+        exp: now + ttl.as_secs(),
+        iat: now,
+    };
+    jsonwebtoken::encode(
+        &Header::new(Algorithm::HS256),
+        &claims,
+        &EncodingKey::from_secret(secret.as_bytes()),
+    )
+    .unwrap_or_default()
+}

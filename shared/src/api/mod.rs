@@ -1,0 +1,9 @@
+//! HTTP glue shared by the Lambda functions and the local server: routing,
+//! request parsing, authentication, errors. One implementation, no second
+//! code path.
+
+pub mod auth;
+pub mod body;
+pub mod problem;
+pub mod routes;
+pub mod webhook;

@@ -1,0 +1,210 @@
+//! n8n and LMS integrations: each signs its requests with HMAC-SHA256 over
+//! `timestamp.body` and may act only for its own students.
+
+use hmac::{Hmac, KeyInit, Mac};
+use http::HeaderMap;
+use sha2::Sha256;
+
+use super::problem::Problem;
+use crate::config::{ConfigError, SecretRef, WebhookIntegration};
+
+pub const INTEGRATION_HEADER: &str = "x-tutorflow-integration";
+pub const TIMESTAMP_HEADER: &str = "x-tutorflow-timestamp";
+pub const SIGNATURE_HEADER: &str = "x-tutorflow-signature";
+
+type HmacSha256 = Hmac<Sha256>;
+
+/// `sha256=<hex>` over `{timestamp}.{body}`.
+pub fn sign(secret: &[u8], timestamp: i64, body: &[u8]) -> String {
+    let mut mac =
+        <HmacSha256 as KeyInit>::new_from_slice(secret).expect("HMAC accepts any key length");
+    mac.update(timestamp.to_string().as_bytes());
+    mac.update(b".");
+    mac.update(body);
+    let tag = mac.finalize().into_bytes();
+    format!(
+        "sha256={}",
+        tag.iter().map(|b| format!("{b:02x}")).collect::<String>()
+    )
+}
+
+struct Integration {
+    config: WebhookIntegration,
+    secret: Vec<u8>,
+}
+
+pub struct WebhookVerifier {
+    integrations: Vec<Integration>,
+    tolerance_seconds: i64,
+}
+
+impl WebhookVerifier {
+    pub fn from_config(
+        integrations: &[WebhookIntegration],
+        tolerance_seconds: u64,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<Self, ConfigError> {
+        let integrations = integrations
+            .iter()
+            .map(|i| {
+                let secret = SecretRef::parse(&i.secret)?.resolve(&env).ok_or_else(|| {
+                    ConfigError::Invalid {
+                        key: format!("auth.webhooks[{}].secret", i.id),
+                        message: format!("{} is not set", i.secret),
+                    }
+                })?;
+                Ok(Integration {
+                    config: i.clone(),
+                    secret: secret.into_bytes(),
+                })
+            })
+            .collect::<Result<_, ConfigError>>()?;
+        Ok(WebhookVerifier {
+            integrations,
+            tolerance_seconds: i64::try_from(tolerance_seconds).unwrap_or(i64::MAX),
+        })
+    }
+
+    /// The integration that signed this request, checked against `now`
+    /// (unix seconds): a signature outside the tolerance window is refused,
+    /// so a captured request cannot be replayed later.
+    pub fn verify(
+        &self,
+        headers: &HeaderMap,
+        body: &[u8],
+        now: i64,
+    ) -> Result<&WebhookIntegration, Problem> {
+        let header = |name: &str| {
+            headers
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(str::trim)
+                .filter(|v| !v.is_empty())
+                .ok_or_else(|| Problem::unauthorized(format!("missing {name} header")))
+        };
+        let id = header(INTEGRATION_HEADER)?;
+        let integration = self
+            .integrations
+            .iter()
+            .find(|i| i.config.id == id)
+            .ok_or_else(|| Problem::unauthorized(format!("unknown integration `{id}`")))?;
+        let timestamp: i64 = header(TIMESTAMP_HEADER)?.parse().map_err(|_| {
+            Problem::unauthorized(format!("{TIMESTAMP_HEADER} must be unix seconds"))
+        })?;
+        if (now - timestamp).abs() > self.tolerance_seconds {
+            return Err(Problem::unauthorized(
+                "the request timestamp is outside the accepted window; sign each request when sending it",
+            ));
+        }
+        let signature = header(SIGNATURE_HEADER)?;
+        let tag = signature
+            .strip_prefix("sha256=")
+            .and_then(decode_hex)
+            .ok_or_else(|| {
+                Problem::unauthorized(format!("{SIGNATURE_HEADER} must be sha256=<hex>"))
+            })?;
+        let mut mac = <HmacSha256 as KeyInit>::new_from_slice(&integration.secret)
+            .expect("HMAC accepts any key length");
+        mac.update(timestamp.to_string().as_bytes());
+        mac.update(b".");
+        mac.update(body);
+        mac.verify_slice(&tag)
+            .map_err(|_| Problem::unauthorized("the webhook signature does not match the body"))?;
+        Ok(&integration.config)
+    }
+}
+
+fn decode_hex(text: &str) -> Option<Vec<u8>> {
+    if !text.len().is_multiple_of(2) {
+        return None;
+    }
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http::HeaderValue;
+
+    fn verifier() -> WebhookVerifier {
+        let integration = WebhookIntegration {
+            id: "n8n".into(),
+            secret: "env:HOOK".into(),
+            student_prefix: "n8n:".into(),
+            course_id: "prealgebra".into(),
+        };
+        WebhookVerifier::from_config(&[integration], 300, |k| {
+            (k == "HOOK").then(|| "s3cret".to_owned())
+        })
+        .unwrap()
+    }
+
+    fn headers(id: &str, ts: i64, signature: &str) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        h.insert(INTEGRATION_HEADER, HeaderValue::from_str(id).unwrap());
+        h.insert(
+            TIMESTAMP_HEADER,
+            HeaderValue::from_str(&ts.to_string()).unwrap(),
+        );
+        h.insert(SIGNATURE_HEADER, HeaderValue::from_str(signature).unwrap());
+        h
+    }
+
+    #[test]
+    fn accepts_a_fresh_correct_signature() {
+        let body = br#"{"student_id":"n8n:7"}"#;
+        let sig = sign(b"s3cret", 1_000, body);
+        let v = verifier();
+        let found = v.verify(&headers("n8n", 1_000, &sig), body, 1_100).unwrap();
+        assert_eq!(found.id, "n8n");
+    }
+
+    #[test]
+    fn refuses_tampering_replays_and_strangers() {
+        let v = verifier();
+        let body = br#"{"student_id":"n8n:7"}"#;
+        let sig = sign(b"s3cret", 1_000, body);
+        let detail = |r: Result<&WebhookIntegration, Problem>| r.unwrap_err().detail;
+        assert!(
+            detail(v.verify(
+                &headers("n8n", 1_000, &sig),
+                b"{\"student_id\":\"n8n:8\"}",
+                1_000
+            ))
+            .contains("does not match")
+        );
+        assert!(detail(v.verify(&headers("n8n", 1_000, &sig), body, 1_301)).contains("window"));
+        assert!(detail(v.verify(&headers("n8n", 1_000, &sig), body, 699)).contains("window"));
+        assert!(
+            detail(v.verify(&headers("lms", 1_000, &sig), body, 1_000))
+                .contains("unknown integration")
+        );
+        assert!(
+            detail(v.verify(&headers("n8n", 1_000, "sha256=zz"), body, 1_000))
+                .contains("sha256=<hex>")
+        );
+        let wrong_key = sign(b"other", 1_000, body);
+        assert!(
+            detail(v.verify(&headers("n8n", 1_000, &wrong_key), body, 1_000))
+                .contains("does not match")
+        );
+        assert!(detail(v.verify(&HeaderMap::new(), body, 1_000)).contains("missing"));
+    }
+
+    #[test]
+    fn a_missing_secret_is_a_config_error() {
+        let integration = WebhookIntegration {
+            id: "lms".into(),
+            secret: "env:NOPE".into(),
+            student_prefix: "lms:".into(),
+            course_id: "prealgebra".into(),
+        };
+        let err = WebhookVerifier::from_config(&[integration], 300, |_| None)
+            .err()
+            .unwrap();
+        assert!(err.to_string().contains("env:NOPE"), "{err}");
+    }
+}
