@@ -194,7 +194,7 @@ pub fn busy_snapshot(course: &Course, touched: usize) -> StudentSnapshot {
     let n = course.order.len();
     let mut s = snapshot(&course.order[n - 1]);
     for k in 0..touched.min(n) {
-        let id = &course.order[(k * 5) % n];
+        let id = &course.order[(k * 3) % n];
         let tier = [
             MasteryTier::None,
             MasteryTier::Bronze,
