@@ -399,3 +399,292 @@ fn check_exam(
 fn word_count(text: &str) -> usize {
     text.split_whitespace().count()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{
+        LlmMappedUnit, LlmTurnAnalysis, LlmWorkedExample, PolicyConstraints, StudentIntent,
+        UnderstandingSignal,
+    };
+
+    fn policy() -> TutorPolicy {
+        TutorPolicy {
+            turn_id: "t".into(),
+            focus_unit_id: "pre".into(),
+            primary_target_unit_id: "goal".into(),
+            prereq_blocking_unit_id: Some("pre".into()),
+            scoped_unit_ids: vec!["pre".into(), "goal".into()],
+            allowed_actions: vec![
+                TutorAction::SocraticQuestion,
+                TutorAction::DrillCard,
+                TutorAction::ConceptCard,
+                TutorAction::ExamBlock,
+            ],
+            stuck: true,
+            exam_ready: true,
+            desired_exam_tier: ExamTier::Bronze,
+            exam_availability: ExamAvailability::Available,
+            exam_next_eligible_at: None,
+            constraints: PolicyConstraints {
+                max_concept_words: 12,
+                max_worked_examples: 1,
+                drill_max_steps: 2,
+            },
+        }
+    }
+
+    fn reply(action: TutorAction, target: &str) -> LlmTutorResponse {
+        LlmTutorResponse {
+            mapped_units: Vec::new(),
+            action,
+            target_unit_id: target.into(),
+            tutor_text: "Which operation undoes adding 3?".into(),
+            concept_card: None,
+            drill_card: None,
+            exam_suggestion: None,
+            turn_analysis: LlmTurnAnalysis {
+                student_intent: StudentIntent::Solve,
+                understanding_signal: UnderstandingSignal::Uncertain,
+                suggested_prereq_units: Vec::new(),
+                answer_text: None,
+            },
+        }
+    }
+
+    fn drill(question: &str) -> LlmDrillCard {
+        LlmDrillCard {
+            prompt: "Solve".into(),
+            question_latex: question.into(),
+            expected_answer: None,
+        }
+    }
+
+    fn concept(ideas: &[&str], example: Option<(&str, &str)>) -> LlmConceptCard {
+        LlmConceptCard {
+            key_ideas: ideas.iter().map(|i| (*i).to_owned()).collect(),
+            worked_example: example.map(|(p, a)| LlmWorkedExample {
+                problem_latex: p.into(),
+                final_answer_latex: a.into(),
+                steps_latex: Some(vec!["subtract 3".into()]),
+            }),
+        }
+    }
+
+    const OFFERED: &[String] = &[];
+
+    fn check(reply: &LlmTutorResponse, policy: &TutorPolicy) -> Vec<Violation> {
+        let offered = vec!["Q1".to_owned()];
+        violations(
+            reply,
+            policy,
+            &ValidationContext {
+                exam_candidates: &offered,
+                max_key_ideas: 3,
+            },
+        )
+    }
+
+    #[test]
+    fn a_reply_within_the_policy_is_valid() {
+        let p = policy();
+        assert!(check(&reply(TutorAction::SocraticQuestion, "pre"), &p).is_empty());
+        let mut d = reply(TutorAction::DrillCard, "goal");
+        d.drill_card = Some(drill("2x+3=11"));
+        assert!(check(&d, &p).is_empty());
+        let mut c = reply(TutorAction::ConceptCard, "pre");
+        c.concept_card = Some(concept(&["Undo it."], Some(("x+3=5", "x=2"))));
+        assert!(check(&c, &p).is_empty());
+        let mut e = reply(TutorAction::ExamBlock, "pre");
+        e.exam_suggestion = Some(LlmExamSuggestion {
+            question_id: "Q1".into(),
+            difficulty_tier: ExamTier::Bronze,
+        });
+        assert!(check(&e, &p).is_empty());
+    }
+
+    #[test]
+    fn actions_targets_and_cards_are_checked() {
+        let mut p = policy();
+        p.allowed_actions = vec![TutorAction::SocraticQuestion];
+        p.stuck = false;
+        let mut r = reply(TutorAction::ConceptCard, "elsewhere");
+        r.drill_card = Some(drill("x=1"));
+        r.tutor_text = String::new();
+        assert_eq!(
+            check(&r, &p),
+            vec![
+                Violation::ActionNotAllowed {
+                    action: TutorAction::ConceptCard
+                },
+                Violation::TargetOutOfScope {
+                    target_unit_id: "elsewhere".into()
+                },
+                Violation::MissingCard {
+                    action: TutorAction::ConceptCard
+                },
+                Violation::UnexpectedCard {
+                    card: CardKind::DrillCard
+                },
+                Violation::ConceptCardWhenNotStuck,
+            ]
+        );
+        let mut s = reply(TutorAction::SocraticQuestion, "pre");
+        s.tutor_text = "  ".into();
+        s.mapped_units = vec![LlmMappedUnit {
+            unit_id: "pre".into(),
+            confidence: 1.2,
+        }];
+        assert_eq!(
+            check(&s, &policy()),
+            vec![
+                Violation::EmptyTutorText,
+                Violation::MappedConfidenceOutOfRange {
+                    unit_id: "pre".into(),
+                    confidence: 1.2
+                }
+            ]
+        );
+    }
+
+    #[test]
+    fn concept_cards_respect_their_limits() {
+        let mut p = policy();
+        p.constraints.max_worked_examples = 0;
+        let mut r = reply(TutorAction::ConceptCard, "pre");
+        r.concept_card = Some(concept(
+            &["one two three", "four five six", "seven", "eight nine ten"],
+            Some(("x+3=5", " ")),
+        ));
+        assert_eq!(
+            check(&r, &p),
+            vec![
+                Violation::TooManyKeyIdeas { count: 4, max: 3 },
+                Violation::TooManyWorkedExamples { count: 1, max: 0 },
+                Violation::IncompleteWorkedExample,
+                Violation::ConceptTooLong { words: 13, max: 12 },
+            ]
+        );
+        r.concept_card = Some(concept(&[" "], None));
+        assert_eq!(check(&r, &p), vec![Violation::NoKeyIdeas]);
+    }
+
+    #[test]
+    fn drills_with_too_many_parts_are_refused() {
+        let p = policy();
+        let mut r = reply(TutorAction::DrillCard, "pre");
+        r.drill_card = Some(drill("x+1=2 \\\\ 2x=4 \\\\ x/3=1"));
+        assert_eq!(
+            check(&r, &p),
+            vec![Violation::DrillTooManySteps { parts: 3, max: 2 }]
+        );
+        r.drill_card = Some(drill("a=1; b=2\nc=3"));
+        assert_eq!(
+            check(&r, &p),
+            vec![Violation::DrillTooManySteps { parts: 3, max: 2 }]
+        );
+        r.drill_card = Some(LlmDrillCard {
+            prompt: String::new(),
+            question_latex: String::new(),
+            expected_answer: None,
+        });
+        assert_eq!(check(&r, &p), vec![Violation::EmptyDrill]);
+    }
+
+    #[test]
+    fn exam_blocks_must_use_an_offered_question_on_the_focus() {
+        let mut p = policy();
+        p.exam_availability = ExamAvailability::Locked;
+        let mut r = reply(TutorAction::ExamBlock, "goal");
+        r.exam_suggestion = Some(LlmExamSuggestion {
+            question_id: "Q9".into(),
+            difficulty_tier: ExamTier::Gold,
+        });
+        assert_eq!(
+            check(&r, &p),
+            vec![
+                Violation::ExamNotAvailable {
+                    availability: ExamAvailability::Locked
+                },
+                Violation::ExamQuestionNotOffered {
+                    question_id: "Q9".into()
+                },
+                Violation::ExamTierMismatch {
+                    tier: ExamTier::Gold,
+                    desired: ExamTier::Bronze
+                },
+                Violation::ExamTargetNotFocus {
+                    target_unit_id: "goal".into()
+                },
+            ]
+        );
+        let ctx = ValidationContext {
+            exam_candidates: OFFERED,
+            max_key_ideas: 3,
+        };
+        assert!(!validate_reply(&r, &p, &ctx).is_valid());
+    }
+
+    #[test]
+    fn the_fallback_prefers_a_socratic_question_on_the_blocker() {
+        let mut p = policy();
+        let f = fallback(&p, vec![Violation::UnparseableReply]);
+        assert_eq!(
+            (f.action, f.rule, f.target_unit_id.as_str(), f.target_rule),
+            (
+                TutorAction::SocraticQuestion,
+                FallbackRule::SocraticQuestion,
+                "pre",
+                FallbackTarget::Blocker
+            )
+        );
+        p.allowed_actions = vec![TutorAction::DrillCard];
+        p.prereq_blocking_unit_id = None;
+        let f = fallback(&p, Vec::new());
+        assert_eq!(
+            (f.action, f.rule, f.target_rule),
+            (
+                TutorAction::DrillCard,
+                FallbackRule::DrillCard,
+                FallbackTarget::Focus
+            )
+        );
+        p.allowed_actions.clear();
+        assert_eq!(
+            fallback(&p, Vec::new()).rule,
+            FallbackRule::ForcedSocraticQuestion
+        );
+    }
+
+    #[test]
+    fn verdicts_serialize_for_the_turn_log() {
+        let mut p = policy();
+        p.allowed_actions = vec![TutorAction::SocraticQuestion];
+        let mut r = reply(TutorAction::DrillCard, "pre");
+        r.drill_card = Some(drill("x=1"));
+        let verdict = validate_reply(
+            &r,
+            &p,
+            &ValidationContext {
+                exam_candidates: OFFERED,
+                max_key_ideas: 3,
+            },
+        );
+        assert_eq!(verdict.decision(&r), (TutorAction::SocraticQuestion, "pre"));
+        assert_eq!(
+            serde_json::to_value(&verdict).unwrap(),
+            serde_json::json!({
+                "outcome": "fallback",
+                "action": "SOCRATIC_QUESTION",
+                "targetUnitId": "pre",
+                "rule": "socratic_question",
+                "targetRule": "blocker",
+                "violations": [{"rule": "action_not_allowed", "action": "DRILL_CARD"}]
+            })
+        );
+        assert_eq!(
+            serde_json::to_value(Verdict::Valid).unwrap(),
+            serde_json::json!({"outcome": "valid"})
+        );
+    }
+}
