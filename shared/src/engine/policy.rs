@@ -16,7 +16,8 @@
 //!   the most recent unit in progress that is in the course, else the
 //!   course's entry unit, else its first unit.
 //! - **Primary target**: the best mapped unit at or above
-//!   `primary_target_min_confidence`, else the snapshot focus (seed). When
+//!   `primary_target_min_confidence`, else the snapshot focus (seed), which
+//!   is the previous turn's target — the unit the student works toward. When
 //!   `advance_from_mastered` is on and that focus is already gold, the target
 //!   moves on to the best-scored unit that is not gold among the units in
 //!   progress and the units that build directly on the focus; otherwise the
@@ -42,6 +43,12 @@
 //!   (seed), and the candidates are the focus unit's exam bank at the desired
 //!   tier; [`exam_questions_to_check`] names them so the pipeline can
 //!   prefetch their lockout statuses before calling [`compute_policy`].
+//!
+//! - **What the priority score decides** (seed: it "ranks candidate units"
+//!   but "does not override prereq gating", and its computePolicy never uses
+//!   it): the blocker under `blocker: highest_priority`, and the unit to
+//!   move on to from a gold focus. Every scored unit is reported in
+//!   [`PolicyOutcome::candidates`] for the turn log and `tutorflow policy`.
 //!
 //! How the snapshot's `focusUnitId` and `unitsInProgress` change after the
 //! turn is [`crate::engine::evidence::apply_turn`]'s job.
