@@ -14,7 +14,7 @@ use crate::content::workflow::BktParams;
 use crate::engine::score::unit_interval;
 
 /// The parameters for `unit_id`: the workflow's, with the unit's own
-/// overrides when its file has a `bkt:` block. Every value is kept in [0,1].
+/// overrides when its file has a `bkt:` block. Every value is kept in \[0, 1\].
 pub fn params_for(workflow: &BktParams, course: &Course, unit_id: &str) -> BktParams {
     let overrides = course.unit(unit_id).and_then(|u| u.bkt.as_ref());
     let p = workflow.overridden_by(overrides);

@@ -163,7 +163,7 @@ pub enum Violation {
     ExamTargetNotFocus {
         target_unit_id: String,
     },
-    /// A mapped unit's confidence outside [0,1] (NaN is logged as null).
+    /// A mapped unit's confidence outside \[0, 1\] (NaN is logged as null).
     MappedConfidenceOutOfRange {
         unit_id: String,
         confidence: f64,

@@ -9,7 +9,7 @@
 //!
 //! - **Mapped units outside the course** are ignored (listed in the trace): they
 //!   can be neither taught nor scoped. A unit mapped twice keeps its highest
-//!   confidence; confidences are clamped to [0,1] (NaN counts as 0); ties in
+//!   confidence; confidences are clamped to \[0, 1\] (NaN counts as 0); ties in
 //!   confidence are broken by unit id, so the LLM's listing order never matters.
 //! - **A snapshot focus that is not a unit of the course** (the seed's
 //!   `ENTRY-00` placeholder, or a unit removed from the course) is replaced by

@@ -1,5 +1,5 @@
 //! Unit priority scoring (seed 004 PF-3.3): every signal normalised to
-//! [0,1], then a weighted sum clamped to [0,1]. All numbers come from the
+//! \[0, 1\], then a weighted sum clamped to \[0, 1\]. All numbers come from the
 //! workflow's `policy` settings.
 //!
 //! The seed's weighted sum ends in a dangling `+` after the drill-evidence
@@ -28,7 +28,7 @@ pub struct UnitSignals {
     pub mastery_probability: f64,
 }
 
-/// Each normalised signal of a unit's score, all in [0,1].
+/// Each normalised signal of a unit's score, all in \[0, 1\].
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ScoreComponents {
@@ -50,7 +50,7 @@ pub struct ScoredUnit {
     pub components: ScoreComponents,
 }
 
-/// `x` clamped to [0,1]; NaN counts as 0 so no score can be NaN.
+/// `x` clamped to \[0, 1\]; NaN counts as 0 so no score can be NaN.
 pub fn unit_interval(x: f64) -> f64 {
     if x.is_nan() { 0.0 } else { x.clamp(0.0, 1.0) }
 }
@@ -82,7 +82,7 @@ pub fn tier_need_value(tier: MasteryTier, need: &TierNeed) -> f64 {
     })
 }
 
-/// Drill streak mapped to [0,1]: 0 → 0, 1 → `streak_one`, `full_streak` or
+/// Drill streak mapped to \[0, 1\]: 0 → 0, 1 → `streak_one`, `full_streak` or
 /// more → 1, linear in between (with the seed's `full_streak` of 2 there is
 /// no in between). A `full_streak` of 1 reaches 1 at the first correct answer.
 pub fn drill_evidence_value(streak: u32, evidence: &DrillEvidence) -> f64 {
@@ -114,7 +114,7 @@ pub fn components(signals: &UnitSignals, settings: &PolicySettings) -> ScoreComp
     }
 }
 
-/// The weighted sum of the components, clamped to [0,1].
+/// The weighted sum of the components, clamped to \[0, 1\].
 pub fn priority(c: &ScoreComponents, w: &ScoreWeights) -> f64 {
     unit_interval(
         w.intent * c.intent
