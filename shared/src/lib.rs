@@ -5,3 +5,4 @@ pub mod config;
 pub mod content;
 pub mod engine;
 pub mod model;
+pub mod store;

@@ -1,0 +1,141 @@
+//! Shared by the storage test files: the stores under test, the emulator
+//! switch and small fixtures.
+#![allow(dead_code)] // each test file uses its own part of this module
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use aws_sdk_dynamodb::config::{BehaviorVersion, Credentials, Region};
+use chrono::{DateTime, Duration, Utc};
+use tutorflow::model::{
+    Mode, Role, SessionState, StudentSnapshot, Thread, ThreadStatus, TutorMessage, UnitProgress,
+};
+use tutorflow::store::{DynamoStore, Retention, SqliteStore, Store};
+
+/// Where moto (or another emulator) listens, exported by scripts/test.sh.
+pub const ENDPOINT_VAR: &str = "TUTORFLOW_TEST_AWS_ENDPOINT";
+
+/// The emulator's URL. Without one the test is skipped locally with a note,
+/// but in CI (CI=true) a missing emulator fails the test.
+pub fn emulator(test: &str) -> Option<String> {
+    match std::env::var(ENDPOINT_VAR) {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ if std::env::var("CI").is_ok_and(|v| v == "true") => {
+            panic!(
+                "{ENDPOINT_VAR} is not set: CI must run the storage suite against the emulator (scripts/test.sh starts it)"
+            )
+        }
+        _ => {
+            eprintln!(
+                "note: {test} skipped: set {ENDPOINT_VAR} (scripts/test.sh starts moto) to run it"
+            );
+            None
+        }
+    }
+}
+
+pub fn unique(prefix: &str) -> String {
+    format!("{prefix}-{}", uuid::Uuid::new_v4().simple())
+}
+
+pub fn retention() -> Retention {
+    Retention {
+        idempotency: Duration::hours(1),
+        turn_logs: Duration::days(1),
+    }
+}
+
+/// A store under test and whatever must live as long as it.
+pub struct Backend {
+    pub store: Arc<dyn Store>,
+    _dir: Option<tempfile::TempDir>,
+}
+
+pub async fn sqlite() -> Backend {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(&dir.path().join("nested/state.sqlite"), retention())
+        .await
+        .unwrap();
+    Backend {
+        store: Arc::new(store),
+        _dir: Some(dir),
+    }
+}
+
+/// SDK settings for the emulator: fixed region and dummy credentials.
+pub async fn emulator_sdk_config(endpoint: &str) -> aws_config::SdkConfig {
+    aws_config::defaults(BehaviorVersion::latest())
+        .endpoint_url(endpoint)
+        .region(Region::new("us-east-1"))
+        .credentials_provider(Credentials::new("test", "test", None, None, "static"))
+        .load()
+        .await
+}
+
+/// A DynamoDB store on a fresh table of the emulator (or of real AWS: see
+/// README "Running the storage suite against real AWS").
+pub async fn dynamo_store(endpoint: &str) -> DynamoStore {
+    let client = aws_sdk_dynamodb::Client::new(&emulator_sdk_config(endpoint).await);
+    let store = DynamoStore::new(client, &unique("tutorflow-test"), retention());
+    store.create_table_if_missing().await.unwrap();
+    store
+}
+
+pub async fn dynamo(test: &str) -> Option<Backend> {
+    let endpoint = emulator(test)?;
+    Some(Backend {
+        store: Arc::new(dynamo_store(&endpoint).await),
+        _dir: None,
+    })
+}
+
+pub fn t(secs: i64) -> DateTime<Utc> {
+    DateTime::from_timestamp(1_800_000_000 + secs, 0).unwrap()
+}
+
+pub fn snapshot(student: &str, course: &str, counter: u32) -> StudentSnapshot {
+    let mut s = StudentSnapshot::new(student, course, "unit-a");
+    let mut progress = UnitProgress::default();
+    progress.drill.attempts = counter;
+    s.unit_progress = BTreeMap::from([("unit-a".to_owned(), progress)]);
+    s
+}
+
+pub fn counter(s: &StudentSnapshot) -> u32 {
+    s.unit_progress["unit-a"].drill.attempts
+}
+
+pub fn thread(id: &str, student: &str, updated: i64) -> Thread {
+    Thread {
+        thread_id: id.to_owned(),
+        student_id: student.to_owned(),
+        course_id: "prealgebra".into(),
+        mode: Mode::Guided,
+        status: ThreadStatus::Active,
+        goal: Some("fractions".into()),
+        unit_id: None,
+        created_at: t(0),
+        updated_at: t(updated),
+        session: SessionState::default(),
+    }
+}
+
+pub fn message(thread_id: &str, n: u32) -> TutorMessage {
+    TutorMessage {
+        id: format!("m{n}"),
+        thread_id: thread_id.to_owned(),
+        role: if n.is_multiple_of(2) {
+            Role::Student
+        } else {
+            Role::Assistant
+        },
+        text: format!("message {n}"),
+        latex: None,
+        card: None,
+        created_at: t(i64::from(n)),
+    }
+}
+
+pub fn texts(messages: &[TutorMessage]) -> Vec<String> {
+    messages.iter().map(|m| m.text.clone()).collect()
+}
