@@ -16,10 +16,12 @@
 //! and re-applies.
 
 mod aws;
+mod content_cache;
 mod cursor;
 mod dynamo;
 mod error;
 mod idempotency;
+mod s3_content;
 mod sqlite;
 mod types;
 mod unit_of_work;
@@ -31,10 +33,14 @@ use async_trait::async_trait;
 use chrono::{DateTime, Duration, Utc};
 
 pub use aws::{dynamodb_client, s3_client};
-pub use dynamo::DynamoStore;
+pub use content_cache::{Clock, ContentCache, LoadError};
+pub use dynamo::{DynamoStore, THREADS_INDEX};
 pub use error::{ItemRef, StoreError};
 pub use idempotency::{
     Begin, IdempotencyKey, IdempotencyLock, MAX_IDEMPOTENCY_KEY_CHARS, StoredResponse, payload_hash,
+};
+pub use s3_content::{
+    MANIFEST_FILE, Manifest, ManifestEntry, PublishError, PublishReport, S3Source, publish,
 };
 pub use sqlite::SqliteStore;
 pub use types::{

@@ -139,3 +139,69 @@ pub fn message(thread_id: &str, n: u32) -> TutorMessage {
 pub fn texts(messages: &[TutorMessage]) -> Vec<String> {
     messages.iter().map(|m| m.text.clone()).collect()
 }
+
+/// A small valid bundle built from the shipped workflow, prompts and
+/// blueprints plus a one-unit course, so content tests do not depend on
+/// the whole shipped course being complete.
+pub async fn valid_bundle() -> tutorflow::content::ContentFiles {
+    use tutorflow::content::{ContentSource, FsSource};
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let shipped = FsSource::new(root).fetch().await.unwrap();
+    let unit = "workflows/courses/prealgebra/units/one-step-equations.yaml";
+    let mut files: BTreeMap<String, String> = shipped
+        .files
+        .iter()
+        .filter(|(path, _)| {
+            path.starts_with("prompts/")
+                || path.starts_with("workflows/blueprints/")
+                || (path.starts_with("workflows/") && path.matches('/').count() == 1)
+        })
+        .map(|(p, t)| (p.clone(), t.clone()))
+        .collect();
+    files.insert(
+        "workflows/courses/storetest/course.yaml".into(),
+        "id: storetest\ntitle: Storage test course\nworkflow: default\n\
+         entry_unit: one-step-equations\nunits:\n  - id: one-step-equations\n    requires: []\n"
+            .into(),
+    );
+    files.insert(
+        "workflows/courses/storetest/units/one-step-equations.yaml".into(),
+        shipped.files[unit].clone(),
+    );
+    tutorflow::content::ContentFiles::new(files)
+}
+
+/// Writes `files` under `dir` as a bundle directory.
+pub fn write_bundle(dir: &std::path::Path, files: &tutorflow::content::ContentFiles) {
+    for (path, text) in &files.files {
+        let target = dir.join(path);
+        std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+        std::fs::write(target, text).unwrap();
+    }
+}
+
+/// `files` with `from` replaced by `to` in `path`.
+pub fn edited(
+    files: &tutorflow::content::ContentFiles,
+    path: &str,
+    from: &str,
+    to: &str,
+) -> tutorflow::content::ContentFiles {
+    let mut map = files.files.clone();
+    let text = map.get_mut(path).unwrap();
+    assert!(text.contains(from), "{path} does not contain {from:?}");
+    *text = text.replacen(from, to, 1);
+    tutorflow::content::ContentFiles::new(map)
+}
+
+/// An S3 client for the emulator and a fresh bucket on it.
+pub async fn s3_bucket(endpoint: &str) -> (aws_sdk_s3::Client, String) {
+    let shared = emulator_sdk_config(endpoint).await;
+    let config = aws_sdk_s3::config::Builder::from(&shared)
+        .force_path_style(true)
+        .build();
+    let client = aws_sdk_s3::Client::from_conf(config);
+    let bucket = unique("tutorflow-content");
+    client.create_bucket().bucket(&bucket).send().await.unwrap();
+    (client, bucket)
+}
