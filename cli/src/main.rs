@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod publish;
 mod validate;
 
 #[derive(Parser)]
@@ -24,6 +25,14 @@ enum Command {
     /// Prints a one-line summary and exits 0 when everything is valid;
     /// otherwise prints every problem as path:line:column: message and exits 1.
     Validate(validate::Args),
+    /// Publish a content bundle to S3 for the functions to pick up.
+    ///
+    /// Validates first and refuses invalid content (printing every problem,
+    /// exit 1). Uploads the files under a prefix named after the bundle's
+    /// content hash, then writes manifest.json (paths, sizes, SHA-256) last,
+    /// so a reader never sees a half-uploaded bundle. Credentials come from
+    /// the usual AWS chain (environment, profile, role).
+    Publish(publish::Args),
 }
 
 #[tokio::main(flavor = "current_thread")]
@@ -31,5 +40,6 @@ async fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Validate(args) => validate::run(args).await,
+        Command::Publish(args) => publish::run(args).await,
     }
 }
