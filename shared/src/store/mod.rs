@@ -50,7 +50,8 @@ pub use types::{
 };
 pub use unit_of_work::{Change, UnitOfWork};
 
-use crate::config::{StoreBackend, StoreConfig};
+use crate::config::{ContentConfig, ContentSourceKind, StoreBackend, StoreConfig};
+use crate::content::{ContentSource, FsSource, SourceError};
 use crate::model::StudentSnapshot;
 
 /// A student's progress per course.
@@ -200,4 +201,28 @@ pub async fn open(config: &StoreConfig) -> Result<Arc<dyn Store>, StoreError> {
             Ok(Arc::new(store))
         }
     }
+}
+
+/// The configured content source: the bundle directory, or the bundle
+/// published to S3.
+pub async fn content_source(config: &ContentConfig) -> Result<Arc<dyn ContentSource>, SourceError> {
+    match config.source {
+        ContentSourceKind::Fs => Ok(Arc::new(FsSource::new(&config.dir))),
+        ContentSourceKind::S3 => {
+            let bucket = config.bucket.as_deref().ok_or_else(|| {
+                SourceError::Unavailable(
+                    "content.bucket is required for content.source = \"s3\"".into(),
+                )
+            })?;
+            let client = s3_client(config.endpoint_url.as_deref(), None).await;
+            Ok(Arc::new(S3Source::new(client, bucket, &config.prefix)))
+        }
+    }
+}
+
+/// Loads the configured content into a cache that refreshes every
+/// `content.refresh_seconds`.
+pub async fn open_content(config: &ContentConfig) -> Result<ContentCache, LoadError> {
+    let refresh = std::time::Duration::from_secs(config.refresh_seconds);
+    ContentCache::load(content_source(config).await?, refresh).await
 }
