@@ -82,10 +82,11 @@ async fn fifty_writers_on_sqlite_lose_nothing() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn fifty_writers_on_dynamodb_lose_nothing() {
-    let Some(endpoint) = emulator("fifty_writers_on_dynamodb_lose_nothing") else {
+    let Some(aws) = aws("fifty_writers_on_dynamodb_lose_nothing") else {
         return;
     };
-    let store: Arc<dyn Store> = Arc::new(dynamo_store(&endpoint).await);
+    let (store, _cleanup) = dynamo_store(&aws).await;
+    let store: Arc<dyn Store> = Arc::new(store);
     let conflicts = race(vec![store.clone()]).await;
     eprintln!("dynamodb: {WRITERS} increments, {conflicts} conflicts retried");
     assert_eq!(

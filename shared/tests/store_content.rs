@@ -1,5 +1,5 @@
 //! The content bundle on S3 (publish, manifest, verification) and the
-//! content cache that serves it — with S3 on the emulator and with the
+//! content cache that serves it — with S3 on the emulator (or AWS) and with the
 //! filesystem source the local server uses.
 
 mod store_support;
@@ -174,10 +174,10 @@ async fn invalid_content_cannot_be_the_first_bundle() {
 
 #[tokio::test]
 async fn a_published_bundle_loads_back_exactly() {
-    let Some(endpoint) = emulator("a_published_bundle_loads_back_exactly") else {
+    let Some(aws) = aws("a_published_bundle_loads_back_exactly") else {
         return;
     };
-    let (client, bucket) = s3_bucket(&endpoint).await;
+    let (client, bucket, _cleanup) = s3_bucket(&aws).await;
     let files = valid_bundle().await;
     let report = publish(&client, &bucket, "/content/", &files, t(0))
         .await
@@ -205,10 +205,10 @@ async fn a_published_bundle_loads_back_exactly() {
 
 #[tokio::test]
 async fn a_republished_file_is_picked_up_by_a_running_process_within_the_interval() {
-    let Some(endpoint) = emulator("a_republished_file_is_picked_up") else {
+    let Some(aws) = aws("a_republished_file_is_picked_up") else {
         return;
     };
-    let (client, bucket) = s3_bucket(&endpoint).await;
+    let (client, bucket, _cleanup) = s3_bucket(&aws).await;
     let files = valid_bundle().await;
     publish(&client, &bucket, "", &files, t(0)).await.unwrap();
     let source = Counting::wrap(S3Source::new(client.clone(), &bucket, ""));
@@ -238,10 +238,10 @@ async fn a_republished_file_is_picked_up_by_a_running_process_within_the_interva
 
 #[tokio::test]
 async fn invalid_content_is_never_published() {
-    let Some(endpoint) = emulator("invalid_content_is_never_published") else {
+    let Some(aws) = aws("invalid_content_is_never_published") else {
         return;
     };
-    let (client, bucket) = s3_bucket(&endpoint).await;
+    let (client, bucket, _cleanup) = s3_bucket(&aws).await;
     let broken = edited(&valid_bundle().await, UNIT, TITLE, "title: [unclosed");
     match publish(&client, &bucket, "", &broken, t(0)).await {
         Err(PublishError::Invalid(diagnostics)) => {
@@ -260,10 +260,10 @@ async fn invalid_content_is_never_published() {
 
 #[tokio::test]
 async fn a_missing_manifest_is_a_clear_error() {
-    let Some(endpoint) = emulator("a_missing_manifest_is_a_clear_error") else {
+    let Some(aws) = aws("a_missing_manifest_is_a_clear_error") else {
         return;
     };
-    let (client, bucket) = s3_bucket(&endpoint).await;
+    let (client, bucket, _cleanup) = s3_bucket(&aws).await;
     let source = S3Source::new(client, &bucket, "content");
     for err in [
         source.fingerprint().await.unwrap_err(),
@@ -285,10 +285,10 @@ async fn a_missing_manifest_is_a_clear_error() {
 
 #[tokio::test]
 async fn a_mismatched_or_missing_manifest_is_refused_and_the_previous_bundle_keeps_serving() {
-    let Some(endpoint) = emulator("a_mismatched_manifest_is_refused") else {
+    let Some(aws) = aws("a_mismatched_manifest_is_refused") else {
         return;
     };
-    let (client, bucket) = s3_bucket(&endpoint).await;
+    let (client, bucket, _cleanup) = s3_bucket(&aws).await;
     let files = valid_bundle().await;
     publish(&client, &bucket, "p", &files, t(0)).await.unwrap();
     let source = S3Source::new(client.clone(), &bucket, "p");

@@ -51,8 +51,8 @@ async fn a_sqlite_path_that_cannot_be_created_is_an_error() {
 
 #[tokio::test]
 async fn dynamodb_behind_an_endpoint_creates_its_table() {
-    let Some(endpoint) = emulator("dynamodb_behind_an_endpoint_creates_its_table") else {
-        return;
+    let Some(Aws::Emulator(endpoint)) = aws("dynamodb_behind_an_endpoint_creates_its_table") else {
+        return; // on real AWS the table comes from the infrastructure template
     };
     // The factory uses the default credential chain: scripts/test.sh sets
     // dummy credentials for the emulator.
@@ -64,6 +64,10 @@ async fn dynamodb_behind_an_endpoint_creates_its_table() {
         ..StoreConfig::default()
     };
     let store = store::open(&config).await.unwrap();
+    let _cleanup = Cleanup::table(
+        sdk_config(&Aws::Emulator(config.endpoint_url.clone().unwrap())).await,
+        &config.table,
+    );
     let mut work = UnitOfWork::new();
     work.put_snapshot(snapshot("s1", "c1", 1), Expected::New);
     store.commit(work).await.unwrap();

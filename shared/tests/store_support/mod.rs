@@ -14,12 +14,25 @@ use tutorflow::store::{DynamoStore, Retention, SqliteStore, Store};
 
 /// Where moto (or another emulator) listens, exported by scripts/test.sh.
 pub const ENDPOINT_VAR: &str = "TUTORFLOW_TEST_AWS_ENDPOINT";
+/// Set to 1 to run the AWS tests against the real account of the default
+/// credential chain (README "Running the storage suite against real AWS").
+pub const REAL_AWS_VAR: &str = "TUTORFLOW_TEST_REAL_AWS";
 
-/// The emulator's URL. Without one the test is skipped locally with a note,
+/// Where the AWS tests run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Aws {
+    Emulator(String),
+    Real,
+}
+
+/// The AWS target. Without one the test is skipped locally with a note,
 /// but in CI (CI=true) a missing emulator fails the test.
-pub fn emulator(test: &str) -> Option<String> {
+pub fn aws(test: &str) -> Option<Aws> {
+    if std::env::var(REAL_AWS_VAR).is_ok_and(|v| v == "1") {
+        return Some(Aws::Real);
+    }
     match std::env::var(ENDPOINT_VAR) {
-        Ok(url) if !url.is_empty() => Some(url),
+        Ok(url) if !url.is_empty() => Some(Aws::Emulator(url)),
         _ if std::env::var("CI").is_ok_and(|v| v == "true") => {
             panic!(
                 "{ENDPOINT_VAR} is not set: CI must run the storage suite against the emulator (scripts/test.sh starts it)"
@@ -31,6 +44,69 @@ pub fn emulator(test: &str) -> Option<String> {
             );
             None
         }
+    }
+}
+
+/// SDK settings: the emulator with a fixed region and dummy credentials,
+/// or the default chain for real AWS.
+pub async fn sdk_config(aws: &Aws) -> aws_config::SdkConfig {
+    match aws {
+        Aws::Emulator(endpoint) => {
+            aws_config::defaults(BehaviorVersion::latest())
+                .endpoint_url(endpoint)
+                .region(Region::new("us-east-1"))
+                .credentials_provider(Credentials::new("test", "test", None, None, "static"))
+                .load()
+                .await
+        }
+        Aws::Real => aws_config::load_defaults(BehaviorVersion::latest()).await,
+    }
+}
+
+/// Deletes what a test created on AWS when the test ends, passed or not.
+pub struct Cleanup {
+    config: aws_config::SdkConfig,
+    table: Option<String>,
+    bucket: Option<String>,
+}
+
+impl Cleanup {
+    pub fn table(config: aws_config::SdkConfig, table: &str) -> Self {
+        Cleanup {
+            config,
+            table: Some(table.to_owned()),
+            bucket: None,
+        }
+    }
+}
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        let (config, table, bucket) = (self.config.clone(), self.table.take(), self.bucket.take());
+        // Drop runs inside the test's runtime: clean up on a thread of its own.
+        let _ = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            runtime.block_on(async move {
+                if let Some(table) = table {
+                    let client = aws_sdk_dynamodb::Client::new(&config);
+                    let _ = client.delete_table().table_name(table).send().await;
+                }
+                if let Some(bucket) = bucket {
+                    let client = s3_client_for(&config);
+                    let listed = client.list_objects_v2().bucket(&bucket).send().await;
+                    for object in listed.ok().and_then(|l| l.contents).unwrap_or_default() {
+                        if let Some(key) = object.key {
+                            let _ = client.delete_object().bucket(&bucket).key(key).send().await;
+                        }
+                    }
+                    let _ = client.delete_bucket().bucket(&bucket).send().await;
+                }
+            });
+        })
+        .join();
     }
 }
 
@@ -49,6 +125,7 @@ pub fn retention() -> Retention {
 pub struct Backend {
     pub store: Arc<dyn Store>,
     _dir: Option<tempfile::TempDir>,
+    _cleanup: Option<Cleanup>,
 }
 
 pub async fn sqlite() -> Backend {
@@ -59,33 +136,30 @@ pub async fn sqlite() -> Backend {
     Backend {
         store: Arc::new(store),
         _dir: Some(dir),
+        _cleanup: None,
     }
 }
 
-/// SDK settings for the emulator: fixed region and dummy credentials.
-pub async fn emulator_sdk_config(endpoint: &str) -> aws_config::SdkConfig {
-    aws_config::defaults(BehaviorVersion::latest())
-        .endpoint_url(endpoint)
-        .region(Region::new("us-east-1"))
-        .credentials_provider(Credentials::new("test", "test", None, None, "static"))
-        .load()
-        .await
-}
-
-/// A DynamoDB store on a fresh table of the emulator (or of real AWS: see
-/// README "Running the storage suite against real AWS").
-pub async fn dynamo_store(endpoint: &str) -> DynamoStore {
-    let client = aws_sdk_dynamodb::Client::new(&emulator_sdk_config(endpoint).await);
-    let store = DynamoStore::new(client, &unique("tutorflow-test"), retention());
+/// A DynamoDB store on a fresh table, deleted when the cleanup drops.
+pub async fn dynamo_store(aws: &Aws) -> (DynamoStore, Cleanup) {
+    let config = sdk_config(aws).await;
+    let table = unique("tutorflow-test");
+    let store = DynamoStore::new(aws_sdk_dynamodb::Client::new(&config), &table, retention());
+    let cleanup = Cleanup {
+        config,
+        table: Some(table),
+        bucket: None,
+    };
     store.create_table_if_missing().await.unwrap();
-    store
+    (store, cleanup)
 }
 
 pub async fn dynamo(test: &str) -> Option<Backend> {
-    let endpoint = emulator(test)?;
+    let (store, cleanup) = dynamo_store(&aws(test)?).await;
     Some(Backend {
-        store: Arc::new(dynamo_store(&endpoint).await),
+        store: Arc::new(store),
         _dir: None,
+        _cleanup: Some(cleanup),
     })
 }
 
@@ -194,14 +268,37 @@ pub fn edited(
     tutorflow::content::ContentFiles::new(map)
 }
 
-/// An S3 client for the emulator and a fresh bucket on it.
-pub async fn s3_bucket(endpoint: &str) -> (aws_sdk_s3::Client, String) {
-    let shared = emulator_sdk_config(endpoint).await;
-    let config = aws_sdk_s3::config::Builder::from(&shared)
-        .force_path_style(true)
-        .build();
-    let client = aws_sdk_s3::Client::from_conf(config);
+fn s3_client_for(config: &aws_config::SdkConfig) -> aws_sdk_s3::Client {
+    let path_style = config.endpoint_url().is_some();
+    aws_sdk_s3::Client::from_conf(
+        aws_sdk_s3::config::Builder::from(config)
+            .force_path_style(path_style)
+            .build(),
+    )
+}
+
+/// An S3 client and a fresh bucket, deleted with its objects when the
+/// cleanup drops.
+pub async fn s3_bucket(aws: &Aws) -> (aws_sdk_s3::Client, String, Cleanup) {
+    let config = sdk_config(aws).await;
+    let client = s3_client_for(&config);
     let bucket = unique("tutorflow-content");
-    client.create_bucket().bucket(&bucket).send().await.unwrap();
-    (client, bucket)
+    let mut create = client.create_bucket().bucket(&bucket);
+    // Outside us-east-1 AWS wants the region named.
+    if let Some(region) = config.region().map(|r| r.to_string())
+        && region != "us-east-1"
+    {
+        create = create.create_bucket_configuration(
+            aws_sdk_s3::types::CreateBucketConfiguration::builder()
+                .location_constraint(region.as_str().into())
+                .build(),
+        );
+    }
+    create.send().await.unwrap();
+    let cleanup = Cleanup {
+        config,
+        table: None,
+        bucket: Some(bucket.clone()),
+    };
+    (client, bucket, cleanup)
 }
