@@ -485,6 +485,21 @@ mod suite {
                 Begin::Acquired(_)
             ));
         }
+        // An absurd lock duration saturates instead of overflowing.
+        let forever = IdempotencyKey::for_student("s1", "forever").unwrap();
+        assert!(matches!(
+            store
+                .begin_idempotency(&forever, "h1", t(0), Duration::MAX)
+                .await
+                .unwrap(),
+            Begin::Acquired(_)
+        ));
+        assert!(matches!(
+            store
+                .begin_idempotency(&forever, "h1", t(1), lock_for)
+                .await,
+            Err(StoreError::IdempotencyInProgress { .. })
+        ));
         // Bad input.
         assert_invalid(
             store.begin_idempotency(&key, "", t(2), lock_for).await,

@@ -226,3 +226,23 @@ pub async fn open_content(config: &ContentConfig) -> Result<ContentCache, LoadEr
     let refresh = std::time::Duration::from_secs(config.refresh_seconds);
     ContentCache::load(content_source(config).await?, refresh).await
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retention_comes_from_the_configuration_and_is_capped() {
+        let retention = Retention::from_config(&StoreConfig::default());
+        assert_eq!(retention.idempotency, Duration::hours(24));
+        assert_eq!(retention.turn_logs, Duration::days(30));
+        let absurd = StoreConfig {
+            idempotency_ttl_hours: u64::MAX,
+            turn_log_ttl_days: u64::MAX,
+            ..StoreConfig::default()
+        };
+        let capped = Retention::from_config(&absurd);
+        assert_eq!(capped.turn_logs, Duration::days(36_500));
+        assert_eq!(capped.idempotency, Duration::days(36_500));
+    }
+}
