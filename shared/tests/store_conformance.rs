@@ -683,19 +683,6 @@ mod suite {
     }
 }
 
-trait KeyItem {
-    fn item_ref(&self) -> ItemRef;
-}
-
-impl KeyItem for IdempotencyKey {
-    fn item_ref(&self) -> ItemRef {
-        ItemRef::Idempotency {
-            student_id: self.student_id().to_owned(),
-            key: self.key().to_owned(),
-        }
-    }
-}
-
 /// Instantiates every suite function once per store.
 macro_rules! conformance {
     ($($name:ident),* $(,)?) => {

@@ -190,7 +190,7 @@ fn idempotency_item(key: &IdempotencyKey, record: &IdempotencyRecord) -> Result<
     item.insert("ttl".into(), n(ttl_seconds(record.expires_at)));
     if let Some(response) = &record.response {
         let text = serde_json::to_string(response)
-            .map_err(|e| StoreError::serialization(&key.item(), e))?;
+            .map_err(|e| StoreError::serialization(&key.item_ref(), e))?;
         item.insert("response".into(), s(text));
     }
     Ok(item)
@@ -740,7 +740,7 @@ impl IdempotencyStore for DynamoStore {
         lock_for: Duration,
     ) -> Result<Begin, StoreError> {
         idempotency::check_lock_duration(lock_for)?;
-        let of = key.item();
+        let of = key.item_ref();
         // A record can vanish (expiry, release) between the failed put and
         // the read that explains it: then the put is simply tried again.
         for _ in 0..3 {

@@ -80,7 +80,8 @@ impl IdempotencyKey {
         crate::content::source::hex(&hasher.finalize())
     }
 
-    pub(crate) fn item(&self) -> ItemRef {
+    /// How errors name this key's record.
+    pub fn item_ref(&self) -> ItemRef {
         ItemRef::Idempotency {
             student_id: self.student_id.clone(),
             key: self.key.clone(),

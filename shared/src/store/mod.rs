@@ -13,7 +13,55 @@
 //! Reads that a turn builds on are strongly consistent. A turn reads, runs
 //! the pure engine, then commits a [`UnitOfWork`] whose changes are each
 //! conditioned on the version read; on [`StoreError::Conflict`] it re-reads
-//! and re-applies.
+//! and re-applies:
+//!
+//! ```no_run
+//! # use tutorflow::store::*;
+//! # use tutorflow::model::{StudentSnapshot, Thread, TutorMessage};
+//! /// What the pure engine does with the state it is given.
+//! type Engine = fn(&ThreadRecord, Option<&Versioned<StudentSnapshot>>)
+//!     -> (Thread, Vec<TutorMessage>, StudentSnapshot);
+//!
+//! async fn turn(
+//!     store: &dyn Store,
+//!     engine: Engine,
+//!     key: &IdempotencyKey,
+//!     body: &[u8],
+//! ) -> Result<StoredResponse, StoreError> {
+//!     let now = chrono::Utc::now();
+//!     let lock = match store
+//!         .begin_idempotency(key, &payload_hash(body), now, chrono::Duration::seconds(30))
+//!         .await?
+//!     {
+//!         Begin::Replay(response) => return Ok(response),
+//!         Begin::Acquired(lock) => lock,
+//!     };
+//!     for _ in 0..3 {
+//!         let thread = store.get_thread("thread-1", 20).await?.expect("404 in the real API");
+//!         let snapshot = store.get_snapshot("student-1", "prealgebra").await?;
+//!         let (new_thread, messages, new_snapshot) = engine(&thread, snapshot.as_ref());
+//!         let response = StoredResponse {
+//!             status: 200,
+//!             content_type: "application/json".into(),
+//!             body: "{}".into(),
+//!         };
+//!         let mut work = UnitOfWork::new();
+//!         work.put_thread(thread.update(new_thread, messages))
+//!             .put_snapshot(new_snapshot, Expected::of(snapshot.as_ref()))
+//!             .complete_idempotency(lock.clone(), response.clone());
+//!         match store.commit(work).await {
+//!             Ok(()) => return Ok(response),
+//!             Err(StoreError::Conflict(_)) => continue, // re-read, re-apply
+//!             Err(e) => {
+//!                 store.release_idempotency(&lock).await?;
+//!                 return Err(e);
+//!             }
+//!         }
+//!     }
+//!     store.release_idempotency(&lock).await?;
+//!     Err(StoreError::Conflict(lock.key.item_ref()))
+//! }
+//! ```
 
 mod aws;
 mod content_cache;

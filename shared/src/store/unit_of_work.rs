@@ -143,7 +143,7 @@ impl Change {
             Change::Thread(t) => ItemRef::Thread {
                 thread_id: t.thread.thread_id.clone(),
             },
-            Change::CompleteIdempotency { lock, .. } => lock.key.item(),
+            Change::CompleteIdempotency { lock, .. } => lock.key.item_ref(),
             Change::TurnLog(log) => ItemRef::TurnLog {
                 thread_id: log.thread_id.clone(),
                 turn_id: log.turn_id.clone(),
