@@ -72,8 +72,12 @@ async fn fifty_writers_on_sqlite_lose_nothing() {
             SqliteStore::open(&path, retention()).await.unwrap(),
         ));
     }
+    let started = std::time::Instant::now();
     let conflicts = race(stores.clone()).await;
-    eprintln!("sqlite: {WRITERS} increments, {conflicts} conflicts retried");
+    eprintln!(
+        "sqlite: {WRITERS} increments, {conflicts} conflicts retried, {:?}",
+        started.elapsed()
+    );
     assert_eq!(
         final_count(stores[0].as_ref()).await,
         (WRITERS, u64::from(WRITERS))
@@ -87,8 +91,12 @@ async fn fifty_writers_on_dynamodb_lose_nothing() {
     };
     let (store, _cleanup) = dynamo_store(&aws).await;
     let store: Arc<dyn Store> = Arc::new(store);
+    let started = std::time::Instant::now();
     let conflicts = race(vec![store.clone()]).await;
-    eprintln!("dynamodb: {WRITERS} increments, {conflicts} conflicts retried");
+    eprintln!(
+        "dynamodb: {WRITERS} increments, {conflicts} conflicts retried, {:?}",
+        started.elapsed()
+    );
     assert_eq!(
         final_count(store.as_ref()).await,
         (WRITERS, u64::from(WRITERS))
