@@ -118,7 +118,8 @@ pub trait SnapshotStore: Send + Sync {
 #[async_trait]
 pub trait ThreadStore: Send + Sync {
     /// The thread with its `recent` (0..=[`MAX_PAGE_SIZE`]) latest messages
-    /// in chronological order (consistent read).
+    /// in chronological order (consistent read). The store does not check
+    /// ownership: compare `thread.student_id` with the caller (404 if not).
     async fn get_thread(
         &self,
         thread_id: &str,
