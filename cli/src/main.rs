@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod policy;
+mod publish;
 mod validate;
 
 #[derive(Parser)]
@@ -31,6 +32,14 @@ enum Command {
     /// the units a message maps to, exam lockouts and the course's workflow,
     /// and prints it as JSON with every candidate unit's score.
     Policy(policy::Args),
+    /// Publish a content bundle to S3 for the functions to pick up.
+    ///
+    /// Validates first and refuses invalid content (printing every problem,
+    /// exit 1). Uploads the files under a prefix named after the bundle's
+    /// content hash, then writes manifest.json (paths, sizes, SHA-256) last,
+    /// so a reader never sees a half-uploaded bundle. Credentials come from
+    /// the usual AWS chain (environment, profile, role).
+    Publish(publish::Args),
 }
 
 #[tokio::main(flavor = "current_thread")]
@@ -39,5 +48,6 @@ async fn main() -> ExitCode {
     match cli.command {
         Command::Validate(args) => validate::run(args).await,
         Command::Policy(args) => policy::run(args).await,
+        Command::Publish(args) => publish::run(args).await,
     }
 }

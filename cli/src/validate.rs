@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use tutorflow::content::{Bundle, ContentSource, FsSource};
+use tutorflow::content::{Bundle, ContentSource, Diagnostics, FsSource};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -20,12 +20,6 @@ pub async fn run(args: Args) -> ExitCode {
             eprintln!("error: {e}");
             return ExitCode::FAILURE;
         }
-    };
-    let root = source.root().display().to_string();
-    let prefix = if root == "." || root.is_empty() {
-        String::new()
-    } else {
-        format!("{}/", root.trim_end_matches('/'))
     };
     match Bundle::load(&files) {
         Ok(bundle) => {
@@ -45,14 +39,26 @@ pub async fn run(args: Args) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(diagnostics) => {
-            for d in &diagnostics.0 {
-                println!("{prefix}{d}");
-            }
-            let n = diagnostics.0.len();
-            eprintln!("{n} problem{} found in {}", plural(n), source.describe());
+            print_problems(&source, &diagnostics);
             ExitCode::FAILURE
         }
     }
+}
+
+/// Prints every problem as `path:line:column: message`, paths as given on
+/// the command line, then a count.
+pub fn print_problems(source: &FsSource, diagnostics: &Diagnostics) {
+    let root = source.root().display().to_string();
+    let prefix = if root == "." || root.is_empty() {
+        String::new()
+    } else {
+        format!("{}/", root.trim_end_matches('/'))
+    };
+    for d in &diagnostics.0 {
+        println!("{prefix}{d}");
+    }
+    let n = diagnostics.0.len();
+    eprintln!("{n} problem{} found in {}", plural(n), source.describe());
 }
 
 fn plural(n: usize) -> &'static str {

@@ -6,3 +6,4 @@ pub mod config;
 pub mod content;
 pub mod engine;
 pub mod model;
+pub mod store;

@@ -1,0 +1,934 @@
+//! The DynamoDB store: one table, single-table design (README "State
+//! storage" documents keys, item shapes, the GSI and TTL attributes).
+//!
+//! Values are stored as JSON in a `data` attribute, so an item round-trips
+//! exactly the wire shape; keys, version, expiry and the listing summary are
+//! top-level attributes. A unit of work is one TransactWriteItems with a
+//! condition per item and an idempotency token, so an SDK retry of a commit
+//! that went through does not turn into a false conflict.
+
+use std::collections::{BTreeMap, HashMap};
+
+use async_trait::async_trait;
+use aws_sdk_dynamodb::Client;
+use aws_sdk_dynamodb::error::{DisplayErrorContext, SdkError};
+use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
+use aws_sdk_dynamodb::types::{
+    AttributeDefinition, AttributeValue, BillingMode, GlobalSecondaryIndex, KeySchemaElement,
+    KeyType, KeysAndAttributes, Projection, ProjectionType, Put, ScalarAttributeType, TableStatus,
+    TimeToLiveSpecification, TransactWriteItem,
+};
+use chrono::{DateTime, Duration, Utc};
+
+use super::cursor::{self, paginate, seq_key};
+use super::error::{ItemRef, StoreError};
+use super::idempotency::{
+    self, Begin, Existing, IdempotencyKey, IdempotencyLock, IdempotencyRecord, RecordStatus,
+    StoredResponse,
+};
+use super::sqlite::{list_key, turn_log_key};
+use super::types::{
+    ExamLockout, Expected, Order, Page, PageRequest, ThreadRecord, ThreadSummary, TurnLog,
+    Versioned, check_id, check_limit, from_millis, millis, plus,
+};
+use super::unit_of_work::{Change, Encoder, UnitOfWork, decode};
+use super::{
+    Committer, IdempotencyStore, LockoutStore, Retention, SnapshotStore, ThreadStore, TurnLogStore,
+};
+use crate::model::{StudentSnapshot, TutorMessage};
+
+/// The index listing a student's threads by recency.
+pub const THREADS_INDEX: &str = "GSI1";
+/// Sort key of a thread's metadata item: it sorts after `MSG#…`, so one
+/// descending query returns the thread and its latest messages.
+const THREAD_SK: &str = "THREAD";
+const MSG_PREFIX: &str = "MSG#";
+const LOG_PREFIX: &str = "LOG#";
+/// Most BatchGetItem keys per request.
+const BATCH_GET_LIMIT: usize = 100;
+/// Rounds of retrying keys DynamoDB left unprocessed (throttling).
+const UNPROCESSED_RETRIES: u32 = 5;
+
+#[derive(Debug, Clone)]
+pub struct DynamoStore {
+    client: Client,
+    table: String,
+    retention: Retention,
+}
+
+type Item = HashMap<String, AttributeValue>;
+
+fn s(v: impl Into<String>) -> AttributeValue {
+    AttributeValue::S(v.into())
+}
+
+fn n(v: impl ToString) -> AttributeValue {
+    AttributeValue::N(v.to_string())
+}
+
+fn student_pk(student_id: &str) -> String {
+    format!("STUDENT#{student_id}")
+}
+
+fn thread_pk(thread_id: &str) -> String {
+    format!("THREAD#{thread_id}")
+}
+
+fn snapshot_sk(course_id: &str) -> String {
+    format!("SNAPSHOT#{course_id}")
+}
+
+fn idempotency_sk(digest: &str) -> String {
+    format!("IDEMPOTENCY#{digest}")
+}
+
+fn lockout_sk(course_id: &str, question_id: &str) -> String {
+    format!("LOCKOUT#{course_id}#{question_id}")
+}
+
+fn key(pk: String, sk: String) -> Item {
+    HashMap::from([("PK".to_owned(), s(pk)), ("SK".to_owned(), s(sk))])
+}
+
+fn ttl_seconds(t: DateTime<Utc>) -> i64 {
+    t.timestamp()
+}
+
+fn sdk_error<E, R>(op: &str, e: SdkError<E, R>) -> StoreError
+where
+    E: std::error::Error + 'static,
+    R: std::fmt::Debug,
+{
+    StoreError::Unavailable(format!("dynamodb {op}: {}", DisplayErrorContext(&e)))
+}
+
+fn attr_s<'a>(item: &'a Item, name: &str, of: &ItemRef) -> Result<&'a str, StoreError> {
+    match item.get(name) {
+        Some(AttributeValue::S(v)) => Ok(v),
+        _ => Err(StoreError::serialization(
+            of,
+            format!("missing string attribute `{name}`"),
+        )),
+    }
+}
+
+fn attr_n<T: std::str::FromStr>(item: &Item, name: &str, of: &ItemRef) -> Result<T, StoreError> {
+    match item.get(name) {
+        Some(AttributeValue::N(v)) => v.parse().map_err(|_| {
+            StoreError::serialization(of, format!("attribute `{name}` is not a number"))
+        }),
+        _ => Err(StoreError::serialization(
+            of,
+            format!("missing number attribute `{name}`"),
+        )),
+    }
+}
+
+fn versioned<T: serde::de::DeserializeOwned>(
+    item: &Item,
+    of: &ItemRef,
+) -> Result<Versioned<T>, StoreError> {
+    Ok(Versioned {
+        value: decode(attr_s(item, "data", of)?, of)?,
+        version: attr_n(item, "version", of)?,
+    })
+}
+
+/// A conditioned put: `expected` decides between "must not exist" and
+/// "must be at this version".
+struct Conditioned {
+    item: Item,
+    condition: String,
+    names: HashMap<String, String>,
+    values: HashMap<String, AttributeValue>,
+}
+
+impl Conditioned {
+    fn versioned(mut item: Item, expected: Expected) -> Self {
+        item.insert("version".into(), n(expected.next_version()));
+        match expected {
+            Expected::New => Conditioned::new_item(item),
+            Expected::Version(v) => Conditioned {
+                item,
+                condition: "#version = :expected".into(),
+                names: HashMap::from([("#version".into(), "version".into())]),
+                values: HashMap::from([(":expected".into(), n(v))]),
+            },
+        }
+    }
+
+    fn new_item(item: Item) -> Self {
+        Conditioned {
+            item,
+            condition: "attribute_not_exists(PK)".into(),
+            names: HashMap::new(),
+            values: HashMap::new(),
+        }
+    }
+
+    fn into_put(self, table: &str) -> Result<Put, StoreError> {
+        Put::builder()
+            .table_name(table)
+            .set_item(Some(self.item))
+            .condition_expression(self.condition)
+            .set_expression_attribute_names((!self.names.is_empty()).then_some(self.names))
+            .set_expression_attribute_values((!self.values.is_empty()).then_some(self.values))
+            .build()
+            .map_err(|e| StoreError::InvalidInput(e.to_string()))
+    }
+}
+
+fn idempotency_item(key: &IdempotencyKey, record: &IdempotencyRecord) -> Result<Item, StoreError> {
+    let mut item = key_of_idempotency(key);
+    item.insert("entity".into(), s("idempotency"));
+    item.insert("clientKey".into(), s(key.key()));
+    item.insert("status".into(), s(record.status.as_str()));
+    item.insert("payloadHash".into(), s(&record.payload_hash));
+    item.insert("lockToken".into(), s(&record.lock_token));
+    item.insert("lockExpiresAt".into(), n(millis(record.lock_expires_at)));
+    item.insert("expiresAt".into(), n(millis(record.expires_at)));
+    item.insert("ttl".into(), n(ttl_seconds(record.expires_at)));
+    if let Some(response) = &record.response {
+        let text = serde_json::to_string(response)
+            .map_err(|e| StoreError::serialization(&key.item_ref(), e))?;
+        item.insert("response".into(), s(text));
+    }
+    Ok(item)
+}
+
+fn key_of_idempotency(key: &IdempotencyKey) -> Item {
+    self::key(student_pk(key.student_id()), idempotency_sk(&key.digest()))
+}
+
+fn read_idempotency(item: &Item, of: &ItemRef) -> Result<IdempotencyRecord, StoreError> {
+    let response = match item.get("response") {
+        Some(AttributeValue::S(text)) => Some(decode::<StoredResponse>(text, of)?),
+        _ => None,
+    };
+    Ok(IdempotencyRecord {
+        status: RecordStatus::parse(attr_s(item, "status", of)?)
+            .ok_or_else(|| StoreError::serialization(of, "unknown status"))?,
+        payload_hash: attr_s(item, "payloadHash", of)?.to_owned(),
+        lock_token: attr_s(item, "lockToken", of)?.to_owned(),
+        lock_expires_at: from_millis(attr_n(item, "lockExpiresAt", of)?),
+        expires_at: from_millis(attr_n(item, "expiresAt", of)?),
+        response,
+    })
+}
+
+impl DynamoStore {
+    pub fn new(client: Client, table: &str, retention: Retention) -> Self {
+        DynamoStore {
+            client,
+            table: table.to_owned(),
+            retention,
+        }
+    }
+
+    /// Creates the table (keys, GSI, on-demand billing, TTL) unless it
+    /// exists, and waits until it is active. For emulators and the storage
+    /// test suite; on AWS the infrastructure template owns the table.
+    pub async fn create_table_if_missing(&self) -> Result<(), StoreError> {
+        let described = self
+            .client
+            .describe_table()
+            .table_name(&self.table)
+            .send()
+            .await;
+        match described {
+            Ok(_) => return self.wait_until_active().await,
+            Err(e)
+                if e.as_service_error()
+                    .is_some_and(|e| e.is_resource_not_found_exception()) => {}
+            Err(e) => return Err(sdk_error("DescribeTable", e)),
+        }
+        let attr = |name: &str| {
+            AttributeDefinition::builder()
+                .attribute_name(name)
+                .attribute_type(ScalarAttributeType::S)
+                .build()
+        };
+        let key_part = |name: &str, kind: KeyType| {
+            KeySchemaElement::builder()
+                .attribute_name(name)
+                .key_type(kind)
+                .build()
+        };
+        let build_error = |e: aws_sdk_dynamodb::error::BuildError| {
+            StoreError::InvalidInput(format!("table definition: {e}"))
+        };
+        let index = GlobalSecondaryIndex::builder()
+            .index_name(THREADS_INDEX)
+            .key_schema(key_part("GSI1PK", KeyType::Hash).map_err(build_error)?)
+            .key_schema(key_part("GSI1SK", KeyType::Range).map_err(build_error)?)
+            .projection(
+                Projection::builder()
+                    .projection_type(ProjectionType::Include)
+                    .non_key_attributes("summary")
+                    .build(),
+            )
+            .build()
+            .map_err(build_error)?;
+        let created = self
+            .client
+            .create_table()
+            .table_name(&self.table)
+            .billing_mode(BillingMode::PayPerRequest)
+            .set_attribute_definitions(Some(
+                ["PK", "SK", "GSI1PK", "GSI1SK"]
+                    .into_iter()
+                    .map(attr)
+                    .collect::<Result<_, _>>()
+                    .map_err(build_error)?,
+            ))
+            .key_schema(key_part("PK", KeyType::Hash).map_err(build_error)?)
+            .key_schema(key_part("SK", KeyType::Range).map_err(build_error)?)
+            .global_secondary_indexes(index)
+            .send()
+            .await;
+        match created {
+            Ok(_) => {}
+            // Another process created it first.
+            Err(e)
+                if e.as_service_error()
+                    .is_some_and(|e| e.is_resource_in_use_exception()) => {}
+            Err(e) => return Err(sdk_error("CreateTable", e)),
+        }
+        self.wait_until_active().await?;
+        self.client
+            .update_time_to_live()
+            .table_name(&self.table)
+            .time_to_live_specification(
+                TimeToLiveSpecification::builder()
+                    .enabled(true)
+                    .attribute_name("ttl")
+                    .build()
+                    .map_err(build_error)?,
+            )
+            .send()
+            .await
+            .map_err(|e| sdk_error("UpdateTimeToLive", e))?;
+        Ok(())
+    }
+
+    /// Polls DescribeTable: the SDK waiter sleeps at least 20 s.
+    async fn wait_until_active(&self) -> Result<(), StoreError> {
+        for _ in 0..300 {
+            let table = self
+                .client
+                .describe_table()
+                .table_name(&self.table)
+                .send()
+                .await
+                .map_err(|e| sdk_error("DescribeTable", e))?;
+            if table.table().and_then(|t| t.table_status()) == Some(&TableStatus::Active) {
+                return Ok(());
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        Err(StoreError::Unavailable(format!(
+            "table {} did not become active",
+            self.table
+        )))
+    }
+
+    fn encode(
+        &self,
+        work: &UnitOfWork,
+    ) -> Result<(Vec<TransactWriteItem>, Vec<ItemRef>), StoreError> {
+        let mut enc = Encoder::default();
+        let mut puts = Vec::with_capacity(work.item_count());
+        let mut items = Vec::with_capacity(work.item_count());
+        for change in work.changes() {
+            let of = change.item();
+            match change {
+                Change::Snapshot { snapshot, expected } => {
+                    let mut item = key(
+                        student_pk(&snapshot.student_id),
+                        snapshot_sk(&snapshot.course_id),
+                    );
+                    item.insert("entity".into(), s("snapshot"));
+                    item.insert("data".into(), s(enc.json(snapshot, &of)?));
+                    puts.push(Conditioned::versioned(item, *expected));
+                    items.push(of);
+                }
+                Change::Thread(t) => {
+                    let thread = &t.thread;
+                    let mut item = key(thread_pk(&thread.thread_id), THREAD_SK.into());
+                    item.insert("entity".into(), s("thread"));
+                    item.insert("data".into(), s(enc.json(thread, &of)?));
+                    let summary = ThreadSummary::from(thread);
+                    item.insert("summary".into(), s(enc.json(&summary, &of)?));
+                    item.insert("messageCount".into(), n(t.message_count_after()));
+                    item.insert("GSI1PK".into(), s(student_pk(&thread.student_id)));
+                    item.insert("GSI1SK".into(), s(list_key(thread)));
+                    puts.push(Conditioned::versioned(item, t.expected));
+                    items.push(of);
+                    for (seq, message) in t.appended() {
+                        let msg_of = ItemRef::Message {
+                            thread_id: thread.thread_id.clone(),
+                            seq,
+                        };
+                        let mut item = key(
+                            thread_pk(&thread.thread_id),
+                            format!("{MSG_PREFIX}{}", seq_key(seq)),
+                        );
+                        item.insert("entity".into(), s("message"));
+                        item.insert("data".into(), s(enc.json(message, &msg_of)?));
+                        puts.push(Conditioned::new_item(item));
+                        items.push(msg_of);
+                    }
+                }
+                Change::CompleteIdempotency { lock, response } => {
+                    enc.json(response, &of)?;
+                    let record =
+                        IdempotencyRecord::completed(lock, response, self.retention.idempotency);
+                    puts.push(Conditioned {
+                        item: idempotency_item(&lock.key, &record)?,
+                        condition: "#token = :token AND #status = :inprogress".into(),
+                        names: HashMap::from([
+                            ("#token".into(), "lockToken".into()),
+                            ("#status".into(), "status".into()),
+                        ]),
+                        values: HashMap::from([
+                            (":token".into(), s(&lock.token)),
+                            (":inprogress".into(), s(RecordStatus::InProgress.as_str())),
+                        ]),
+                    });
+                    items.push(of);
+                }
+                Change::TurnLog(log) => {
+                    let expires = plus(log.created_at, self.retention.turn_logs);
+                    let mut item = key(
+                        thread_pk(&log.thread_id),
+                        format!("{LOG_PREFIX}{}", turn_log_key(log)),
+                    );
+                    item.insert("entity".into(), s("turnLog"));
+                    item.insert("data".into(), s(enc.json(log, &of)?));
+                    item.insert("expiresAt".into(), n(millis(expires)));
+                    item.insert("ttl".into(), n(ttl_seconds(expires)));
+                    puts.push(Conditioned::new_item(item));
+                    items.push(of);
+                }
+                Change::Lockout { lockout, expected } => {
+                    let mut item = key(
+                        student_pk(&lockout.student_id),
+                        lockout_sk(&lockout.course_id, &lockout.question_id),
+                    );
+                    item.insert("entity".into(), s("lockout"));
+                    item.insert("data".into(), s(enc.json(lockout, &of)?));
+                    item.insert("lockedUntil".into(), n(millis(lockout.locked_until)));
+                    item.insert("ttl".into(), n(ttl_seconds(lockout.locked_until)));
+                    puts.push(Conditioned::versioned(item, *expected));
+                    items.push(of);
+                }
+            }
+        }
+        let writes = puts
+            .into_iter()
+            .map(|p| {
+                Ok(TransactWriteItem::builder()
+                    .put(p.into_put(&self.table)?)
+                    .build())
+            })
+            .collect::<Result<_, StoreError>>()?;
+        Ok((writes, items))
+    }
+
+    async fn get_item(&self, key: Item) -> Result<Option<Item>, StoreError> {
+        let out = self
+            .client
+            .get_item()
+            .table_name(&self.table)
+            .set_key(Some(key))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(|e| sdk_error("GetItem", e))?;
+        Ok(out.item)
+    }
+
+    /// Queries a thread's partition until `want` items are collected or
+    /// the partition is exhausted.
+    async fn query_thread(
+        &self,
+        thread_id: &str,
+        q: ThreadQuery<'_>,
+    ) -> Result<Vec<Item>, StoreError> {
+        let mut values = q.values;
+        values.insert(":pk".into(), s(thread_pk(thread_id)));
+        let filter = q.filter.map(|(expr, filter_values)| {
+            values.extend(filter_values);
+            expr.to_owned()
+        });
+        let mut start = q.start;
+        let mut items = Vec::new();
+        loop {
+            let out = self
+                .client
+                .query()
+                .table_name(&self.table)
+                .key_condition_expression(format!("PK = :pk AND {}", q.condition))
+                .set_filter_expression(filter.clone())
+                .set_expression_attribute_values(Some(values.clone()))
+                .scan_index_forward(q.forward)
+                .consistent_read(true)
+                .limit(i32::try_from(q.want - items.len()).unwrap_or(i32::MAX))
+                .set_exclusive_start_key(start.take())
+                .send()
+                .await
+                .map_err(|e| sdk_error("Query", e))?;
+            items.extend(out.items.unwrap_or_default());
+            match out.last_evaluated_key {
+                Some(last) if items.len() < q.want => start = Some(last),
+                _ => return Ok(items),
+            }
+        }
+    }
+}
+
+/// A query within one thread's partition.
+struct ThreadQuery<'a> {
+    /// Sort key condition, added to `PK = :pk`.
+    condition: &'a str,
+    values: HashMap<String, AttributeValue>,
+    forward: bool,
+    /// Exclusive start (the last item of the previous page).
+    start: Option<Item>,
+    filter: Option<(&'a str, HashMap<String, AttributeValue>)>,
+    want: usize,
+}
+
+fn conflict_from(
+    e: SdkError<TransactWriteItemsError, impl std::fmt::Debug>,
+    items: &[ItemRef],
+) -> StoreError {
+    if let Some(TransactWriteItemsError::TransactionCanceledException(cancel)) =
+        e.as_service_error()
+    {
+        let failed = cancel
+            .cancellation_reasons()
+            .iter()
+            .enumerate()
+            .find(|(_, r)| {
+                matches!(
+                    r.code(),
+                    Some("ConditionalCheckFailed") | Some("TransactionConflict")
+                )
+            });
+        if let Some((index, _)) = failed
+            && let Some(item) = items.get(index)
+        {
+            return StoreError::Conflict(item.clone());
+        }
+    }
+    sdk_error("TransactWriteItems", e)
+}
+
+#[async_trait]
+impl Committer for DynamoStore {
+    async fn commit(&self, work: UnitOfWork) -> Result<(), StoreError> {
+        work.check()?;
+        if work.is_empty() {
+            return Ok(());
+        }
+        let (writes, items) = self.encode(&work)?;
+        self.client
+            .transact_write_items()
+            .set_transact_items(Some(writes))
+            .client_request_token(uuid::Uuid::new_v4().to_string())
+            .send()
+            .await
+            .map_err(|e| conflict_from(e, &items))?;
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl SnapshotStore for DynamoStore {
+    async fn get_snapshot(
+        &self,
+        student_id: &str,
+        course_id: &str,
+    ) -> Result<Option<Versioned<StudentSnapshot>>, StoreError> {
+        check_id("student id", student_id)?;
+        check_id("course id", course_id)?;
+        let of = ItemRef::Snapshot {
+            student_id: student_id.to_owned(),
+            course_id: course_id.to_owned(),
+        };
+        self.get_item(key(student_pk(student_id), snapshot_sk(course_id)))
+            .await?
+            .map(|item| versioned(&item, &of))
+            .transpose()
+    }
+}
+
+fn message_of(thread_id: &str, item: &Item) -> Result<(String, TutorMessage), StoreError> {
+    let thread_of = ItemRef::Thread {
+        thread_id: thread_id.to_owned(),
+    };
+    let sk = attr_s(item, "SK", &thread_of)?;
+    let position = sk.strip_prefix(MSG_PREFIX).unwrap_or(sk).to_owned();
+    let of = ItemRef::Message {
+        thread_id: thread_id.to_owned(),
+        seq: position.parse().unwrap_or_default(),
+    };
+    Ok((position, decode(attr_s(item, "data", &of)?, &of)?))
+}
+
+#[async_trait]
+impl ThreadStore for DynamoStore {
+    async fn get_thread(
+        &self,
+        thread_id: &str,
+        recent: usize,
+    ) -> Result<Option<ThreadRecord>, StoreError> {
+        check_id("thread id", thread_id)?;
+        if recent > 0 {
+            check_limit(recent, "recent messages")?;
+        }
+        // Descending from THREAD: the metadata first, then the latest messages.
+        let items = self
+            .query_thread(
+                thread_id,
+                ThreadQuery {
+                    condition: "SK BETWEEN :lo AND :hi",
+                    values: HashMap::from([
+                        (":lo".into(), s(MSG_PREFIX)),
+                        (":hi".into(), s(THREAD_SK)),
+                    ]),
+                    forward: false,
+                    start: None,
+                    filter: None,
+                    want: recent + 1,
+                },
+            )
+            .await?;
+        let of = ItemRef::Thread {
+            thread_id: thread_id.to_owned(),
+        };
+        let Some((meta, messages)) = items.split_first() else {
+            return Ok(None);
+        };
+        if attr_s(meta, "SK", &of)? != THREAD_SK {
+            return Ok(None);
+        }
+        let mut recent_messages = messages
+            .iter()
+            .map(|m| message_of(thread_id, m).map(|(_, m)| m))
+            .collect::<Result<Vec<_>, _>>()?;
+        recent_messages.reverse();
+        let thread = versioned(meta, &of)?;
+        Ok(Some(ThreadRecord {
+            thread: thread.value,
+            version: thread.version,
+            message_count: attr_n(meta, "messageCount", &of)?,
+            recent_messages,
+        }))
+    }
+
+    async fn list_messages(
+        &self,
+        thread_id: &str,
+        order: Order,
+        page: &PageRequest,
+    ) -> Result<Page<TutorMessage>, StoreError> {
+        check_id("thread id", thread_id)?;
+        let limit = page.checked_limit()?;
+        let listing = cursor::messages_listing(thread_id, order);
+        let start = match &page.cursor {
+            Some(c) => {
+                let seq: u64 = cursor::decode(&listing, c)?
+                    .parse()
+                    .map_err(|_| StoreError::InvalidInput("malformed page cursor".into()))?;
+                Some(key(
+                    thread_pk(thread_id),
+                    format!("{MSG_PREFIX}{}", seq_key(seq)),
+                ))
+            }
+            None => None,
+        };
+        let items = self
+            .query_thread(
+                thread_id,
+                ThreadQuery {
+                    condition: "begins_with(SK, :msg)",
+                    values: HashMap::from([(":msg".into(), s(MSG_PREFIX))]),
+                    forward: order == Order::OldestFirst,
+                    start,
+                    filter: None,
+                    want: limit + 1,
+                },
+            )
+            .await?;
+        let rows = items
+            .iter()
+            .map(|item| message_of(thread_id, item))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(paginate(rows, limit, &listing))
+    }
+
+    async fn list_threads(
+        &self,
+        student_id: &str,
+        page: &PageRequest,
+    ) -> Result<Page<ThreadSummary>, StoreError> {
+        check_id("student id", student_id)?;
+        let limit = page.checked_limit()?;
+        let listing = cursor::threads_listing(student_id);
+        let before = page
+            .cursor
+            .as_deref()
+            .map(|c| cursor::decode(&listing, c))
+            .transpose()?;
+        let mut values = HashMap::from([(":pk".to_owned(), s(student_pk(student_id)))]);
+        let condition = match before {
+            Some(before) => {
+                values.insert(":before".into(), s(before));
+                "GSI1PK = :pk AND GSI1SK < :before"
+            }
+            None => "GSI1PK = :pk",
+        };
+        let mut rows = Vec::new();
+        let mut start = None;
+        loop {
+            let out = self
+                .client
+                .query()
+                .table_name(&self.table)
+                .index_name(THREADS_INDEX)
+                .key_condition_expression(condition)
+                .set_expression_attribute_values(Some(values.clone()))
+                .scan_index_forward(false)
+                .limit(i32::try_from(limit + 1 - rows.len()).unwrap_or(i32::MAX))
+                .set_exclusive_start_key(start.take())
+                .send()
+                .await
+                .map_err(|e| sdk_error("Query", e))?;
+            for item in out.items.unwrap_or_default() {
+                let of = ItemRef::Thread {
+                    thread_id: attr_s(
+                        &item,
+                        "PK",
+                        &ItemRef::Thread {
+                            thread_id: String::new(),
+                        },
+                    )?
+                    .trim_start_matches("THREAD#")
+                    .to_owned(),
+                };
+                let position = attr_s(&item, "GSI1SK", &of)?.to_owned();
+                rows.push((position, decode(attr_s(&item, "summary", &of)?, &of)?));
+            }
+            match out.last_evaluated_key {
+                Some(last) if rows.len() <= limit => start = Some(last),
+                _ => break,
+            }
+        }
+        Ok(paginate(rows, limit, &listing))
+    }
+}
+
+#[async_trait]
+impl IdempotencyStore for DynamoStore {
+    async fn begin_idempotency(
+        &self,
+        key: &IdempotencyKey,
+        payload_hash: &str,
+        now: DateTime<Utc>,
+        lock_for: Duration,
+    ) -> Result<Begin, StoreError> {
+        idempotency::check_lock_duration(lock_for)?;
+        let of = key.item_ref();
+        // A record can vanish (expiry, release) between the failed put and
+        // the read that explains it: then the put is simply tried again.
+        for _ in 0..3 {
+            let lock = idempotency::new_lock(key, payload_hash, now)?;
+            let record =
+                IdempotencyRecord::in_progress(&lock, lock_for, self.retention.idempotency);
+            let put = self
+                .client
+                .put_item()
+                .table_name(&self.table)
+                .set_item(Some(idempotency_item(key, &record)?))
+                .condition_expression(
+                    "attribute_not_exists(PK) OR #expires <= :now \
+                     OR (#status = :inprogress AND #lockExpires <= :now)",
+                )
+                .expression_attribute_names("#expires", "expiresAt")
+                .expression_attribute_names("#status", "status")
+                .expression_attribute_names("#lockExpires", "lockExpiresAt")
+                .expression_attribute_values(":now", n(millis(now)))
+                .expression_attribute_values(":inprogress", s(RecordStatus::InProgress.as_str()))
+                .send()
+                .await;
+            match put {
+                Ok(_) => return Ok(Begin::Acquired(lock)),
+                Err(e)
+                    if e.as_service_error()
+                        .is_some_and(|e| e.is_conditional_check_failed_exception()) => {}
+                Err(e) => return Err(sdk_error("PutItem", e)),
+            }
+            let Some(item) = self.get_item(key_of_idempotency(key)).await? else {
+                continue;
+            };
+            let existing = idempotency::resolve(&read_idempotency(&item, &of)?, payload_hash, now);
+            if existing != Existing::Vacant
+                && let Some(answer) = idempotency::outcome(key, existing)
+            {
+                return answer;
+            }
+        }
+        Err(StoreError::Conflict(of))
+    }
+
+    async fn release_idempotency(&self, lock: &IdempotencyLock) -> Result<(), StoreError> {
+        let deleted = self
+            .client
+            .delete_item()
+            .table_name(&self.table)
+            .set_key(Some(key_of_idempotency(&lock.key)))
+            .condition_expression("#token = :token AND #status = :inprogress")
+            .expression_attribute_names("#token", "lockToken")
+            .expression_attribute_names("#status", "status")
+            .expression_attribute_values(":token", s(&lock.token))
+            .expression_attribute_values(":inprogress", s(RecordStatus::InProgress.as_str()))
+            .send()
+            .await;
+        match deleted {
+            Ok(_) => Ok(()),
+            Err(e)
+                if e.as_service_error()
+                    .is_some_and(|e| e.is_conditional_check_failed_exception()) =>
+            {
+                Ok(())
+            }
+            Err(e) => Err(sdk_error("DeleteItem", e)),
+        }
+    }
+}
+
+#[async_trait]
+impl TurnLogStore for DynamoStore {
+    async fn list_turn_logs(
+        &self,
+        thread_id: &str,
+        order: Order,
+        page: &PageRequest,
+        now: DateTime<Utc>,
+    ) -> Result<Page<TurnLog>, StoreError> {
+        check_id("thread id", thread_id)?;
+        let limit = page.checked_limit()?;
+        let listing = cursor::turn_logs_listing(thread_id, order);
+        let start = page
+            .cursor
+            .as_deref()
+            .map(|c| cursor::decode(&listing, c))
+            .transpose()?
+            .map(|position| key(thread_pk(thread_id), format!("{LOG_PREFIX}{position}")));
+        // TTL deletes late: expired logs are filtered out here.
+        let items = self
+            .query_thread(
+                thread_id,
+                ThreadQuery {
+                    condition: "begins_with(SK, :log)",
+                    values: HashMap::from([(":log".into(), s(LOG_PREFIX))]),
+                    forward: order == Order::OldestFirst,
+                    start,
+                    filter: Some((
+                        "expiresAt > :now",
+                        HashMap::from([(":now".into(), n(millis(now)))]),
+                    )),
+                    want: limit + 1,
+                },
+            )
+            .await?;
+        let rows = items
+            .iter()
+            .map(|item| {
+                let of = ItemRef::Thread {
+                    thread_id: thread_id.to_owned(),
+                };
+                let sk = attr_s(item, "SK", &of)?;
+                let position = sk.strip_prefix(LOG_PREFIX).unwrap_or(sk).to_owned();
+                let of = ItemRef::TurnLog {
+                    thread_id: thread_id.to_owned(),
+                    turn_id: position.clone(),
+                };
+                Ok((position, decode(attr_s(item, "data", &of)?, &of)?))
+            })
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        Ok(paginate(rows, limit, &listing))
+    }
+}
+
+#[async_trait]
+impl LockoutStore for DynamoStore {
+    async fn get_lockouts(
+        &self,
+        student_id: &str,
+        course_id: &str,
+        question_ids: &[String],
+    ) -> Result<BTreeMap<String, Versioned<ExamLockout>>, StoreError> {
+        check_id("student id", student_id)?;
+        check_id("course id", course_id)?;
+        for q in question_ids {
+            check_id("question id", q)?;
+        }
+        let mut unique: Vec<&String> = question_ids.iter().collect();
+        unique.sort();
+        unique.dedup();
+        let mut found = BTreeMap::new();
+        for chunk in unique.chunks(BATCH_GET_LIMIT) {
+            let keys: Vec<Item> = chunk
+                .iter()
+                .map(|q| key(student_pk(student_id), lockout_sk(course_id, q)))
+                .collect();
+            let mut pending = Some(
+                KeysAndAttributes::builder()
+                    .set_keys(Some(keys))
+                    .consistent_read(true)
+                    .build()
+                    .map_err(|e| StoreError::InvalidInput(e.to_string()))?,
+            );
+            let mut round = 0;
+            while let Some(request) = pending.take() {
+                if round > UNPROCESSED_RETRIES {
+                    return Err(StoreError::Unavailable(
+                        "dynamodb BatchGetItem: keys left unprocessed (throttled)".into(),
+                    ));
+                }
+                if round > 0 {
+                    tokio::time::sleep(std::time::Duration::from_millis(50 << round)).await;
+                }
+                round += 1;
+                let out = self
+                    .client
+                    .batch_get_item()
+                    .request_items(&self.table, request)
+                    .send()
+                    .await
+                    .map_err(|e| sdk_error("BatchGetItem", e))?;
+                for item in out
+                    .responses
+                    .and_then(|mut r| r.remove(&self.table))
+                    .unwrap_or_default()
+                {
+                    let of = ItemRef::Lockout {
+                        student_id: student_id.to_owned(),
+                        course_id: course_id.to_owned(),
+                        question_id: String::new(),
+                    };
+                    let lockout: Versioned<ExamLockout> = versioned(&item, &of)?;
+                    found.insert(lockout.value.question_id.clone(), lockout);
+                }
+                pending = out
+                    .unprocessed_keys
+                    .and_then(|mut u| u.remove(&self.table))
+                    .filter(|k| !k.keys().is_empty());
+            }
+        }
+        Ok(found)
+    }
+}

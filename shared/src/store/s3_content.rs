@@ -1,0 +1,460 @@
+//! The content bundle on S3, as written by `tutorflow publish`.
+//!
+//! Layout under the configured prefix:
+//! - `bundles/<version>/<path>`: the bundle's files, one object each, under
+//!   a prefix named after the bundle's content hash;
+//! - `manifest.json`: the bundle version and every file's path, size and
+//!   SHA-256. Publish writes it last, so a reader never sees a bundle whose
+//!   files are not all in place; it is the only object that changes.
+//!
+//! Readers check the manifest's ETag (one HEAD request) to notice a new
+//! bundle, and verify every file against the manifest when loading one.
+//! Old bundle prefixes are left in place: a reader still loading the
+//! previous version keeps working, and republishing an old version is a
+//! rollback. Prune them with a lifecycle rule if needed.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use aws_sdk_s3::Client;
+use aws_sdk_s3::error::{DisplayErrorContext, SdkError};
+use aws_sdk_s3::primitives::ByteStream;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use tokio::sync::Semaphore;
+
+use crate::content::source::{BUNDLE_DIRS, hex};
+use crate::content::{Bundle, ContentFiles, ContentSource, Diagnostics, SourceError};
+
+pub const MANIFEST_FILE: &str = "manifest.json";
+/// The manifest format this build reads and writes.
+const MANIFEST_FORMAT: u32 = 1;
+/// Objects fetched at once when loading a bundle.
+const PARALLEL_FETCHES: usize = 8;
+/// Largest manifest or bundle file read; content is text, this is generous.
+const MAX_OBJECT_BYTES: i64 = 8 * 1024 * 1024;
+
+/// What `manifest.json` holds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Manifest {
+    pub format: u32,
+    /// Content hash of the whole bundle ([`ContentFiles::version`]).
+    pub bundle_version: String,
+    pub published_at: DateTime<Utc>,
+    pub files: Vec<ManifestEntry>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ManifestEntry {
+    /// `/`-separated path relative to the bundle root.
+    pub path: String,
+    pub size: u64,
+    /// SHA-256 of the file's bytes, hex.
+    pub sha256: String,
+}
+
+/// Where a bundle lives in a bucket.
+#[derive(Debug, Clone)]
+struct Location {
+    bucket: String,
+    /// Empty, or ending with `/`.
+    prefix: String,
+}
+
+impl Location {
+    fn new(bucket: &str, prefix: &str) -> Self {
+        let prefix = prefix.trim_matches('/');
+        Location {
+            bucket: bucket.to_owned(),
+            prefix: if prefix.is_empty() {
+                String::new()
+            } else {
+                format!("{prefix}/")
+            },
+        }
+    }
+
+    fn manifest_key(&self) -> String {
+        format!("{}{MANIFEST_FILE}", self.prefix)
+    }
+
+    fn file_key(&self, version: &str, path: &str) -> String {
+        format!("{}bundles/{version}/{path}", self.prefix)
+    }
+
+    fn url(&self, key: &str) -> String {
+        format!("s3://{}/{key}", self.bucket)
+    }
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
+}
+
+fn unavailable<E, R>(what: String, e: SdkError<E, R>) -> SourceError
+where
+    E: std::error::Error + 'static,
+    R: std::fmt::Debug,
+{
+    SourceError::Unavailable(format!("{what}: {}", DisplayErrorContext(&e)))
+}
+
+/// The published bundle in `s3://bucket/prefix`.
+#[derive(Debug, Clone)]
+pub struct S3Source {
+    client: Client,
+    at: Location,
+}
+
+impl S3Source {
+    pub fn new(client: Client, bucket: &str, prefix: &str) -> Self {
+        S3Source {
+            client,
+            at: Location::new(bucket, prefix),
+        }
+    }
+
+    fn no_manifest(&self) -> SourceError {
+        SourceError::Invalid(format!(
+            "no manifest at {}: nothing has been published there (run `tutorflow publish`)",
+            self.at.url(&self.at.manifest_key())
+        ))
+    }
+
+    async fn read_manifest(&self) -> Result<Manifest, SourceError> {
+        let key = self.at.manifest_key();
+        let out = self
+            .client
+            .get_object()
+            .bucket(&self.at.bucket)
+            .key(&key)
+            .send()
+            .await;
+        let out = match out {
+            Ok(out) => out,
+            Err(e) if e.as_service_error().is_some_and(|e| e.is_no_such_key()) => {
+                return Err(self.no_manifest());
+            }
+            Err(e) => return Err(unavailable(self.at.url(&key), e)),
+        };
+        let bytes = read_body(out.content_length(), out.body, &self.at.url(&key)).await?;
+        let manifest: Manifest = serde_json::from_slice(&bytes).map_err(|e| {
+            SourceError::Invalid(format!(
+                "{} is not a valid manifest: {e}",
+                self.at.url(&key)
+            ))
+        })?;
+        check_manifest(&manifest)
+            .map_err(|problem| SourceError::Invalid(format!("{}: {problem}", self.at.url(&key))))?;
+        Ok(manifest)
+    }
+}
+
+async fn read_body(
+    length: Option<i64>,
+    body: ByteStream,
+    url: &str,
+) -> Result<Vec<u8>, SourceError> {
+    if length.is_some_and(|n| n > MAX_OBJECT_BYTES) {
+        return Err(SourceError::Invalid(format!(
+            "{url} is larger than {MAX_OBJECT_BYTES} bytes"
+        )));
+    }
+    let bytes = body
+        .collect()
+        .await
+        .map_err(|e| SourceError::Unavailable(format!("{url}: {e}")))?;
+    Ok(bytes.into_bytes().to_vec())
+}
+
+/// A manifest must list each file once, inside the bundle directories.
+fn check_manifest(manifest: &Manifest) -> Result<(), String> {
+    if manifest.format != MANIFEST_FORMAT {
+        return Err(format!(
+            "manifest format {} is not supported (this build reads {MANIFEST_FORMAT})",
+            manifest.format
+        ));
+    }
+    if manifest.bundle_version.is_empty()
+        || !manifest
+            .bundle_version
+            .bytes()
+            .all(|b| b.is_ascii_hexdigit())
+    {
+        return Err("bundleVersion must be a hex content hash".into());
+    }
+    let mut seen = BTreeSet::new();
+    for entry in &manifest.files {
+        let inside = BUNDLE_DIRS
+            .iter()
+            .any(|dir| entry.path.starts_with(&format!("{dir}/")));
+        let clean = entry
+            .path
+            .split('/')
+            .all(|part| !part.is_empty() && part != "." && part != "..");
+        if !inside || !clean {
+            return Err(format!("`{}` is not a bundle file path", entry.path));
+        }
+        if !seen.insert(entry.path.as_str()) {
+            return Err(format!("`{}` is listed twice", entry.path));
+        }
+    }
+    if manifest.files.is_empty() {
+        return Err("the manifest lists no files".into());
+    }
+    Ok(())
+}
+
+#[async_trait]
+impl ContentSource for S3Source {
+    async fn fingerprint(&self) -> Result<String, SourceError> {
+        let key = self.at.manifest_key();
+        let head = self
+            .client
+            .head_object()
+            .bucket(&self.at.bucket)
+            .key(&key)
+            .send()
+            .await;
+        match head {
+            Ok(out) => out
+                .e_tag()
+                .map(str::to_owned)
+                .ok_or_else(|| SourceError::Unavailable(format!("{}: no ETag", self.at.url(&key)))),
+            Err(e) if e.as_service_error().is_some_and(|e| e.is_not_found()) => {
+                Err(self.no_manifest())
+            }
+            Err(e) => Err(unavailable(self.at.url(&key), e)),
+        }
+    }
+
+    async fn fetch(&self) -> Result<ContentFiles, SourceError> {
+        let manifest = self.read_manifest().await?;
+        let permits = Arc::new(Semaphore::new(PARALLEL_FETCHES));
+        let mut tasks = tokio::task::JoinSet::new();
+        for entry in manifest.files.iter().cloned() {
+            let (client, at, permits) = (self.client.clone(), self.at.clone(), permits.clone());
+            let version = manifest.bundle_version.clone();
+            tasks.spawn(async move {
+                let _permit = permits.acquire_owned().await;
+                fetch_file(&client, &at, &version, entry).await
+            });
+        }
+        let mut files = BTreeMap::new();
+        while let Some(done) = tasks.join_next().await {
+            let (path, text) =
+                done.map_err(|e| SourceError::Unavailable(format!("fetch task failed: {e}")))??;
+            files.insert(path, text);
+        }
+        let files = ContentFiles::new(files);
+        if files.version != manifest.bundle_version {
+            return Err(SourceError::Invalid(format!(
+                "{}: bundleVersion {} does not match the files' content hash {}",
+                self.at.url(&self.at.manifest_key()),
+                manifest.bundle_version,
+                files.version
+            )));
+        }
+        Ok(files)
+    }
+
+    fn describe(&self) -> String {
+        format!("s3://{}/{}", self.at.bucket, self.at.prefix)
+    }
+}
+
+/// One file, checked against its manifest entry.
+async fn fetch_file(
+    client: &Client,
+    at: &Location,
+    version: &str,
+    entry: ManifestEntry,
+) -> Result<(String, String), SourceError> {
+    let key = at.file_key(version, &entry.path);
+    let url = at.url(&key);
+    let out = client
+        .get_object()
+        .bucket(&at.bucket)
+        .key(&key)
+        .send()
+        .await;
+    let out = match out {
+        Ok(out) => out,
+        Err(e) if e.as_service_error().is_some_and(|e| e.is_no_such_key()) => {
+            return Err(SourceError::Invalid(format!(
+                "{} is listed in the manifest but {url} does not exist",
+                entry.path
+            )));
+        }
+        Err(e) => return Err(unavailable(url, e)),
+    };
+    let bytes = read_body(out.content_length(), out.body, &url).await?;
+    let actual = sha256_hex(&bytes);
+    if bytes.len() as u64 != entry.size || actual != entry.sha256 {
+        return Err(SourceError::Invalid(format!(
+            "{}: content does not match the manifest (sha256 {actual}, manifest says {})",
+            entry.path, entry.sha256
+        )));
+    }
+    let text = String::from_utf8(bytes)
+        .map_err(|_| SourceError::Invalid(format!("{}: not UTF-8 text", entry.path)))?;
+    Ok((entry.path, text))
+}
+
+/// Why `publish` refused or failed.
+#[derive(Debug, thiserror::Error)]
+pub enum PublishError {
+    /// The bundle does not validate; nothing was uploaded.
+    #[error("the bundle is invalid ({} problems); nothing was published", .0.0.len())]
+    Invalid(Diagnostics),
+    #[error(transparent)]
+    Upload(#[from] SourceError),
+}
+
+/// What `publish` did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PublishReport {
+    pub version: String,
+    pub files: usize,
+    /// `s3://bucket/prefix/manifest.json`
+    pub manifest_url: String,
+}
+
+/// Validates `files` as a bundle, uploads them under their version's
+/// prefix, then writes the manifest. Invalid content is refused before
+/// anything is uploaded.
+pub async fn publish(
+    client: &Client,
+    bucket: &str,
+    prefix: &str,
+    files: &ContentFiles,
+    now: DateTime<Utc>,
+) -> Result<PublishReport, PublishError> {
+    Bundle::load(files).map_err(PublishError::Invalid)?;
+    let at = Location::new(bucket, prefix);
+    let mut entries = Vec::with_capacity(files.files.len());
+    let permits = Arc::new(Semaphore::new(PARALLEL_FETCHES));
+    let mut uploads = tokio::task::JoinSet::new();
+    for (path, text) in &files.files {
+        entries.push(ManifestEntry {
+            path: path.clone(),
+            size: text.len() as u64,
+            sha256: sha256_hex(text.as_bytes()),
+        });
+        let (client, permits) = (client.clone(), permits.clone());
+        let (key, body) = (at.file_key(&files.version, path), text.clone());
+        let (bucket, url) = (
+            at.bucket.clone(),
+            at.url(&at.file_key(&files.version, path)),
+        );
+        uploads.spawn(async move {
+            let _permit = permits.acquire_owned().await;
+            client
+                .put_object()
+                .bucket(bucket)
+                .key(key)
+                .content_type(content_type(&url))
+                .body(ByteStream::from(body.into_bytes()))
+                .send()
+                .await
+                .map(drop)
+                .map_err(|e| unavailable(url, e))
+        });
+    }
+    while let Some(done) = uploads.join_next().await {
+        done.map_err(|e| SourceError::Unavailable(format!("upload task failed: {e}")))??;
+    }
+    let manifest = Manifest {
+        format: MANIFEST_FORMAT,
+        bundle_version: files.version.clone(),
+        published_at: now,
+        files: entries,
+    };
+    let body = serde_json::to_vec_pretty(&manifest)
+        .map_err(|e| SourceError::Invalid(format!("manifest: {e}")))?;
+    let key = at.manifest_key();
+    client
+        .put_object()
+        .bucket(&at.bucket)
+        .key(&key)
+        .content_type("application/json")
+        .cache_control("no-cache")
+        .body(ByteStream::from(body))
+        .send()
+        .await
+        .map_err(|e| unavailable(at.url(&key), e))?;
+    Ok(PublishReport {
+        version: files.version.clone(),
+        files: files.files.len(),
+        manifest_url: at.url(&key),
+    })
+}
+
+fn content_type(path: &str) -> &'static str {
+    if path.ends_with(".yaml") || path.ends_with(".yml") {
+        "application/yaml; charset=utf-8"
+    } else if path.ends_with(".md") {
+        "text/markdown; charset=utf-8"
+    } else {
+        "text/plain; charset=utf-8"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn manifest(paths: &[&str]) -> Manifest {
+        Manifest {
+            format: MANIFEST_FORMAT,
+            bundle_version: "ab12".into(),
+            published_at: DateTime::from_timestamp(0, 0).unwrap(),
+            files: paths
+                .iter()
+                .map(|p| ManifestEntry {
+                    path: (*p).into(),
+                    size: 1,
+                    sha256: "00".into(),
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn manifests_name_only_bundle_files() {
+        assert!(check_manifest(&manifest(&["workflows/a.yaml", "prompts/b.txt"])).is_ok());
+        for bad in [
+            &["../etc/passwd"][..],
+            &["workflows/../../x"],
+            &["other/a.yaml"],
+            &["workflows//a.yaml"],
+            &["workflows/a.yaml", "workflows/a.yaml"],
+            &[],
+        ] {
+            assert!(check_manifest(&manifest(bad)).is_err(), "{bad:?}");
+        }
+        let mut m = manifest(&["workflows/a.yaml"]);
+        m.format = 2;
+        assert!(check_manifest(&m).unwrap_err().contains("format 2"));
+        m.format = 1;
+        m.bundle_version = "../x".into();
+        assert!(check_manifest(&m).is_err());
+    }
+
+    #[test]
+    fn prefixes_are_normalised() {
+        assert_eq!(Location::new("b", "").manifest_key(), "manifest.json");
+        assert_eq!(
+            Location::new("b", "/content/").manifest_key(),
+            "content/manifest.json"
+        );
+        assert_eq!(
+            Location::new("b", "content").file_key("v1", "prompts/a.txt"),
+            "content/bundles/v1/prompts/a.txt"
+        );
+    }
+}

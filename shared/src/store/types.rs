@@ -1,0 +1,279 @@
+//! The values the store traits read and write: model types wrapped with the
+//! version they were read at, pages of listings, turn logs and lockouts.
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde::{Deserialize, Serialize};
+
+use super::error::StoreError;
+use crate::model::{RevisitReason, Thread, TutorMessage};
+
+/// Most changes one unit of work may hold (DynamoDB's transaction limit;
+/// every appended message counts as one).
+pub const MAX_TRANSACTION_ITEMS: usize = 100;
+/// Largest encoded value of one item. DynamoDB allows 400 KB per item
+/// including attribute names and keys; this leaves room for them.
+pub const MAX_ITEM_BYTES: usize = 350 * 1024;
+/// Largest total of encoded values in one unit of work (DynamoDB: 4 MB).
+pub const MAX_TRANSACTION_BYTES: usize = 3 * 1024 * 1024;
+/// Largest page of a listing, and most recent messages one read returns.
+pub const MAX_PAGE_SIZE: usize = 100;
+/// Longest id (student, course, thread, question, turn) the store accepts.
+pub const MAX_ID_BYTES: usize = 256;
+
+/// A stored value and the version it was read at. Versions start at 1 and
+/// grow by one with every committed change.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Versioned<T> {
+    pub value: T,
+    pub version: u64,
+}
+
+impl<T> Versioned<T> {
+    /// The condition for writing a new value over this one.
+    pub fn expected(&self) -> Expected {
+        Expected::Version(self.version)
+    }
+}
+
+/// The condition a write is committed under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expected {
+    /// The item must not exist yet.
+    New,
+    /// The item must still be at this version.
+    Version(u64),
+}
+
+impl Expected {
+    /// `New` when nothing was read, else the version that was read.
+    pub fn of<T>(read: Option<&Versioned<T>>) -> Expected {
+        read.map_or(Expected::New, Versioned::expected)
+    }
+
+    pub(crate) fn next_version(self) -> u64 {
+        match self {
+            Expected::New => 1,
+            Expected::Version(v) => v + 1,
+        }
+    }
+}
+
+/// Direction of a listing in time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Order {
+    OldestFirst,
+    NewestFirst,
+}
+
+impl Order {
+    pub(crate) fn tag(self) -> &'static str {
+        match self {
+            Order::OldestFirst => "asc",
+            Order::NewestFirst => "desc",
+        }
+    }
+}
+
+/// Which page of a listing to read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PageRequest {
+    /// 1..=[`MAX_PAGE_SIZE`].
+    pub limit: usize,
+    /// `next_cursor` of the previous page; `None` for the first page.
+    pub cursor: Option<String>,
+}
+
+impl PageRequest {
+    pub fn first(limit: usize) -> Self {
+        PageRequest {
+            limit,
+            cursor: None,
+        }
+    }
+
+    pub fn after(cursor: impl Into<String>, limit: usize) -> Self {
+        PageRequest {
+            limit,
+            cursor: Some(cursor.into()),
+        }
+    }
+
+    pub(crate) fn checked_limit(&self) -> Result<usize, StoreError> {
+        check_limit(self.limit, "page limit")
+    }
+}
+
+pub(crate) fn check_limit(limit: usize, what: &str) -> Result<usize, StoreError> {
+    if (1..=MAX_PAGE_SIZE).contains(&limit) {
+        Ok(limit)
+    } else {
+        Err(StoreError::InvalidInput(format!(
+            "{what} must be between 1 and {MAX_PAGE_SIZE}, got {limit}"
+        )))
+    }
+}
+
+/// One page of a listing. `next_cursor` is set only when more items follow.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Page<T> {
+    pub items: Vec<T>,
+    pub next_cursor: Option<String>,
+}
+
+/// A thread as read for a turn: its state, version, how many messages it
+/// has, and the most recent of them in chronological order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ThreadRecord {
+    pub thread: Thread,
+    pub version: u64,
+    pub message_count: u64,
+    pub recent_messages: Vec<TutorMessage>,
+}
+
+impl ThreadRecord {
+    /// Saves `thread` over this record and appends `messages` after the
+    /// ones it had, conditioned on nothing having changed since the read.
+    pub fn update(&self, thread: Thread, messages: Vec<TutorMessage>) -> ThreadChange {
+        ThreadChange {
+            thread,
+            expected: Expected::Version(self.version),
+            messages_before: self.message_count,
+            append: messages,
+        }
+    }
+}
+
+/// A thread write: its new state plus messages appended in order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ThreadChange {
+    pub(crate) thread: Thread,
+    pub(crate) expected: Expected,
+    pub(crate) messages_before: u64,
+    pub(crate) append: Vec<TutorMessage>,
+}
+
+impl ThreadChange {
+    /// A new thread (it must not exist yet) with its first messages.
+    pub fn create(thread: Thread, messages: Vec<TutorMessage>) -> Self {
+        ThreadChange {
+            thread,
+            expected: Expected::New,
+            messages_before: 0,
+            append: messages,
+        }
+    }
+
+    /// Sequence numbers of the appended messages, from 0 for a thread's first.
+    pub(crate) fn appended(&self) -> impl Iterator<Item = (u64, &TutorMessage)> {
+        (self.messages_before..).zip(&self.append)
+    }
+
+    pub(crate) fn message_count_after(&self) -> u64 {
+        self.messages_before + self.append.len() as u64
+    }
+}
+
+/// What the thread listing shows without loading each thread's state.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadSummary {
+    pub thread_id: String,
+    pub course_id: String,
+    pub mode: crate::model::Mode,
+    pub status: crate::model::ThreadStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub goal: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unit_id: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+impl From<&Thread> for ThreadSummary {
+    fn from(t: &Thread) -> Self {
+        ThreadSummary {
+            thread_id: t.thread_id.clone(),
+            course_id: t.course_id.clone(),
+            mode: t.mode,
+            status: t.status,
+            goal: t.goal.clone(),
+            unit_id: t.unit_id.clone(),
+            created_at: t.created_at,
+            updated_at: t.updated_at,
+        }
+    }
+}
+
+/// The structured record of one turn (seed 004 PF-7.1): kept for a while
+/// for debugging and the logs view, then expired.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TurnLog {
+    pub thread_id: String,
+    pub turn_id: String,
+    pub student_id: String,
+    pub created_at: DateTime<Utc>,
+    /// The pipeline's chain: mapped units, policy, chosen action, timings.
+    pub entry: serde_json::Value,
+}
+
+/// A built-in exam lockout: the question cannot be attempted before
+/// `locked_until`. Used when no external exam API is configured.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExamLockout {
+    pub student_id: String,
+    pub course_id: String,
+    pub question_id: String,
+    pub locked_until: DateTime<Utc>,
+    pub reason: RevisitReason,
+}
+
+impl ExamLockout {
+    /// Lockouts stay stored after they end (until their TTL removes them):
+    /// whether one still applies is decided here, against the caller's clock.
+    pub fn is_active(&self, now: DateTime<Utc>) -> bool {
+        now < self.locked_until
+    }
+}
+
+/// Checks an id the caller supplied: non-empty, bounded, no control characters.
+pub(crate) fn check_id(what: &str, id: &str) -> Result<(), StoreError> {
+    if id.is_empty() {
+        return Err(StoreError::InvalidInput(format!("{what} is empty")));
+    }
+    if id.len() > MAX_ID_BYTES {
+        return Err(StoreError::InvalidInput(format!(
+            "{what} is longer than {MAX_ID_BYTES} bytes"
+        )));
+    }
+    if id.chars().any(char::is_control) {
+        return Err(StoreError::InvalidInput(format!(
+            "{what} contains a control character"
+        )));
+    }
+    Ok(())
+}
+
+/// A timestamp as a fixed-width string whose text order is its time order.
+pub(crate) fn time_key(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Micros, true)
+}
+
+pub(crate) fn millis(t: DateTime<Utc>) -> i64 {
+    t.timestamp_millis()
+}
+
+pub(crate) fn from_millis(ms: i64) -> DateTime<Utc> {
+    DateTime::from_timestamp_millis(ms).unwrap_or(DateTime::<Utc>::MIN_UTC)
+}
+
+/// `t + d`, saturating instead of overflowing on absurd durations.
+pub(crate) fn plus(t: DateTime<Utc>, d: chrono::Duration) -> DateTime<Utc> {
+    t.checked_add_signed(d)
+        .unwrap_or(if d < chrono::Duration::zero() {
+            DateTime::<Utc>::MIN_UTC
+        } else {
+            DateTime::<Utc>::MAX_UTC
+        })
+}
