@@ -6,6 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::tutor_text::{OfflinePhrases, PromptSignals};
 use crate::model::{ExamFeedbackMode, GradeOutcome, Mode, StepKind, StudentIntent};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -38,6 +39,10 @@ pub struct Workflow {
     #[serde(default)]
     pub llm: LlmCalls,
     pub prompts: PromptNames,
+    /// Texts of the tutor prompt's pacing, style and mode signals.
+    pub prompt_signals: PromptSignals,
+    /// What the offline tutor says.
+    pub offline_tutor: OfflinePhrases,
     /// Upper bound, in tokens, of one tutor prompt (history, then chunks, are trimmed).
     #[serde(default = "defaults::token_budget")]
     pub token_budget: u32,
