@@ -4,4 +4,5 @@
 pub mod config;
 pub mod content;
 pub mod engine;
+pub mod llm;
 pub mod model;
