@@ -11,7 +11,10 @@ use tokio::time::Instant;
 use super::schema::OutputSchema;
 use crate::config::{LlmConfig, ProviderKind};
 use crate::content::workflow::{LlmCallSettings, LlmCalls, ReasoningEffort};
-use crate::model::LlmError;
+use crate::model::{
+    LlmDrillGrade, LlmError, LlmExamEvaluation, LlmSafetyVerdict, LlmSessionSummary, LlmStudyPlan,
+    LlmTutorResponse,
+};
 
 /// The LLM calls the product makes; each has its own provider, model
 /// settings, prompt and output schema.
@@ -43,6 +46,18 @@ impl LlmCall {
             LlmCall::ExamEvaluation => "exam_evaluation",
             LlmCall::Planner => "planner",
             LlmCall::Summary => "summary",
+        }
+    }
+
+    /// The schema of this call's reply.
+    pub fn output_schema(self) -> Arc<OutputSchema> {
+        match self {
+            LlmCall::Tutor => OutputSchema::of::<LlmTutorResponse>(),
+            LlmCall::Safety => OutputSchema::of::<LlmSafetyVerdict>(),
+            LlmCall::DrillGrading => OutputSchema::of::<LlmDrillGrade>(),
+            LlmCall::ExamEvaluation => OutputSchema::of::<LlmExamEvaluation>(),
+            LlmCall::Planner => OutputSchema::of::<LlmStudyPlan>(),
+            LlmCall::Summary => OutputSchema::of::<LlmSessionSummary>(),
         }
     }
 

@@ -1,7 +1,8 @@
 //! The structured replies of the LLM calls, validated before use: the tutor's
 //! reply (seed 004 PF-3.6.5) and the safety, drill grading, exam evaluation,
 //! planner and summary replies. snake_case: this is the contract the model
-//! sees. The JSON schema each provider is given is derived from these types;
+//! sees. The JSON schema each provider is given is derived from these types,
+//! so their `///` docs are written for the model (developer notes use `//`);
 //! [`CheckReply`] adds the value checks a schema cannot express everywhere.
 
 use schemars::JsonSchema;
@@ -78,7 +79,8 @@ pub struct LlmWorkedExample {
 pub struct LlmDrillCard {
     pub prompt: String,
     pub question_latex: String,
-    /// The answer the LLM expects; kept in the signed drill token, never shown.
+    /// Your intended answer; the student never sees it.
+    // Kept in the signed drill token.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expected_answer: Option<String>,
 }
@@ -87,7 +89,8 @@ pub struct LlmDrillCard {
 #[serde(deny_unknown_fields)]
 pub struct LlmExamSuggestion {
     pub question_id: String,
-    /// Seed 004 spells this field `difficultyTier`; both spellings are read.
+    /// Must equal POLICY.desiredExamTier.
+    // Seed 004 spells this field `difficultyTier`; both spellings are read.
     #[serde(alias = "difficultyTier")]
     pub difficulty_tier: ExamTier,
 }
@@ -99,14 +102,15 @@ pub struct LlmTurnAnalysis {
     pub understanding_signal: UnderstandingSignal,
     #[schemars(length(max = 10))]
     pub suggested_prereq_units: Vec<String>,
-    /// What the student literally answered, when the message is an answer
-    /// (seed 003: extract what was SAID, not what was meant). Code grades it.
+    /// Exactly what the student answered, copied, when the message is an
+    /// answer; otherwise null.
+    // Seed 003: what was SAID, not what was meant. Code grades it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answer_text: Option<String>,
 }
 
-/// What the student is doing with this message. Seed 004's five intents plus
-/// the readings seed 003's routing and seed 000's modes need.
+/// What the student is doing with this message.
+// Seed 004's five intents plus the readings seed 003's routing and seed 000's modes need.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum StudentIntent {
@@ -153,8 +157,8 @@ pub enum UnderstandingSignal {
     Confused,
 }
 
-/// The optional safety LLM's reading of one student message (seed 000
-/// `SafetyOutput`); the rule-based gate always runs first.
+// The optional safety LLM's reading of one student message (seed 000
+// `SafetyOutput`); the rule-based gate always runs first.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LlmSafetyVerdict {
@@ -162,7 +166,8 @@ pub struct LlmSafetyVerdict {
     pub safe: bool,
     #[serde(default)]
     pub category: Option<SafetyCategory>,
-    /// One short sentence; logged, never shown to the student.
+    /// One short sentence on why.
+    // Logged, never shown to the student.
     pub reason: String,
 }
 
@@ -177,7 +182,7 @@ pub enum SafetyCategory {
     Other,
 }
 
-/// The drill grading LLM's verdict (seed 004 PV-AI-013).
+// The drill grading LLM's verdict (seed 004 PV-AI-013).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LlmDrillGrade {
@@ -189,7 +194,7 @@ pub struct LlmDrillGrade {
     pub common_mistake_tag: Option<String>,
 }
 
-/// The exam evaluation LLM's marking of one answer (seed 000 exam mode).
+// The exam evaluation LLM's marking of one answer (seed 000 exam mode).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LlmExamEvaluation {
@@ -198,7 +203,7 @@ pub struct LlmExamEvaluation {
     pub feedback: String,
 }
 
-/// The planner LLM's study plan for one unit (seed 001 PLANNER).
+// The planner LLM's study plan for one unit (seed 001 PLANNER).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LlmStudyPlan {
@@ -216,7 +221,7 @@ pub struct LlmPlanStep {
     pub success_criteria: String,
 }
 
-/// The summary LLM's account of a session (seed 001 summary endpoint).
+// The summary LLM's account of a session (seed 001 summary endpoint).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LlmSessionSummary {
