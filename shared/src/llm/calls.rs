@@ -27,12 +27,24 @@ use crate::model::{
 /// A provider bound to a content bundle's workflow: where templates and
 /// model settings come from. Cheap to clone; build one per request with
 /// that request's deadline.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct LlmBinding {
     provider: Arc<dyn LlmProvider>,
     bundle: Arc<Bundle>,
     workflow: String,
     deadline: Option<Instant>,
+}
+
+impl std::fmt::Debug for LlmBinding {
+    // The bundle is large; its version identifies it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LlmBinding")
+            .field("provider", &self.provider)
+            .field("bundle", &self.bundle.version)
+            .field("workflow", &self.workflow)
+            .field("deadline", &self.deadline)
+            .finish()
+    }
 }
 
 impl LlmBinding {

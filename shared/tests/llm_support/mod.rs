@@ -10,7 +10,7 @@ use std::sync::{Arc, OnceLock};
 use tutorflow::content::course::{
     AuthoredExample, Chunk, ChunkKind, CourseFile, Misconception, Unit,
 };
-use tutorflow::content::{Bundle, ContentSource, FsSource};
+use tutorflow::content::{Bundle, ContentFiles, ContentSource, FsSource};
 use tutorflow::model::{
     CategoryCue, ClientEvent, CodeReading, ContentChunk, CourseBrief, ExamAvailability,
     ExamCandidate, ExamTier, Mode, PacingDirective, Personalization, PolicyConstraints,
@@ -33,6 +33,13 @@ pub fn bundle() -> Arc<Bundle> {
 }
 
 fn load_bundle() -> Arc<Bundle> {
+    Arc::new(
+        Bundle::load(&content_files()).unwrap_or_else(|d| panic!("the bundle is invalid:\n{d}")),
+    )
+}
+
+/// The shipped bundle's files, the course cut as [`bundle`] describes.
+pub fn content_files() -> ContentFiles {
     // Its own thread, so async tests can call this too.
     let fetched = std::thread::spawn(|| {
         tokio::runtime::Builder::new_current_thread()
@@ -71,7 +78,7 @@ fn load_bundle() -> Arc<Bundle> {
     files
         .files
         .insert(course_path, serde_yaml::to_string(&course).unwrap());
-    Arc::new(Bundle::load(&files).unwrap_or_else(|d| panic!("the bundle is invalid:\n{d}")))
+    files
 }
 
 /// The course's units and synthetic ones that stress the edges: no worked

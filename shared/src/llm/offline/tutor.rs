@@ -23,7 +23,7 @@ use crate::model::{
 /// Longest passage of lesson text quoted as an explanation, in characters.
 const MAX_EXPLANATION_CHARS: usize = 320;
 
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct OfflineTutor {
     bundle: Arc<Bundle>,
     workflow: String,
@@ -36,6 +36,16 @@ impl Tutor for OfflineTutor {
             value: self.reply(input)?,
             usage: CallUsage::offline(),
         })
+    }
+}
+
+impl std::fmt::Debug for OfflineTutor {
+    // The bundle is large; its version identifies it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OfflineTutor")
+            .field("bundle", &self.bundle.version)
+            .field("workflow", &self.workflow)
+            .finish()
     }
 }
 
