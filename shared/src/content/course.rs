@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
+use super::workflow::BktOverride;
 use crate::model::{ExamTier, StepKind};
 
 /// `course.yaml` as written.
@@ -89,6 +90,9 @@ pub struct Unit {
     /// The unit's exam bank.
     #[serde(default)]
     pub exam: Vec<ExamItem>,
+    /// BKT parameters of this unit, over the workflow's `mastery.bkt`.
+    #[serde(default)]
+    pub bkt: Option<BktOverride>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

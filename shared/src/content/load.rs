@@ -13,8 +13,10 @@ use super::course::{Course, CourseFile, ExamItem, Unit};
 use super::diagnostic::{Diagnostic, Diagnostics};
 use super::prompt::{PromptRole, PromptTemplate};
 use super::source::ContentFiles;
-use super::tutor_text::{FollowUp, Moves, PhraseSlot, Reaction, phase_name};
-use super::workflow::{Transition, Workflow, unit_interval_fields};
+use super::tutor_text::{
+    FollowUp, Moves, OfflinePhrases, PhraseSlot, PromptSignals, Reaction, phase_name,
+};
+use super::workflow::{BktParams, Transition, Workflow, unit_interval_fields};
 use super::yaml_index::{YamlIndex, YamlPath};
 use crate::model::Mode;
 
@@ -516,6 +518,20 @@ impl Loader {
                 "must be at least 1",
             );
         }
+        if p.units_in_progress_cap == 0 {
+            self.at(
+                doc,
+                &policy.key("units_in_progress_cap"),
+                "must be at least 1 (the focus is always in progress)",
+            );
+        }
+        if p.constraints.max_key_ideas == 0 {
+            self.at(
+                doc,
+                &policy.key("constraints").key("max_key_ideas"),
+                "must be at least 1 (a concept card needs an idea)",
+            );
+        }
         if p.drill_evidence.full_streak == 0 {
             self.at(
                 doc,
@@ -653,6 +669,31 @@ impl Loader {
     /// The prompt signal texts and the offline tutor's phrasebook.
     fn check_tutor_text(&mut self, doc: &Doc<Workflow>) {
         let w = &doc.value;
+        for (section, absent, what) in [
+            (
+                "prompt_signals",
+                w.prompt_signals == PromptSignals::default(),
+                "the texts of the tutor prompt's pacing, style and mode signals",
+            ),
+            (
+                "offline_tutor",
+                w.offline_tutor == OfflinePhrases::default(),
+                "the offline tutor's phrasebook",
+            ),
+        ] {
+            if absent {
+                self.error(
+                    &doc.path,
+                    1,
+                    1,
+                    format!(
+                        "a workflow needs a `{section}` section ({what}); \
+                         workflows/default.yaml has one to start from"
+                    ),
+                );
+                return;
+            }
+        }
         let signals = YamlPath::root().key("prompt_signals");
         for ([group, name], text) in w.prompt_signals.texts() {
             if text.trim().is_empty() {
@@ -891,7 +932,15 @@ impl Loader {
                 .filter(|(d, _)| d == dir)
                 .map(|(_, stem)| stem.as_str())
                 .collect();
+            let workflow_bkt = parsed
+                .workflows
+                .iter()
+                .find(|w| w.value.id == doc.value.workflow)
+                .map(|w| &w.value.mastery.bkt);
             self.check_course(dir, doc, &units, &broken_units, workflows, blueprints);
+            for unit in &units {
+                self.check_unit_bkt(unit, workflow_bkt);
+            }
         }
     }
 
@@ -1233,6 +1282,43 @@ impl Loader {
         }
         for (i, q) in u.exam.iter().enumerate() {
             self.check_exam_item(doc, &root.key("exam").index(i), q, question_ids);
+        }
+    }
+
+    /// A unit's BKT overrides: probabilities, and with the workflow's values
+    /// for what is not overridden, guess + slip below 1. `workflow` is `None`
+    /// when the course's workflow did not load (already reported).
+    fn check_unit_bkt(&mut self, doc: &Doc<Unit>, workflow: Option<&BktParams>) {
+        let Some(o) = &doc.value.bkt else {
+            return;
+        };
+        let at = YamlPath::root().key("bkt");
+        for (key, value) in [
+            ("prior", o.prior),
+            ("learn", o.learn),
+            ("guess", o.guess),
+            ("slip", o.slip),
+            ("mastered_at", o.mastered_at),
+        ] {
+            if let Some(v) = value
+                && !(0.0..=1.0).contains(&v)
+            {
+                self.at(doc, &at.key(key), format!("{v} is outside [0, 1]"));
+            }
+        }
+        if let Some(workflow) = workflow {
+            let resolved = workflow.overridden_by(Some(o));
+            if (o.guess.is_some() || o.slip.is_some()) && resolved.guess + resolved.slip >= 1.0 {
+                self.at_key(
+                    doc,
+                    &at,
+                    format!(
+                        "guess + slip must be below 1 (here {} + {}), or a right answer would be \
+                         evidence of not knowing",
+                        resolved.guess, resolved.slip
+                    ),
+                );
+            }
         }
     }
 

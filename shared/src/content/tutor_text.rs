@@ -1,7 +1,9 @@
 //! Words of a workflow that are not prompt templates: the texts of the
 //! tutor prompt's dynamic signals (pacing, student style, mode rules) and
 //! the offline tutor's phrasebook. Content teams edit them in the workflow
-//! YAML; validation checks every phrase's placeholders.
+//! YAML; validation checks every phrase's placeholders. Both default to
+//! empty so a workflow can be parsed without them, but a bundle only
+//! validates when they are written out (there is no built-in wording).
 
 use std::collections::BTreeMap;
 
@@ -11,7 +13,7 @@ use crate::model::{Mode, PacingDirective, QuestionPhase, Verbosity};
 
 /// Texts the tutor prompt's `{{pacing_directive}}`, `{{student_style}}` and
 /// `{{mode_rules}}` are filled with (seed 000 "Dynamic Signals").
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PromptSignals {
     pub pacing: PacingTexts,
@@ -19,7 +21,7 @@ pub struct PromptSignals {
     pub mode_rules: ModeTexts,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PacingTexts {
     pub turn_one: String,
@@ -30,7 +32,7 @@ pub struct PacingTexts {
     pub steady: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StyleTexts {
     pub quiet: String,
@@ -41,7 +43,7 @@ pub struct StyleTexts {
     pub asks_questions: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ModeTexts {
     pub guided: String,
@@ -114,7 +116,7 @@ impl PromptSignals {
 /// followed by a move (a question, a card, a goodbye). Each entry lists
 /// variants; the turn's seed picks one among those whose placeholders can
 /// be filled this turn.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct OfflinePhrases {
     /// Per routing category id.
@@ -124,7 +126,7 @@ pub struct OfflinePhrases {
     pub moves: Moves,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Reaction {
     /// What the tutor does after reacting.
@@ -138,10 +140,11 @@ pub struct Reaction {
 }
 
 /// The move that follows a reaction.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FollowUp {
     /// Whatever the policy suggests: a question, a drill, an exam question, a card.
+    #[default]
     Continue,
     /// Ask the student to explain how they got it.
     TeachBack,
@@ -157,7 +160,7 @@ pub enum FollowUp {
     WrapUp,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Moves {
     /// A Socratic question about the unit.

@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::tutor_text::{OfflinePhrases, PromptSignals};
-use crate::model::{ExamFeedbackMode, GradeOutcome, Mode, StepKind, StudentIntent};
+use crate::model::{ExamFeedbackMode, GradeOutcome, MasteryTier, Mode, StepKind, StudentIntent};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -40,8 +40,10 @@ pub struct Workflow {
     pub llm: LlmCalls,
     pub prompts: PromptNames,
     /// Texts of the tutor prompt's pacing, style and mode signals.
+    #[serde(default)]
     pub prompt_signals: PromptSignals,
     /// What the offline tutor says.
+    #[serde(default)]
     pub offline_tutor: OfflinePhrases,
     /// Upper bound, in tokens, of one tutor prompt (history, then chunks, are trimmed).
     #[serde(default = "defaults::token_budget")]
@@ -127,6 +129,18 @@ pub struct PolicySettings {
     pub drill_evidence: DrillEvidence,
     /// Top mapped unit becomes the primary target at or above this confidence.
     pub primary_target_min_confidence: f64,
+    /// A best mapped unit (other than the current focus) at or above this
+    /// confidence but below `primary_target_min_confidence` makes the
+    /// message ambiguous: only a Socratic clarifier is allowed (seed 004 A3).
+    /// Set it to `primary_target_min_confidence` or above to turn this off.
+    pub clarify_min_confidence: f64,
+    /// A prerequisite is missing until the student holds this tier in it.
+    pub prereq_min_tier: MasteryTier,
+    /// With no confident mapped unit and a gold focus, move on to the best
+    /// unfinished unit in progress or the next unit of the course.
+    pub advance_from_mastered: bool,
+    /// Most units kept in `unitsInProgress` (most recent first).
+    pub units_in_progress_cap: usize,
     pub candidates: CandidateCaps,
     pub scoped: ScopedCaps,
     pub stuck: StuckRule,
@@ -146,6 +160,8 @@ pub struct ScoreWeights {
     pub in_progress: f64,
     pub tier_need: f64,
     pub drill_evidence: f64,
+    /// 1 - the BKT mastery probability. Zero keeps seed 004's score.
+    pub mastery_gap: f64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -201,6 +217,8 @@ pub struct ConstraintSettings {
     pub max_concept_words: u32,
     pub max_worked_examples: u32,
     pub drill_max_steps: u32,
+    /// Most key ideas on a concept card (the prompt contract says up to 3).
+    pub max_key_ideas: u32,
 }
 
 /// What earns each tier (seed 004 `updateUnitMasteryTier`) and BKT.
@@ -231,6 +249,34 @@ pub struct BktParams {
     pub guess: f64,
     pub slip: f64,
     pub mastered_at: f64,
+}
+
+/// A unit's own BKT parameters (OATutor keeps one set per skill): the fields
+/// given replace the workflow's `mastery.bkt`, the others are inherited.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BktOverride {
+    pub prior: Option<f64>,
+    pub learn: Option<f64>,
+    pub guess: Option<f64>,
+    pub slip: Option<f64>,
+    pub mastered_at: Option<f64>,
+}
+
+impl BktParams {
+    /// These parameters with a unit's overrides applied.
+    pub fn overridden_by(&self, unit: Option<&BktOverride>) -> BktParams {
+        let Some(o) = unit else {
+            return self.clone();
+        };
+        BktParams {
+            prior: o.prior.unwrap_or(self.prior),
+            learn: o.learn.unwrap_or(self.learn),
+            guess: o.guess.unwrap_or(self.guess),
+            slip: o.slip.unwrap_or(self.slip),
+            mastered_at: o.mastered_at.unwrap_or(self.mastered_at),
+        }
+    }
 }
 
 /// IRT-lite ability tracking (seed 002 §13.6).
@@ -476,6 +522,10 @@ impl Default for PolicySettings {
             tier_need: TierNeed::default(),
             drill_evidence: DrillEvidence::default(),
             primary_target_min_confidence: 0.55,
+            clarify_min_confidence: 0.25,
+            prereq_min_tier: MasteryTier::Bronze,
+            advance_from_mastered: true,
+            units_in_progress_cap: 5,
             candidates: CandidateCaps::default(),
             scoped: ScopedCaps::default(),
             stuck: StuckRule::default(),
@@ -495,6 +545,7 @@ impl Default for ScoreWeights {
             in_progress: 0.15,
             tier_need: 0.20,
             drill_evidence: 0.15,
+            mastery_gap: 0.0,
         }
     }
 }
@@ -562,6 +613,7 @@ impl Default for ConstraintSettings {
             max_concept_words: 170,
             max_worked_examples: 1,
             drill_max_steps: 2,
+            max_key_ideas: 3,
         }
     }
 }
@@ -767,6 +819,7 @@ pub(crate) fn unit_interval_fields(w: &Workflow) -> Vec<(&'static [&'static str]
             &["policy", "weights", "drill_evidence"],
             p.weights.drill_evidence,
         ),
+        (&["policy", "weights", "mastery_gap"], p.weights.mastery_gap),
         (&["policy", "intent_mix", "mapped"], p.intent_mix.mapped),
         (&["policy", "intent_mix", "focus"], p.intent_mix.focus),
         (&["policy", "tier_need", "none"], p.tier_need.none),
@@ -780,6 +833,10 @@ pub(crate) fn unit_interval_fields(w: &Workflow) -> Vec<(&'static [&'static str]
         (
             &["policy", "primary_target_min_confidence"],
             p.primary_target_min_confidence,
+        ),
+        (
+            &["policy", "clarify_min_confidence"],
+            p.clarify_min_confidence,
         ),
         (&["mastery", "bkt", "prior"], m.bkt.prior),
         (&["mastery", "bkt", "learn"], m.bkt.learn),

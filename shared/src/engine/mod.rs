@@ -6,3 +6,14 @@
 //! whatever the engine needs from the outside world (lockouts, the LLM's
 //! reading of a message) arrives as data or through a trait it is given.
 //! The engine never imports an adapter (`store`, `llm`, `api`).
+
+pub mod bkt;
+pub mod evidence;
+pub mod fallback;
+pub mod lockout;
+pub mod mastery_tier;
+pub mod policy;
+pub mod prereq;
+pub mod scope;
+pub mod score;
+pub mod snapshot_lite;

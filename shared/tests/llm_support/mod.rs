@@ -162,6 +162,7 @@ pub fn synthetic(
         blueprints: vec![],
         study_plan: None,
         exam: vec![],
+        bkt: None,
     }
 }
 
