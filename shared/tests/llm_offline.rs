@@ -11,13 +11,13 @@ use proptest::prelude::*;
 use regex::Regex;
 use tutorflow::content::Bundle;
 use tutorflow::content::course::Unit;
-use tutorflow::llm::offline::feasible_actions;
+use tutorflow::engine::fallback::{self, ValidationContext};
 use tutorflow::llm::{OfflineDrillGrader, OfflineExamEvaluator, OfflineSafetyJudge, OfflineTutor};
 use tutorflow::model::{
-    CheckReply, ClientEvent, DrillGrader, DrillGradingInput, ExamEvaluationInput, ExamEvaluator,
-    ExamTier, Judgement, LlmError, LlmTutorResponse, MappedUnit, PracticeItem, QuestionPhase,
-    QuestionState, SafetyInput, SafetyJudge, SafetyOutcome, StudentIntent, Tutor, TutorAction,
-    TutorTurnInput, UnderstandingSignal,
+    CheckReply, ClientEvent, DrillGrader, DrillGradingInput, ExamAvailability, ExamEvaluationInput,
+    ExamEvaluator, ExamTier, Judgement, LlmError, LlmTutorResponse, MappedUnit, PracticeItem,
+    QuestionPhase, QuestionState, SafetyInput, SafetyJudge, SafetyOutcome, StudentIntent, Tutor,
+    TutorAction, TutorTurnInput, UnderstandingSignal,
 };
 
 use llm_support::{bundle, sample_units, synthetic, turn_input};
@@ -33,107 +33,73 @@ fn tutor(bundle: &std::sync::Arc<Bundle>) -> OfflineTutor {
     OfflineTutor::new(bundle.clone(), "default")
 }
 
-/// Seed 004 PF-3.6.5 / PF-3.7 rules, checked without the policy engine's
-/// validator (not on this branch yet): every violation, by name.
-fn violations(input: &TutorTurnInput, reply: &LlmTutorResponse) -> Vec<String> {
-    let mut found = Vec::new();
-    let policy = &input.policy;
-    let mut fail = |what: String| found.push(what);
-    if !policy.allows(reply.action) {
-        fail(format!("{} is not allowed", reply.action.as_str()));
-    }
-    if !policy.scoped_unit_ids.contains(&reply.target_unit_id) {
-        fail(format!("target {} is not in scope", reply.target_unit_id));
-    }
+/// Everything wrong with `reply`: the policy validator's violations (seed
+/// 004 PF-3.7, `engine::fallback`), the reply's own checks, and what an
+/// offline reply must do besides (present the server's practice item,
+/// invent no answer).
+fn violations(bundle: &Bundle, input: &TutorTurnInput, reply: &LlmTutorResponse) -> Vec<String> {
+    let offered: Vec<String> = input
+        .context
+        .exam_candidates
+        .iter()
+        .map(|c| c.question_id.clone())
+        .collect();
+    let context = ValidationContext {
+        exam_candidates: &offered,
+        max_key_ideas: bundle.workflows["default"].policy.constraints.max_key_ideas,
+    };
+    let mut found: Vec<String> = fallback::violations(reply, &input.policy, &context)
+        .iter()
+        .map(|v| format!("{v:?}"))
+        .collect();
     if let Err(e) = reply.check() {
-        fail(format!("reply check: {e}"));
+        found.push(format!("reply check: {e}"));
     }
-    let cards = (
-        reply.concept_card.is_some(),
-        reply.drill_card.is_some(),
-        reply.exam_suggestion.is_some(),
-    );
-    match reply.action {
-        TutorAction::SocraticQuestion if cards != (false, false, false) => {
-            fail("a Socratic question carries a card".into())
+    if let Some(card) = &reply.drill_card {
+        match &input.context.practice_item {
+            Some(item)
+                if card.prompt == item.prompt && card.question_latex == item.question_latex => {}
+            _ => found.push("the drill is not the server's practice item".into()),
         }
-        TutorAction::ConceptCard => {
-            if cards != (true, false, false) {
-                fail("a concept card needs exactly its card".into());
-            }
-            if !policy.stuck {
-                fail("a concept card when not stuck".into());
-            }
-            if let Some(card) = &reply.concept_card {
-                if card.key_ideas.len() > 3 {
-                    fail("more than three key ideas".into());
-                }
-                let words: usize = card
-                    .key_ideas
-                    .iter()
-                    .skip(1)
-                    .map(|i| i.split_whitespace().count())
-                    .sum::<usize>()
-                    + card.worked_example.as_ref().map_or(0, |e| {
-                        e.problem_latex.split_whitespace().count()
-                            + e.final_answer_latex.split_whitespace().count()
-                            + e.steps_latex
-                                .iter()
-                                .flatten()
-                                .map(|s| s.split_whitespace().count())
-                                .sum::<usize>()
-                    });
-                if words > policy.constraints.max_concept_words as usize {
-                    fail(format!("{words} words over the concept limit"));
-                }
-                if policy.constraints.max_worked_examples == 0 && card.worked_example.is_some() {
-                    fail("a worked example where none is allowed".into());
-                }
-            }
+        if card.expected_answer.is_some() {
+            found.push("an offline drill invents an expected answer".into());
         }
-        TutorAction::DrillCard => {
-            if cards != (false, true, false) {
-                fail("a drill needs exactly its card".into());
-            }
-            let item = input.context.practice_item.as_ref();
-            match (&reply.drill_card, item) {
-                (Some(card), Some(item)) => {
-                    if card.prompt != item.prompt || card.question_latex != item.question_latex {
-                        fail("the drill does not present the server's practice item".into());
-                    }
-                    if card.expected_answer.is_some() {
-                        fail("an offline drill invents an expected answer".into());
-                    }
-                }
-                (_, None) => fail("a drill without a practice item".into()),
-                _ => {}
-            }
-        }
-        TutorAction::ExamBlock => {
-            if cards != (false, false, true) {
-                fail("an exam block needs exactly its suggestion".into());
-            }
-            if let Some(exam) = &reply.exam_suggestion {
-                let candidate = input
-                    .context
-                    .exam_candidates
-                    .iter()
-                    .find(|c| c.question_id == exam.question_id);
-                match candidate {
-                    None => fail(format!("{} is not a candidate", exam.question_id)),
-                    Some(c) if !c.unit_ids.contains(&reply.target_unit_id) => {
-                        fail("the exam question is not about the target unit".into())
-                    }
-                    _ => {}
-                }
-                if exam.difficulty_tier != policy.desired_exam_tier {
-                    fail("the exam tier is not the desired tier".into());
-                }
-            }
-        }
-        _ => {}
     }
     found
+}
+
+/// The actions that must be feasible, and those that must not, judged
+/// from the input alone (so a reply that silently stops being produced
+/// is caught too). `None`: no claim.
+fn expected_feasible(input: &TutorTurnInput, action: TutorAction) -> Option<bool> {
+    let policy = &input.policy;
+    let described = |unit: &str| input.context.unit_anchors.iter().any(|a| a.unit_id == unit);
+    let usable = |unit: &str| policy.scoped_unit_ids.iter().any(|u| u == unit) && described(unit);
+    if !policy.allows(action) || !policy.scoped_unit_ids.iter().any(|u| described(u)) {
+        return Some(false);
+    }
+    match action {
+        TutorAction::SocraticQuestion => Some(true),
+        TutorAction::ConceptCard if !policy.stuck || policy.constraints.max_concept_words == 0 => {
+            Some(false)
+        }
+        TutorAction::ConceptCard => (policy.constraints.max_concept_words >= 40).then_some(true),
+        TutorAction::DrillCard => Some(
+            input
+                .context
+                .practice_item
+                .as_ref()
+                .is_some_and(|item| usable(&item.unit_id)),
+        ),
+        TutorAction::ExamBlock => Some(
+            policy.exam_availability == ExamAvailability::Available
+                && usable(&policy.focus_unit_id)
+                && input.context.exam_candidates.iter().any(|c| {
+                    c.difficulty_tier == policy.desired_exam_tier
+                        && c.unit_ids.contains(&policy.focus_unit_id)
+                }),
+        ),
+    }
 }
 
 /// What the student must never read: unsubstituted placeholders, ids,
@@ -178,6 +144,7 @@ struct Scenario {
     exam_ready: bool,
     tier: ExamTier,
     exam_candidates: bool,
+    availability: ExamAvailability,
     practice: Option<usize>,
     event: usize,
     category: usize,
@@ -220,6 +187,12 @@ fn scenario(pool: usize) -> impl Strategy<Value = Scenario> {
             any::<bool>(),
             prop::sample::select(ExamTier::ALL.to_vec()),
             any::<bool>(),
+            prop::sample::select(vec![
+                ExamAvailability::Available,
+                ExamAvailability::Available,
+                ExamAvailability::Locked,
+                ExamAvailability::None,
+            ]),
         ),
         (
             prop::option::of(any::<prop::sample::Index>()),
@@ -240,7 +213,7 @@ fn scenario(pool: usize) -> impl Strategy<Value = Scenario> {
                 in_scope,
                 (focus, blocker),
                 allowed,
-                (stuck, ready, tier, candidates),
+                (stuck, ready, tier, candidates, availability),
                 (practice, event, category),
                 question,
                 (intent, words, examples, seed),
@@ -259,6 +232,7 @@ fn scenario(pool: usize) -> impl Strategy<Value = Scenario> {
                     exam_ready: ready,
                     tier,
                     exam_candidates: candidates,
+                    availability,
                     event,
                     category,
                     intent,
@@ -283,6 +257,7 @@ fn build(bundle: &Bundle, pool: &[Unit], s: &Scenario) -> TutorTurnInput {
     policy.stuck = s.stuck;
     policy.exam_ready = s.exam_ready;
     policy.desired_exam_tier = s.tier;
+    policy.exam_availability = s.availability;
     policy.constraints.max_concept_words = s.max_words;
     policy.constraints.max_worked_examples = s.max_examples;
     if !s.exam_candidates {
@@ -341,21 +316,25 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 400, .. ProptestConfig::default() })]
 
     /// The sample course's units plus synthetic ones, any policy, category,
-    /// event and question: a policy-valid, clean reply for every allowed
-    /// action it has material for, and its own choice is one of them.
+    /// event and question: a reply the policy validator accepts, in clean
+    /// words, for every allowed action the context has material for — and
+    /// for no other — and its own choice is one of them.
     #[test]
     fn every_allowed_action_gets_a_policy_valid_reply(s in scenario(sample_units(&bundle()).len())) {
         let bundle = bundle();
         let pool = sample_units(&bundle);
         let input = build(&bundle, &pool, &s);
         let tutor = tutor(&bundle);
-        let feasible = feasible_actions(&input);
+        let feasible = tutor.feasible_actions(&input);
         for action in ACTIONS {
+            if let Some(expected) = expected_feasible(&input, action) {
+                prop_assert_eq!(feasible.contains(&action), expected, "{:?}", action);
+            }
             match tutor.reply_with(&input, action) {
                 Ok(reply) => {
                     prop_assert!(feasible.contains(&action));
                     prop_assert_eq!(reply.action, action);
-                    let found = violations(&input, &reply);
+                    let found = violations(&bundle, &input, &reply);
                     prop_assert!(found.is_empty(), "{:?}: {:?}\n{:?}", action, found, reply);
                     let leaked = leaks(&bundle, &pool, &reply.tutor_text);
                     prop_assert!(leaked.is_empty(), "{:?}: {}", leaked, reply.tutor_text);
@@ -367,7 +346,7 @@ proptest! {
         match tutor.reply(&input) {
             Ok(reply) => {
                 prop_assert!(feasible.contains(&reply.action));
-                prop_assert!(violations(&input, &reply).is_empty());
+                prop_assert!(violations(&bundle, &input, &reply).is_empty());
                 prop_assert_eq!(tutor.reply(&input).unwrap(), reply, "not deterministic");
             }
             Err(LlmError::InvalidInput(_)) => prop_assert!(feasible.is_empty()),

@@ -16,7 +16,7 @@ use async_trait::async_trait;
 
 pub use planner::OfflinePlanner;
 pub use summary::OfflineSummarizer;
-pub use tutor::{OfflineTutor, feasible_actions};
+pub use tutor::OfflineTutor;
 
 use crate::model::{
     CallUsage, DrillGrader, DrillGradingInput, ExamEvaluationInput, ExamEvaluator, Judgement,

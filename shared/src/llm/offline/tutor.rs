@@ -13,8 +13,10 @@ use async_trait::async_trait;
 use crate::content::Bundle;
 use crate::content::prompt::PromptTemplate;
 use crate::content::tutor_text::{FollowUp, OfflinePhrases, PhraseSlot};
+use crate::content::workflow::Workflow;
+use crate::engine::fallback::{self, ValidationContext};
 use crate::model::{
-    CallUsage, ClientEvent, ExamCandidate, LlmConceptCard, LlmDrillCard, LlmError,
+    CallUsage, CheckReply, ClientEvent, ExamCandidate, LlmConceptCard, LlmDrillCard, LlmError,
     LlmExamSuggestion, LlmMappedUnit, LlmTurnAnalysis, LlmTutorResponse, LlmWorkedExample,
     MAX_REPLY_LIST, Reply, StudentIntent, Tutor, TutorAction, TutorTurnInput, UnderstandingSignal,
     UnitAnchor,
@@ -57,27 +59,26 @@ impl OfflineTutor {
         }
     }
 
-    fn phrases(&self) -> Result<&OfflinePhrases, LlmError> {
-        self.bundle
-            .workflows
-            .get(&self.workflow)
-            .map(|w| &w.offline_tutor)
-            .ok_or_else(|| {
-                LlmError::InvalidInput(format!("workflow `{}` is not in the bundle", self.workflow))
-            })
+    fn workflow(&self) -> Result<&Workflow, LlmError> {
+        self.bundle.workflows.get(&self.workflow).ok_or_else(|| {
+            LlmError::InvalidInput(format!("workflow `{}` is not in the bundle", self.workflow))
+        })
     }
 
-    /// The reply this tutor gives to `input`: the best allowed action it
-    /// can carry out for the message's category.
+    /// The reply this tutor gives to `input`: the most fitting action for
+    /// the message's category that the policy allows and the context has
+    /// material for.
     pub fn reply(&self, input: &TutorTurnInput) -> Result<LlmTutorResponse, LlmError> {
-        let phrases = self.phrases()?;
-        let follow_up = follow_up(phrases, input);
-        let action = choose_action(input, follow_up).ok_or_else(|| {
-            LlmError::InvalidInput(
-                "no allowed action can be carried out with the context given".into(),
-            )
-        })?;
-        compose(phrases, input, action, follow_up)
+        let workflow = self.workflow()?;
+        let follow_up = follow_up(&workflow.offline_tutor, input);
+        preference(input, follow_up)
+            .into_iter()
+            .find_map(|action| checked(workflow, input, action, follow_up).ok())
+            .ok_or_else(|| {
+                LlmError::InvalidInput(
+                    "no allowed action can be carried out with the context given".into(),
+                )
+            })
     }
 
     /// The reply for a given `action`, e.g. the fallback action the policy
@@ -87,40 +88,65 @@ impl OfflineTutor {
         input: &TutorTurnInput,
         action: TutorAction,
     ) -> Result<LlmTutorResponse, LlmError> {
-        if !feasible_actions(input).contains(&action) {
-            return Err(LlmError::InvalidInput(format!(
-                "{} is not allowed or has no material this turn",
-                action.as_str()
-            )));
-        }
-        let phrases = self.phrases()?;
-        compose(phrases, input, action, follow_up(phrases, input))
+        let workflow = self.workflow()?;
+        checked(
+            workflow,
+            input,
+            action,
+            follow_up(&workflow.offline_tutor, input),
+        )
+    }
+
+    /// The actions this tutor can reply with to `input`.
+    pub fn feasible_actions(&self, input: &TutorTurnInput) -> Vec<TutorAction> {
+        ALL_ACTIONS
+            .into_iter()
+            .filter(|a| self.reply_with(input, *a).is_ok())
+            .collect()
     }
 }
 
-/// The actions the policy allows that the context has material for.
-pub fn feasible_actions(input: &TutorTurnInput) -> Vec<TutorAction> {
-    let policy = &input.policy;
-    let has_anchor = policy
-        .scoped_unit_ids
+const ALL_ACTIONS: [TutorAction; 4] = [
+    TutorAction::SocraticQuestion,
+    TutorAction::ConceptCard,
+    TutorAction::DrillCard,
+    TutorAction::ExamBlock,
+];
+
+/// The reply for `action`, only if the policy validator accepts it: the
+/// fallback path must never produce a reply that would itself fall back.
+fn checked(
+    workflow: &Workflow,
+    input: &TutorTurnInput,
+    action: TutorAction,
+    follow_up: FollowUp,
+) -> Result<LlmTutorResponse, LlmError> {
+    if !input.policy.allows(action) {
+        return Err(LlmError::InvalidInput(format!(
+            "{} is not allowed",
+            action.as_str()
+        )));
+    }
+    let reply = compose(workflow, input, action, follow_up)?;
+    let offered: Vec<String> = input
+        .context
+        .exam_candidates
         .iter()
-        .any(|u| anchor(input, u).is_some());
-    [
-        TutorAction::SocraticQuestion,
-        TutorAction::ConceptCard,
-        TutorAction::DrillCard,
-        TutorAction::ExamBlock,
-    ]
-    .into_iter()
-    .filter(|a| policy.allows(*a) && has_anchor)
-    .filter(|a| match a {
-        TutorAction::SocraticQuestion => true,
-        // Seed 004 PF-3.7: a concept card only when the student is stuck.
-        TutorAction::ConceptCard => policy.stuck,
-        TutorAction::DrillCard => practice_target(input).is_some(),
-        TutorAction::ExamBlock => exam_choice(input).is_some(),
-    })
-    .collect()
+        .map(|c| c.question_id.clone())
+        .collect();
+    let context = ValidationContext {
+        exam_candidates: &offered,
+        max_key_ideas: workflow.policy.constraints.max_key_ideas,
+    };
+    let found = fallback::violations(&reply, &input.policy, &context);
+    if !found.is_empty() {
+        return Err(LlmError::InvalidInput(format!(
+            "{} has no valid form this turn: {found:?}",
+            action.as_str()
+        )));
+    }
+    reply.check().map_err(LlmError::InvalidInput)?;
+    Ok(reply)
 }
 
 fn follow_up(phrases: &OfflinePhrases, input: &TutorTurnInput) -> FollowUp {
@@ -131,7 +157,9 @@ fn follow_up(phrases: &OfflinePhrases, input: &TutorTurnInput) -> FollowUp {
     }
 }
 
-fn choose_action(input: &TutorTurnInput, follow_up: FollowUp) -> Option<TutorAction> {
+/// The actions to try, most fitting first: what the category and the
+/// student's button ask for, then every other action.
+fn preference(input: &TutorTurnInput, follow_up: FollowUp) -> Vec<TutorAction> {
     use TutorAction::*;
     let policy = &input.policy;
     let wanted: &[TutorAction] = match follow_up {
@@ -148,12 +176,13 @@ fn choose_action(input: &TutorTurnInput, follow_up: FollowUp) -> Option<TutorAct
         FollowUp::Scaffold | FollowUp::Clarify => &[ConceptCard, SocraticQuestion],
         _ => &[SocraticQuestion],
     };
-    let feasible = feasible_actions(input);
-    wanted
-        .iter()
-        .chain(&[SocraticQuestion, DrillCard, ConceptCard, ExamBlock])
-        .copied()
-        .find(|a| feasible.contains(a))
+    let mut order: Vec<TutorAction> = Vec::new();
+    for action in wanted.iter().chain(&ALL_ACTIONS) {
+        if !order.contains(action) {
+            order.push(*action);
+        }
+    }
+    order
 }
 
 fn anchor<'a>(input: &'a TutorTurnInput, unit_id: &str) -> Option<&'a UnitAnchor> {
@@ -175,19 +204,22 @@ fn practice_target(input: &TutorTurnInput) -> Option<&str> {
         .then_some(item.unit_id.as_str())
 }
 
-/// The first candidate at the desired tier whose unit is in scope.
+/// The first candidate at the desired tier for the focus unit: exam
+/// candidates belong to the focus, and an exam block targets it.
 fn exam_choice(input: &TutorTurnInput) -> Option<(&ExamCandidate, &str)> {
+    let focus = input.policy.focus_unit_id.as_str();
+    if !in_scope(input, focus) || anchor(input, focus).is_none() {
+        return None;
+    }
     input
         .context
         .exam_candidates
         .iter()
-        .filter(|c| c.difficulty_tier == input.policy.desired_exam_tier)
-        .find_map(|c| {
-            c.unit_ids
-                .iter()
-                .find(|u| in_scope(input, u) && anchor(input, u).is_some())
-                .map(|u| (c, u.as_str()))
+        .find(|c| {
+            c.difficulty_tier == input.policy.desired_exam_tier
+                && c.unit_ids.iter().any(|u| u == focus)
         })
+        .map(|c| (c, focus))
 }
 
 /// The unit a reply is about: the blocking prerequisite, else the primary
@@ -217,11 +249,12 @@ fn target_unit<'a>(input: &'a TutorTurnInput, follow_up: FollowUp) -> Option<&'a
 }
 
 fn compose(
-    phrases: &OfflinePhrases,
+    workflow: &Workflow,
     input: &TutorTurnInput,
     action: TutorAction,
     follow_up: FollowUp,
 ) -> Result<LlmTutorResponse, LlmError> {
+    let phrases = &workflow.offline_tutor;
     let exam = exam_choice(input);
     let target = match action {
         TutorAction::DrillCard => practice_target(input),
@@ -311,7 +344,10 @@ fn compose(
     };
     match action {
         TutorAction::SocraticQuestion => {}
-        TutorAction::ConceptCard => reply.concept_card = Some(concept_card(input, unit)),
+        TutorAction::ConceptCard => {
+            let max_ideas = workflow.policy.constraints.max_key_ideas;
+            reply.concept_card = Some(concept_card(input, unit, max_ideas));
+        }
         TutorAction::DrillCard => {
             let item = input.context.practice_item.as_ref().ok_or_else(|| {
                 LlmError::InvalidInput("a drill needs the server's practice item".into())
@@ -342,37 +378,41 @@ fn understanding(follow_up: FollowUp) -> UnderstandingSignal {
     }
 }
 
-/// Key ideas and the worked example, within the policy's word and example limits.
-fn concept_card(input: &TutorTurnInput, unit: &UnitAnchor) -> LlmConceptCard {
+/// Key ideas, then the worked example if it still fits, within the
+/// policy's word, idea and example limits.
+fn concept_card(input: &TutorTurnInput, unit: &UnitAnchor, max_ideas: u32) -> LlmConceptCard {
     let limits = &input.policy.constraints;
     let max_words = usize::try_from(limits.max_concept_words).unwrap_or(usize::MAX);
-    let example = unit
-        .worked_example
-        .as_ref()
-        .filter(|_| limits.max_worked_examples > 0)
-        .filter(|e| !overlaps_question(input, &e.problem));
-    let example_words = example.map_or(0, |e| {
-        words(&e.problem) + e.steps.iter().map(|s| words(s)).sum::<usize>() + words(&e.answer)
-    });
+    let max_ideas = usize::try_from(max_ideas.min(3)).unwrap_or(3);
     let mut key_ideas = Vec::new();
-    let mut used = example_words;
+    let mut used = 0;
     for idea in unit
         .key_ideas
         .iter()
-        .filter(|i| !i.trim().is_empty())
-        .take(3)
+        .map(|i| i.trim())
+        .filter(|i| !i.is_empty())
     {
-        if !key_ideas.is_empty() && used + words(idea) > max_words {
+        if key_ideas.len() == max_ideas || used + words(idea) > max_words {
             break;
         }
         used += words(idea);
-        key_ideas.push(idea.trim().to_owned());
+        key_ideas.push(idea.to_owned());
     }
-    if key_ideas.is_empty() {
-        key_ideas.push(first_sentences(&unit.anchor_text, 1));
-    }
-    let worked_example = example
-        .filter(|_| used <= max_words)
+    let worked_example = unit
+        .worked_example
+        .as_ref()
+        .filter(|_| limits.max_worked_examples > 0)
+        .filter(|e| !overlaps_question(input, &e.problem))
+        .filter(|e| {
+            let example_words = words(&e.problem)
+                + e.steps
+                    .iter()
+                    .take(MAX_REPLY_LIST)
+                    .map(|s| words(s))
+                    .sum::<usize>()
+                + words(&e.answer);
+            used + example_words <= max_words
+        })
         .map(|e| LlmWorkedExample {
             problem_latex: e.problem.clone(),
             final_answer_latex: e.answer.clone(),
