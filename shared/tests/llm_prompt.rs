@@ -219,12 +219,20 @@ proptest! {
                 for i in 0..input.context.unit_content_chunks.len() {
                     prop_assert_eq!(context.contains(&format!("chunk{i} ")), i < kept_chunks);
                 }
-                // Nothing was trimmed that did not have to be.
+                // Nothing was trimmed that did not have to be: keeping one
+                // more message (or chunk) would not fit.
                 if prompt.dropped_history > 0 || prompt.dropped_chunks > 0 {
                     let mut roomier = workflow.clone();
-                    roomier.token_budget = budget * 10;
-                    let full = tutor_prompt(&bundle.prompts, &roomier, &input).unwrap();
-                    prop_assert!(full.tokens > budget);
+                    roomier.token_budget = 200_000;
+                    let mut one_more = input.clone();
+                    if prompt.dropped_chunks > 0 {
+                        one_more.history.clear();
+                        one_more.context.unit_content_chunks.truncate(kept_chunks + 1);
+                    } else {
+                        one_more.history.drain(..prompt.dropped_history - 1);
+                    }
+                    let fuller = tutor_prompt(&bundle.prompts, &roomier, &one_more).unwrap();
+                    prop_assert!(fuller.tokens > budget, "{} tokens would have fit", fuller.tokens);
                 }
             }
             Err(LlmError::InvalidInput(message)) => {

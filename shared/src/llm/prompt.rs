@@ -13,8 +13,8 @@ use crate::content::prompt::PromptTemplate;
 use crate::content::tutor_text::PromptSignals;
 use crate::content::workflow::Workflow;
 use crate::model::{
-    ClientEvent, LlmError, Personalization, QuestionPhase, QuestionState, Role, StudentStyle,
-    TutorTurnInput,
+    ClientEvent, HistoryMessage, LlmError, Personalization, QuestionPhase, QuestionState, Role,
+    StudentStyle, TutorTurnInput,
 };
 
 /// The rendered prompt and what trimming it took.
@@ -69,35 +69,80 @@ pub fn tutor_prompt(
     let history = &input.history[input.history.len().saturating_sub(history_limit)..];
     let budget = workflow.token_budget;
     let fixed = FixedParts::render(&templates, &workflow.prompt_signals, input)?;
-    let chunks = input.context.unit_content_chunks.len();
-    let (mut dropped_history, mut dropped_chunks) = (0, 0);
-    loop {
-        let bundle = assemble(
+    let chunks = &input.context.unit_content_chunks;
+    // Trimming drops the oldest history messages, then the lowest-ranked
+    // chunks: `k` counts both, in that order.
+    let droppable = history.len() + chunks.len();
+    let render = |k: usize| {
+        let dropped_history = k.min(history.len());
+        let dropped_chunks = k - dropped_history;
+        assemble(
             &templates,
             &fixed,
             input,
             &history[dropped_history..],
-            chunks - dropped_chunks,
-        )?;
-        if bundle.tokens <= budget {
-            return Ok(PromptBundle {
-                dropped_history,
-                dropped_chunks,
-                ..bundle
-            });
+            chunks.len() - dropped_chunks,
+        )
+        .map(|bundle| PromptBundle {
+            dropped_history,
+            dropped_chunks,
+            ..bundle
+        })
+    };
+    let full = render(0)?;
+    if full.tokens <= budget {
+        return Ok(full);
+    }
+    // Rendering is the expensive part: first guess how much to drop from
+    // each piece's own estimate, then correct the guess with real renders.
+    let mut excess = full.tokens - budget;
+    let costs = history
+        .iter()
+        .map(|m| tokens::estimate(&history_line(m)) + 1)
+        .chain(
+            chunks
+                .iter()
+                .rev()
+                .map(|c| serde_json::to_string(c).map_or(0, |json| tokens::estimate(&json) + 1)),
+        );
+    let mut k = 0;
+    for cost in costs {
+        if excess == 0 {
+            break;
         }
-        if dropped_history < history.len() {
-            dropped_history += 1;
-        } else if dropped_chunks < chunks {
-            dropped_chunks += 1;
-        } else {
+        excess = excess.saturating_sub(cost);
+        k += 1;
+    }
+    let mut bundle = render(k)?;
+    while bundle.tokens > budget {
+        if k == droppable {
             return Err(LlmError::InvalidInput(format!(
                 "the tutor prompt needs about {} tokens without history or content \
                  chunks; the workflow's token budget is {budget}",
                 bundle.tokens
             )));
         }
+        k += 1;
+        bundle = render(k)?;
     }
+    // Keep whatever still fits.
+    while k > 0 {
+        let fuller = render(k - 1)?;
+        if fuller.tokens > budget {
+            break;
+        }
+        k -= 1;
+        bundle = fuller;
+    }
+    Ok(bundle)
+}
+
+fn history_line(message: &HistoryMessage) -> String {
+    let who = match message.role {
+        Role::Student => "Student",
+        Role::Assistant => "Tutor",
+    };
+    format!("{who}: {}", message.text.trim())
 }
 
 /// The parts that trimming never changes, rendered once.
@@ -105,6 +150,8 @@ struct FixedParts {
     system: String,
     policy: String,
     guidance: String,
+    /// Estimated tokens of the system and policy messages.
+    tokens: u32,
 }
 
 impl FixedParts {
@@ -147,10 +194,12 @@ impl FixedParts {
                 ("misconceptions", misconceptions),
             ]),
         )?;
+        let tokens = tokens::message_tokens(&system) + tokens::message_tokens(&policy);
         Ok(FixedParts {
             system,
             policy,
             guidance,
+            tokens,
         })
     }
 }
@@ -159,7 +208,7 @@ fn assemble(
     t: &TutorTemplates<'_>,
     fixed: &FixedParts,
     input: &TutorTurnInput,
-    history: &[crate::model::HistoryMessage],
+    history: &[HistoryMessage],
     chunks: usize,
 ) -> Result<PromptBundle, LlmError> {
     let mut context = input.context.clone();
@@ -172,13 +221,7 @@ fn assemble(
     } else {
         history
             .iter()
-            .map(|m| {
-                let who = match m.role {
-                    Role::Student => "Student",
-                    Role::Assistant => "Tutor",
-                };
-                format!("{who}: {}", m.text.trim())
-            })
+            .map(history_line)
             .collect::<Vec<_>>()
             .join("\n")
     };
@@ -191,16 +234,14 @@ fn assemble(
         ("history", history_text),
     ]);
     let user = render(t.input, &values)?;
+    let tokens =
+        fixed.tokens + tokens::message_tokens(&context_text) + tokens::message_tokens(&user);
     let messages = vec![
         ChatMessage::system(fixed.system.clone()),
         ChatMessage::system(fixed.policy.clone()),
         ChatMessage::system(context_text),
         ChatMessage::user(user),
     ];
-    let tokens = messages
-        .iter()
-        .map(|m| tokens::message_tokens(&m.content))
-        .sum();
     Ok(PromptBundle {
         messages,
         tokens,

@@ -37,7 +37,7 @@ pub async fn structured_call<T: StructuredOutput>(
     });
     log_call(
         provider.name(),
-        call,
+        request.call,
         &requested_model,
         &result,
         started.elapsed().as_millis(),
