@@ -5,5 +5,6 @@ pub mod api;
 pub mod config;
 pub mod content;
 pub mod engine;
+pub mod llm;
 pub mod model;
 pub mod store;

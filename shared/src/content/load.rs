@@ -13,6 +13,9 @@ use super::course::{Course, CourseFile, ExamItem, Unit};
 use super::diagnostic::{Diagnostic, Diagnostics};
 use super::prompt::{PromptRole, PromptTemplate};
 use super::source::ContentFiles;
+use super::tutor_text::{
+    FollowUp, Moves, OfflinePhrases, PhraseSlot, PromptSignals, Reaction, phase_name,
+};
 use super::workflow::{BktParams, Transition, Workflow, unit_interval_fields};
 use super::yaml_index::{YamlIndex, YamlPath};
 use crate::model::Mode;
@@ -658,6 +661,153 @@ impl Loader {
                 w.modes.welcome_prompt(mode),
                 PromptRole::Welcome,
                 root.key("modes").key(mode.as_str()).key("welcome_prompt"),
+            );
+        }
+        self.check_tutor_text(doc);
+    }
+
+    /// The prompt signal texts and the offline tutor's phrasebook.
+    fn check_tutor_text(&mut self, doc: &Doc<Workflow>) {
+        let w = &doc.value;
+        for (section, absent, what) in [
+            (
+                "prompt_signals",
+                w.prompt_signals == PromptSignals::default(),
+                "the texts of the tutor prompt's pacing, style and mode signals",
+            ),
+            (
+                "offline_tutor",
+                w.offline_tutor == OfflinePhrases::default(),
+                "the offline tutor's phrasebook",
+            ),
+        ] {
+            if absent {
+                self.error(
+                    &doc.path,
+                    1,
+                    1,
+                    format!(
+                        "a workflow needs a `{section}` section ({what}); \
+                         workflows/default.yaml has one to start from"
+                    ),
+                );
+                return;
+            }
+        }
+        let signals = YamlPath::root().key("prompt_signals");
+        for ([group, name], text) in w.prompt_signals.texts() {
+            if text.trim().is_empty() {
+                self.at(doc, &signals.key(group).key(name), "text is empty");
+            }
+        }
+        let offline = YamlPath::root().key("offline_tutor");
+        let phrases = &w.offline_tutor;
+        for (id, reaction) in &phrases.reactions {
+            let at = offline.key("reactions").key(id);
+            if w.category(id).is_none() {
+                self.at_key(
+                    doc,
+                    &at,
+                    format!("`{id}` is not a routing category of this workflow"),
+                );
+            }
+            self.check_reaction(doc, &at, reaction);
+        }
+        self.check_reaction(
+            doc,
+            &offline.key("default_reaction"),
+            &phrases.default_reaction,
+        );
+        for slot in Moves::SLOTS {
+            let at = offline.key("moves").key(slot.name());
+            let list = phrases.moves.phrases(slot);
+            if list.is_empty() {
+                self.at_key(
+                    doc,
+                    &at,
+                    format!("`{}` needs at least one phrase", slot.name()),
+                );
+            }
+            self.check_phrases(doc, &at, list, slot);
+        }
+    }
+
+    fn check_reaction(&mut self, doc: &Doc<Workflow>, at: &YamlPath, reaction: &Reaction) {
+        if reaction.then == FollowUp::Retry && reaction.say.is_empty() {
+            self.at_key(
+                doc,
+                &at.key("then"),
+                "a `retry` reaction is the whole reply: give it phrases under `say`",
+            );
+        }
+        self.check_phrases(doc, &at.key("say"), &reaction.say, PhraseSlot::Reaction);
+        for (phase, list) in &reaction.by_phase {
+            let phase_at = at.key("by_phase").key(phase_name(*phase));
+            if list.is_empty() {
+                self.at_key(doc, &phase_at, "needs at least one phrase");
+            }
+            self.check_phrases(doc, &phase_at, list, PhraseSlot::Reaction);
+        }
+    }
+
+    /// Each phrase parses and uses only its slot's placeholders; a non-empty
+    /// list has a variant that can always be said.
+    fn check_phrases(
+        &mut self,
+        doc: &Doc<Workflow>,
+        at: &YamlPath,
+        list: &[String],
+        slot: PhraseSlot,
+    ) {
+        let mut always = false;
+        for (i, phrase) in list.iter().enumerate() {
+            let phrase_at = at.index(i);
+            if phrase.trim().is_empty() {
+                self.at(doc, &phrase_at, "phrase is empty");
+                continue;
+            }
+            let template = match PromptTemplate::parse(slot.name(), phrase) {
+                Ok(t) => t,
+                Err(errors) => {
+                    for e in errors {
+                        self.at(doc, &phrase_at, e.message);
+                    }
+                    continue;
+                }
+            };
+            let mut usable = true;
+            for p in template.placeholders() {
+                if !slot.placeholders().contains(&p.name.as_str()) {
+                    usable = false;
+                    self.at(
+                        doc,
+                        &phrase_at,
+                        format!(
+                            "placeholder {{{{{}}}}} cannot be used in a {} phrase; available: {}",
+                            p.name,
+                            slot.name(),
+                            slot.placeholders().join(", ")
+                        ),
+                    );
+                }
+            }
+            always |= usable
+                && template
+                    .placeholders()
+                    .all(|p| slot.always_available().contains(&p.name.as_str()));
+        }
+        if !list.is_empty() && !always {
+            self.at_key(
+                doc,
+                at,
+                format!(
+                    "one phrase here must use only {}, which can always be filled",
+                    slot.always_available()
+                        .iter()
+                        .map(|p| format!("{{{{{p}}}}}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
             );
         }
     }

@@ -7,6 +7,7 @@ pub mod diagnostic;
 pub mod load;
 pub mod prompt;
 pub mod source;
+pub mod tutor_text;
 pub mod workflow;
 pub mod yaml_index;
 

@@ -6,6 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::tutor_text::{OfflinePhrases, PromptSignals};
 use crate::model::{ExamFeedbackMode, GradeOutcome, MasteryTier, Mode, StepKind, StudentIntent};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -38,6 +39,12 @@ pub struct Workflow {
     #[serde(default)]
     pub llm: LlmCalls,
     pub prompts: PromptNames,
+    /// Texts of the tutor prompt's pacing, style and mode signals.
+    #[serde(default)]
+    pub prompt_signals: PromptSignals,
+    /// What the offline tutor says.
+    #[serde(default)]
+    pub offline_tutor: OfflinePhrases,
     /// Upper bound, in tokens, of one tutor prompt (history, then chunks, are trimmed).
     #[serde(default = "defaults::token_budget")]
     pub token_budget: u32,

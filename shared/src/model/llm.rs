@@ -1,18 +1,40 @@
-//! The tutor LLM's structured reply (seed 004 PF-3.6.5), validated against the
-//! policy before use. snake_case: this is the prompt contract the model sees.
+//! The structured replies of the LLM calls, validated before use: the tutor's
+//! reply (seed 004 PF-3.6.5) and the safety, drill grading, exam evaluation,
+//! planner and summary replies. snake_case: this is the contract the model
+//! sees. The JSON schema each provider is given is derived from these types,
+//! so their `///` docs are written for the model (developer notes use `//`);
+//! [`CheckReply`] adds the value checks a schema cannot express everywhere.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::policy::TutorAction;
+use super::thread::{QuestionResult, StepKind};
 use super::tier::ExamTier;
+
+/// Longest free text accepted in any reply field, in characters.
+pub const MAX_REPLY_TEXT_CHARS: usize = 4000;
+/// Longest identifier (unit id, question id, tag) accepted in a reply.
+pub const MAX_REPLY_ID_CHARS: usize = 200;
+/// Most entries accepted in any list of a reply.
+pub const MAX_REPLY_LIST: usize = 10;
+
+/// Value checks a reply must pass before it is used. The schema fixes the
+/// shape; providers differ in which constraints they enforce, so ranges and
+/// sizes are checked here for every provider alike.
+pub trait CheckReply {
+    fn check(&self) -> Result<(), String>;
+}
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LlmTutorResponse {
+    /// Units of POLICY.scopedUnitIds the student's message is about.
+    #[schemars(length(max = 10))]
     pub mapped_units: Vec<LlmMappedUnit>,
     pub action: TutorAction,
     pub target_unit_id: String,
+    /// What the tutor says to the student.
     pub tutor_text: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub concept_card: Option<LlmConceptCard>,
@@ -28,6 +50,7 @@ pub struct LlmTutorResponse {
 pub struct LlmMappedUnit {
     pub unit_id: String,
     /// Confidence in [0,1].
+    #[schemars(range(min = 0.0, max = 1.0))]
     pub confidence: f64,
 }
 
@@ -35,6 +58,7 @@ pub struct LlmMappedUnit {
 #[serde(deny_unknown_fields)]
 pub struct LlmConceptCard {
     /// At most three short ideas.
+    #[schemars(length(min = 1, max = 3))]
     pub key_ideas: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worked_example: Option<LlmWorkedExample>,
@@ -46,6 +70,7 @@ pub struct LlmWorkedExample {
     pub problem_latex: String,
     pub final_answer_latex: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 10))]
     pub steps_latex: Option<Vec<String>>,
 }
 
@@ -54,7 +79,8 @@ pub struct LlmWorkedExample {
 pub struct LlmDrillCard {
     pub prompt: String,
     pub question_latex: String,
-    /// The answer the LLM expects; kept in the signed drill token, never shown.
+    /// Your intended answer; the student never sees it.
+    // Kept in the signed drill token.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expected_answer: Option<String>,
 }
@@ -63,7 +89,8 @@ pub struct LlmDrillCard {
 #[serde(deny_unknown_fields)]
 pub struct LlmExamSuggestion {
     pub question_id: String,
-    /// Seed 004 spells this field `difficultyTier`; both spellings are read.
+    /// Must equal POLICY.desiredExamTier.
+    // Seed 004 spells this field `difficultyTier`; both spellings are read.
     #[serde(alias = "difficultyTier")]
     pub difficulty_tier: ExamTier,
 }
@@ -73,15 +100,17 @@ pub struct LlmExamSuggestion {
 pub struct LlmTurnAnalysis {
     pub student_intent: StudentIntent,
     pub understanding_signal: UnderstandingSignal,
+    #[schemars(length(max = 10))]
     pub suggested_prereq_units: Vec<String>,
-    /// What the student literally answered, when the message is an answer
-    /// (seed 003: extract what was SAID, not what was meant). Code grades it.
+    /// Exactly what the student answered, copied, when the message is an
+    /// answer; otherwise null.
+    // Seed 003: what was SAID, not what was meant. Code grades it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answer_text: Option<String>,
 }
 
-/// What the student is doing with this message. Seed 004's five intents plus
-/// the readings seed 003's routing and seed 000's modes need.
+/// What the student is doing with this message.
+// Seed 004's five intents plus the readings seed 003's routing and seed 000's modes need.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum StudentIntent {
@@ -126,4 +155,242 @@ pub enum UnderstandingSignal {
     #[default]
     Uncertain,
     Confused,
+}
+
+// The optional safety LLM's reading of one student message (seed 000
+// `SafetyOutput`); the rule-based gate always runs first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LlmSafetyVerdict {
+    /// False when the message needs a safeguarding response instead of tutoring.
+    pub safe: bool,
+    #[serde(default)]
+    pub category: Option<SafetyCategory>,
+    /// One short sentence on why.
+    // Logged, never shown to the student.
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SafetyCategory {
+    SelfHarm,
+    Abuse,
+    Violence,
+    Sexual,
+    PersonalDetails,
+    Other,
+}
+
+// The drill grading LLM's verdict (seed 004 PV-AI-013).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LlmDrillGrade {
+    pub is_correct: bool,
+    /// One or two encouraging sentences, without the full solution.
+    pub feedback_text: String,
+    /// One tag from the unit's fixed list, only when the answer is wrong.
+    #[serde(default)]
+    pub common_mistake_tag: Option<String>,
+}
+
+// The exam evaluation LLM's marking of one answer (seed 000 exam mode).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LlmExamEvaluation {
+    pub result: QuestionResult,
+    /// One or two sentences of feedback; no teaching.
+    pub feedback: String,
+}
+
+// The planner LLM's study plan for one unit (seed 001 PLANNER).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LlmStudyPlan {
+    #[schemars(length(min = 1, max = 10))]
+    pub steps: Vec<LlmPlanStep>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LlmPlanStep {
+    pub title: String,
+    pub kind: StepKind,
+    pub concept: String,
+    /// How the tutor knows the step is done.
+    pub success_criteria: String,
+}
+
+// The summary LLM's account of a session (seed 001 summary endpoint).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LlmSessionSummary {
+    /// One sentence on how the session went.
+    pub headline: String,
+    #[schemars(length(max = 10))]
+    pub strengths: Vec<String>,
+    #[schemars(length(max = 10))]
+    pub to_review: Vec<String>,
+    #[schemars(length(max = 10))]
+    pub suggestions: Vec<String>,
+}
+
+fn text(field: &str, value: &str) -> Result<(), String> {
+    if value.trim().is_empty() {
+        return Err(format!("{field} is empty"));
+    }
+    let chars = value.chars().count();
+    if chars > MAX_REPLY_TEXT_CHARS {
+        return Err(format!(
+            "{field} is {chars} characters (at most {MAX_REPLY_TEXT_CHARS})"
+        ));
+    }
+    Ok(())
+}
+
+fn id(field: &str, value: &str) -> Result<(), String> {
+    if value.trim().is_empty() {
+        return Err(format!("{field} is empty"));
+    }
+    if value.chars().count() > MAX_REPLY_ID_CHARS {
+        return Err(format!(
+            "{field} is longer than {MAX_REPLY_ID_CHARS} characters"
+        ));
+    }
+    Ok(())
+}
+
+fn list<T>(field: &str, items: &[T], min: usize, max: usize) -> Result<(), String> {
+    if !(min..=max).contains(&items.len()) {
+        return Err(format!(
+            "{field} has {} entries (expected {min} to {max})",
+            items.len()
+        ));
+    }
+    Ok(())
+}
+
+fn texts(field: &str, items: &[String], min: usize, max: usize) -> Result<(), String> {
+    list(field, items, min, max)?;
+    items
+        .iter()
+        .enumerate()
+        .try_for_each(|(i, t)| text(&format!("{field}[{i}]"), t))
+}
+
+impl CheckReply for LlmTutorResponse {
+    fn check(&self) -> Result<(), String> {
+        list("mapped_units", &self.mapped_units, 0, MAX_REPLY_LIST)?;
+        for (i, unit) in self.mapped_units.iter().enumerate() {
+            id(&format!("mapped_units[{i}].unit_id"), &unit.unit_id)?;
+            if !(0.0..=1.0).contains(&unit.confidence) {
+                return Err(format!(
+                    "mapped_units[{i}].confidence {} is outside [0, 1]",
+                    unit.confidence
+                ));
+            }
+        }
+        id("target_unit_id", &self.target_unit_id)?;
+        text("tutor_text", &self.tutor_text)?;
+        if let Some(card) = &self.concept_card {
+            texts("concept_card.key_ideas", &card.key_ideas, 1, 3)?;
+            if let Some(example) = &card.worked_example {
+                text(
+                    "concept_card.worked_example.problem_latex",
+                    &example.problem_latex,
+                )?;
+                text(
+                    "concept_card.worked_example.final_answer_latex",
+                    &example.final_answer_latex,
+                )?;
+                if let Some(steps) = &example.steps_latex {
+                    texts(
+                        "concept_card.worked_example.steps_latex",
+                        steps,
+                        0,
+                        MAX_REPLY_LIST,
+                    )?;
+                }
+            }
+        }
+        if let Some(drill) = &self.drill_card {
+            text("drill_card.prompt", &drill.prompt)?;
+            text("drill_card.question_latex", &drill.question_latex)?;
+            if let Some(answer) = &drill.expected_answer {
+                text("drill_card.expected_answer", answer)?;
+            }
+        }
+        if let Some(exam) = &self.exam_suggestion {
+            id("exam_suggestion.question_id", &exam.question_id)?;
+        }
+        let analysis = &self.turn_analysis;
+        list(
+            "turn_analysis.suggested_prereq_units",
+            &analysis.suggested_prereq_units,
+            0,
+            MAX_REPLY_LIST,
+        )?;
+        for (i, unit) in analysis.suggested_prereq_units.iter().enumerate() {
+            id(&format!("turn_analysis.suggested_prereq_units[{i}]"), unit)?;
+        }
+        if let Some(answer) = &analysis.answer_text
+            && answer.chars().count() > MAX_REPLY_TEXT_CHARS
+        {
+            return Err("turn_analysis.answer_text is too long".into());
+        }
+        Ok(())
+    }
+}
+
+impl CheckReply for LlmSafetyVerdict {
+    fn check(&self) -> Result<(), String> {
+        if self.safe && self.category.is_some() {
+            return Err("a safe message has no safety category".into());
+        }
+        if self.reason.chars().count() > MAX_REPLY_TEXT_CHARS {
+            return Err("reason is too long".into());
+        }
+        Ok(())
+    }
+}
+
+impl CheckReply for LlmDrillGrade {
+    fn check(&self) -> Result<(), String> {
+        text("feedback_text", &self.feedback_text)?;
+        match &self.common_mistake_tag {
+            Some(_) if self.is_correct => Err("a correct answer has no common_mistake_tag".into()),
+            Some(tag) => id("common_mistake_tag", tag),
+            None => Ok(()),
+        }
+    }
+}
+
+impl CheckReply for LlmExamEvaluation {
+    fn check(&self) -> Result<(), String> {
+        text("feedback", &self.feedback)
+    }
+}
+
+impl CheckReply for LlmStudyPlan {
+    fn check(&self) -> Result<(), String> {
+        list("steps", &self.steps, 1, MAX_REPLY_LIST)?;
+        for (i, step) in self.steps.iter().enumerate() {
+            text(&format!("steps[{i}].title"), &step.title)?;
+            text(&format!("steps[{i}].concept"), &step.concept)?;
+            text(
+                &format!("steps[{i}].success_criteria"),
+                &step.success_criteria,
+            )?;
+        }
+        Ok(())
+    }
+}
+
+impl CheckReply for LlmSessionSummary {
+    fn check(&self) -> Result<(), String> {
+        text("headline", &self.headline)?;
+        texts("strengths", &self.strengths, 0, MAX_REPLY_LIST)?;
+        texts("to_review", &self.to_review, 0, MAX_REPLY_LIST)?;
+        texts("suggestions", &self.suggestions, 0, MAX_REPLY_LIST)
+    }
 }

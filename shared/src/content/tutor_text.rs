@@ -1,0 +1,323 @@
+//! Words of a workflow that are not prompt templates: the texts of the
+//! tutor prompt's dynamic signals (pacing, student style, mode rules) and
+//! the offline tutor's phrasebook. Content teams edit them in the workflow
+//! YAML; validation checks every phrase's placeholders. Both default to
+//! empty so a workflow can be parsed without them, but a bundle only
+//! validates when they are written out (there is no built-in wording).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::{Mode, PacingDirective, QuestionPhase, Verbosity};
+
+/// Texts the tutor prompt's `{{pacing_directive}}`, `{{student_style}}` and
+/// `{{mode_rules}}` are filled with (seed 000 "Dynamic Signals").
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PromptSignals {
+    pub pacing: PacingTexts,
+    pub style: StyleTexts,
+    pub mode_rules: ModeTexts,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PacingTexts {
+    pub turn_one: String,
+    pub accelerate: String,
+    pub extend: String,
+    pub simplify: String,
+    pub consolidate: String,
+    pub steady: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StyleTexts {
+    pub quiet: String,
+    pub moderate: String,
+    pub expressive: String,
+    pub disengaged: String,
+    pub emoji: String,
+    pub asks_questions: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModeTexts {
+    pub guided: String,
+    pub teach_me: String,
+    pub clarify_doubts: String,
+    pub exam: String,
+    pub problem_set: String,
+}
+
+impl PromptSignals {
+    pub fn pacing(&self, directive: PacingDirective) -> &str {
+        let p = &self.pacing;
+        match directive {
+            PacingDirective::TurnOne => &p.turn_one,
+            PacingDirective::Accelerate => &p.accelerate,
+            PacingDirective::Extend => &p.extend,
+            PacingDirective::Simplify => &p.simplify,
+            PacingDirective::Consolidate => &p.consolidate,
+            PacingDirective::Steady => &p.steady,
+        }
+    }
+
+    pub fn verbosity(&self, verbosity: Verbosity) -> &str {
+        let s = &self.style;
+        match verbosity {
+            Verbosity::Quiet => &s.quiet,
+            Verbosity::Moderate => &s.moderate,
+            Verbosity::Expressive => &s.expressive,
+        }
+    }
+
+    pub fn mode_rules(&self, mode: Mode) -> &str {
+        let m = &self.mode_rules;
+        match mode {
+            Mode::Guided => &m.guided,
+            Mode::TeachMe => &m.teach_me,
+            Mode::ClarifyDoubts => &m.clarify_doubts,
+            Mode::Exam => &m.exam,
+            Mode::ProblemSet => &m.problem_set,
+        }
+    }
+
+    /// Every text with its YAML path below `prompt_signals`, for validation.
+    pub fn texts(&self) -> Vec<([&'static str; 2], &str)> {
+        let (p, s, m) = (&self.pacing, &self.style, &self.mode_rules);
+        vec![
+            (["pacing", "turn_one"], &p.turn_one),
+            (["pacing", "accelerate"], &p.accelerate),
+            (["pacing", "extend"], &p.extend),
+            (["pacing", "simplify"], &p.simplify),
+            (["pacing", "consolidate"], &p.consolidate),
+            (["pacing", "steady"], &p.steady),
+            (["style", "quiet"], &s.quiet),
+            (["style", "moderate"], &s.moderate),
+            (["style", "expressive"], &s.expressive),
+            (["style", "disengaged"], &s.disengaged),
+            (["style", "emoji"], &s.emoji),
+            (["style", "asks_questions"], &s.asks_questions),
+            (["mode_rules", "guided"], &m.guided),
+            (["mode_rules", "teach_me"], &m.teach_me),
+            (["mode_rules", "clarify_doubts"], &m.clarify_doubts),
+            (["mode_rules", "exam"], &m.exam),
+            (["mode_rules", "problem_set"], &m.problem_set),
+        ]
+    }
+}
+
+/// The offline tutor's phrasebook. A reply is a reaction to the message
+/// (chosen by routing category, and for wrong answers by question phase)
+/// followed by a move (a question, a card, a goodbye). Each entry lists
+/// variants; the turn's seed picks one among those whose placeholders can
+/// be filled this turn.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OfflinePhrases {
+    /// Per routing category id.
+    pub reactions: BTreeMap<String, Reaction>,
+    /// For categories without an entry.
+    pub default_reaction: Reaction,
+    pub moves: Moves,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Reaction {
+    /// What the tutor does after reacting.
+    pub then: FollowUp,
+    /// Openings; may be empty (no opening).
+    #[serde(default)]
+    pub say: Vec<String>,
+    /// Openings per question phase, used instead of `say` in that phase.
+    #[serde(default)]
+    pub by_phase: BTreeMap<QuestionPhase, Vec<String>>,
+}
+
+/// The move that follows a reaction.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FollowUp {
+    /// Whatever the policy suggests: a question, a drill, an exam question, a card.
+    #[default]
+    Continue,
+    /// Ask the student to explain how they got it.
+    TeachBack,
+    /// Nothing more: the reaction itself asks the student to try again.
+    Retry,
+    /// A smaller first step (a concept card when the policy says stuck).
+    Scaffold,
+    /// Explain the idea, then check understanding.
+    Clarify,
+    /// Back to the lesson.
+    Redirect,
+    /// Say goodbye; no new question.
+    WrapUp,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Moves {
+    /// A Socratic question about the unit.
+    pub ask: Vec<String>,
+    /// Back to the question the student is working on.
+    pub ask_pending: Vec<String>,
+    pub teach_back: Vec<String>,
+    pub scaffold: Vec<String>,
+    pub clarify: Vec<String>,
+    pub redirect: Vec<String>,
+    pub wrap_up: Vec<String>,
+    /// Said with a concept card.
+    pub concept_card: Vec<String>,
+    /// Said with a drill card.
+    pub drill_card: Vec<String>,
+    /// Said with an exam question.
+    pub exam_block: Vec<String>,
+    /// Said first when the tutor turns to a prerequisite the student is missing.
+    pub prerequisite: Vec<String>,
+}
+
+/// Which phrase list a placeholder catalogue applies to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum PhraseSlot {
+    Reaction,
+    Ask,
+    AskPending,
+    TeachBack,
+    Scaffold,
+    Clarify,
+    Redirect,
+    WrapUp,
+    ConceptCard,
+    DrillCard,
+    ExamBlock,
+    Prerequisite,
+}
+
+impl PhraseSlot {
+    /// Placeholders a phrase in this slot may use.
+    pub fn placeholders(self) -> &'static [&'static str] {
+        match self {
+            PhraseSlot::Reaction => &[
+                "unit_title",
+                "key_idea",
+                "explanation",
+                "example_problem",
+                "example_steps",
+                "example_answer",
+                "question",
+                "previous_answer",
+            ],
+            PhraseSlot::Ask => &["unit_title", "key_idea", "explanation", "example_problem"],
+            PhraseSlot::AskPending => &["unit_title", "question"],
+            PhraseSlot::TeachBack => &["unit_title", "key_idea"],
+            PhraseSlot::Scaffold => &["unit_title", "key_idea", "question", "example_problem"],
+            PhraseSlot::Clarify => &[
+                "unit_title",
+                "key_idea",
+                "explanation",
+                "example_problem",
+                "example_steps",
+                "example_answer",
+            ],
+            PhraseSlot::Redirect => &["unit_title", "key_idea", "question"],
+            PhraseSlot::WrapUp | PhraseSlot::ConceptCard => &["unit_title"],
+            PhraseSlot::DrillCard => &["unit_title", "drill_prompt"],
+            PhraseSlot::ExamBlock => &["unit_title", "tier"],
+            PhraseSlot::Prerequisite => &["unit_title", "prereq_title"],
+        }
+    }
+
+    /// Placeholders that can always be filled when this slot is used; a
+    /// list needs one variant using only these, so the tutor always has
+    /// something to say.
+    pub fn always_available(self) -> &'static [&'static str] {
+        match self {
+            PhraseSlot::Reaction | PhraseSlot::Ask | PhraseSlot::Clarify => {
+                &["unit_title", "key_idea", "explanation"]
+            }
+            PhraseSlot::Scaffold | PhraseSlot::Redirect => &["unit_title", "key_idea"],
+            other => other.placeholders(),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            PhraseSlot::Reaction => "reaction",
+            PhraseSlot::Ask => "ask",
+            PhraseSlot::AskPending => "ask_pending",
+            PhraseSlot::TeachBack => "teach_back",
+            PhraseSlot::Scaffold => "scaffold",
+            PhraseSlot::Clarify => "clarify",
+            PhraseSlot::Redirect => "redirect",
+            PhraseSlot::WrapUp => "wrap_up",
+            PhraseSlot::ConceptCard => "concept_card",
+            PhraseSlot::DrillCard => "drill_card",
+            PhraseSlot::ExamBlock => "exam_block",
+            PhraseSlot::Prerequisite => "prerequisite",
+        }
+    }
+}
+
+impl Moves {
+    pub fn phrases(&self, slot: PhraseSlot) -> &[String] {
+        match slot {
+            PhraseSlot::Ask => &self.ask,
+            PhraseSlot::AskPending => &self.ask_pending,
+            PhraseSlot::TeachBack => &self.teach_back,
+            PhraseSlot::Scaffold => &self.scaffold,
+            PhraseSlot::Clarify => &self.clarify,
+            PhraseSlot::Redirect => &self.redirect,
+            PhraseSlot::WrapUp => &self.wrap_up,
+            PhraseSlot::ConceptCard => &self.concept_card,
+            PhraseSlot::DrillCard => &self.drill_card,
+            PhraseSlot::ExamBlock => &self.exam_block,
+            PhraseSlot::Prerequisite => &self.prerequisite,
+            PhraseSlot::Reaction => &[],
+        }
+    }
+
+    /// Every move slot, in YAML order.
+    pub const SLOTS: [PhraseSlot; 11] = [
+        PhraseSlot::Ask,
+        PhraseSlot::AskPending,
+        PhraseSlot::TeachBack,
+        PhraseSlot::Scaffold,
+        PhraseSlot::Clarify,
+        PhraseSlot::Redirect,
+        PhraseSlot::WrapUp,
+        PhraseSlot::ConceptCard,
+        PhraseSlot::DrillCard,
+        PhraseSlot::ExamBlock,
+        PhraseSlot::Prerequisite,
+    ];
+}
+
+impl OfflinePhrases {
+    /// The reaction to a message of category `id`.
+    pub fn reaction(&self, id: &str) -> &Reaction {
+        self.reactions.get(id).unwrap_or(&self.default_reaction)
+    }
+}
+
+impl Reaction {
+    /// The openings for a reply acting in `phase`.
+    pub fn openings(&self, phase: QuestionPhase) -> &[String] {
+        self.by_phase.get(&phase).unwrap_or(&self.say)
+    }
+}
+
+pub(crate) fn phase_name(phase: QuestionPhase) -> &'static str {
+    match phase {
+        QuestionPhase::Asked => "asked",
+        QuestionPhase::Probe => "probe",
+        QuestionPhase::Hint => "hint",
+        QuestionPhase::Explain => "explain",
+        QuestionPhase::StrategyChange => "strategy_change",
+    }
+}

@@ -1,0 +1,301 @@
+//! Anthropic Messages API. Models with native structured outputs (Claude
+//! 4.5 and later) get `output_config.format`, a JSON schema the model is
+//! constrained to; older ones get a single tool the model is forced to call,
+//! whose input is the reply.
+
+use async_trait::async_trait;
+use reqwest::StatusCode;
+use reqwest::header::HeaderMap;
+use serde_json::{Map, Value, json};
+use tokio::time::Instant;
+
+use super::http::{Failure, HttpJson, RetryPolicy, clip, failure_for_status, retry_after_header};
+use super::provider::{
+    ChatRole, Completion, CompletionRequest, Endpoint, LlmProvider, TokenUsage, model_for,
+    system_text,
+};
+use super::schema::SchemaDialect;
+use crate::content::workflow::ReasoningEffort;
+use crate::model::LlmError;
+
+const API_VERSION: &str = "2023-06-01";
+
+#[derive(Debug)]
+pub struct AnthropicProvider {
+    endpoint: Endpoint,
+    http: HttpJson,
+}
+
+/// How the reply's structure is enforced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AnthropicOutput {
+    /// `output_config.format` with a JSON schema.
+    Native,
+    /// A forced call of one tool whose input schema is the reply's.
+    ForcedTool,
+}
+
+/// Native structured outputs exist from Claude 4.5 on (Opus, Sonnet, Haiku);
+/// model ids look like `claude-sonnet-4-5` or `claude-sonnet-4-5-20250929`,
+/// older ones like `claude-3-7-sonnet-20250219`.
+pub fn output_mode(model: &str) -> AnthropicOutput {
+    let mut parts = model
+        .trim()
+        .strip_prefix("claude-")
+        .unwrap_or("")
+        .split('-');
+    let family = parts.next().unwrap_or("");
+    if !matches!(family, "opus" | "sonnet" | "haiku") {
+        return AnthropicOutput::ForcedTool;
+    }
+    let number = |p: Option<&str>| {
+        p.filter(|p| p.len() <= 2)
+            .and_then(|p| p.parse::<u32>().ok())
+    };
+    let major = number(parts.next());
+    let minor = number(parts.next()).unwrap_or(0);
+    match major {
+        Some(major) if (major, minor) >= (4, 5) => AnthropicOutput::Native,
+        _ => AnthropicOutput::ForcedTool,
+    }
+}
+
+/// Extended-thinking budget per effort (the API's minimum is 1024).
+fn thinking_budget(effort: ReasoningEffort) -> u32 {
+    match effort {
+        ReasoningEffort::Low => 1024,
+        ReasoningEffort::Medium => 4096,
+        ReasoningEffort::High => 16384,
+    }
+}
+
+impl AnthropicProvider {
+    pub fn new(endpoint: Endpoint, retry: RetryPolicy) -> Self {
+        AnthropicProvider {
+            endpoint,
+            http: HttpJson::new(retry),
+        }
+    }
+
+    fn body(&self, request: &CompletionRequest, mode: AnthropicOutput) -> Value {
+        let model = model_for(request, self);
+        let schema = request.schema.dialect(SchemaDialect::Anthropic);
+        let messages: Vec<Value> = request
+            .messages
+            .iter()
+            .filter(|m| m.role != ChatRole::System)
+            .map(|m| {
+                let role = if m.role == ChatRole::Assistant {
+                    "assistant"
+                } else {
+                    "user"
+                };
+                json!({"role": role, "content": m.content})
+            })
+            .collect();
+        let mut body = Map::new();
+        body.insert("model".into(), json!(model));
+        if let Some(system) = system_text(&request.messages) {
+            body.insert("system".into(), json!(system));
+        }
+        body.insert("messages".into(), Value::Array(messages));
+        let mut max_tokens = request.settings.max_tokens;
+        match mode {
+            AnthropicOutput::Native => {
+                body.insert(
+                    "output_config".into(),
+                    json!({"format": {"type": "json_schema", "schema": schema}}),
+                );
+            }
+            AnthropicOutput::ForcedTool => {
+                body.insert(
+                    "tools".into(),
+                    json!([{
+                        "name": request.schema.name,
+                        "description": "Record your reply. Its input is the complete reply.",
+                        "input_schema": schema,
+                    }]),
+                );
+                body.insert(
+                    "tool_choice".into(),
+                    json!({"type": "tool", "name": request.schema.name}),
+                );
+            }
+        }
+        // Extended thinking cannot be combined with a forced tool, and it
+        // requires the default temperature; its budget is on top of the reply's.
+        match (request.settings.reasoning_effort, mode) {
+            (Some(effort), AnthropicOutput::Native) => {
+                let budget = thinking_budget(effort);
+                max_tokens = max_tokens.saturating_add(budget);
+                body.insert(
+                    "thinking".into(),
+                    json!({"type": "enabled", "budget_tokens": budget}),
+                );
+            }
+            _ => {
+                body.insert(
+                    "temperature".into(),
+                    json!(request.settings.temperature.min(1.0)),
+                );
+            }
+        }
+        body.insert("max_tokens".into(), json!(max_tokens));
+        Value::Object(body)
+    }
+}
+
+#[async_trait]
+impl LlmProvider for AnthropicProvider {
+    fn name(&self) -> &'static str {
+        "anthropic"
+    }
+
+    fn default_model(&self) -> &str {
+        &self.endpoint.default_model
+    }
+
+    async fn complete(&self, request: &CompletionRequest) -> Result<Completion, LlmError> {
+        let started = Instant::now();
+        let mode = output_mode(model_for(request, self));
+        let url = self.endpoint.url("v1/messages");
+        let body = self.body(request, mode);
+        let key = self.endpoint.api_key.clone();
+        let reply = self
+            .http
+            .send(
+                || {
+                    let builder = self
+                        .http
+                        .client()
+                        .post(&url)
+                        .header("anthropic-version", API_VERSION)
+                        .json(&body);
+                    match &key {
+                        Some(key) => builder.header("x-api-key", key.expose()),
+                        None => builder,
+                    }
+                },
+                request.effective_deadline(started),
+                classify,
+            )
+            .await?;
+        let value = parse_reply(&reply.body, mode, &request.schema.name)?;
+        let count = |key: &str| {
+            reply
+                .body
+                .pointer(&format!("/usage/{key}"))
+                .and_then(Value::as_u64)
+                .map_or(0, |n| u32::try_from(n).unwrap_or(u32::MAX))
+        };
+        Ok(Completion {
+            value,
+            model: reply
+                .body
+                .get("model")
+                .and_then(Value::as_str)
+                .unwrap_or_else(|| model_for(request, self))
+                .to_owned(),
+            usage: TokenUsage {
+                input: count("input_tokens"),
+                output: count("output_tokens"),
+            },
+            latency: started.elapsed(),
+            attempts: reply.attempts,
+        })
+    }
+}
+
+fn parse_reply(body: &Value, mode: AnthropicOutput, tool: &str) -> Result<Value, LlmError> {
+    let content = body
+        .get("content")
+        .and_then(Value::as_array)
+        .ok_or_else(|| LlmError::InvalidOutput("the response has no content".into()))?;
+    fn text_of(block: &Value) -> Option<&str> {
+        (block["type"] == "text")
+            .then(|| block.get("text").and_then(Value::as_str))
+            .flatten()
+    }
+    match body.get("stop_reason").and_then(Value::as_str) {
+        Some("max_tokens") => return Err(LlmError::Truncated),
+        Some("refusal") => {
+            let said: String = content.iter().filter_map(text_of).collect();
+            return Err(LlmError::Refused(clip(if said.is_empty() {
+                "the model declined to answer"
+            } else {
+                &said
+            })));
+        }
+        _ => {}
+    }
+    match mode {
+        AnthropicOutput::ForcedTool => content
+            .iter()
+            .find(|b| b["type"] == "tool_use" && b["name"] == tool)
+            .and_then(|b| b.get("input"))
+            .filter(|input| input.is_object())
+            .cloned()
+            .ok_or_else(|| LlmError::InvalidOutput(format!("the reply did not call `{tool}`"))),
+        AnthropicOutput::Native => {
+            let text: String = content.iter().filter_map(text_of).collect();
+            if text.trim().is_empty() {
+                return Err(LlmError::InvalidOutput("the reply has no text".into()));
+            }
+            serde_json::from_str(&text)
+                .map_err(|e| LlmError::InvalidOutput(format!("the reply is not JSON: {e}")))
+        }
+    }
+}
+
+/// Anthropic's error body: `{"type": "error", "error": {"type", "message"}}`.
+fn classify(status: StatusCode, headers: &HeaderMap, body: &str) -> Failure {
+    let parsed: Value = serde_json::from_str(body).unwrap_or(Value::Null);
+    let message = parsed
+        .pointer("/error/message")
+        .and_then(Value::as_str)
+        .unwrap_or(body);
+    let kind = parsed.pointer("/error/type").and_then(Value::as_str);
+    let mut failure = failure_for_status(status, message, retry_after_header(headers));
+    // Overload can come back as 429 too; it is the provider's, not our quota.
+    if kind == Some("overloaded_error") {
+        failure.error = LlmError::Unavailable(format!("overloaded: {}", clip(message)));
+        failure.retryable = true;
+    }
+    failure
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn native_output_from_claude_4_5_on() {
+        for model in [
+            "claude-sonnet-4-5",
+            "claude-sonnet-4-5-20250929",
+            "claude-opus-4-6",
+            "claude-haiku-4-5",
+            "claude-opus-5",
+        ] {
+            assert_eq!(output_mode(model), AnthropicOutput::Native, "{model}");
+        }
+        for model in [
+            "claude-opus-4-1-20250805",
+            "claude-opus-4-20250514",
+            "claude-3-7-sonnet-20250219",
+            "claude-3-5-haiku-latest",
+            "my-finetune",
+            "",
+        ] {
+            assert_eq!(output_mode(model), AnthropicOutput::ForcedTool, "{model}");
+        }
+    }
+
+    #[test]
+    fn overload_is_retried_even_as_429() {
+        let body = r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
+        let failure = classify(StatusCode::TOO_MANY_REQUESTS, &HeaderMap::new(), body);
+        assert!(matches!(failure.error, LlmError::Unavailable(_)));
+        assert!(failure.retryable);
+    }
+}

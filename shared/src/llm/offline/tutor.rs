@@ -1,0 +1,681 @@
+//! The offline tutor: the same structured reply an LLM gives, built
+//! deterministically from the policy, the retrieved context, the routing
+//! category and the workflow's phrasebook. It is the local default and the
+//! fallback, so it must always produce a reply the policy accepts: an
+//! action the policy allows, a target unit in scope, the card that action
+//! needs, and words that read like a patient tutor — never internal names.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+
+use crate::content::Bundle;
+use crate::content::prompt::PromptTemplate;
+use crate::content::tutor_text::{FollowUp, OfflinePhrases, PhraseSlot};
+use crate::content::workflow::Workflow;
+use crate::engine::fallback::{self, ValidationContext};
+use crate::model::{
+    CallUsage, CheckReply, ClientEvent, ExamCandidate, LlmConceptCard, LlmDrillCard, LlmError,
+    LlmExamSuggestion, LlmMappedUnit, LlmTurnAnalysis, LlmTutorResponse, LlmWorkedExample,
+    MAX_REPLY_LIST, Reply, StudentIntent, Tutor, TutorAction, TutorTurnInput, UnderstandingSignal,
+    UnitAnchor,
+};
+
+/// Longest passage of lesson text quoted as an explanation, in characters.
+const MAX_EXPLANATION_CHARS: usize = 320;
+
+#[derive(Clone)]
+pub struct OfflineTutor {
+    bundle: Arc<Bundle>,
+    workflow: String,
+}
+
+#[async_trait]
+impl Tutor for OfflineTutor {
+    async fn decide(&self, input: &TutorTurnInput) -> Result<Reply<LlmTutorResponse>, LlmError> {
+        Ok(Reply {
+            value: self.reply(input)?,
+            usage: CallUsage::offline(),
+        })
+    }
+}
+
+impl std::fmt::Debug for OfflineTutor {
+    // The bundle is large; its version identifies it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OfflineTutor")
+            .field("bundle", &self.bundle.version)
+            .field("workflow", &self.workflow)
+            .finish()
+    }
+}
+
+impl OfflineTutor {
+    pub fn new(bundle: Arc<Bundle>, workflow: &str) -> Self {
+        OfflineTutor {
+            bundle,
+            workflow: workflow.to_owned(),
+        }
+    }
+
+    fn workflow(&self) -> Result<&Workflow, LlmError> {
+        self.bundle.workflows.get(&self.workflow).ok_or_else(|| {
+            LlmError::InvalidInput(format!("workflow `{}` is not in the bundle", self.workflow))
+        })
+    }
+
+    /// The reply this tutor gives to `input`: the most fitting action for
+    /// the message's category that the policy allows and the context has
+    /// material for.
+    pub fn reply(&self, input: &TutorTurnInput) -> Result<LlmTutorResponse, LlmError> {
+        let workflow = self.workflow()?;
+        let follow_up = follow_up(&workflow.offline_tutor, input);
+        preference(input, follow_up)
+            .into_iter()
+            .find_map(|action| checked(workflow, input, action, follow_up).ok())
+            .ok_or_else(|| {
+                LlmError::InvalidInput(
+                    "no allowed action can be carried out with the context given".into(),
+                )
+            })
+    }
+
+    /// The reply for a given `action`, e.g. the fallback action the policy
+    /// validator picked after an LLM reply was rejected.
+    pub fn reply_with(
+        &self,
+        input: &TutorTurnInput,
+        action: TutorAction,
+    ) -> Result<LlmTutorResponse, LlmError> {
+        let workflow = self.workflow()?;
+        checked(
+            workflow,
+            input,
+            action,
+            follow_up(&workflow.offline_tutor, input),
+        )
+    }
+
+    /// The actions this tutor can reply with to `input`.
+    pub fn feasible_actions(&self, input: &TutorTurnInput) -> Vec<TutorAction> {
+        ALL_ACTIONS
+            .into_iter()
+            .filter(|a| self.reply_with(input, *a).is_ok())
+            .collect()
+    }
+}
+
+const ALL_ACTIONS: [TutorAction; 4] = [
+    TutorAction::SocraticQuestion,
+    TutorAction::ConceptCard,
+    TutorAction::DrillCard,
+    TutorAction::ExamBlock,
+];
+
+/// The reply for `action`, only if the policy validator accepts it: the
+/// fallback path must never produce a reply that would itself fall back.
+fn checked(
+    workflow: &Workflow,
+    input: &TutorTurnInput,
+    action: TutorAction,
+    follow_up: FollowUp,
+) -> Result<LlmTutorResponse, LlmError> {
+    if !input.policy.allows(action) {
+        return Err(LlmError::InvalidInput(format!(
+            "{} is not allowed",
+            action.as_str()
+        )));
+    }
+    let reply = compose(workflow, input, action, follow_up)?;
+    let offered: Vec<String> = input
+        .context
+        .exam_candidates
+        .iter()
+        .map(|c| c.question_id.clone())
+        .collect();
+    let context = ValidationContext {
+        exam_candidates: &offered,
+        max_key_ideas: workflow.policy.constraints.max_key_ideas,
+    };
+    let found = fallback::violations(&reply, &input.policy, &context);
+    if !found.is_empty() {
+        return Err(LlmError::InvalidInput(format!(
+            "{} has no valid form this turn: {found:?}",
+            action.as_str()
+        )));
+    }
+    reply.check().map_err(LlmError::InvalidInput)?;
+    Ok(reply)
+}
+
+fn follow_up(phrases: &OfflinePhrases, input: &TutorTurnInput) -> FollowUp {
+    let then = phrases.reaction(&input.category.id).then;
+    match input.context.client_event {
+        ClientEvent::IAmStuck { .. } => FollowUp::Scaffold,
+        _ => then,
+    }
+}
+
+/// The actions to try, most fitting first: what the category and the
+/// student's button ask for, then every other action.
+fn preference(input: &TutorTurnInput, follow_up: FollowUp) -> Vec<TutorAction> {
+    use TutorAction::*;
+    let policy = &input.policy;
+    let wanted: &[TutorAction] = match follow_up {
+        FollowUp::Continue => match input.context.client_event {
+            ClientEvent::RequestDrill { .. } => &[DrillCard, SocraticQuestion],
+            _ if policy.exam_ready => &[ExamBlock, DrillCard, SocraticQuestion],
+            ClientEvent::DrillContinue { .. } => &[DrillCard, SocraticQuestion],
+            _ if policy.stuck => &[ConceptCard, SocraticQuestion],
+            _ if input.context.practice_item.is_some() && input.question.is_none() => {
+                &[DrillCard, SocraticQuestion]
+            }
+            _ => &[SocraticQuestion, DrillCard],
+        },
+        FollowUp::Scaffold | FollowUp::Clarify => &[ConceptCard, SocraticQuestion],
+        _ => &[SocraticQuestion],
+    };
+    let mut order: Vec<TutorAction> = Vec::new();
+    for action in wanted.iter().chain(&ALL_ACTIONS) {
+        if !order.contains(action) {
+            order.push(*action);
+        }
+    }
+    order
+}
+
+fn anchor<'a>(input: &'a TutorTurnInput, unit_id: &str) -> Option<&'a UnitAnchor> {
+    input
+        .context
+        .unit_anchors
+        .iter()
+        .find(|a| a.unit_id == unit_id)
+}
+
+fn in_scope(input: &TutorTurnInput, unit_id: &str) -> bool {
+    input.policy.scoped_unit_ids.iter().any(|u| u == unit_id)
+}
+
+/// The unit a drill on the server's practice item targets.
+fn practice_target(input: &TutorTurnInput) -> Option<&str> {
+    let item = input.context.practice_item.as_ref()?;
+    (in_scope(input, &item.unit_id) && anchor(input, &item.unit_id).is_some())
+        .then_some(item.unit_id.as_str())
+}
+
+/// The first candidate at the desired tier for the focus unit: exam
+/// candidates belong to the focus, and an exam block targets it.
+fn exam_choice(input: &TutorTurnInput) -> Option<(&ExamCandidate, &str)> {
+    let focus = input.policy.focus_unit_id.as_str();
+    if !in_scope(input, focus) || anchor(input, focus).is_none() {
+        return None;
+    }
+    input
+        .context
+        .exam_candidates
+        .iter()
+        .find(|c| {
+            c.difficulty_tier == input.policy.desired_exam_tier
+                && c.unit_ids.iter().any(|u| u == focus)
+        })
+        .map(|c| (c, focus))
+}
+
+/// The unit a reply is about: the blocking prerequisite, else the primary
+/// target, else the focus, else any scoped unit the context describes.
+/// Replies about the pending question stay on its unit.
+fn target_unit<'a>(input: &'a TutorTurnInput, follow_up: FollowUp) -> Option<&'a str> {
+    let policy = &input.policy;
+    let usable = |u: &&'a str| in_scope(input, u) && anchor(input, u).is_some();
+    let about_question = matches!(
+        follow_up,
+        FollowUp::Retry | FollowUp::Scaffold | FollowUp::TeachBack | FollowUp::Clarify
+    );
+    let question_unit = input
+        .question
+        .as_ref()
+        .filter(|_| about_question)
+        .map(|q| q.unit_id.as_str());
+    question_unit
+        .into_iter()
+        .chain(policy.prereq_blocking_unit_id.as_deref())
+        .chain([
+            policy.primary_target_unit_id.as_str(),
+            policy.focus_unit_id.as_str(),
+        ])
+        .chain(policy.scoped_unit_ids.iter().map(String::as_str))
+        .find(usable)
+}
+
+fn compose(
+    workflow: &Workflow,
+    input: &TutorTurnInput,
+    action: TutorAction,
+    follow_up: FollowUp,
+) -> Result<LlmTutorResponse, LlmError> {
+    let phrases = &workflow.offline_tutor;
+    let exam = exam_choice(input);
+    let target = match action {
+        TutorAction::DrillCard => practice_target(input),
+        TutorAction::ExamBlock => exam.map(|(_, unit)| unit),
+        _ => target_unit(input, follow_up),
+    }
+    .ok_or_else(|| LlmError::InvalidInput("no scoped unit is described in the context".into()))?;
+    let unit = anchor(input, target).ok_or_else(|| {
+        LlmError::InvalidInput("no scoped unit is described in the context".into())
+    })?;
+    let pick = Picker { seed: input.seed };
+    let values = Values::new(input, unit, &pick);
+
+    let reaction = phrases.reaction(&input.category.id);
+    let mut parts = Vec::new();
+    parts.push(pick.phrase(
+        "reaction",
+        reaction.openings(input.category.phase),
+        &values.map,
+    ));
+    let blocker = input.policy.prereq_blocking_unit_id.as_deref();
+    if follow_up == FollowUp::Continue
+        && blocker == Some(target)
+        && input.policy.primary_target_unit_id != target
+    {
+        parts.push(pick.phrase(
+            "prerequisite",
+            &phrases.moves.prerequisite,
+            &values.prerequisite(input),
+        ));
+    }
+    let slot = match action {
+        TutorAction::SocraticQuestion => match follow_up {
+            FollowUp::Continue if input.question.is_some() => Some(PhraseSlot::AskPending),
+            FollowUp::Continue => Some(PhraseSlot::Ask),
+            FollowUp::TeachBack => Some(PhraseSlot::TeachBack),
+            FollowUp::Retry => None,
+            FollowUp::Scaffold => Some(PhraseSlot::Scaffold),
+            FollowUp::Clarify => Some(PhraseSlot::Clarify),
+            FollowUp::Redirect => Some(PhraseSlot::Redirect),
+            FollowUp::WrapUp => Some(PhraseSlot::WrapUp),
+        },
+        TutorAction::ConceptCard => Some(PhraseSlot::ConceptCard),
+        TutorAction::DrillCard => Some(PhraseSlot::DrillCard),
+        TutorAction::ExamBlock => Some(PhraseSlot::ExamBlock),
+    };
+    if let Some(slot) = slot {
+        parts.push(pick.phrase(slot.name(), phrases.moves.phrases(slot), &values.map));
+    }
+    let tutor_text = tidy(&parts.join(" "));
+    if tutor_text.is_empty() {
+        return Err(LlmError::InvalidInput(
+            "the phrasebook has nothing to say for this turn".into(),
+        ));
+    }
+
+    let mut reply = LlmTutorResponse {
+        mapped_units: input
+            .reading
+            .mapped_units
+            .iter()
+            .take(MAX_REPLY_LIST)
+            .map(|m| LlmMappedUnit {
+                unit_id: m.unit_id.clone(),
+                confidence: if m.confidence.is_finite() {
+                    m.confidence.clamp(0.0, 1.0)
+                } else {
+                    0.0
+                },
+            })
+            .collect(),
+        action,
+        target_unit_id: target.to_owned(),
+        tutor_text,
+        concept_card: None,
+        drill_card: None,
+        exam_suggestion: None,
+        turn_analysis: LlmTurnAnalysis {
+            student_intent: input.reading.intent,
+            understanding_signal: understanding(follow_up),
+            suggested_prereq_units: blocker.map(str::to_owned).into_iter().collect(),
+            answer_text: input
+                .student
+                .said()
+                .filter(|_| input.reading.intent == StudentIntent::Answer),
+        },
+    };
+    match action {
+        TutorAction::SocraticQuestion => {}
+        TutorAction::ConceptCard => {
+            let max_ideas = workflow.policy.constraints.max_key_ideas;
+            reply.concept_card = Some(concept_card(input, unit, max_ideas));
+        }
+        TutorAction::DrillCard => {
+            let item = input.context.practice_item.as_ref().ok_or_else(|| {
+                LlmError::InvalidInput("a drill needs the server's practice item".into())
+            })?;
+            reply.drill_card = Some(LlmDrillCard {
+                prompt: item.prompt.clone(),
+                question_latex: item.question_latex.clone(),
+                expected_answer: None,
+            });
+        }
+        TutorAction::ExamBlock => {
+            let (candidate, _) =
+                exam.ok_or_else(|| LlmError::InvalidInput("no exam candidate fits".into()))?;
+            reply.exam_suggestion = Some(LlmExamSuggestion {
+                question_id: candidate.question_id.clone(),
+                difficulty_tier: candidate.difficulty_tier,
+            });
+        }
+    }
+    Ok(reply)
+}
+
+fn understanding(follow_up: FollowUp) -> UnderstandingSignal {
+    match follow_up {
+        FollowUp::TeachBack => UnderstandingSignal::Confident,
+        FollowUp::Retry | FollowUp::Scaffold => UnderstandingSignal::Confused,
+        _ => UnderstandingSignal::Uncertain,
+    }
+}
+
+/// Key ideas, then the worked example if it still fits, within the
+/// policy's word, idea and example limits.
+fn concept_card(input: &TutorTurnInput, unit: &UnitAnchor, max_ideas: u32) -> LlmConceptCard {
+    let limits = &input.policy.constraints;
+    let max_words = usize::try_from(limits.max_concept_words).unwrap_or(usize::MAX);
+    let max_ideas = usize::try_from(max_ideas.min(3)).unwrap_or(3);
+    let mut key_ideas = Vec::new();
+    let mut used = 0;
+    for idea in unit
+        .key_ideas
+        .iter()
+        .map(|i| i.trim())
+        .filter(|i| !i.is_empty())
+    {
+        if key_ideas.len() == max_ideas || used + words(idea) > max_words {
+            break;
+        }
+        used += words(idea);
+        key_ideas.push(idea.to_owned());
+    }
+    let worked_example = unit
+        .worked_example
+        .as_ref()
+        .filter(|_| limits.max_worked_examples > 0)
+        .filter(|e| !overlaps_question(input, &e.problem))
+        .filter(|e| {
+            let example_words = words(&e.problem)
+                + e.steps
+                    .iter()
+                    .take(MAX_REPLY_LIST)
+                    .map(|s| words(s))
+                    .sum::<usize>()
+                + words(&e.answer);
+            used + example_words <= max_words
+        })
+        .map(|e| LlmWorkedExample {
+            problem_latex: e.problem.clone(),
+            final_answer_latex: e.answer.clone(),
+            steps_latex: Some(e.steps.iter().take(MAX_REPLY_LIST).cloned().collect()),
+        });
+    LlmConceptCard {
+        key_ideas,
+        worked_example,
+    }
+}
+
+fn words(text: &str) -> usize {
+    text.split_whitespace().count()
+}
+
+/// The placeholder values this turn can fill.
+struct Values {
+    map: BTreeMap<&'static str, String>,
+}
+
+impl Values {
+    fn new(input: &TutorTurnInput, unit: &UnitAnchor, pick: &Picker) -> Self {
+        let mut map = BTreeMap::new();
+        map.insert("unit_title", unit.title.clone());
+        let ideas: Vec<&String> = unit
+            .key_ideas
+            .iter()
+            .filter(|i| !i.trim().is_empty())
+            .collect();
+        let key_idea = if ideas.is_empty() {
+            first_sentences(&unit.anchor_text, 1)
+        } else {
+            ideas[pick.index("key_idea", ideas.len())].trim().to_owned()
+        };
+        map.insert("key_idea", key_idea);
+        map.insert("explanation", explanation(input, unit));
+        if let Some(example) = unit
+            .worked_example
+            .as_ref()
+            .filter(|e| !overlaps_question(input, &e.problem))
+        {
+            map.insert("example_problem", example.problem.trim().to_owned());
+            map.insert(
+                "example_steps",
+                example
+                    .steps
+                    .iter()
+                    .map(|s| as_sentence(s))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            );
+            map.insert("example_answer", example.answer.trim().to_owned());
+        }
+        if let Some(question) = &input.question {
+            map.insert("question", question.text.trim().to_owned());
+            if let Some(last) = question.previous_answers.last() {
+                map.insert("previous_answer", last.trim().to_owned());
+            }
+        }
+        map.insert("tier", input.policy.desired_exam_tier.as_str().to_owned());
+        if let Some(item) = &input.context.practice_item {
+            map.insert("drill_prompt", item.prompt.trim().to_owned());
+        }
+        Values { map }
+    }
+
+    /// For the prerequisite phrase: the unit the student wanted and the one
+    /// they need first.
+    fn prerequisite(&self, input: &TutorTurnInput) -> BTreeMap<&'static str, String> {
+        let mut map = BTreeMap::new();
+        if let Some(blocker) = input
+            .policy
+            .prereq_blocking_unit_id
+            .as_deref()
+            .and_then(|b| anchor(input, b))
+        {
+            map.insert("prereq_title", blocker.title.clone());
+        }
+        if let Some(wanted) = anchor(input, &input.policy.primary_target_unit_id) {
+            map.insert("unit_title", wanted.title.clone());
+        }
+        map
+    }
+}
+
+/// The opening of the best-ranked lesson passage about `unit`, unless it
+/// works the very problem the student is on; else the unit's anchor.
+fn explanation(input: &TutorTurnInput, unit: &UnitAnchor) -> String {
+    input
+        .context
+        .unit_content_chunks
+        .iter()
+        .filter(|c| c.unit_id == unit.unit_id)
+        .map(|c| first_sentences(&c.text, 2))
+        .find(|text| !text.is_empty() && !overlaps_question(input, text))
+        .unwrap_or_else(|| first_sentences(&unit.anchor_text, 2))
+}
+
+/// Whether `text` contains the mathematics of the pending question (so
+/// quoting it could give the answer away). Compares the question's runs of
+/// numbers, variables and operators, spaces ignored.
+fn overlaps_question(input: &TutorTurnInput, text: &str) -> bool {
+    let Some(question) = &input.question else {
+        return false;
+    };
+    let haystack: String = text
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .flat_map(char::to_lowercase)
+        .collect();
+    math_runs(&question.text)
+        .iter()
+        .any(|run| haystack.contains(run.as_str()))
+}
+
+/// Runs of math-looking tokens, e.g. `x-4=9` from "Solve x - 4 = 9.".
+fn math_runs(text: &str) -> Vec<String> {
+    let mathy = |token: &str| {
+        token
+            .chars()
+            .any(|c| c.is_ascii_digit() || "=+-*/×÷^<>".contains(c))
+            || (token.chars().count() == 1 && token.chars().all(char::is_alphabetic))
+    };
+    let mut runs = Vec::new();
+    let mut current = String::new();
+    for token in text.split_whitespace() {
+        let token = token.trim_end_matches(['.', ',', '?', '!', ';', ':']);
+        if mathy(token) {
+            current.extend(token.chars().flat_map(char::to_lowercase));
+        } else if !current.is_empty() {
+            runs.push(std::mem::take(&mut current));
+        }
+    }
+    if !current.is_empty() {
+        runs.push(current);
+    }
+    runs.retain(|r| r.chars().count() >= 3 && r.chars().any(|c| c.is_ascii_digit()));
+    runs
+}
+
+/// The first `count` sentences of `text`, cut to a quotable length.
+fn first_sentences(text: &str, count: usize) -> String {
+    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut end = text.len();
+    let mut seen = 0;
+    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    for (i, &(at, c)) in chars.iter().enumerate() {
+        let next = chars.get(i + 1).map(|&(_, n)| n);
+        if matches!(c, '.' | '?' | '!') && next.is_none_or(char::is_whitespace) {
+            seen += 1;
+            if seen == count {
+                end = at + c.len_utf8();
+                break;
+            }
+        }
+    }
+    let mut out = text[..end].to_owned();
+    if out.chars().count() > MAX_EXPLANATION_CHARS {
+        let cut = out
+            .char_indices()
+            .nth(MAX_EXPLANATION_CHARS)
+            .map_or(out.len(), |(i, _)| i);
+        let boundary = out[..cut].rfind(' ').unwrap_or(cut);
+        out.truncate(boundary);
+        out.push('…');
+    }
+    out
+}
+
+fn as_sentence(step: &str) -> String {
+    let step = step.trim();
+    if step.ends_with(['.', '!', '?', '✓']) {
+        step.to_owned()
+    } else {
+        format!("{step}.")
+    }
+}
+
+/// Collapses whitespace and trims.
+fn tidy(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Deterministic variety: the same seed and slot always pick the same variant.
+struct Picker {
+    seed: u64,
+}
+
+impl Picker {
+    fn index(&self, salt: &str, len: usize) -> usize {
+        if len == 0 {
+            return 0;
+        }
+        let mixed = splitmix64(self.seed ^ fnv1a(salt));
+        usize::try_from(mixed % u64::try_from(len).unwrap_or(1)).unwrap_or(0)
+    }
+
+    /// A rendered variant of `list` whose placeholders `values` can fill; empty when none can.
+    fn phrase(
+        &self,
+        salt: &str,
+        list: &[String],
+        values: &BTreeMap<&'static str, String>,
+    ) -> String {
+        let usable: Vec<PromptTemplate> = list
+            .iter()
+            .filter_map(|p| PromptTemplate::parse(salt, p).ok())
+            .filter(|t| {
+                t.placeholders()
+                    .all(|p| values.contains_key(p.name.as_str()))
+            })
+            .collect();
+        if usable.is_empty() {
+            return String::new();
+        }
+        usable[self.index(salt, usable.len())]
+            .render(values)
+            .unwrap_or_default()
+    }
+}
+
+fn fnv1a(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+fn splitmix64(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn math_runs_find_the_equation() {
+        assert_eq!(math_runs("Solve x - 4 = 9."), vec!["x-4=9".to_owned()]);
+        assert_eq!(math_runs("What is 3/4 + 1/8?"), vec!["3/4+1/8".to_owned()]);
+        assert!(math_runs("Why do we divide?").is_empty());
+    }
+
+    #[test]
+    fn first_sentences_keep_decimals_together() {
+        assert_eq!(
+            first_sentences("It costs 2.50 dollars. Then more. And more.", 2),
+            "It costs 2.50 dollars. Then more."
+        );
+        assert_eq!(first_sentences("No full stop", 2), "No full stop");
+    }
+
+    #[test]
+    fn the_picker_is_stable_and_spreads() {
+        let seen: std::collections::BTreeSet<usize> = (0..64)
+            .map(|seed| Picker { seed }.index("ask", 4))
+            .collect();
+        assert_eq!(seen.len(), 4);
+        assert_eq!(
+            Picker { seed: 7 }.index("ask", 4),
+            Picker { seed: 7 }.index("ask", 4)
+        );
+    }
+}
