@@ -31,7 +31,7 @@ fn corpus() -> Vec<(String, String)> {
     for dir in [
         "prompts",
         "workflows",
-        "tests/fixtures",
+        "tests/fixtures/contracts",
         "shared/tests/golden",
     ] {
         files_under(&root.join(dir), &mut texts);
