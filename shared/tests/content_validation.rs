@@ -245,6 +245,41 @@ fn weights_outside_the_unit_interval_are_refused() {
 }
 
 #[test]
+fn grading_thresholds_are_checked() {
+    let files = mutated(
+        &shipped(),
+        WORKFLOW,
+        "close_relative: 0.2",
+        "close_relative: 20",
+    );
+    let (line, column) = position_of(&files, WORKFLOW, "20\n");
+    assert_reported(&problems(&files), WORKFLOW, line, column, "outside [0, 1]");
+    let files = mutated(
+        &shipped(),
+        WORKFLOW,
+        "close_min_difference: 0.3",
+        "close_min_difference: -1",
+    );
+    let (line, column) = position_of(&files, WORKFLOW, "-1\n");
+    assert_reported(&problems(&files), WORKFLOW, line, column, "zero or more");
+    let files = mutated(
+        &shipped(),
+        WORKFLOW,
+        "equivalence_points: 8",
+        "equivalence_points: 1",
+    );
+    let (line, column) = position_of(&files, WORKFLOW, "equivalence_points: 1");
+    let value_column = column + "equivalence_points: ".len();
+    assert_reported(
+        &problems(&files),
+        WORKFLOW,
+        line,
+        value_column,
+        "between 3 and 32",
+    );
+}
+
+#[test]
 fn an_exam_answer_must_be_an_option() {
     let files = mutated(&shipped(), UNIT, "answer: C", "answer: E");
     let (line, column) = position_of(&files, UNIT, "E\n");

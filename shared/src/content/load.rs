@@ -522,6 +522,36 @@ impl Loader {
                 "must be at least 1",
             );
         }
+        let grading = &w.grading;
+        let grading_at = root.key("grading");
+        if !(grading.close_min_difference >= 0.0 && grading.close_min_difference.is_finite()) {
+            self.at(
+                doc,
+                &grading_at.key("close_min_difference"),
+                "must be zero or more",
+            );
+        }
+        if !(1..=15).contains(&grading.rounding_min_significant) {
+            self.at(
+                doc,
+                &grading_at.key("rounding_min_significant"),
+                "must be between 1 and 15 significant figures",
+            );
+        }
+        if grading.rounding_min_decimals > 12 {
+            self.at(
+                doc,
+                &grading_at.key("rounding_min_decimals"),
+                "must be at most 12 decimal places",
+            );
+        }
+        if !(3..=32).contains(&grading.equivalence_points) {
+            self.at(
+                doc,
+                &grading_at.key("equivalence_points"),
+                "must be between 3 and 32 points",
+            );
+        }
         let bkt = &w.mastery.bkt;
         if bkt.guess + bkt.slip >= 1.0 {
             self.at_key(
