@@ -7,4 +7,5 @@
 //! reading of a message) arrives as data or through a trait it is given.
 //! The engine never imports an adapter (`store`, `llm`, `api`).
 
+pub mod grading;
 pub mod math;
