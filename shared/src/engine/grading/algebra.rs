@@ -247,6 +247,61 @@ pub(super) fn solve_linear(difference: &Expr, variable: &str, seed: u64) -> Opti
     (-intercept).checked_div(slope).ok()
 }
 
+/// Whether an expression still has work a teacher would ask for: like
+/// terms to collect (`x + x`, `3 + 2`) or several numbers in one product
+/// (`2a · 3b`).
+pub(super) fn has_uncollected_terms(expr: &Expr) -> bool {
+    let mut terms = Vec::new();
+    collect_terms(expr, &mut terms);
+    let monomials: Vec<(usize, BTreeMap<String, i128>)> =
+        terms.iter().filter_map(|t| monomial(t)).collect();
+    monomials.iter().any(|(numbers, _)| *numbers > 1)
+        || monomials
+            .iter()
+            .enumerate()
+            .any(|(i, (_, powers))| monomials[i + 1..].iter().any(|(_, other)| other == powers))
+}
+
+fn collect_terms<'a>(expr: &'a Expr, out: &mut Vec<&'a Expr>) {
+    match expr {
+        Expr::Binary(BinaryOp::Add | BinaryOp::Sub, a, b) => {
+            collect_terms(a, out);
+            collect_terms(b, out);
+        }
+        Expr::Neg(inner) => collect_terms(inner, out),
+        other => out.push(other),
+    }
+}
+
+/// A product of numbers and powers of variables: how many numbers it
+/// multiplies and each variable's power; `None` for anything else.
+fn monomial(expr: &Expr) -> Option<(usize, BTreeMap<String, i128>)> {
+    match expr {
+        Expr::Num(_) => Some((1, BTreeMap::new())),
+        Expr::Var(v) => Some((0, BTreeMap::from([(v.clone(), 1)]))),
+        Expr::Neg(inner) => monomial(inner),
+        Expr::Binary(BinaryOp::Pow, base, exponent) => match (base.as_ref(), exponent.as_ref()) {
+            (Expr::Var(v), Expr::Num(n)) if n.is_integer() => {
+                Some((0, BTreeMap::from([(v.clone(), n.numer())])))
+            }
+            _ => None,
+        },
+        Expr::Binary(BinaryOp::Mul, a, b) => {
+            let (na, mut pa) = monomial(a)?;
+            let (nb, pb) = monomial(b)?;
+            for (v, p) in pb {
+                *pa.entry(v).or_insert(0) += p;
+            }
+            Some((na + nb, pa))
+        }
+        Expr::Binary(BinaryOp::Div, a, b) if matches!(b.as_ref(), Expr::Num(_)) => {
+            let (n, powers) = monomial(a)?;
+            Some((n.max(1), powers))
+        }
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -291,6 +346,25 @@ mod tests {
         assert_eq!(relations("x > 3", "3 < x"), Comparison::Equal);
         assert_eq!(relations("x > 3", "x >= 3"), Comparison::Different);
         assert_eq!(relations("x > 3", "-x > -3"), Comparison::Different);
+    }
+
+    #[test]
+    fn uncollected_terms() {
+        for (text, uncollected) in [
+            ("3 + x + x", true),
+            ("x + x + x", true),
+            ("2a*3b", true),
+            ("3 + 2 + x", true),
+            ("2x + 3", false),
+            ("x^2 + 2x + 1", false),
+            ("(x+1)^2", false),
+            ("6ba", false),
+            ("x/2", false),
+            ("-x + 5", false),
+            ("x^2 + x^2", true),
+        ] {
+            assert_eq!(has_uncollected_terms(&e(text)), uncollected, "{text}");
+        }
     }
 
     #[test]

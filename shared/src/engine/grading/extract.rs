@@ -333,18 +333,21 @@ fn is_variable(
     let letter: String = chars[start..end].iter().collect();
     let next = next_solid(chars, end);
     let after_equals = last_solid(tokens).is_some_and(|t| matches!(t.lex, Lex::Op('=')));
-    let allowed = context.all_letters
-        || matches!(context.kind, AnswerKind::Expression | AnswerKind::Equation)
-        || next == Some('=')
-        || after_equals;
-    if !allowed {
-        return false;
-    }
     let glued = (start > 0
         && (chars[start - 1].is_ascii_digit() || is_operator_char(chars[start - 1])))
         || chars
             .get(end)
             .is_some_and(|c| c.is_ascii_digit() || is_operator_char(*c));
+    // Where a number is expected, a letter is still algebra when it is
+    // written into the mathematics (`2x`, `x=4`), so it is not misread.
+    let allowed = context.all_letters
+        || matches!(context.kind, AnswerKind::Expression | AnswerKind::Equation)
+        || next == Some('=')
+        || after_equals
+        || glued;
+    if !allowed {
+        return false;
+    }
     let beside_operator = prev_solid(chars, start).is_some_and(|c| "+-*/^(=<>".contains(c))
         || next.is_some_and(|c| "+-*/^)=<>".contains(c));
     context.all_letters || context.variables.contains(&letter) || glued || beside_operator
@@ -408,7 +411,7 @@ fn number_raw(chars: &[char], i: usize) -> (String, usize) {
             // `12 345`: a space grouping thousands, never before a fraction bar.
             Some(' ') if (1..=3).contains(&group_len) || (groups > 0 && group_len == 3) => {
                 let three = (1..=3).all(|k| digit(j + k));
-                let ends = !digit(j + 4) && !matches!(chars.get(j + 4), Some('/' | '.' | ','));
+                let ends = !digit(j + 4) && chars.get(j + 4) != Some(&'/');
                 if !(three && ends) || raw.contains(['.', ',']) {
                     break;
                 }
@@ -532,6 +535,12 @@ const NEGATIONS: &[&str] = &[
     "not", "isn't", "isnt", "wasn't", "wasnt", "aren't", "never", "nor",
 ];
 
+/// Words after which a number names something (`question 2`, `step 3`)
+/// rather than answering.
+const REFERENCES: &[&str] = &[
+    "question", "problem", "step", "part", "page", "exercise", "q", "no", "number", "line",
+];
+
 /// Words that may surround `or` between two alternatives.
 const HEDGES: &[&str] = &["or", "maybe", "perhaps", "possibly", "is", "it", "either"];
 
@@ -566,7 +575,8 @@ fn candidates(text: &Text, context: &Context) -> Vec<Candidate> {
         let or_joined = !out.is_empty()
             && gap_words.contains(&"or")
             && gap_words.iter().all(|w| HEDGES.contains(w));
-        let negated = NEGATIONS.contains(&last_word);
+        let negated = NEGATIONS.contains(&last_word)
+            || (REFERENCES.contains(&last_word) && gap.trim_end().ends_with(last_word));
         for mut candidate in build(&tokens[run.clone()]) {
             candidate.cued |= ends_with_cue || post_cued;
             candidate.negated = negated;
@@ -693,7 +703,7 @@ fn build(run: &[Token]) -> Vec<Candidate> {
                 Some(e) => (Err(e.clone()), String::new()),
                 None => shape_of(&tokens),
             };
-            let last_part: Vec<&Token> = last_part(&tokens);
+            let last_part: Vec<&Token> = value_part(&tokens);
             Candidate {
                 range: range.clone(),
                 shape,
@@ -801,13 +811,21 @@ fn shape_of(tokens: &[(&Token, Option<char>)]) -> (Result<Shape, String>, String
     (shape, rendered)
 }
 
-fn last_part<'a>(tokens: &[(&'a Token, Option<char>)]) -> Vec<&'a Token> {
-    let from = equals_positions(tokens).last().map_or(0, |k| k + 1);
-    tokens[from..]
-        .iter()
-        .map(|(t, _)| *t)
-        .filter(|t| !matches!(t.lex, Lex::Space))
-        .collect()
+/// The side that holds the value: the last one, or the first in `4 = x`.
+fn value_part<'a>(tokens: &[(&'a Token, Option<char>)]) -> Vec<&'a Token> {
+    let cuts = equals_positions(tokens);
+    let side = |range: Range<usize>| -> Vec<&'a Token> {
+        tokens[range]
+            .iter()
+            .map(|(t, _)| *t)
+            .filter(|t| !matches!(t.lex, Lex::Space))
+            .collect()
+    };
+    let last = side(cuts.last().map_or(0, |k| k + 1)..tokens.len());
+    match (cuts.as_slice(), last.as_slice()) {
+        ([cut], [t]) if matches!(t.lex, Lex::Var(_)) => side(0..*cut),
+        _ => last,
+    }
 }
 
 /// The single literal a final side consists of, with its sign.
@@ -840,7 +858,9 @@ fn form_of(part: &[&Token]) -> Form {
     let lexes: Vec<&Lex> = unbracketed.iter().map(|t| &t.lex).collect();
     let simple = matches!(
         lexes.as_slice(),
-        [Lex::Num(_), Lex::Op('/'), Lex::Num(_)]
+        [Lex::Num(_)]
+            | [Lex::Op('-'), Lex::Num(_)]
+            | [Lex::Num(_), Lex::Op('/'), Lex::Num(_)]
             | [Lex::Op('-'), Lex::Num(_), Lex::Op('/'), Lex::Num(_)]
     );
     // Scientific notation, `2.5 × 10^3` or `2.5 × 10^(-3)`, is a final form.

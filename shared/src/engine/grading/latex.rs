@@ -145,6 +145,20 @@ impl Rewriter<'_> {
             "frac" | "dfrac" | "tfrac" | "cfrac" => {
                 let (top, after_top) = self.argument(i, end);
                 let (bottom, after) = self.argument(after_top, end);
+                // `4\frac{1}{2}` is the mixed number four and a half.
+                let digits = |r: &Range<usize>| {
+                    !r.is_empty()
+                        && r.clone()
+                            .all(|k| self.at(k).is_some_and(|c| c.is_ascii_digit()))
+                };
+                let after_digit =
+                    start > 0 && self.at(start - 1).is_some_and(|c| c.is_ascii_digit());
+                if after_digit && digits(&top) && digits(&bottom) {
+                    let fraction =
+                        format!(" {}/{}", self.source.slice(top), self.source.slice(bottom));
+                    out.replace_from(self.source, start..after, &fraction);
+                    return after;
+                }
                 plain(out, "((");
                 self.convert(top.clone(), out, depth + 1);
                 out.replace_from(self.source, top.end..bottom.start, ")/(");
@@ -287,6 +301,7 @@ mod tests {
         assert_eq!(plain(r"\frac{9}{2}"), "((9)/(2))");
         assert_eq!(plain(r"\dfrac{3}{4}"), "((3)/(4))");
         assert_eq!(plain(r"\tfrac12"), "((1)/(2))");
+        assert_eq!(plain(r"4\frac{1}{2}"), "4 1/2");
         assert_eq!(plain(r"\frac{\frac{1}{2}}{3}"), "((((1)/(2)))/(3))");
         assert_eq!(plain(r"\sqrt{16}"), "sqrt(16)");
         assert_eq!(plain(r"\sqrt[3]{8}"), "((8)^(1/(3)))");

@@ -3,7 +3,7 @@
 //! (`C`, `(c)`, `option c`) or its position (`3`, `the third one`).
 
 use super::extract::{self, Context};
-use super::units::Unit;
+use super::units::{Dimension, Unit};
 use super::{Grade, SlipTag, quote, show_number};
 use crate::content::workflow::GradingSettings;
 use crate::engine::math::{self, Number};
@@ -101,7 +101,13 @@ fn value_of(text: &str) -> Option<(Number, Option<Unit>)> {
         math::Value::Num(n) => n,
         math::Value::Bool(_) => return None,
     };
-    Some((n, candidate.unit.clone()))
+    // `5%` is the value 0.05; other units stay with the number.
+    match &candidate.unit {
+        Some(u) if u.dimension == Dimension::Ratio => {
+            Some((n.checked_mul(Number::Exact(u.factor)).ok()?, None))
+        }
+        unit => Some((n, unit.clone())),
+    }
 }
 
 /// Which option the expected answer names: its text, letter or number.
@@ -229,7 +235,9 @@ fn choose(options: &[String], answer: &str) -> Choice {
             let option_words = words(o).join(" ");
             !option_words.is_empty()
                 && padded.contains(&format!(" {option_words} "))
-                && !padded.contains(&format!(" not {option_words} "))
+                && !["not", "not a", "not an", "not the", "isn't", "isn't a"]
+                    .iter()
+                    .any(|n| padded.contains(&format!(" {n} {option_words} ")))
         })
         .map(|(i, _)| i)
         .collect();

@@ -259,6 +259,8 @@ struct Expected {
     kind: AnswerKind,
     shape: ExpectedShape,
     unit: Option<Unit>,
+    /// How the expected value is written (`√2` and `9π` are final forms).
+    form: Form,
     variables: Vec<String>,
 }
 
@@ -270,8 +272,23 @@ enum ExpectedShape {
         variable: String,
         values: Vec<Number>,
     },
-    /// An equation or inequality not in solved form (`y = 2x + 1`, `x > 3`).
-    Relation(Relation),
+    /// An equation or inequality not in solved form (`y = 2x + 1`, `x > 3`),
+    /// with the expression it defines when it reads `y = …`.
+    Relation(Relation, Option<Expr>),
+}
+
+/// A value for some letter, or a bare value (`x = 4`, `4`).
+fn is_solution(candidate: &Candidate) -> bool {
+    solved_form(candidate).is_some()
+        || matches!(candidate.shape, Ok(Shape::Value(ref e)) if e.variables().is_empty())
+}
+
+/// A value for `variable`, or a bare value.
+fn solves_for(candidate: &Candidate, variable: &str) -> bool {
+    match solved_form(candidate) {
+        Some((v, _)) => v == variable,
+        None => is_solution(candidate),
+    }
 }
 
 /// `x = 4` or `4 = x`: a lone variable and a constant.
@@ -333,11 +350,21 @@ impl Expected {
                     }
                 } else {
                     match &one()?.shape {
-                        Ok(Shape::Chain(parts)) if parts.len() == 2 => ExpectedShape::Relation(
-                            Relation::new(math::CompareOp::Eq, &parts[0], &parts[1]),
-                        ),
+                        Ok(Shape::Chain(parts)) if parts.len() == 2 => {
+                            let defined = match &parts[0] {
+                                Expr::Var(v) if !parts[1].variables().contains(&v.as_str()) => {
+                                    Some(parts[1].clone())
+                                }
+                                _ => None,
+                            };
+                            ExpectedShape::Relation(
+                                Relation::new(math::CompareOp::Eq, &parts[0], &parts[1]),
+                                defined,
+                            )
+                        }
                         Ok(Shape::Relation(e)) => ExpectedShape::Relation(
                             Relation::from_expr(e).ok_or("it is not a relation")?,
+                            None,
                         ),
                         Ok(Shape::Value(e)) if e.variables().is_empty() => {
                             ExpectedShape::Number(evaluate(e)?)
@@ -374,7 +401,7 @@ impl Expected {
         let mut variables: Vec<String> = match &shape {
             ExpectedShape::Expression(e) => e.variables().iter().map(|v| v.to_string()).collect(),
             ExpectedShape::Solutions { variable, .. } => vec![variable.clone()],
-            ExpectedShape::Relation(r) => r
+            ExpectedShape::Relation(r, _) => r
                 .difference
                 .variables()
                 .iter()
@@ -386,6 +413,7 @@ impl Expected {
         variables.dedup();
         Ok(Expected {
             kind: expected.kind,
+            form: first.form,
             shape,
             unit,
             variables,
@@ -430,7 +458,10 @@ fn question_math(question: &str, context: &Context) -> Option<Shape> {
     extraction
         .candidates
         .into_iter()
-        .filter(|c| !matches!(c.shape, Ok(Shape::Value(_))) || c.form == Form::Computed)
+        .filter(|c| {
+            !matches!(c.shape, Ok(Shape::Value(_)))
+                || matches!(c.form, Form::Computed | Form::Fraction { reduced: false })
+        })
         .max_by_key(|c| c.range.len())
         .and_then(|c| c.shape.ok())
 }
@@ -489,7 +520,9 @@ fn computed(
         ExpectedShape::Solutions { variable, values } => {
             grader.solutions(variable, values, &extraction.candidates)
         }
-        ExpectedShape::Relation(target) => grader.relation(target, &extraction.candidates),
+        ExpectedShape::Relation(target, defined) => {
+            grader.relation(target, defined.as_ref(), &extraction.candidates)
+        }
     };
     let extracted = graded.map(|range| extraction.text.original(focus, range).to_owned());
     Grade {
@@ -721,6 +754,7 @@ impl Grader<'_> {
                 &self.quantity(candidate, value),
                 &Quantity {
                     unit: self.spec.unit.clone(),
+                    form: self.spec.form,
                     ..Quantity::plain(target)
                 },
                 self.settings,
@@ -776,7 +810,9 @@ impl Grader<'_> {
                     reason: format!("{shown} is equivalent to the expected `{target}`"),
                     normalized,
                 };
-                if student.size() > target.size() {
+                if algebra::has_uncollected_terms(student)
+                    && !algebra::has_uncollected_terms(target)
+                {
                     v = v.tagged(SlipTag::Unsimplified);
                 }
                 v
@@ -801,19 +837,24 @@ impl Grader<'_> {
     }
 
     fn solutions(&self, variable: &str, values: &[Number], candidates: &[Candidate]) -> Graded {
-        let solved: Vec<&Candidate> = candidates
-            .iter()
-            .filter(|c| {
-                !c.negated
-                    && (solved_form(c).is_some()
-                        || matches!(c.shape, Ok(Shape::Value(ref e)) if e.variables().is_empty()))
-            })
-            .collect();
-        if solved.is_empty() {
+        if !candidates.iter().any(|c| !c.negated && is_solution(c)) {
             return self.unsolved_only(variable, values, candidates);
         }
         if values.len() == 1 {
             return self.one_solution(variable, values[0], candidates);
+        }
+        let solved: Vec<&Candidate> = candidates
+            .iter()
+            .filter(|c| !c.negated && solves_for(c, variable))
+            .collect();
+        if solved.is_empty() {
+            let verdict = Verdict {
+                outcome: GradeOutcome::Wrong,
+                tags: vec![SlipTag::WrongVariable],
+                reason: format!("the values given are not for {variable}"),
+                normalized: None,
+            };
+            return (verdict, None);
         }
         // Several solutions: the set the student gives against the set expected.
         let mut given: Vec<(Number, &Candidate)> = Vec::new();
@@ -864,18 +905,25 @@ impl Grader<'_> {
     }
 
     fn one_solution(&self, variable: &str, target: Number, candidates: &[Candidate]) -> Graded {
-        let is_solution = |c: &Candidate| {
-            solved_form(c).is_some()
-                || matches!(c.shape, Ok(Shape::Value(ref e)) if e.variables().is_empty())
+        // Values for the right letter first; else any, to name the slip.
+        let right_letter = candidates
+            .iter()
+            .any(|c| !c.negated && solves_for(c, variable));
+        let preferred = |c: &Candidate| {
+            if right_letter {
+                solves_for(c, variable)
+            } else {
+                is_solution(c)
+            }
         };
-        let pick = pick(candidates, |c| self.key(c), is_solution);
+        let pick = pick(candidates, |c| self.key(c), preferred);
         let candidate = match pick {
             Pick::One(c) => c,
             // `x = 4 or x = -4` stated (not asked): a claim of two solutions.
             Pick::Ambiguous(_) if !self.hedged => {
                 let claimed: Vec<&Candidate> = candidates
                     .iter()
-                    .filter(|c| !c.negated && is_solution(c))
+                    .filter(|c| !c.negated && preferred(c))
                     .collect();
                 let values: Vec<Number> = claimed
                     .iter()
@@ -925,6 +973,7 @@ impl Grader<'_> {
             &self.quantity(candidate, value),
             &Quantity {
                 unit: self.spec.unit.clone(),
+                form: self.spec.form,
                 ..Quantity::plain(target)
             },
             self.settings,
@@ -971,7 +1020,12 @@ impl Grader<'_> {
         }
     }
 
-    fn relation(&self, target: &Relation, candidates: &[Candidate]) -> Graded {
+    fn relation(
+        &self,
+        target: &Relation,
+        defined: Option<&Expr>,
+        candidates: &[Candidate],
+    ) -> Graded {
         let pick = pick(
             candidates,
             |c| c.rendered.clone(),
@@ -992,6 +1046,13 @@ impl Grader<'_> {
                 Some(r) => r,
                 None => return (Verdict::unverifiable("not a relation"), range),
             },
+            // `2x + 1` for `y = 2x + 1`: the expression the equation defines.
+            Ok(Shape::Value(_)) if defined.is_some() => {
+                return match defined {
+                    Some(expr) => self.expression(expr, std::slice::from_ref(candidate)),
+                    None => (Verdict::unverifiable("not a relation"), range),
+                };
+            }
             Ok(Shape::Value(_)) => {
                 return (
                     Verdict::unverifiable(format!(

@@ -13,6 +13,13 @@ pub(super) fn fold(source: &Text) -> Text {
         let digit_before = i > 0 && chars[i - 1].is_ascii_digit();
         let digit_after = chars.get(i + 1).is_some_and(char::is_ascii_digit);
         match c {
+            // `x = +-2`, `+/-2`: plus or minus, where a value starts.
+            '+' if plus_minus(chars, i).is_some() => {
+                let width = plus_minus(chars, i).unwrap_or(1);
+                out.replace_from(source, i..i + width, "±");
+                i += width;
+                continue;
+            }
             '−' | '–' | '‒' | '﹣' | '－' => out.replace_from(source, i..i + 1, "-"),
             '—' | '―' => out.replace_from(source, i..i + 1, " "),
             '×' | '✕' | '✖' | '·' | '⋅' | '∙' => out.replace_from(source, i..i + 1, "*"),
@@ -60,6 +67,21 @@ pub(super) fn fold(source: &Text) -> Text {
         i += 1;
     }
     out
+}
+
+/// The width of a `+-` or `+/-` at `i` that means ±: always for `+/-`,
+/// and for `+-` where a value starts (after `=`, a bracket or nothing).
+fn plus_minus(chars: &[char], i: usize) -> Option<usize> {
+    let rest = |s: &str| {
+        s.chars()
+            .enumerate()
+            .all(|(k, c)| chars.get(i + k) == Some(&c))
+    };
+    if rest("+/-") {
+        return Some(3);
+    }
+    let before = chars[..i].iter().rev().find(|c| **c != ' ');
+    (rest("+-") && before.is_none_or(|c| matches!(c, '=' | '(' | ','))).then_some(2)
 }
 
 fn superscript(c: char) -> Option<char> {
@@ -122,5 +144,8 @@ mod tests {
         assert_eq!(folded("1\u{202f}234\u{a0}cm"), "1234 cm");
         assert_eq!(folded("X ≈ 4"), "x = 4");
         assert_eq!(folded("It’s ４"), "it's 4");
+        assert_eq!(folded("x = +-2"), "x = ±2");
+        assert_eq!(folded("3 +/- 1"), "3 ± 1");
+        assert_eq!(folded("5+-3"), "5+-3");
     }
 }

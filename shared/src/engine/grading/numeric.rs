@@ -96,14 +96,22 @@ pub(super) fn compare(
         }
         _ => (student.value, Rational::ONE),
     };
+    // `12 m` for `12 cm`: the right number in the wrong unit.
+    if factor != Rational::ONE && student.value.approx_eq(target) {
+        tags.push(SlipTag::WrongUnit);
+    }
     let normalized = Some(with_unit(value, expected.unit.as_ref()));
     let shown = with_unit(value, expected.unit.as_ref());
     let unconverted = factor == Rational::ONE;
     if value.approx_eq(target) {
-        if matches!(
-            student.form,
-            Form::Computed | Form::Fraction { reduced: false }
-        ) {
+        // `3 + 4` or `6/8` where `7` or `3/4` is expected; `√2` for √2 is fine.
+        let expected_simple = expected.form != Form::Computed;
+        if expected_simple
+            && matches!(
+                student.form,
+                Form::Computed | Form::Fraction { reduced: false }
+            )
+        {
             tags.push(SlipTag::Unsimplified);
         }
         return Verdict {
@@ -146,11 +154,14 @@ pub(super) fn compare(
     let threshold = settings
         .close_min_difference
         .max(settings.close_relative * target.to_f64().abs());
-    tags.extend(slips(
-        value,
-        target,
-        student.literal.as_ref().filter(|_| unconverted),
-    ));
+    // Beside a wrong unit, a factor of 100 is the unit's doing, not a slip.
+    if !tags.contains(&SlipTag::WrongUnit) {
+        tags.extend(slips(
+            value,
+            target,
+            student.literal.as_ref().filter(|_| unconverted),
+        ));
+    }
     // A hair of slack so that 1.3 against 1 is within 0.3 despite binary floats.
     let outcome = if difference <= threshold * (1.0 + 1e-9) + 1e-12 {
         GradeOutcome::Close
@@ -230,6 +241,33 @@ fn rounded(value: Number, decimals: u32) -> Option<Number> {
     }
 }
 
+/// `value` cut off after `decimals` places.
+fn truncated(value: Number, decimals: u32) -> Option<Number> {
+    let scale = Rational::integer(10)
+        .checked_pow(i64::from(decimals))
+        .ok()?;
+    match value {
+        Number::Exact(r) => {
+            let magnitude = r
+                .abs()
+                .checked_mul(scale)
+                .ok()?
+                .floor()
+                .checked_div(scale)
+                .ok()?;
+            Some(Number::Exact(if r.numer() < 0 {
+                -magnitude
+            } else {
+                magnitude
+            }))
+        }
+        Number::Approx(f) => {
+            let s = scale.to_f64();
+            Some(Number::Approx((f.abs() * s).floor() / s * f.signum()))
+        }
+    }
+}
+
 /// 1/3 as 0.33 or 0.333, 9π as 28.27: a non-terminating value rounded
 /// correctly to enough digits. A terminating value (0.125) must be exact.
 fn accepted_rounding(target: Number, literal: &Literal, settings: &GradingSettings) -> bool {
@@ -268,9 +306,14 @@ fn slips(value: Number, target: Number, literal: Option<&Literal>) -> Vec<SlipTa
     {
         tags.push(SlipTag::Reciprocal);
     }
+    // Rounded, or cut off, to fewer places than the value needs.
     if let Some(literal) = literal {
-        let step = 10f64.powi(-(literal.decimals.min(15) as i32));
-        if (value.to_f64() - target.to_f64()).abs() < step {
+        let written = Number::Exact(literal.value);
+        let cut = |n: Number| {
+            rounded(n, literal.decimals).is_some_and(|r| r.approx_eq(written))
+                || truncated(n, literal.decimals).is_some_and(|t| t.approx_eq(written))
+        };
+        if cut(target) {
             tags.push(SlipTag::Rounding);
         }
     }

@@ -102,7 +102,8 @@ fn lookup(word: &str, prefer_money: bool) -> Option<Unit> {
             "cm" | "centimetre" | "centimeter" => ("cm", Length, (1, 100)),
             "m" | "metre" | "meter" => ("m", Length, (1, 1)),
             "km" | "kilometre" | "kilometer" => ("km", Length, (1000, 1)),
-            "in" | "inch" => ("in", Length, (254, 10_000)),
+            // Not `in`: "12 in total" is no length.
+            "inch" => ("in", Length, (254, 10_000)),
             "ft" | "foot" | "feet" => ("ft", Length, (3048, 10_000)),
             "yd" | "yard" => ("yd", Length, (9144, 10_000)),
             "mi" | "mile" => ("mi", Length, (1_609_344, 1000)),
@@ -226,6 +227,11 @@ pub(super) fn currency_prefix(c: char) -> Option<Unit> {
 /// Parses the `unit` field of an expected answer.
 pub(super) fn parse_expected(unit: &str) -> Option<Unit> {
     let folded = unit.trim().to_lowercase();
+    let folded = if folded == "in" {
+        "inch".to_owned()
+    } else {
+        folded
+    };
     let chars: Vec<char> = folded.chars().collect();
     let context = UnitContext {
         single_letters: true,
@@ -274,6 +280,19 @@ fn base_word(chars: &[char], i: usize, context: UnitContext) -> Option<(Unit, us
         return lookup(&c.to_string(), prefer_money).map(|u| (u, i + 1));
     }
     let (word, end) = word_at(chars, i)?;
+    // `degrees celsius`, `degrees f`: a temperature, not an angle.
+    if singulars(&word).any(|w| w == "degree")
+        && let Some((scale, after)) = word_at(chars, skip_spaces(chars, end))
+    {
+        let scale = match scale.as_str() {
+            "c" | "celsius" | "centigrade" => Some("°c"),
+            "f" | "fahrenheit" => Some("°f"),
+            _ => None,
+        };
+        if let Some(scale) = scale {
+            return lookup(scale, false).map(|u| (u, after));
+        }
+    }
     if let Some(expected) = context.expected {
         if expected.dimension == Dimension::Named && same_name(&word, &expected.name) {
             return Some((expected.clone(), end));
@@ -370,6 +389,11 @@ mod tests {
         assert_eq!(read("km per hour", false), Some(("km/h".into(), "".into())));
         assert_eq!(read("centimetres.", false), Some(("cm".into(), ".".into())));
         assert_eq!(read("°c", false), Some(("°C".into(), "".into())));
+        assert_eq!(
+            read("degrees celsius", false),
+            Some(("°C".into(), "".into()))
+        );
+        assert_eq!(read("degrees", false), Some(("°".into(), "".into())));
         assert_eq!(read("m", false), None);
         assert_eq!(read("m", true), Some(("m".into(), "".into())));
         assert_eq!(read("apples", true), None);

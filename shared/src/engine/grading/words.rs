@@ -17,6 +17,15 @@ pub(super) fn rewrite(source: &Text) -> Text {
     let mut k = 0;
     while k < words.len() {
         let start = words[k].start;
+        if let Some((literal_start, value, end)) = digits_and_fraction(source, &words, k, cursor) {
+            copy(source, &mut out, cursor..literal_start);
+            out.replace_from(source, literal_start..end, &render(value));
+            cursor = end;
+            while k < words.len() && words[k].start < end {
+                k += 1;
+            }
+            continue;
+        }
         if let Some((literal_start, value)) = digits_before_scale(source, &words, k, cursor) {
             copy(source, &mut out, cursor..literal_start);
             out.replace_from(source, literal_start..words[k].end, &value);
@@ -357,6 +366,22 @@ fn digits_before_scale(
         "hundred" => 100,
         w => scale(w)?,
     };
+    let (i, literal) = digits_before(source, words, k, cursor)?;
+    let value = Rational::parse_decimal(&literal)
+        .ok()?
+        .checked_mul(Rational::integer(i128::try_from(factor).ok()?))
+        .ok()?;
+    Some((i, render(value)))
+}
+
+/// The number written in digits right before word `k`, if any: where it
+/// starts and its digits.
+fn digits_before(
+    source: &Text,
+    words: &[Word],
+    k: usize,
+    cursor: usize,
+) -> Option<(usize, String)> {
     let chars = source.chars();
     let mut i = words[k].start;
     if i == 0 || chars[i - 1] != ' ' {
@@ -367,15 +392,70 @@ fn digits_before_scale(
     while i > cursor && (chars[i - 1].is_ascii_digit() || chars[i - 1] == '.') {
         i -= 1;
     }
-    if i == end || (i > 0 && chars[i - 1].is_ascii_alphanumeric()) {
+    if i == end || (i > 0 && (chars[i - 1].is_ascii_alphanumeric() || chars[i - 1] == '/')) {
         return None;
     }
-    let literal: String = chars[i..end].iter().collect();
-    let value = Rational::parse_decimal(&literal)
-        .ok()?
-        .checked_mul(Rational::integer(i128::try_from(factor).ok()?))
-        .ok()?;
-    Some((i, render(value)))
+    Some((i, chars[i..end].iter().collect()))
+}
+
+/// `4 and a half`, `2 and 3/4`: digits, then `and` (word `k`) and a
+/// fraction. Returns where the digits start, the value and where it ends.
+fn digits_and_fraction(
+    source: &Text,
+    words: &[Word],
+    k: usize,
+    cursor: usize,
+) -> Option<(usize, Rational, usize)> {
+    if word(words, k) != "and" {
+        return None;
+    }
+    let (start, digits) = digits_before(source, words, k, cursor)?;
+    let whole = Rational::parse_decimal(&digits)
+        .ok()
+        .filter(|w| w.is_integer())?;
+    let (fraction, end) = match digit_fraction_after(source, words[k].end) {
+        Some(found) => found,
+        None if spaced(source, words, k, k + 1) => {
+            let (fraction, after) = number_phrase(source, words, k + 1)?;
+            (fraction, words[after - 1].end)
+        }
+        None => return None,
+    };
+    if fraction.is_integer() || fraction.numer() <= 0 || fraction >= Rational::ONE {
+        return None;
+    }
+    Some((start, whole.checked_add(fraction).ok()?, end))
+}
+
+/// A fraction in digits (`3/4`) one space after `at`, and where it ends.
+fn digit_fraction_after(source: &Text, at: usize) -> Option<(Rational, usize)> {
+    let chars = source.chars();
+    if chars.get(at) != Some(&' ') {
+        return None;
+    }
+    let digits_from = |from: usize| {
+        let mut k = from;
+        while chars.get(k).is_some_and(char::is_ascii_digit) {
+            k += 1;
+        }
+        k
+    };
+    let slash = digits_from(at + 1);
+    if slash == at + 1 || chars.get(slash) != Some(&'/') {
+        return None;
+    }
+    let end = digits_from(slash + 1);
+    if end == slash + 1
+        || chars
+            .get(end)
+            .is_some_and(|c| c.is_ascii_digit() || *c == '.')
+    {
+        return None;
+    }
+    let number =
+        |r: std::ops::Range<usize>| chars[r].iter().collect::<String>().parse::<i128>().ok();
+    let value = Rational::new(number(at + 1..slash)?, number(slash + 1..end)?).ok()?;
+    Some((value, end))
 }
 
 /// Spoken operators: `times`, `divided by`, `equals`, `squared`, `percent`…
@@ -398,6 +478,12 @@ fn operator_phrase(source: &Text, words: &[Word], k: usize) -> Option<(String, u
         "equals" => ("=", 1),
         "equal" if next(1) == "to" => ("=", 2),
         "is" if next(1) == "equal" && next(2) == "to" => ("=", 3),
+        "is" if next(1) == "greater" && next(2) == "than" => (">", 3),
+        "is" if next(1) == "less" && next(2) == "than" => ("<", 3),
+        "greater" if next(1) == "than" => (">", 2),
+        "less" if next(1) == "than" => ("<", 2),
+        "at" if next(1) == "least" => (">=", 2),
+        "at" if next(1) == "most" => ("<=", 2),
         "squared" => ("^2", 1),
         "cubed" => ("^3", 1),
         "percent" | "pc" => ("%", 1),
@@ -477,6 +563,9 @@ mod tests {
         assert_eq!(spoken("zero"), "0");
         assert_eq!(spoken("2 thousand"), "2000");
         assert_eq!(spoken("1.5 million"), "1500000");
+        assert_eq!(spoken("4 and a half"), "4.5");
+        assert_eq!(spoken("2 and 3/4"), "2.75");
+        assert_eq!(spoken("2 and 3"), "2 and 3");
     }
 
     #[test]
@@ -504,6 +593,8 @@ mod tests {
         assert_eq!(spoken("x squared"), "x ^2");
         assert_eq!(spoken("fifty percent"), "50 %");
         assert_eq!(spoken("the square root of 16"), "the sqrt 16");
+        assert_eq!(spoken("x is greater than 3"), "x > 3");
+        assert_eq!(spoken("x is at least 3"), "x is >= 3");
     }
 
     #[test]
