@@ -552,6 +552,36 @@ impl Loader {
                 "must be between 3 and 32 points",
             );
         }
+        let pacing = &w.pacing;
+        if pacing.consolidate_min_mastery > pacing.consolidate_max_mastery {
+            self.at(
+                doc,
+                &root.key("pacing").key("consolidate_min_mastery"),
+                "must not be above consolidate_max_mastery",
+            );
+        }
+        if !(2..=50).contains(&pacing.trend_window) {
+            self.at(
+                doc,
+                &root.key("pacing").key("trend_window"),
+                "must be between 2 and 50 answers",
+            );
+        }
+        let style = &w.style;
+        if !(style.quiet_max_words >= 0.0 && style.quiet_max_words < style.expressive_min_words) {
+            self.at(
+                doc,
+                &root.key("style").key("quiet_max_words"),
+                "must be zero or more and below expressive_min_words",
+            );
+        }
+        if style.disengagement_window < 2 {
+            self.at(
+                doc,
+                &root.key("style").key("disengagement_window"),
+                "must be at least 2 messages",
+            );
+        }
         let bkt = &w.mastery.bkt;
         if bkt.guess + bkt.slip >= 1.0 {
             self.at_key(

@@ -378,6 +378,10 @@ pub struct PacingSettings {
     pub consolidate_min_mastery: f64,
     pub consolidate_max_mastery: f64,
     pub consolidate_min_wrong: u32,
+    /// Graded answers looked at for the trend (the older half against the newer).
+    pub trend_window: u32,
+    /// Change in the share of right answers that counts as improving or declining.
+    pub trend_margin: f64,
 }
 
 /// Seed 000 student style thresholds.
@@ -728,6 +732,8 @@ impl Default for PacingSettings {
             consolidate_min_mastery: 0.4,
             consolidate_max_mastery: 0.65,
             consolidate_min_wrong: 2,
+            trend_window: 6,
+            trend_margin: 0.2,
         }
     }
 }
@@ -860,6 +866,7 @@ pub(crate) fn unit_interval_fields(w: &Workflow) -> Vec<(&'static [&'static str]
             &["pacing", "consolidate_max_mastery"][..],
             pacing.consolidate_max_mastery,
         ),
+        (&["pacing", "trend_margin"][..], pacing.trend_margin),
     ]);
     fields
 }

@@ -7,5 +7,9 @@
 //! reading of a message) arrives as data or through a trait it is given.
 //! The engine never imports an adapter (`store`, `llm`, `api`).
 
+pub mod classify;
 pub mod grading;
+pub mod lifecycle;
 pub mod math;
+pub mod scaffolding;
+pub mod signals;
