@@ -188,12 +188,23 @@ pub(super) fn compare(
     }
 }
 
+/// A difference or threshold to four significant figures (`0.0016`, `2.4`,
+/// `1e-7`).
 fn show_float(x: f64) -> String {
-    let rounded = format!("{x:.4}");
-    rounded
-        .trim_end_matches('0')
-        .trim_end_matches('.')
-        .to_owned()
+    if x == 0.0 || !x.is_finite() {
+        return format!("{x}");
+    }
+    let magnitude = x.abs().log10().floor() as i32;
+    if !(-6..=15).contains(&magnitude) {
+        return format!("{x:.3e}");
+    }
+    let decimals = (3 - magnitude).max(0) as usize;
+    let text = format!("{x:.decimals$}");
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_owned()
+    } else {
+        text
+    }
 }
 
 /// Whether the expected value has a finite decimal expansion.

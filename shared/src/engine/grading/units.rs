@@ -224,6 +224,15 @@ pub(super) fn currency_prefix(c: char) -> Option<Unit> {
     }
 }
 
+/// Per cent, as a unit.
+pub(super) fn percent() -> Unit {
+    Unit {
+        name: "%".to_owned(),
+        dimension: Dimension::Ratio,
+        factor: Rational::new(1, 100).unwrap_or(Rational::ONE),
+    }
+}
+
 /// Parses the `unit` field of an expected answer.
 pub(super) fn parse_expected(unit: &str) -> Option<Unit> {
     let folded = unit.trim().to_lowercase();
