@@ -283,3 +283,37 @@ fn the_explanation_names_intent_grade_rule_and_every_category() {
     }
     assert_eq!(result.grade.map(|g| g.result), Some(GradeOutcome::Wrong));
 }
+
+mod properties {
+    use std::sync::LazyLock;
+
+    use proptest::prelude::*;
+
+    use super::*;
+
+    static WORKFLOW: LazyLock<Workflow> = LazyLock::new(default_workflow);
+
+    proptest! {
+        /// Any message in any state gets one of the workflow's categories,
+        /// with or without a reading, and never panics.
+        #[test]
+        fn every_message_gets_a_category(
+            message in "\\PC{0,200}",
+            state in 0usize..4,
+            intent in prop::option::of(0usize..9),
+            answer_text in prop::option::of("\\PC{0,20}"),
+        ) {
+            let state = [State::Pending, State::Scaffolding, State::TeachBack, State::Free][state];
+            let intents = [
+                StudentIntent::Answer, StudentIntent::Solve, StudentIntent::Question,
+                StudentIntent::Explain, StudentIntent::Check, StudentIntent::Stuck,
+                StudentIntent::OffTopic, StudentIntent::Done, StudentIntent::Unknown,
+            ];
+            let reading = intent.map(|i| MessageReading { intent: intents[i], answer_text });
+            let result = classify::interpret(&WORKFLOW, &session(state), &message, reading.as_ref());
+            let category = &result.classification.category;
+            prop_assert!(WORKFLOW.category(category).is_some(), "{category}");
+            prop_assert_eq!(result.classification.checks.len(), WORKFLOW.categories.len());
+        }
+    }
+}

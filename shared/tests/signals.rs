@@ -159,3 +159,41 @@ fn seed_000_student_style() {
     assert!(!too_few.disengaged, "needs the window of 4 messages");
     assert_eq!(style(&[]).level, StyleLevel::Quiet);
 }
+
+mod properties {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    proptest! {
+        /// Style never panics on any text and its numbers stay meaningful.
+        #[test]
+        fn style_of_any_messages(messages in prop::collection::vec("\\PC{0,80}", 0..12)) {
+            let refs: Vec<&str> = messages.iter().map(String::as_str).collect();
+            let style = signals::student_style(&refs, &StyleSettings::default());
+            prop_assert!(style.average_words >= 0.0);
+            prop_assert!((0.0..=1.0).contains(&style.question_share));
+        }
+
+        /// Every mastery profile gets exactly one directive; the first turn is always TURN 1.
+        #[test]
+        fn pacing_of_any_profile(
+            turn_number in 0u32..50,
+            mastery in prop::collection::vec(0.0f64..=1.0, 0..10),
+            trend in 0usize..3,
+            recent_wrong in 0u32..6,
+            struggling in any::<bool>(),
+            plan_complete in any::<bool>(),
+        ) {
+            let trend = [Trend::Improving, Trend::Steady, Trend::Declining][trend];
+            let pacing = signals::pacing(
+                &PacingInput { turn_number, mastery: &mastery, trend, recent_wrong, struggling, plan_complete },
+                &PacingSettings::default(),
+            );
+            if turn_number <= 1 {
+                prop_assert_eq!(pacing.directive, PacingDirective::Turn1);
+            }
+            prop_assert!(!pacing.reason.is_empty());
+        }
+    }
+}
