@@ -296,12 +296,57 @@ fn trimmed(run: &[Token]) -> (Vec<&Token>, bool) {
         })
         .unwrap_or(tokens.len());
     tokens.drain(..leading);
-    while tokens.last().is_some_and(|t| {
-        matches!(t.lex, Lex::Space) || matches!(t.lex, Lex::Op(c) if !")%".contains(c))
-    }) {
+    loop {
+        let unbalanced = bracket_balance(&tokens) < 0;
+        let droppable = |t: &Token| match t.lex {
+            Lex::Space => true,
+            // `4)` from a typo or a list marker: a bracket that closes nothing.
+            Lex::Op(')') => unbalanced,
+            Lex::Op(c) => !")%".contains(c),
+            _ => false,
+        };
+        if !tokens.last().is_some_and(|t| droppable(t)) {
+            break;
+        }
         tokens.pop();
     }
+    // `(4` with the bracket never closed.
+    while tokens
+        .first()
+        .is_some_and(|t| matches!(t.lex, Lex::Op('(')))
+        && !first_closes(&tokens)
+    {
+        tokens.remove(0);
+    }
     (tokens, cued)
+}
+
+/// Whether the bracket opening `tokens` is closed somewhere.
+fn first_closes(tokens: &[&Token]) -> bool {
+    let mut depth = 0isize;
+    for t in tokens {
+        depth += match t.lex {
+            Lex::Op('(') => 1,
+            Lex::Op(')') => -1,
+            _ => 0,
+        };
+        if depth == 0 {
+            return true;
+        }
+    }
+    false
+}
+
+/// Opening minus closing brackets.
+fn bracket_balance(tokens: &[&Token]) -> isize {
+    tokens
+        .iter()
+        .map(|t| match t.lex {
+            Lex::Op('(') => 1,
+            Lex::Op(')') => -1,
+            _ => 0,
+        })
+        .sum()
 }
 
 /// Takes the units out of the mathematics: `12 cm`, `$36`, and a `%`
@@ -412,7 +457,19 @@ fn shape_of(tokens: &[(&Token, Option<char>)]) -> (Result<Shape, String>, String
             .windows(2)
             .any(|w| matches!((&w[0].0.lex, &w[1].0.lex), (Lex::Op('!'), Lex::Op('='))));
     let parse = |s: &str| {
-        math::parse(s, ParseOptions::student()).map_err(|e| format!("could not read `{s}`: {e}"))
+        math::parse(s, ParseOptions::student()).or_else(|e| {
+            // `2(x+1`: brackets left open at the end are closed there, as a
+            // teacher reading it would.
+            let open = s
+                .matches('(')
+                .count()
+                .saturating_sub(s.matches(')').count());
+            if open == 0 {
+                return Err(format!("could not read `{s}`: {e}"));
+            }
+            math::parse(&format!("{s}{}", ")".repeat(open)), ParseOptions::student())
+                .map_err(|_| format!("could not read `{s}`: {e}"))
+        })
     };
     if relation {
         return (parse(&rendered).map(Shape::Relation), rendered);

@@ -241,13 +241,20 @@ fn is_variable(
         || chars
             .get(end)
             .is_some_and(|c| c.is_ascii_digit() || is_operator_char(*c));
+    // Brackets alone do not make a letter algebra where a number is
+    // expected: `a) 4` is a list, `4 (i think)` a remark.
+    let glued_to_operation = (start > 0
+        && (chars[start - 1].is_ascii_digit() || "+-*/^=<>".contains(chars[start - 1])))
+        || chars
+            .get(end)
+            .is_some_and(|c| c.is_ascii_digit() || "+-*/^=<>".contains(*c));
     // Where a number is expected, a letter is still algebra when it is
     // written into the mathematics (`2x`, `x=4`), so it is not misread.
     let allowed = context.all_letters
         || matches!(context.kind, AnswerKind::Expression | AnswerKind::Equation)
         || next == Some('=')
         || after_equals
-        || glued;
+        || glued_to_operation;
     if !allowed {
         return false;
     }

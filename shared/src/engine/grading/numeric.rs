@@ -34,7 +34,13 @@ fn with_unit(value: Number, unit: Option<&Unit>) -> String {
     match unit {
         Some(u) if u.dimension == Dimension::Ratio => format!("{}%", show_number(value)),
         Some(u) if matches!(u.dimension, Dimension::Money(_)) && u.name.chars().count() == 1 => {
-            format!("{}{}", u.name, show_number(value))
+            // -£5, not £-5.
+            let shown = show_number(value);
+            let (sign, magnitude) = match shown.strip_prefix('-') {
+                Some(magnitude) => ("-", magnitude),
+                None => ("", shown.as_str()),
+            };
+            format!("{sign}{}{magnitude}", u.name)
         }
         Some(u) => format!("{} {}", show_number(value), u.name),
         None => show_number(value),
