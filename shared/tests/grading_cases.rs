@@ -129,3 +129,88 @@ fn every_case_grades_as_a_teacher_would() {
         failures.join("\n")
     );
 }
+
+/// The shipped course: every exam question's correct option is recognised
+/// by its text, its letter and its number; every other option is wrong; and
+/// every problem-set answer grades correct against itself and as a bare value.
+#[test]
+fn the_shipped_course_grades_its_own_answers() {
+    use std::path::PathBuf;
+    use tutorflow::content::{Bundle, ContentSource, FsSource};
+
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("a runtime");
+    let files = runtime
+        .block_on(FsSource::new(root).fetch())
+        .expect("the repository holds a bundle");
+    let bundle = Bundle::load(&files).unwrap_or_else(|d| panic!("{d}"));
+    let settings = GradingSettings::default();
+    let mut failures = Vec::new();
+    let mut items = 0;
+    for course in bundle.courses.values() {
+        for unit in course.units.values() {
+            for item in &unit.exam {
+                items += 1;
+                let expected = ExpectedAnswer {
+                    kind: AnswerKind::Mcq,
+                    value: item.answer.clone(),
+                    unit: None,
+                    options: item.options.clone(),
+                };
+                let correct = item.option_index(&item.answer).expect("validated");
+                for (i, option) in item.options.iter().enumerate() {
+                    let number = (i + 1).to_string();
+                    let letter = ((b'a' + i as u8) as char).to_string();
+                    for answer in [
+                        option.as_str(),
+                        letter.as_str(),
+                        &format!("option {number}"),
+                    ] {
+                        let grade = grading::grade(&expected, answer, Some(&item.stem), &settings);
+                        let want = if i == correct {
+                            GradeOutcome::Correct
+                        } else {
+                            GradeOutcome::Wrong
+                        };
+                        if grade.result != want {
+                            failures.push(format!(
+                                "{} `{answer}`: {:?} ({})",
+                                item.id, grade.result, grade.reason
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        for set in &course.problem_sets {
+            for problem in &set.problems {
+                let expected = ExpectedAnswer {
+                    kind: grading::infer_kind(&problem.answer, &[]),
+                    value: problem.answer.clone(),
+                    unit: None,
+                    options: Vec::new(),
+                };
+                let bare = problem
+                    .answer
+                    .rsplit('=')
+                    .next()
+                    .unwrap_or("")
+                    .trim()
+                    .to_owned();
+                for answer in [problem.answer.as_str(), bare.as_str()] {
+                    let grade = grading::grade(&expected, answer, Some(&problem.text), &settings);
+                    if grade.result != GradeOutcome::Correct {
+                        failures.push(format!(
+                            "{} `{answer}`: {:?} ({})",
+                            problem.id, grade.result, grade.reason
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    assert!(items >= 50, "only {items} exam items");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
