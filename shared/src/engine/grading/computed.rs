@@ -33,16 +33,7 @@ pub(super) fn computed(
     let mut focus = latex::boxed_range(answer).map_or(answer, |r| &answer[r]);
     let stripped;
     match question.and_then(|q| pasted::strip_question(focus, q)) {
-        Some(Stripped::Only) => {
-            let verdict = pasted::verdict();
-            return Grade {
-                result: verdict.outcome,
-                extracted: None,
-                normalized: None,
-                tags: verdict.tags,
-                reason: verdict.reason,
-            };
-        }
+        Some(Stripped::Only) => return pasted::verdict().into_grade(None),
         Some(Stripped::Rest(rest)) => {
             stripped = rest;
             focus = &stripped;
@@ -75,13 +66,7 @@ pub(super) fn computed(
         }
     };
     let extracted = graded.map(|range| extraction.text.original(focus, range).to_owned());
-    Grade {
-        result: verdict.outcome,
-        extracted: extracted.filter(|e| !e.is_empty()),
-        normalized: verdict.normalized,
-        tags: verdict.tags,
-        reason: verdict.reason,
-    }
+    verdict.into_grade(extracted)
 }
 
 struct Grader<'a> {

@@ -56,6 +56,8 @@ use crate::model::{AnswerKind, ExpectedAnswer, GradeOutcome, PendingQuestion};
 
 /// Longest message graded; longer ones are not answers.
 const MAX_ANSWER_CHARS: usize = 2000;
+/// Longest question text compared with the answer (pasted questions).
+const MAX_QUESTION_CHARS: usize = 4000;
 
 /// A named slip or circumstance noticed while grading.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -138,6 +140,17 @@ impl Verdict {
         }
     }
 
+    /// The grade, quoting `extracted` from the message.
+    fn into_grade(self, extracted: Option<String>) -> Grade {
+        Grade {
+            result: self.outcome,
+            extracted: extracted.filter(|e| !e.is_empty()),
+            normalized: self.normalized,
+            tags: self.tags,
+            reason: self.reason,
+        }
+    }
+
     fn tagged(mut self, tag: SlipTag) -> Verdict {
         if !self.tags.contains(&tag) {
             self.tags.push(tag);
@@ -162,6 +175,11 @@ pub fn grade(
             "the message is longer than {MAX_ANSWER_CHARS} characters, too long to be an answer"
         ));
     }
+    if expected.value.chars().count() > MAX_ANSWER_CHARS {
+        return Grade::unverifiable("the expected answer is too long to grade against");
+    }
+    // A question too long to compare is simply not compared.
+    let question = question.filter(|q| q.chars().count() <= MAX_QUESTION_CHARS);
     let mut grade = match expected.kind {
         AnswerKind::Text => {
             Grade::unverifiable("free-text answers are judged by the tutor, not by code")
