@@ -104,10 +104,29 @@ pub(super) fn extract(message: &str, context: &Context) -> Extraction {
         c.original = text.original(message, c.range.clone()).to_owned();
     }
     Extraction {
-        hedged: text.chars().contains(&'?'),
+        hedged: hedged(&text),
         text,
         candidates,
     }
+}
+
+/// Whether the message asks rather than states (`is it 7 or 8?`, `maybe
+/// 4 or 5`): alternatives in it are doubts, not a claim.
+fn hedged(text: &Text) -> bool {
+    let chars = text.chars();
+    let start: String = chars.iter().take(16).collect();
+    let start = start.trim_start();
+    chars.contains(&'?')
+        || [
+            "is it",
+            "maybe",
+            "either",
+            "could it be",
+            "perhaps",
+            "not sure",
+        ]
+        .iter()
+        .any(|h| start.starts_with(h))
 }
 
 /// Words before a number that introduce it as the answer.
