@@ -119,6 +119,9 @@ fn shipped_categories_without_an_llm() {
         (Scaffolding, "because 11 - 3 is 8", "scaffold_progress"),
         (Scaffolding, "x = 4", "correct"),
         (Scaffolding, "idk", "stuck"),
+        (Scaffolding, "to the left", "scaffold_progress"),
+        (Scaffolding, "hmm", "general"),
+        (Pending, "hmm", "general"),
         (
             TeachBack,
             "because I subtracted 3 and then divided by 2",

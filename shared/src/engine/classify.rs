@@ -429,6 +429,12 @@ const SMALL_TALK: &[&str] = &[
     "sure",
     "good morning",
     "good afternoon",
+    "hmm",
+    "hmmm",
+    "umm",
+    "um",
+    "uh",
+    "lol",
 ];
 
 fn has_any(text: &str, cues: &'static [&'static str]) -> Option<&'static str> {
@@ -507,10 +513,11 @@ pub fn heuristic_intent(
     if SMALL_TALK.contains(&text.trim_end_matches(['!', '.'])) {
         return (StudentIntent::Unknown, "small talk".to_owned());
     }
-    if session.pending_question.is_some() && words <= 4 && grade.is_some() {
+    // A short word reply ("left", "subtract") to a scaffolding question.
+    if session.scaffolding.active && words <= 8 {
         return (
             StudentIntent::Answer,
-            "a short reply to the pending question, though no answer could be read".to_owned(),
+            "a short reply to the scaffolding question".to_owned(),
         );
     }
     (StudentIntent::Unknown, "no heuristic applies".to_owned())
