@@ -115,10 +115,6 @@ impl Grade {
             reason: reason.into(),
         }
     }
-
-    pub fn has(&self, tag: SlipTag) -> bool {
-        self.tags.contains(&tag)
-    }
 }
 
 /// An outcome before it is attached to the text it came from.
