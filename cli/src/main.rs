@@ -4,6 +4,9 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod bundle;
+mod classify;
+mod grade;
 mod policy;
 mod publish;
 mod validate;
@@ -40,6 +43,19 @@ enum Command {
     /// so a reader never sees a half-uploaded bundle. Credentials come from
     /// the usual AWS chain (environment, profile, role).
     Publish(publish::Args),
+    /// Grade a student's answer by code, as the tutor does.
+    ///
+    /// Prints one JSON object: result (correct, close, wrong or
+    /// unverifiable), extracted, normalized, tags and reason. With --batch,
+    /// grades tab-separated lines from standard input, one JSON object each.
+    Grade(grade::Args),
+    /// Put a student message in one of a workflow's routing categories.
+    ///
+    /// Prints the chosen category, the intent (from --intent, the LLM's
+    /// reading, or offline heuristics), the code grade of the answer when a
+    /// question is pending, and every category with the signals that
+    /// matched or why it did not apply.
+    Classify(classify::Args),
 }
 
 #[tokio::main(flavor = "current_thread")]
@@ -49,5 +65,7 @@ async fn main() -> ExitCode {
         Command::Validate(args) => validate::run(args).await,
         Command::Policy(args) => policy::run(args).await,
         Command::Publish(args) => publish::run(args).await,
+        Command::Grade(args) => grade::run(args).await,
+        Command::Classify(args) => classify::run(args).await,
     }
 }

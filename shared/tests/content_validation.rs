@@ -245,6 +245,85 @@ fn weights_outside_the_unit_interval_are_refused() {
 }
 
 #[test]
+fn grading_thresholds_are_checked() {
+    let files = mutated(
+        &shipped(),
+        WORKFLOW,
+        "close_relative: 0.2",
+        "close_relative: 20",
+    );
+    let (line, column) = position_of(&files, WORKFLOW, "20\n");
+    assert_reported(&problems(&files), WORKFLOW, line, column, "outside [0, 1]");
+    let files = mutated(
+        &shipped(),
+        WORKFLOW,
+        "close_min_difference: 0.3",
+        "close_min_difference: -1",
+    );
+    let (line, column) = position_of(&files, WORKFLOW, "-1\n");
+    assert_reported(&problems(&files), WORKFLOW, line, column, "zero or more");
+    let files = mutated(
+        &shipped(),
+        WORKFLOW,
+        "equivalence_points: 8",
+        "equivalence_points: 1",
+    );
+    let (line, column) = position_of(&files, WORKFLOW, "equivalence_points: 1");
+    let value_column = column + "equivalence_points: ".len();
+    assert_reported(
+        &problems(&files),
+        WORKFLOW,
+        line,
+        value_column,
+        "between 3 and 32",
+    );
+}
+
+#[test]
+fn pacing_and_style_thresholds_are_consistent() {
+    let files = mutated(&shipped(), WORKFLOW, "trend_window: 6", "trend_window: 1");
+    let (line, column) = position_of(&files, WORKFLOW, "trend_window: 1");
+    let value_column = column + "trend_window: ".len();
+    assert_reported(
+        &problems(&files),
+        WORKFLOW,
+        line,
+        value_column,
+        "between 2 and 50",
+    );
+    let files = mutated(
+        &shipped(),
+        WORKFLOW,
+        "quiet_max_words: 5",
+        "quiet_max_words: 30",
+    );
+    let (line, column) = position_of(&files, WORKFLOW, "quiet_max_words: 30");
+    let value_column = column + "quiet_max_words: ".len();
+    assert_reported(
+        &problems(&files),
+        WORKFLOW,
+        line,
+        value_column,
+        "below expressive_min_words",
+    );
+    let files = mutated(
+        &shipped(),
+        WORKFLOW,
+        "consolidate_min_mastery: 0.4",
+        "consolidate_min_mastery: 0.7",
+    );
+    let (line, column) = position_of(&files, WORKFLOW, "consolidate_min_mastery: 0.7");
+    let value_column = column + "consolidate_min_mastery: ".len();
+    assert_reported(
+        &problems(&files),
+        WORKFLOW,
+        line,
+        value_column,
+        "consolidate_max_mastery",
+    );
+}
+
+#[test]
 fn an_exam_answer_must_be_an_option() {
     let files = mutated(&shipped(), UNIT, "answer: C", "answer: E");
     let (line, column) = position_of(&files, UNIT, "E\n");

@@ -539,6 +539,66 @@ impl Loader {
                 "must be at least 1",
             );
         }
+        let grading = &w.grading;
+        let grading_at = root.key("grading");
+        if !(grading.close_min_difference >= 0.0 && grading.close_min_difference.is_finite()) {
+            self.at(
+                doc,
+                &grading_at.key("close_min_difference"),
+                "must be zero or more",
+            );
+        }
+        if !(1..=15).contains(&grading.rounding_min_significant) {
+            self.at(
+                doc,
+                &grading_at.key("rounding_min_significant"),
+                "must be between 1 and 15 significant figures",
+            );
+        }
+        if grading.rounding_min_decimals > 12 {
+            self.at(
+                doc,
+                &grading_at.key("rounding_min_decimals"),
+                "must be at most 12 decimal places",
+            );
+        }
+        if !(3..=32).contains(&grading.equivalence_points) {
+            self.at(
+                doc,
+                &grading_at.key("equivalence_points"),
+                "must be between 3 and 32 points",
+            );
+        }
+        let pacing = &w.pacing;
+        if pacing.consolidate_min_mastery > pacing.consolidate_max_mastery {
+            self.at(
+                doc,
+                &root.key("pacing").key("consolidate_min_mastery"),
+                "must not be above consolidate_max_mastery",
+            );
+        }
+        if !(2..=50).contains(&pacing.trend_window) {
+            self.at(
+                doc,
+                &root.key("pacing").key("trend_window"),
+                "must be between 2 and 50 answers",
+            );
+        }
+        let style = &w.style;
+        if !(style.quiet_max_words >= 0.0 && style.quiet_max_words < style.expressive_min_words) {
+            self.at(
+                doc,
+                &root.key("style").key("quiet_max_words"),
+                "must be zero or more and below expressive_min_words",
+            );
+        }
+        if style.disengagement_window < 2 {
+            self.at(
+                doc,
+                &root.key("style").key("disengagement_window"),
+                "must be at least 2 messages",
+            );
+        }
         let bkt = &w.mastery.bkt;
         if bkt.guess + bkt.slip >= 1.0 {
             self.at_key(

@@ -29,6 +29,8 @@ pub struct Workflow {
     #[serde(default)]
     pub modes: ModeSettings,
     #[serde(default)]
+    pub grading: GradingSettings,
+    #[serde(default)]
     pub pacing: PacingSettings,
     #[serde(default)]
     pub style: StyleSettings,
@@ -398,6 +400,23 @@ pub struct ProblemSetMode {
     pub wait_for_teach_back: bool,
 }
 
+/// How answers are checked by code (seed 003 "Code: Verify Answer").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct GradingSettings {
+    /// A wrong number is `close` when it is within
+    /// max(`close_min_difference`, `close_relative` × |expected|).
+    pub close_relative: f64,
+    pub close_min_difference: f64,
+    /// A decimal that rounds a non-terminating expected value (1/3 as 0.33,
+    /// 9π as 28.3) is correct with this many significant figures ...
+    pub rounding_min_significant: u32,
+    /// ... or this many decimal places.
+    pub rounding_min_decimals: u32,
+    /// Points at which two expressions are compared when they have variables.
+    pub equivalence_points: u32,
+}
+
 /// Seed 000 pacing directive thresholds (average mastery in [0,1]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -410,6 +429,10 @@ pub struct PacingSettings {
     pub consolidate_min_mastery: f64,
     pub consolidate_max_mastery: f64,
     pub consolidate_min_wrong: u32,
+    /// Graded answers looked at for the trend (the older half against the newer).
+    pub trend_window: u32,
+    /// Change in the share of right answers that counts as improving or declining.
+    pub trend_margin: f64,
 }
 
 /// Seed 000 student style thresholds.
@@ -744,6 +767,18 @@ impl Default for ProblemSetMode {
     }
 }
 
+impl Default for GradingSettings {
+    fn default() -> Self {
+        GradingSettings {
+            close_relative: 0.2,
+            close_min_difference: 0.3,
+            rounding_min_significant: 3,
+            rounding_min_decimals: 2,
+            equivalence_points: 8,
+        }
+    }
+}
+
 impl Default for PacingSettings {
     fn default() -> Self {
         PacingSettings {
@@ -754,6 +789,8 @@ impl Default for PacingSettings {
             consolidate_min_mastery: 0.4,
             consolidate_max_mastery: 0.65,
             consolidate_min_wrong: 2,
+            trend_window: 6,
+            trend_margin: 0.2,
         }
     }
 }
@@ -866,6 +903,7 @@ pub(crate) fn unit_interval_fields(w: &Workflow) -> Vec<(&'static [&'static str]
             &["style", "disengagement_ratio"],
             w.style.disengagement_ratio,
         ),
+        (&["grading", "close_relative"], w.grading.close_relative),
     ];
     let pacing = &w.pacing;
     fields.extend([
@@ -890,6 +928,7 @@ pub(crate) fn unit_interval_fields(w: &Workflow) -> Vec<(&'static [&'static str]
             &["pacing", "consolidate_max_mastery"][..],
             pacing.consolidate_max_mastery,
         ),
+        (&["pacing", "trend_margin"][..], pacing.trend_margin),
     ]);
     fields
 }

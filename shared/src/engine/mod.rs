@@ -8,13 +8,18 @@
 //! The engine never imports an adapter (`store`, `llm`, `api`).
 
 pub mod bkt;
+pub mod classify;
 pub mod evidence;
 pub mod fallback;
+pub mod grading;
+pub mod lifecycle;
 pub mod lockout;
 pub mod mastery_tier;
 pub mod math;
 pub mod policy;
 pub mod prereq;
+pub mod scaffolding;
 pub mod scope;
 pub mod score;
+pub mod signals;
 pub mod snapshot_lite;

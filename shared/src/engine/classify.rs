@@ -1,0 +1,539 @@
+//! Routing a student message to one of the workflow's categories (seed 003).
+//!
+//! The merge is seed 003's: the LLM's reading (or, without one, offline
+//! heuristics) decides whether the message is an answer at all; when it is,
+//! code grading decides how good the answer is — the LLM's opinion of
+//! correctness is never used. Then the categories are matched exactly as
+//! the workflow's comment block defines: every condition that is set must
+//! hold, at least one signal (grade, intent, phrase) must match, the highest
+//! priority wins and declaration order breaks ties. No category matching
+//! means the workflow's default category.
+
+use serde::Serialize;
+
+use crate::content::Workflow;
+use crate::content::workflow::{Category, GradingSettings};
+use crate::engine::grading::{self, Grade, SlipTag};
+use crate::model::{GradeOutcome, LlmTurnAnalysis, SessionState, StudentIntent};
+
+/// The LLM's reading of the message, when there is one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MessageReading {
+    pub intent: StudentIntent,
+    /// What the student literally answered, if the message is an answer.
+    pub answer_text: Option<String>,
+}
+
+impl From<&LlmTurnAnalysis> for MessageReading {
+    fn from(analysis: &LlmTurnAnalysis) -> Self {
+        MessageReading {
+            intent: analysis.student_intent,
+            answer_text: analysis.answer_text.clone(),
+        }
+    }
+}
+
+/// Where the intent came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IntentSource {
+    Llm,
+    Heuristics,
+}
+
+/// One category's verdict, for the explanation.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CategoryCheck {
+    pub id: String,
+    pub priority: i32,
+    pub matched: bool,
+    /// The signals that matched, or why the category did not apply.
+    pub detail: String,
+}
+
+/// The chosen category and why.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Classification {
+    pub category: String,
+    pub intent: StudentIntent,
+    pub intent_source: IntentSource,
+    pub intent_reason: String,
+    /// The code grade, when the message was read as an answer to the
+    /// pending question.
+    pub answer_grade: Option<GradeOutcome>,
+    /// Every category in declaration order, matched or not.
+    pub checks: Vec<CategoryCheck>,
+    /// Which rule chose the category.
+    pub rule: String,
+}
+
+impl Classification {
+    /// A few lines a person can read (`tutorflow classify`).
+    pub fn explain(&self) -> String {
+        let mut lines = vec![
+            format!("category: {}", self.category),
+            format!(
+                "intent: {} ({}: {})",
+                self.intent.as_str(),
+                match self.intent_source {
+                    IntentSource::Llm => "LLM reading",
+                    IntentSource::Heuristics => "offline heuristics",
+                },
+                self.intent_reason
+            ),
+        ];
+        if let Some(outcome) = self.answer_grade {
+            lines.push(format!("answer graded by code: {}", outcome_name(outcome)));
+        }
+        lines.push(format!("rule: {}", self.rule));
+        lines.push("categories:".to_owned());
+        for check in &self.checks {
+            lines.push(format!(
+                "  {} {} (priority {}): {}",
+                if check.matched { "+" } else { "-" },
+                check.id,
+                check.priority,
+                check.detail
+            ));
+        }
+        lines.join("\n")
+    }
+}
+
+fn outcome_name(outcome: GradeOutcome) -> &'static str {
+    match outcome {
+        GradeOutcome::Correct => "correct",
+        GradeOutcome::Close => "close",
+        GradeOutcome::Wrong => "wrong",
+        GradeOutcome::Unverifiable => "unverifiable",
+    }
+}
+
+/// What the classifier looks at.
+#[derive(Debug, Clone, Copy)]
+pub struct ClassifyInput<'a> {
+    pub workflow: &'a Workflow,
+    pub session: &'a SessionState,
+    pub message: &'a str,
+    /// Code grading of the answer to the pending question, if there is one.
+    pub grade: Option<&'a Grade>,
+    /// The LLM's reading, if there is one.
+    pub reading: Option<&'a MessageReading>,
+}
+
+/// The grade and category of one message.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Interpretation {
+    pub grade: Option<Grade>,
+    pub classification: Classification,
+}
+
+/// Grades the message against the pending question (if any) and classifies
+/// it. When code finds no answer in the message but the LLM reading quotes
+/// one (`answer_text`), that text is graded instead: the LLM extracts what
+/// was said, code decides whether it is right.
+pub fn interpret(
+    workflow: &Workflow,
+    session: &SessionState,
+    message: &str,
+    reading: Option<&MessageReading>,
+) -> Interpretation {
+    let grade = answer_grade(&workflow.grading, session, message, reading);
+    let classification = classify(&ClassifyInput {
+        workflow,
+        session,
+        message,
+        grade: grade.as_ref(),
+        reading,
+    });
+    Interpretation {
+        grade,
+        classification,
+    }
+}
+
+fn answer_grade(
+    settings: &GradingSettings,
+    session: &SessionState,
+    message: &str,
+    reading: Option<&MessageReading>,
+) -> Option<Grade> {
+    let question = session.pending_question.as_ref()?;
+    let from_message = grading::grade_pending(question, message, settings)?;
+    let quoted = reading
+        .and_then(|r| r.answer_text.as_deref())
+        .filter(|t| !t.trim().is_empty());
+    match quoted {
+        Some(text)
+            if from_message.result == GradeOutcome::Unverifiable
+                && from_message.tags.is_empty() =>
+        {
+            grading::grade_pending(question, text, settings).or(Some(from_message))
+        }
+        _ => Some(from_message),
+    }
+}
+
+/// Chooses the category of a message.
+pub fn classify(input: &ClassifyInput) -> Classification {
+    let (intent, intent_source, intent_reason) = match input.reading {
+        Some(reading) if reading.intent != StudentIntent::Unknown => (
+            reading.intent,
+            IntentSource::Llm,
+            "as the LLM read the message".to_owned(),
+        ),
+        _ => {
+            let (intent, reason) = heuristic_intent(input.message, input.session, input.grade);
+            (intent, IntentSource::Heuristics, reason)
+        }
+    };
+    // The reading decides whether this is an answer; code grades it.
+    let is_answer = matches!(intent, StudentIntent::Answer | StudentIntent::Check);
+    let answer_grade = input.grade.filter(|_| is_answer).map(|g| g.result);
+    let text = fold(input.message);
+    let checks: Vec<CategoryCheck> = input
+        .workflow
+        .categories
+        .iter()
+        .map(|category| check(category, input.session, answer_grade, intent, &text))
+        .collect();
+    let winner = checks
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.matched)
+        // Highest priority; among equals the first declared (max_by_key keeps the last).
+        .max_by_key(|(i, c)| (c.priority, std::cmp::Reverse(*i)));
+    let (category, rule) = match winner {
+        Some((i, chosen)) => {
+            let matched: Vec<&CategoryCheck> = checks.iter().filter(|c| c.matched).collect();
+            let tied: Vec<&str> = matched
+                .iter()
+                .filter(|c| c.priority == chosen.priority && c.id != chosen.id)
+                .map(|c| c.id.as_str())
+                .collect();
+            let rule = if matched.len() == 1 {
+                "the only matching category".to_owned()
+            } else if tied.is_empty() {
+                format!(
+                    "highest priority ({}) of {} matching categories",
+                    chosen.priority,
+                    matched.len()
+                )
+            } else {
+                format!(
+                    "tied at priority {} with {}; declared first (category {} in the file)",
+                    chosen.priority,
+                    tied.join(", "),
+                    i + 1
+                )
+            };
+            (chosen.id.clone(), rule)
+        }
+        None => (
+            input.workflow.default_category.clone(),
+            "no category matched: the workflow's default_category".to_owned(),
+        ),
+    };
+    Classification {
+        category,
+        intent,
+        intent_source,
+        intent_reason,
+        answer_grade,
+        checks,
+        rule,
+    }
+}
+
+fn check(
+    category: &Category,
+    session: &SessionState,
+    grade: Option<GradeOutcome>,
+    intent: StudentIntent,
+    text: &str,
+) -> CategoryCheck {
+    let verdict = |matched: bool, detail: String| CategoryCheck {
+        id: category.id.clone(),
+        priority: category.priority,
+        matched,
+        detail,
+    };
+    let detect = &category.detect;
+    let conditions = [
+        (
+            "a pending question",
+            detect.pending_question,
+            session.pending_question.is_some(),
+        ),
+        (
+            "scaffolding",
+            detect.scaffolding,
+            session.scaffolding.active,
+        ),
+        ("teach-back", detect.teach_back, session.teach_back.active),
+    ];
+    for (name, wanted, actual) in conditions {
+        if let Some(wanted) = wanted
+            && wanted != actual
+        {
+            let need = if wanted { "needs" } else { "needs no" };
+            return verdict(false, format!("{need} {name}"));
+        }
+    }
+    let mut signals = Vec::new();
+    if let Some(outcome) = grade.filter(|g| detect.grades.contains(g)) {
+        signals.push(format!("grade {}", outcome_name(outcome)));
+    }
+    if detect.intents.contains(&intent) {
+        signals.push(format!("intent {}", intent.as_str()));
+    }
+    signals.extend(
+        detect
+            .phrases
+            .iter()
+            .filter(|p| contains_phrase(text, &fold(p)))
+            .map(|p| format!("phrase \"{}\"", p.trim())),
+    );
+    if signals.is_empty() {
+        verdict(false, "no signal matched".to_owned())
+    } else {
+        verdict(true, signals.join(", "))
+    }
+}
+
+/// Lowercase, straight apostrophes, single spaces.
+fn fold(text: &str) -> String {
+    let lower = text.to_lowercase().replace(['’', '‘', '`'], "'");
+    let mut out = lower.split_whitespace().collect::<Vec<_>>().join(" ");
+    // Keep a phrase's deliberate trailing space (`"why "`).
+    if text.ends_with(' ') && !out.is_empty() {
+        out.push(' ');
+    }
+    out
+}
+
+/// Whether `phrase` occurs in `text` starting and ending at word boundaries
+/// (`bye` is not found in `maybe`).
+fn contains_phrase(text: &str, phrase: &str) -> bool {
+    if phrase.trim().is_empty() {
+        return false;
+    }
+    let is_word = |c: char| c.is_alphanumeric() || c == '\'';
+    text.match_indices(phrase).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + phrase.len()..].chars().next();
+        let starts = !phrase.starts_with(is_word) || before.is_none_or(|c| !is_word(c));
+        let ends = !phrase.ends_with(is_word) || after.is_none_or(|c| !is_word(c));
+        starts && ends
+    })
+}
+
+const STUCK: &[&str] = &[
+    "i don't know",
+    "i dont know",
+    "dunno",
+    "idk",
+    "no idea",
+    "no clue",
+    "stuck",
+    "help",
+    "hint",
+    "give up",
+    "lost",
+    "confused",
+    "don't get",
+    "dont get",
+    "don't understand",
+    "dont understand",
+    "not sure how",
+    "how do i start",
+];
+const DONE: &[&str] = &[
+    "bye",
+    "goodbye",
+    "i'm done",
+    "im done",
+    "that's all",
+    "thats all",
+    "no more",
+    "see you",
+    "end the session",
+    "i'm finished",
+    "im finished",
+    "gotta go",
+];
+const CHECK: &[&str] = &[
+    "is this right",
+    "is that right",
+    "am i right",
+    "is it correct",
+    "is this correct",
+    "is that correct",
+    "did i get it",
+    "check my",
+];
+const EXPLAIN: &[&str] = &[
+    "because",
+    "since",
+    "first",
+    "then",
+    "so i",
+    "i did",
+    "i added",
+    "i subtracted",
+    "i multiplied",
+    "i divided",
+    "i used",
+    "i moved",
+    "i took",
+    "i worked",
+];
+const QUESTION_STARTS: &[&str] = &[
+    "why",
+    "how",
+    "what",
+    "when",
+    "where",
+    "which",
+    "who",
+    "can you",
+    "could you",
+    "explain",
+    "does",
+    "do ",
+    "should",
+    "would",
+];
+const SOLVE: &[&str] = &[
+    "solve",
+    "calculate",
+    "work out",
+    "simplify",
+    "find",
+    "what is",
+    "what's",
+];
+const SMALL_TALK: &[&str] = &[
+    "hi",
+    "hello",
+    "hey",
+    "thanks",
+    "thank you",
+    "ok",
+    "okay",
+    "cool",
+    "yes",
+    "no",
+    "yep",
+    "nope",
+    "sure",
+    "good morning",
+    "good afternoon",
+    "hmm",
+    "hmmm",
+    "umm",
+    "um",
+    "uh",
+    "lol",
+];
+
+fn has_any(text: &str, cues: &'static [&'static str]) -> Option<&'static str> {
+    cues.iter().copied().find(|c| contains_phrase(text, c))
+}
+
+/// The offline reading of a message, for when no LLM reading is available:
+/// its intent and the rule that decided it.
+pub fn heuristic_intent(
+    message: &str,
+    session: &SessionState,
+    grade: Option<&Grade>,
+) -> (StudentIntent, String) {
+    let text = fold(message);
+    let text = text.trim();
+    if text.is_empty() {
+        return (StudentIntent::Unknown, "the message is empty".to_owned());
+    }
+    let has_math = text
+        .chars()
+        .any(|c| c.is_ascii_digit() || "=+*/^√".contains(c));
+    let asks = text.ends_with('?') || QUESTION_STARTS.iter().any(|q| text.starts_with(q));
+    let words = text.split_whitespace().count();
+    // An answer was found in the message (a step counts as an attempt).
+    let attempt = grade.is_some_and(|g| {
+        g.result != GradeOutcome::Unverifiable || g.tags.contains(&SlipTag::NotSolved)
+    });
+    if grade.is_some_and(|g| g.tags.contains(&SlipTag::PastedQuestion)) {
+        return (
+            StudentIntent::Unknown,
+            "the message repeats the question".to_owned(),
+        );
+    }
+    if session.teach_back.awaiting_explanation && (has_any(text, EXPLAIN).is_some() || words >= 6) {
+        return (
+            StudentIntent::Explain,
+            "teach-back is awaiting an explanation and the message explains".to_owned(),
+        );
+    }
+    if let Some(cue) = has_any(text, CHECK) {
+        return (
+            StudentIntent::Check,
+            format!("asks whether the work is right (\"{cue}\")"),
+        );
+    }
+    if attempt {
+        if text.starts_with("why") || text.starts_with("how") {
+            return (
+                StudentIntent::Question,
+                "asks why or how about an answer".to_owned(),
+            );
+        }
+        return (
+            StudentIntent::Answer,
+            "an answer to the pending question was found in the message".to_owned(),
+        );
+    }
+    if let Some(cue) = has_any(text, STUCK) {
+        return (
+            StudentIntent::Stuck,
+            format!("says they are stuck (\"{cue}\")"),
+        );
+    }
+    if let Some(cue) = has_any(text, DONE) {
+        return (StudentIntent::Done, format!("wants to finish (\"{cue}\")"));
+    }
+    if has_math && session.pending_question.is_none() && (has_any(text, SOLVE).is_some() || !asks) {
+        return (
+            StudentIntent::Solve,
+            "brings a problem of their own".to_owned(),
+        );
+    }
+    if asks {
+        return (StudentIntent::Question, "asks a question".to_owned());
+    }
+    if SMALL_TALK.contains(&text.trim_end_matches(['!', '.'])) {
+        return (StudentIntent::Unknown, "small talk".to_owned());
+    }
+    // A short word reply ("left", "subtract") to a scaffolding question.
+    if session.scaffolding.active && words <= 8 {
+        return (
+            StudentIntent::Answer,
+            "a short reply to the scaffolding question".to_owned(),
+        );
+    }
+    (StudentIntent::Unknown, "no heuristic applies".to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn phrases_match_whole_words() {
+        assert!(contains_phrase("ok bye then", "bye"));
+        assert!(!contains_phrase("maybe 4", "bye"));
+        assert!(contains_phrase("why is it 4", "why "));
+        assert!(!contains_phrase("idkx", "idk"));
+        assert!(contains_phrase("i'm stuck!", "i'm stuck"));
+        assert!(!contains_phrase("anything", ""));
+    }
+}

@@ -1,0 +1,276 @@
+//! Seed 000's dynamic signals for the tutor prompt: the pacing directive
+//! (TURN 1 / ACCELERATE / EXTEND / SIMPLIFY / CONSOLIDATE / STEADY) from
+//! mastery and trend, and the student's style (QUIET / moderate /
+//! expressive, with disengagement) from how they write. Thresholds come
+//! from the workflow's `pacing` and `style` sections.
+
+use serde::Serialize;
+
+use crate::content::workflow::{PacingSettings, StyleSettings};
+use crate::model::GradeOutcome;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum PacingDirective {
+    #[serde(rename = "TURN 1")]
+    Turn1,
+    Accelerate,
+    Extend,
+    Simplify,
+    Consolidate,
+    Steady,
+}
+
+impl PacingDirective {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PacingDirective::Turn1 => "TURN 1",
+            PacingDirective::Accelerate => "ACCELERATE",
+            PacingDirective::Extend => "EXTEND",
+            PacingDirective::Simplify => "SIMPLIFY",
+            PacingDirective::Consolidate => "CONSOLIDATE",
+            PacingDirective::Steady => "STEADY",
+        }
+    }
+
+    /// Seed 000's directive for the tutor.
+    pub fn instruction(self) -> &'static str {
+        match self {
+            PacingDirective::Turn1 => {
+                "Keep the opening to 2-3 sentences and ask ONE simple question."
+            }
+            PacingDirective::Accelerate => "Skip steps aggressively; minimal scaffolding.",
+            PacingDirective::Extend => "The plan is aced: push into harder territory.",
+            PacingDirective::Simplify => "Shorter sentences, one or two ideas per response.",
+            PacingDirective::Consolidate => "Give a same-level problem to build confidence.",
+            PacingDirective::Steady => "One idea at a time.",
+        }
+    }
+}
+
+/// How the student's answers are going lately.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Trend {
+    Improving,
+    Steady,
+    Declining,
+}
+
+impl Trend {
+    /// The trend of graded answers, oldest first: the share of right
+    /// answers (close counts half) in the newer half of the last
+    /// `trend_window` against the older half. Unverifiable ones are skipped.
+    pub fn from_outcomes(outcomes: &[GradeOutcome], settings: &PacingSettings) -> Trend {
+        let scores: Vec<f64> = outcomes
+            .iter()
+            .filter_map(|o| match o {
+                GradeOutcome::Correct => Some(1.0),
+                GradeOutcome::Close => Some(0.5),
+                GradeOutcome::Wrong => Some(0.0),
+                GradeOutcome::Unverifiable => None,
+            })
+            .collect();
+        let window = &scores[scores.len().saturating_sub(settings.trend_window as usize)..];
+        if window.len() < 2 {
+            return Trend::Steady;
+        }
+        let (older, newer) = window.split_at(window.len() / 2);
+        let mean = |s: &[f64]| s.iter().sum::<f64>() / s.len() as f64;
+        let change = mean(newer) - mean(older);
+        if change > settings.trend_margin {
+            Trend::Improving
+        } else if change < -settings.trend_margin {
+            Trend::Declining
+        } else {
+            Trend::Steady
+        }
+    }
+}
+
+/// What the pacing directive is computed from.
+#[derive(Debug, Clone, Copy)]
+pub struct PacingInput<'a> {
+    /// This turn's number in the session, from 1.
+    pub turn_number: u32,
+    /// Mastery estimates per concept, each in [0, 1].
+    pub mastery: &'a [f64],
+    pub trend: Trend,
+    /// Wrong answers in the current step (or the recent ones).
+    pub recent_wrong: u32,
+    /// Struggling by another measure (e.g. a question in its explain phase).
+    pub struggling: bool,
+    /// The study plan is complete.
+    pub plan_complete: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Pacing {
+    pub directive: PacingDirective,
+    pub reason: String,
+}
+
+/// Seed 000's pacing table, in order, except that EXTEND is checked before
+/// ACCELERATE: once the plan is complete there are no steps left to skip.
+pub fn pacing(input: &PacingInput, settings: &PacingSettings) -> Pacing {
+    let decide = |directive, reason: String| Pacing { directive, reason };
+    if input.turn_number <= 1 {
+        return decide(PacingDirective::Turn1, "the first turn".to_owned());
+    }
+    let known = !input.mastery.is_empty();
+    let average = if known {
+        input.mastery.iter().sum::<f64>() / input.mastery.len() as f64
+    } else {
+        0.0
+    };
+    let fast_share = if known {
+        input
+            .mastery
+            .iter()
+            .filter(|m| **m >= settings.fast_track_mastery)
+            .count() as f64
+            / input.mastery.len() as f64
+    } else {
+        0.0
+    };
+    let improving = input.trend == Trend::Improving;
+    if known && input.plan_complete && average >= settings.accelerate_min_mastery {
+        return decide(
+            PacingDirective::Extend,
+            format!("the plan is complete with average mastery {average:.2}"),
+        );
+    }
+    if known && improving && average >= settings.accelerate_min_mastery {
+        return decide(
+            PacingDirective::Accelerate,
+            format!("average mastery {average:.2} and improving"),
+        );
+    }
+    if known && improving && fast_share >= settings.fast_track_share {
+        return decide(
+            PacingDirective::Accelerate,
+            format!(
+                "fast track: {:.0}% of concepts at {} or more, and improving",
+                fast_share * 100.0,
+                settings.fast_track_mastery
+            ),
+        );
+    }
+    if input.struggling || input.trend == Trend::Declining {
+        return decide(PacingDirective::Simplify, "struggling".to_owned());
+    }
+    if known && average < settings.simplify_max_mastery {
+        return decide(
+            PacingDirective::Simplify,
+            format!("average mastery {average:.2} is low"),
+        );
+    }
+    let consolidating =
+        (settings.consolidate_min_mastery..=settings.consolidate_max_mastery).contains(&average);
+    if known
+        && consolidating
+        && input.recent_wrong >= settings.consolidate_min_wrong
+        && input.trend == Trend::Steady
+    {
+        return decide(
+            PacingDirective::Consolidate,
+            format!(
+                "average mastery {average:.2} with {} wrong answers and a steady trend",
+                input.recent_wrong
+            ),
+        );
+    }
+    decide(
+        PacingDirective::Steady,
+        "nothing calls for a change".to_owned(),
+    )
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StyleLevel {
+    #[serde(rename = "QUIET")]
+    Quiet,
+    Moderate,
+    Expressive,
+}
+
+/// How the student writes, and what that asks of the tutor.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StudentStyle {
+    pub level: StyleLevel,
+    pub average_words: f64,
+    pub uses_emoji: bool,
+    /// Share of messages that ask something.
+    pub question_share: f64,
+    /// Replies getting much shorter over the last few messages.
+    pub disengaged: bool,
+}
+
+impl StudentStyle {
+    /// Seed 000's guidance on reply length, and on re-engaging.
+    pub fn instruction(&self) -> String {
+        let length = match self.level {
+            StyleLevel::Quiet => "QUIET student: keep replies to 2-3 sentences.",
+            StyleLevel::Moderate => "Moderate student: 3-5 sentences.",
+            StyleLevel::Expressive => "Expressive student: you can elaborate.",
+        };
+        let mut text = length.to_owned();
+        if self.uses_emoji {
+            text.push_str(" An emoji now and then is welcome.");
+        }
+        if self.disengaged {
+            text.push_str(
+                " Their replies are getting shorter: re-engage with a quick win or a choice.",
+            );
+        }
+        text
+    }
+}
+
+fn word_count(message: &str) -> usize {
+    message
+        .split_whitespace()
+        .filter(|w| w.chars().any(char::is_alphanumeric))
+        .count()
+}
+
+fn is_emoji(c: char) -> bool {
+    matches!(c as u32, 0x1F300..=0x1FAFF | 0x2600..=0x27BF | 0x1F000..=0x1F2FF)
+}
+
+/// The style of the student's recent messages, oldest first.
+pub fn student_style(messages: &[&str], settings: &StyleSettings) -> StudentStyle {
+    let counts: Vec<usize> = messages.iter().map(|m| word_count(m)).collect();
+    let average_words = if counts.is_empty() {
+        0.0
+    } else {
+        counts.iter().sum::<usize>() as f64 / counts.len() as f64
+    };
+    let level = if average_words <= settings.quiet_max_words {
+        StyleLevel::Quiet
+    } else if average_words >= settings.expressive_min_words {
+        StyleLevel::Expressive
+    } else {
+        StyleLevel::Moderate
+    };
+    let window = settings.disengagement_window.max(2) as usize;
+    let disengaged = counts.len() >= window && {
+        let recent = &counts[counts.len() - window..];
+        let (first, last) = (recent[0] as f64, recent[window - 1]);
+        (last as f64) < settings.disengagement_ratio * first
+            && last <= settings.disengagement_max_words as usize
+    };
+    let asking = messages.iter().filter(|m| m.contains('?')).count();
+    StudentStyle {
+        level,
+        average_words,
+        uses_emoji: messages.iter().any(|m| m.chars().any(is_emoji)),
+        question_share: if messages.is_empty() {
+            0.0
+        } else {
+            asking as f64 / messages.len() as f64
+        },
+        disengaged,
+    }
+}

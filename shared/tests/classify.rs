@@ -1,0 +1,322 @@
+//! Routing categories: the detection semantics of the workflow's comment
+//! block, seed 003's merge of code grading with the LLM's reading, and the
+//! shipped categories on realistic messages, with and without an LLM.
+
+use std::path::PathBuf;
+
+use chrono::{TimeZone, Utc};
+use tutorflow::content::{Bundle, ContentSource, FsSource, Workflow};
+use tutorflow::engine::classify::{self, ClassifyInput, IntentSource, MessageReading};
+use tutorflow::engine::grading;
+use tutorflow::model::{
+    ExpectedAnswer, GradeOutcome, PendingQuestion, QuestionPhase, SessionState, StudentIntent,
+};
+
+fn default_workflow() -> Workflow {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("a runtime");
+    let files = runtime
+        .block_on(FsSource::new(root).fetch())
+        .expect("the repository holds a bundle");
+    let bundle = Bundle::load(&files).unwrap_or_else(|d| panic!("{d}"));
+    bundle.workflows["default"].clone()
+}
+
+fn question(text: &str, expected: &str) -> PendingQuestion {
+    PendingQuestion {
+        text: text.to_owned(),
+        expected: Some(ExpectedAnswer {
+            kind: grading::infer_kind(expected, &[]),
+            value: expected.to_owned(),
+            unit: None,
+            options: Vec::new(),
+        }),
+        unit_id: "two-step-equations".to_owned(),
+        concept: "two-step equations".to_owned(),
+        wrong_attempts: 0,
+        previous_answers: Vec::new(),
+        hints_used: 0,
+        phase: QuestionPhase::Asked,
+        asked_at: Utc.with_ymd_and_hms(2025, 1, 1, 9, 0, 0).unwrap(),
+    }
+}
+
+#[derive(Clone, Copy)]
+enum State {
+    Pending,
+    Scaffolding,
+    TeachBack,
+    Free,
+}
+
+fn session(state: State) -> SessionState {
+    let mut session = SessionState::default();
+    match state {
+        State::Pending => session.pending_question = Some(question("Solve 2x + 3 = 11.", "x = 4")),
+        State::Scaffolding => {
+            session.pending_question = Some(question("Solve 2x + 3 = 11.", "x = 4"));
+            session.scaffolding.active = true;
+            session.scaffolding.depth = 1;
+            session.scaffolding.last_question = Some("What is 11 - 3?".to_owned());
+        }
+        State::TeachBack => {
+            session.teach_back.active = true;
+            session.teach_back.awaiting_explanation = true;
+        }
+        State::Free => {}
+    }
+    session
+}
+
+fn category(
+    workflow: &Workflow,
+    state: State,
+    message: &str,
+    reading: Option<(StudentIntent, Option<&str>)>,
+) -> String {
+    let reading = reading.map(|(intent, text)| MessageReading {
+        intent,
+        answer_text: text.map(str::to_owned),
+    });
+    classify::interpret(workflow, &session(state), message, reading.as_ref())
+        .classification
+        .category
+}
+
+#[test]
+fn shipped_categories_without_an_llm() {
+    use State::*;
+    let workflow = default_workflow();
+    let table: &[(State, &str, &str)] = &[
+        (Pending, "x = 4", "correct"),
+        (Pending, "4", "correct"),
+        (Pending, "is it 4?", "correct"),
+        (Pending, "I think x is four", "correct"),
+        (Pending, "x = 4.5", "close"),
+        (Pending, "x = 5", "wrong_operation"),
+        (Pending, "x = -4", "wrong_operation"),
+        (Pending, "idk", "stuck"),
+        (Pending, "I don't know", "stuck"),
+        (Pending, "help", "stuck"),
+        (Pending, "can I have a hint?", "stuck"),
+        (Pending, "I'm confused", "stuck"),
+        (
+            Pending,
+            "why do we subtract 3 first?",
+            "conceptual_question",
+        ),
+        (Pending, "what does solve mean?", "conceptual_question"),
+        (Pending, "bye", "wrap_up"),
+        (Pending, "I'm done for today", "wrap_up"),
+        (Pending, "tell me a joke", "off_topic"),
+        (Pending, "do you like minecraft?", "off_topic"),
+        (Pending, "2x + 3 = 11", "general"),
+        (Pending, "hi", "general"),
+        (Pending, "", "general"),
+        (Scaffolding, "8", "scaffold_progress"),
+        (Scaffolding, "because 11 - 3 is 8", "scaffold_progress"),
+        (Scaffolding, "x = 4", "correct"),
+        (Scaffolding, "idk", "stuck"),
+        (Scaffolding, "to the left", "scaffold_progress"),
+        (Scaffolding, "hmm", "general"),
+        (Pending, "hmm", "general"),
+        (
+            TeachBack,
+            "because I subtracted 3 and then divided by 2",
+            "explanation",
+        ),
+        (
+            TeachBack,
+            "I took 3 away from both sides and then halved it",
+            "explanation",
+        ),
+        (TeachBack, "ok", "general"),
+        (Free, "solve 2x + 3 = 11", "general"),
+        (Free, "what is a fraction?", "conceptual_question"),
+        (Free, "how do you add fractions?", "conceptual_question"),
+        (Free, "hello", "general"),
+        (Free, "thanks, bye!", "wrap_up"),
+    ];
+    let wrong: Vec<String> = table
+        .iter()
+        .filter_map(|(state, message, expected)| {
+            let got = category(&workflow, *state, message, None);
+            (got != *expected).then(|| format!("{message:?}: expected {expected}, got {got}"))
+        })
+        .collect();
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn the_llm_decides_whether_it_is_an_answer_and_code_how_good() {
+    use State::*;
+    use StudentIntent::*;
+    let workflow = default_workflow();
+    // The LLM says it is an answer: code grades it, whatever the LLM thinks.
+    assert_eq!(
+        category(&workflow, Pending, "four", Some((Answer, None))),
+        "correct"
+    );
+    assert_eq!(
+        category(&workflow, Pending, "x = 7", Some((Answer, None))),
+        "wrong_operation"
+    );
+    // The LLM says it is not an answer: the grade is not used.
+    assert_eq!(
+        category(&workflow, Pending, "x = 4?? why", Some((Question, None))),
+        "conceptual_question"
+    );
+    assert_eq!(
+        category(
+            &workflow,
+            TeachBack,
+            "so x = 4 because 8 / 2 = 4",
+            Some((Explain, None))
+        ),
+        "explanation"
+    );
+    // Code cannot read "for" (a voice note); the LLM quotes the answer.
+    assert_eq!(
+        category(&workflow, Pending, "for", Some((Answer, Some("4")))),
+        "correct"
+    );
+    // Off topic beats a question word.
+    assert_eq!(
+        category(&workflow, Free, "what's for lunch?", Some((OffTopic, None))),
+        "off_topic"
+    );
+    // An unknown reading falls back to the heuristics.
+    let reading = MessageReading {
+        intent: Unknown,
+        answer_text: None,
+    };
+    let result = classify::interpret(&workflow, &session(Pending), "x = 4", Some(&reading));
+    assert_eq!(
+        result.classification.intent_source,
+        IntentSource::Heuristics
+    );
+    assert_eq!(result.classification.category, "correct");
+}
+
+#[test]
+fn detection_semantics_conditions_priority_and_declaration_order() {
+    let mut workflow = default_workflow();
+    let pending = session(State::Pending);
+    let grade = grading::grade_pending(
+        pending.pending_question.as_ref().unwrap(),
+        "x = 4",
+        &workflow.grading,
+    )
+    .unwrap();
+    let run = |workflow: &Workflow, message: &str, intent: StudentIntent| {
+        classify::classify(&ClassifyInput {
+            workflow,
+            session: &pending,
+            message,
+            grade: Some(&grade),
+            reading: Some(&MessageReading {
+                intent,
+                answer_text: None,
+            }),
+        })
+    };
+    // Every matching category is reported; the highest priority wins.
+    let result = run(&workflow, "x = 4", StudentIntent::Answer);
+    assert_eq!(result.category, "correct");
+    assert_eq!(result.answer_grade, Some(GradeOutcome::Correct));
+    let matched: Vec<&str> = result
+        .checks
+        .iter()
+        .filter(|c| c.matched)
+        .map(|c| c.id.as_str())
+        .collect();
+    assert_eq!(matched, ["correct", "general"]);
+    // A tie goes to the category declared first.
+    let general = workflow
+        .categories
+        .iter()
+        .position(|c| c.id == "general")
+        .unwrap();
+    workflow.categories[general].priority = 90;
+    let result = run(&workflow, "x = 4", StudentIntent::Answer);
+    assert_eq!(result.category, "correct");
+    assert!(result.rule.contains("declared first"), "{}", result.rule);
+    let moved = workflow.categories.remove(general);
+    workflow.categories.insert(0, moved);
+    assert_eq!(
+        run(&workflow, "x = 4", StudentIntent::Answer).category,
+        "general"
+    );
+    // A condition that does not hold rules a category out, signals or not.
+    let mut workflow = default_workflow();
+    let correct = workflow
+        .categories
+        .iter()
+        .position(|c| c.id == "correct")
+        .unwrap();
+    workflow.categories[correct].detect.scaffolding = Some(true);
+    let result = run(&workflow, "x = 4", StudentIntent::Answer);
+    assert_ne!(result.category, "correct");
+    assert!(result.checks[correct].detail.contains("needs scaffolding"));
+    // Nothing matching: the default category.
+    let mut workflow = default_workflow();
+    workflow.categories.retain(|c| c.id == "stuck");
+    let result = run(&workflow, "x = 4", StudentIntent::Answer);
+    assert_eq!(result.category, workflow.default_category);
+    assert!(result.rule.contains("default_category"));
+}
+
+#[test]
+fn the_explanation_names_intent_grade_rule_and_every_category() {
+    let workflow = default_workflow();
+    let result = classify::interpret(&workflow, &session(State::Pending), "x = 5", None);
+    let text = result.classification.explain();
+    for needle in [
+        "category: wrong_operation",
+        "intent: answer",
+        "offline heuristics",
+        "answer graded by code: wrong",
+        "rule:",
+        "+ wrong_operation",
+        "- correct",
+    ] {
+        assert!(text.contains(needle), "{needle:?} missing from:\n{text}");
+    }
+    assert_eq!(result.grade.map(|g| g.result), Some(GradeOutcome::Wrong));
+}
+
+mod properties {
+    use std::sync::LazyLock;
+
+    use proptest::prelude::*;
+
+    use super::*;
+
+    static WORKFLOW: LazyLock<Workflow> = LazyLock::new(default_workflow);
+
+    proptest! {
+        /// Any message in any state gets one of the workflow's categories,
+        /// with or without a reading, and never panics.
+        #[test]
+        fn every_message_gets_a_category(
+            message in "\\PC{0,200}",
+            state in 0usize..4,
+            intent in prop::option::of(0usize..9),
+            answer_text in prop::option::of("\\PC{0,20}"),
+        ) {
+            let state = [State::Pending, State::Scaffolding, State::TeachBack, State::Free][state];
+            let intents = [
+                StudentIntent::Answer, StudentIntent::Solve, StudentIntent::Question,
+                StudentIntent::Explain, StudentIntent::Check, StudentIntent::Stuck,
+                StudentIntent::OffTopic, StudentIntent::Done, StudentIntent::Unknown,
+            ];
+            let reading = intent.map(|i| MessageReading { intent: intents[i], answer_text });
+            let result = classify::interpret(&WORKFLOW, &session(state), &message, reading.as_ref());
+            let category = &result.classification.category;
+            prop_assert!(WORKFLOW.category(category).is_some(), "{category}");
+            prop_assert_eq!(result.classification.checks.len(), WORKFLOW.categories.len());
+        }
+    }
+}
