@@ -7,46 +7,7 @@
 use serde::Serialize;
 
 use crate::content::workflow::{PacingSettings, StyleSettings};
-use crate::model::GradeOutcome;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum PacingDirective {
-    #[serde(rename = "TURN 1")]
-    Turn1,
-    Accelerate,
-    Extend,
-    Simplify,
-    Consolidate,
-    Steady,
-}
-
-impl PacingDirective {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            PacingDirective::Turn1 => "TURN 1",
-            PacingDirective::Accelerate => "ACCELERATE",
-            PacingDirective::Extend => "EXTEND",
-            PacingDirective::Simplify => "SIMPLIFY",
-            PacingDirective::Consolidate => "CONSOLIDATE",
-            PacingDirective::Steady => "STEADY",
-        }
-    }
-
-    /// Seed 000's directive for the tutor.
-    pub fn instruction(self) -> &'static str {
-        match self {
-            PacingDirective::Turn1 => {
-                "Keep the opening to 2-3 sentences and ask ONE simple question."
-            }
-            PacingDirective::Accelerate => "Skip steps aggressively; minimal scaffolding.",
-            PacingDirective::Extend => "The plan is aced: push into harder territory.",
-            PacingDirective::Simplify => "Shorter sentences, one or two ideas per response.",
-            PacingDirective::Consolidate => "Give a same-level problem to build confidence.",
-            PacingDirective::Steady => "One idea at a time.",
-        }
-    }
-}
+use crate::model::{GradeOutcome, PacingDirective, StudentStyle, Verbosity};
 
 /// How the student's answers are going lately.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -115,7 +76,7 @@ pub struct Pacing {
 pub fn pacing(input: &PacingInput, settings: &PacingSettings) -> Pacing {
     let decide = |directive, reason: String| Pacing { directive, reason };
     if input.turn_number <= 1 {
-        return decide(PacingDirective::Turn1, "the first turn".to_owned());
+        return decide(PacingDirective::TurnOne, "the first turn".to_owned());
     }
     let known = !input.mastery.is_empty();
     let average = if known {
@@ -186,47 +147,17 @@ pub fn pacing(input: &PacingInput, settings: &PacingSettings) -> Pacing {
     )
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum StyleLevel {
-    #[serde(rename = "QUIET")]
-    Quiet,
-    Moderate,
-    Expressive,
-}
-
-/// How the student writes, and what that asks of the tutor.
+/// How the student writes (for the prompt), with the measurements behind it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct StudentStyle {
-    pub level: StyleLevel,
+pub struct StyleReading {
+    pub style: StudentStyle,
     pub average_words: f64,
-    pub uses_emoji: bool,
     /// Share of messages that ask something.
     pub question_share: f64,
-    /// Replies getting much shorter over the last few messages.
-    pub disengaged: bool,
 }
 
-impl StudentStyle {
-    /// Seed 000's guidance on reply length, and on re-engaging.
-    pub fn instruction(&self) -> String {
-        let length = match self.level {
-            StyleLevel::Quiet => "QUIET student: keep replies to 2-3 sentences.",
-            StyleLevel::Moderate => "Moderate student: 3-5 sentences.",
-            StyleLevel::Expressive => "Expressive student: you can elaborate.",
-        };
-        let mut text = length.to_owned();
-        if self.uses_emoji {
-            text.push_str(" An emoji now and then is welcome.");
-        }
-        if self.disengaged {
-            text.push_str(
-                " Their replies are getting shorter: re-engage with a quick win or a choice.",
-            );
-        }
-        text
-    }
-}
+/// Share of asking messages above which the student "asks questions".
+const ASKS_QUESTIONS_SHARE: f64 = 0.3;
 
 fn word_count(message: &str) -> usize {
     message
@@ -240,7 +171,7 @@ fn is_emoji(c: char) -> bool {
 }
 
 /// The style of the student's recent messages, oldest first.
-pub fn student_style(messages: &[&str], settings: &StyleSettings) -> StudentStyle {
+pub fn student_style(messages: &[&str], settings: &StyleSettings) -> StyleReading {
     let counts: Vec<usize> = messages.iter().map(|m| word_count(m)).collect();
     let average_words = if counts.is_empty() {
         0.0
@@ -248,11 +179,11 @@ pub fn student_style(messages: &[&str], settings: &StyleSettings) -> StudentStyl
         counts.iter().sum::<usize>() as f64 / counts.len() as f64
     };
     let level = if average_words <= settings.quiet_max_words {
-        StyleLevel::Quiet
+        Verbosity::Quiet
     } else if average_words >= settings.expressive_min_words {
-        StyleLevel::Expressive
+        Verbosity::Expressive
     } else {
-        StyleLevel::Moderate
+        Verbosity::Moderate
     };
     let window = settings.disengagement_window.max(2) as usize;
     let disengaged = counts.len() >= window && {
@@ -262,15 +193,19 @@ pub fn student_style(messages: &[&str], settings: &StyleSettings) -> StudentStyl
             && last <= settings.disengagement_max_words as usize
     };
     let asking = messages.iter().filter(|m| m.contains('?')).count();
-    StudentStyle {
-        level,
-        average_words,
-        uses_emoji: messages.iter().any(|m| m.chars().any(is_emoji)),
-        question_share: if messages.is_empty() {
-            0.0
-        } else {
-            asking as f64 / messages.len() as f64
+    let question_share = if messages.is_empty() {
+        0.0
+    } else {
+        asking as f64 / messages.len() as f64
+    };
+    StyleReading {
+        style: StudentStyle {
+            verbosity: level,
+            disengaged,
+            uses_emoji: messages.iter().any(|m| m.chars().any(is_emoji)),
+            asks_questions: question_share >= ASKS_QUESTIONS_SHARE,
         },
-        disengaged,
+        average_words,
+        question_share,
     }
 }
