@@ -7,4 +7,8 @@
 //! reading of a message) arrives as data or through a trait it is given.
 //! The engine never imports an adapter (`store`, `llm`, `api`).
 
+pub mod generate;
+pub mod irt;
 pub mod math;
+pub mod rng;
+pub mod template;
