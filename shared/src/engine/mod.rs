@@ -7,6 +7,8 @@
 //! reading of a message) arrives as data or through a trait it is given.
 //! The engine never imports an adapter (`store`, `llm`, `api`).
 
+pub mod drill;
+pub mod drill_token;
 pub mod generate;
 pub mod irt;
 pub mod math;
