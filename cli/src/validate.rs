@@ -27,7 +27,7 @@ pub async fn run(args: Args) -> ExitCode {
     } else {
         format!("{}/", root.trim_end_matches('/'))
     };
-    match Bundle::load(&files) {
+    match Bundle::validate(&files) {
         Ok(bundle) => {
             let s = bundle.summary();
             println!(

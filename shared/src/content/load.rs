@@ -9,7 +9,7 @@ use regex::Regex;
 use serde::de::DeserializeOwned;
 
 use super::blueprint::Blueprint;
-use super::blueprint_check;
+use super::blueprint_check::{self, Probe};
 use super::course::{Course, CourseFile, ExamItem, Unit};
 use super::diagnostic::{Diagnostic, Diagnostics};
 use super::prompt::{PromptRole, PromptTemplate};
@@ -41,8 +41,23 @@ pub struct BundleSummary {
 
 impl Bundle {
     /// Parses and validates `files`; on any problem returns all of them.
+    /// Each blueprint scenario is tried once ([`Probe::Quick`]).
     pub fn load(files: &ContentFiles) -> Result<Bundle, Diagnostics> {
-        let mut loader = Loader::default();
+        Bundle::load_probing(files, Probe::Quick)
+    }
+
+    /// [`Bundle::load`] as authoring tools and CI validate: blueprints are
+    /// also tried with many seeds and must find items quickly
+    /// ([`Probe::Thorough`]; tens of milliseconds, so not for cold starts).
+    pub fn validate(files: &ContentFiles) -> Result<Bundle, Diagnostics> {
+        Bundle::load_probing(files, Probe::Thorough)
+    }
+
+    fn load_probing(files: &ContentFiles, probe: Probe) -> Result<Bundle, Diagnostics> {
+        let mut loader = Loader {
+            probe,
+            ..Loader::default()
+        };
         let parsed = loader.parse_all(files);
         loader.validate(&parsed);
         if loader.diags.is_empty() {
@@ -219,6 +234,7 @@ static MARK_SUFFIX: LazyLock<Regex> =
 #[derive(Default)]
 struct Loader {
     diags: Vec<Diagnostic>,
+    probe: Probe,
 }
 
 impl Loader {
@@ -405,7 +421,7 @@ impl Loader {
         let mut ids: BTreeMap<String, String> = BTreeMap::new();
         for doc in docs {
             let bp = &doc.value;
-            for finding in blueprint_check::check(bp) {
+            for finding in blueprint_check::check(bp, self.probe) {
                 if finding.key {
                     self.at_key(doc, &finding.at, finding.message);
                 } else {

@@ -422,65 +422,46 @@ impl<'a> Plan<'a> {
     fn attempt(&self, rng: &mut SplitMix64) -> Result<Draft, Rejection> {
         let bp = self.blueprint;
         let mut env: Env<'a> = Vec::with_capacity(bp.parameters.len() + bp.derived.len());
-        for (name, domain) in &self.domains {
-            let value = domain.draw(rng).ok_or_else(|| {
-                Rejection::at(Stage::Parameters, format!("parameter `{name}` overflowed"))
-            })?;
+        for (i, (name, domain)) in self.domains.iter().enumerate() {
+            let value = domain.draw(rng).ok_or(Rejection::Overflow(i))?;
             if domain.exclude.contains(&value) {
-                return Err(Rejection::at(
-                    Stage::Parameters,
-                    format!("`{name}` drew an excluded value"),
-                ));
+                return Err(Rejection::Excluded(i));
             }
             env.push((name, Number::Exact(value)));
         }
-        for (name, formula) in bp.derived.iter() {
-            let value = number(formula, &env)
-                .map_err(|e| Rejection::at(Stage::Parameters, format!("derived `{name}`: {e}")))?;
+        for (i, (name, formula)) in bp.derived.iter().enumerate() {
+            let value = number(formula, &env).map_err(|e| Rejection::Derived(i, e))?;
             env.push((name, value));
         }
-        for c in &bp.constraints {
-            if !condition(c, &env).map_err(|e| Rejection::at(Stage::Constraints, e))? {
-                return Err(Rejection::at(
-                    Stage::Constraints,
-                    format!("the constraint `{}` failed", c.text()),
-                ));
+        for (i, c) in bp.constraints.iter().enumerate() {
+            if !condition(c, &env).map_err(Rejection::ConstraintError)? {
+                return Err(Rejection::Constraint(i));
             }
         }
         if let Some(when) = &self.scenario.when
-            && !condition(when, &env).map_err(|e| Rejection::at(Stage::Scenario, e))?
+            && !condition(when, &env).map_err(Rejection::WhenError)?
         {
-            return Err(Rejection::at(
-                Stage::Scenario,
-                format!(
-                    "the `when` of scenario `{}` (`{}`) failed",
-                    self.scenario.name,
-                    when.text()
-                ),
-            ));
+            return Err(Rejection::When);
         }
-        for (earlier, domains) in &self.earlier {
+        for (i, (earlier, domains)) in self.earlier.iter().enumerate() {
             if Plan::fits(earlier, domains, &env) {
-                return Err(Rejection::at(
-                    Stage::Scenario,
-                    format!("the parameters fit the earlier scenario `{}`", earlier.name),
-                ));
+                return Err(Rejection::Earlier(i));
             }
         }
         let answer = evaluate_all(&self.answer.value, &env)
             .and_then(|values| write(self.answer, self.answer.kind, &values))
-            .map_err(|e| Rejection::at(Stage::Answer, e))?;
+            .map_err(Rejection::Answer)?;
         let stem = self
             .stem
             .render(&lookup(&env))
-            .map_err(|e| Rejection::at(Stage::Wording, e.0))?;
+            .map_err(|e| Rejection::Wording(e.0))?;
         let question_latex = self
             .latex
             .render(&lookup(&env))
-            .map_err(|e| Rejection::at(Stage::Wording, e.0))?;
+            .map_err(|e| Rejection::Wording(e.0))?;
         let distractors = self
             .distractors(&answer, &env, rng)
-            .map_err(|e| Rejection::at(Stage::Distractors, e))?;
+            .map_err(Rejection::Distractors)?;
         Ok(Draft {
             parameters: env[..self.domains.len()]
                 .iter()
@@ -492,6 +473,38 @@ impl<'a> Plan<'a> {
             answer,
             distractors,
         })
+    }
+
+    /// Why draws were rejected, in words for the blueprint's author.
+    fn describe(&self, rejection: &Rejection) -> String {
+        let bp = self.blueprint;
+        let parameter = |i: usize| self.domains.get(i).map_or("?", |(n, _)| *n);
+        match rejection {
+            Rejection::Overflow(i) => format!("parameter `{}` overflowed", parameter(*i)),
+            Rejection::Excluded(i) => format!("`{}` drew an excluded value", parameter(*i)),
+            Rejection::Derived(i, e) => format!(
+                "derived `{}`: {e}",
+                bp.derived.0.get(*i).map_or("?", |(n, _)| n.as_str())
+            ),
+            Rejection::Constraint(i) => format!(
+                "the constraint `{}` failed",
+                bp.constraints.get(*i).map_or("?", Formula::text)
+            ),
+            Rejection::When => format!(
+                "the `when` of scenario `{}` (`{}`) failed",
+                self.scenario.name,
+                self.scenario.when.as_ref().map_or("", Formula::text)
+            ),
+            Rejection::Earlier(i) => format!(
+                "the parameters fit the earlier scenario `{}`",
+                self.earlier.get(*i).map_or("?", |(s, _)| s.name.as_str())
+            ),
+            Rejection::ConstraintError(e)
+            | Rejection::WhenError(e)
+            | Rejection::Answer(e)
+            | Rejection::Wording(e)
+            | Rejection::Distractors(e) => e.clone(),
+        }
     }
 
     fn distractors(
@@ -543,26 +556,35 @@ impl<'a> Plan<'a> {
     }
 }
 
-/// How far a draw got before it was rejected. The furthest stage any draw
-/// reached says most about what to fix.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum Stage {
-    Parameters,
-    Constraints,
-    Scenario,
-    Answer,
-    Wording,
-    Distractors,
-}
-
-struct Rejection {
-    stage: Stage,
-    reason: String,
+/// Why a draw was rejected, in the order of the steps of a draw: the
+/// furthest step any draw reached says most about what to fix. Only the
+/// reported reason is ever put into words, so rejections stay cheap.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum Rejection {
+    Overflow(usize),
+    Excluded(usize),
+    Derived(usize, String),
+    ConstraintError(String),
+    Constraint(usize),
+    WhenError(String),
+    When,
+    Earlier(usize),
+    Answer(String),
+    Wording(String),
+    Distractors(String),
 }
 
 impl Rejection {
-    fn at(stage: Stage, reason: String) -> Self {
-        Rejection { stage, reason }
+    /// How far the draw got.
+    fn step(&self) -> u8 {
+        match self {
+            Rejection::Overflow(_) | Rejection::Excluded(_) | Rejection::Derived(..) => 0,
+            Rejection::ConstraintError(_) | Rejection::Constraint(_) => 1,
+            Rejection::WhenError(_) | Rejection::When | Rejection::Earlier(_) => 2,
+            Rejection::Answer(_) => 3,
+            Rejection::Wording(_) => 4,
+            Rejection::Distractors(_) => 5,
+        }
     }
 }
 
@@ -584,17 +606,17 @@ fn generate_with(
     mut rng: SplitMix64,
 ) -> Result<Item, GenerateError> {
     let plan = Plan::new(blueprint, index, &mut rng).map_err(|p| invalid(blueprint, p))?;
-    let mut rejections: BTreeMap<(Stage, String), u32> = BTreeMap::new();
+    let mut rejections: BTreeMap<Rejection, u32> = BTreeMap::new();
     for attempt in 1..=MAX_ATTEMPTS {
         match plan.attempt(&mut rng) {
             Ok(draft) => return Ok(finish(&plan, draft, target, seed, attempt, &mut rng)),
-            Err(r) => *rejections.entry((r.stage, r.reason)).or_default() += 1,
+            Err(r) => *rejections.entry(r).or_default() += 1,
         }
     }
     let reason = rejections
-        .into_iter()
-        .max_by_key(|((stage, _), n)| (*stage, *n))
-        .map_or_else(String::new, |((_, reason), _)| reason);
+        .iter()
+        .max_by_key(|(r, n)| (r.step(), **n))
+        .map_or_else(String::new, |(r, _)| plan.describe(r));
     Err(GenerateError::Unsatisfiable {
         blueprint: blueprint.id.clone(),
         scenario: plan.scenario.name.clone(),
