@@ -1,5 +1,5 @@
-//! Item generation, drill tokens and bundle loading (which includes the
-//! blueprint generation probe), per shipped blueprint.
+//! Item generation per shipped blueprint, drill tokens, and bundle loading
+//! (`load` tries each blueprint scenario once; `validate` tries 16 seeds).
 //!
 //! `cargo bench -p tutorflow --bench generate`
 
@@ -8,6 +8,7 @@ use std::path::PathBuf;
 
 use chrono::{Duration, TimeZone, Utc};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use tutorflow::content::blueprint_check::{Probe, check};
 use tutorflow::content::{Bundle, ContentFiles, ContentSource, FsSource};
 use tutorflow::engine::drill_token::{self, DrillClaims, DrillSource};
 use tutorflow::engine::generate::generate;
@@ -82,11 +83,23 @@ fn tokens(c: &mut Criterion) {
 }
 
 fn loading(c: &mut Criterion) {
-    let (files, _) = shipped();
+    let (files, bundle) = shipped();
+    for (name, probe) in [("quick", Probe::Quick), ("thorough", Probe::Thorough)] {
+        c.bench_function(&format!("blueprint/check_all_{name}"), |b| {
+            b.iter(|| {
+                for bp in bundle.blueprints.values() {
+                    black_box(check(bp, probe));
+                }
+            })
+        });
+    }
     let mut group = c.benchmark_group("bundle");
     group.sample_size(20);
     group.bench_function("load", |b| {
         b.iter(|| black_box(Bundle::load(&files).is_ok()))
+    });
+    group.bench_function("validate", |b| {
+        b.iter(|| black_box(Bundle::validate(&files).is_ok()))
     });
     group.finish();
 }

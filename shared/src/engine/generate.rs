@@ -64,6 +64,17 @@ pub struct Item {
 }
 
 impl Item {
+    /// The distractor a chosen option (or a typed answer written exactly
+    /// like one) is, ignoring case and spacing: its mistake tag is the
+    /// drill's confusion tag. Value-level matching of typed answers is the
+    /// grader's job.
+    pub fn distractor_for(&self, answer: &str) -> Option<&ItemDistractor> {
+        let wanted = normalized(answer);
+        self.distractors
+            .iter()
+            .find(|d| normalized(&d.text) == wanted)
+    }
+
     /// The value of a drawn parameter.
     pub fn parameter(&self, name: &str) -> Option<Rational> {
         self.parameters
@@ -71,6 +82,10 @@ impl Item {
             .find(|(n, _)| n == name)
             .map(|(_, v)| *v)
     }
+}
+
+fn normalized(text: &str) -> String {
+    text.split_whitespace().collect::<String>().to_lowercase()
 }
 
 /// What a grader needs to check an answer.
@@ -932,6 +947,17 @@ distractors:
             assert_eq!(hard.options[hard.answer_index], hard.answer.text);
             assert_eq!(hard.options.len(), 4);
         }
+    }
+
+    #[test]
+    fn a_chosen_distractor_gives_its_mistake() {
+        let bp = blueprint(ADD);
+        let item = generate(&bp, 0.9, 4).unwrap();
+        for d in &item.distractors {
+            let sloppy = format!("  {} ", d.text.to_uppercase());
+            assert_eq!(item.distractor_for(&sloppy), Some(d));
+        }
+        assert_eq!(item.distractor_for(&item.answer.text), None);
     }
 
     #[test]
