@@ -658,6 +658,21 @@ fn oracle(id: &str) -> Oracle {
 // ---------------------------------------------------------------------------
 // Properties every item has.
 
+/// Skills about positive amounts: a negative or zero option would look
+/// absurd to a 12-year-old, and so give the answer away.
+const WHOLE_AMOUNTS: [&str; 10] = [
+    "MATH.ARITH.ADD.2DIGIT",
+    "MATH.ARITH.SUB.BORROW",
+    "MATH.ARITH.MUL.2DIGIT",
+    "MATH.ARITH.DIV.REMAINDER",
+    "MATH.ARITH.ORDER_OF_OPS",
+    "MATH.FRAC.ADD.UNLIKE",
+    "MATH.FRAC.SIMPLIFY",
+    "MATH.FRAC.MUL",
+    "MATH.DEC.ADD",
+    "MATH.PCT.OF_QUANTITY",
+];
+
 /// The value an option stands for, when it is a number.
 fn option_value(text: &str, kind: AnswerKind) -> Option<Q> {
     if matches!(kind, AnswerKind::Ipv4 | AnswerKind::QuotientRemainder) {
@@ -721,6 +736,15 @@ fn check_item(bp: &Blueprint, item: &Item) -> Result<(), String> {
             check(
                 item.answer.simplest_form && unsimplified,
                 &format!("distractor {} is not worth the answer", d.text),
+            )?;
+        }
+    }
+    if WHOLE_AMOUNTS.contains(&bp.id.as_str()) {
+        for option in &item.options {
+            let negative = option.trim_start_matches("x = ").starts_with('-');
+            check(
+                !negative && option != "0",
+                &format!("no negative or zero option such as {option}"),
             )?;
         }
     }

@@ -849,14 +849,25 @@ fn builtin(
         .map_err(|e| e.to_string())
     };
     let wrong = match strategy {
-        BuiltinStrategy::OffByOne => match kind {
-            AnswerKind::Decimal => shift(last_place(value))?,
-            AnswerKind::Fraction => {
-                let step = Rational::new(1, value.denom()).map_err(|e| e.to_string())?;
-                shift(step)?
+        BuiltinStrategy::OffByOne => {
+            let step = match kind {
+                // A decimal answer that comes out whole still slips in the tenths.
+                AnswerKind::Decimal => {
+                    last_place(value).min(Rational::new(1, 10).map_err(|e| e.to_string())?)
+                }
+                AnswerKind::Fraction => {
+                    Rational::new(1, value.denom()).map_err(|e| e.to_string())?
+                }
+                _ => Rational::ONE,
+            };
+            let wrong = shift(step)?;
+            // A slip in the last digit of an amount does not make it vanish or change sign.
+            let amount = matches!(kind, AnswerKind::Decimal | AnswerKind::Fraction);
+            if amount && (wrong.is_zero() || (wrong.numer() < 0) != (value.numer() < 0)) {
+                return Err("the slip would reach zero".into());
             }
-            _ => shift(Rational::ONE)?,
-        },
+            wrong
+        }
         BuiltinStrategy::OffByTen => shift(Rational::integer(10))?,
         BuiltinStrategy::SignError if !value.is_zero() => -value,
         BuiltinStrategy::SwappedFraction if !value.is_zero() => {
@@ -1029,6 +1040,29 @@ distractors:
             "{}",
             dec.text
         );
+        let whole = builtin(
+            &d("off_by_one"),
+            &right(AnswerKind::Decimal, r(1, 1)),
+            &answer(AnswerKind::Decimal),
+            &mut rng,
+        )
+        .unwrap();
+        assert!(
+            ["0.9", "1.1"].contains(&whole.text.as_str()),
+            "{}",
+            whole.text
+        );
+        let half = right(AnswerKind::Fraction, r(1, 2));
+        for _ in 0..8 {
+            if let Ok(w) = builtin(
+                &d("off_by_one"),
+                &half,
+                &answer(AnswerKind::Fraction),
+                &mut rng,
+            ) {
+                assert_eq!(w.text, "1", "1/2 slips up to 2/2, never down to 0");
+            }
+        }
         let frac = builtin(
             &d("swapped_fraction"),
             &right(AnswerKind::Fraction, r(5, 4)),
