@@ -6,6 +6,7 @@ use clap::{Parser, Subcommand};
 
 mod bundle;
 mod classify;
+mod generate;
 mod grade;
 mod policy;
 mod publish;
@@ -56,6 +57,13 @@ enum Command {
     /// question is pending, and every category with the signals that
     /// matched or why it did not apply.
     Classify(classify::Args),
+    /// Generate practice items from a skill blueprint, as JSON lines.
+    ///
+    /// Without --reveal each line is what a student's app receives (no
+    /// answer); --reveal adds the answer, the distractors and the parameters.
+    /// Items are deterministic: the same blueprint, difficulty and seed give
+    /// the same item.
+    Generate(generate::Args),
 }
 
 #[tokio::main(flavor = "current_thread")]
@@ -67,5 +75,6 @@ async fn main() -> ExitCode {
         Command::Publish(args) => publish::run(args).await,
         Command::Grade(args) => grade::run(args).await,
         Command::Classify(args) => classify::run(args).await,
+        Command::Generate(args) => generate::run(args).await,
     }
 }

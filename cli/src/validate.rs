@@ -21,7 +21,7 @@ pub async fn run(args: Args) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match Bundle::load(&files) {
+    match Bundle::validate(&files) {
         Ok(bundle) => {
             let s = bundle.summary();
             println!(

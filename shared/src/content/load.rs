@@ -9,6 +9,7 @@ use regex::Regex;
 use serde::de::DeserializeOwned;
 
 use super::blueprint::Blueprint;
+use super::blueprint_check::{self, Probe};
 use super::course::{Course, CourseFile, ExamItem, Unit};
 use super::diagnostic::{Diagnostic, Diagnostics};
 use super::prompt::{PromptRole, PromptTemplate};
@@ -43,8 +44,23 @@ pub struct BundleSummary {
 
 impl Bundle {
     /// Parses and validates `files`; on any problem returns all of them.
+    /// Each blueprint scenario is tried once ([`Probe::Quick`]).
     pub fn load(files: &ContentFiles) -> Result<Bundle, Diagnostics> {
-        let mut loader = Loader::default();
+        Bundle::load_probing(files, Probe::Quick)
+    }
+
+    /// [`Bundle::load`] as authoring tools and CI validate: blueprints are
+    /// also tried with many seeds and must find items quickly
+    /// ([`Probe::Thorough`]; tens of milliseconds, so not for cold starts).
+    pub fn validate(files: &ContentFiles) -> Result<Bundle, Diagnostics> {
+        Bundle::load_probing(files, Probe::Thorough)
+    }
+
+    fn load_probing(files: &ContentFiles, probe: Probe) -> Result<Bundle, Diagnostics> {
+        let mut loader = Loader {
+            probe,
+            ..Loader::default()
+        };
         let parsed = loader.parse_all(files);
         loader.validate(&parsed);
         if loader.diags.is_empty() {
@@ -221,6 +237,7 @@ static MARK_SUFFIX: LazyLock<Regex> =
 #[derive(Default)]
 struct Loader {
     diags: Vec<Diagnostic>,
+    probe: Probe,
 }
 
 impl Loader {
@@ -362,12 +379,58 @@ impl Loader {
             Some(&blueprint_ids)
         };
         self.check_courses(parsed, &workflow_ids, blueprints);
+        self.check_distractor_tags(parsed);
+    }
+
+    /// A distractor's mistake tag must be in the list of every unit whose
+    /// drills use its blueprint: that list is all drill grading may tag.
+    fn check_distractor_tags(&mut self, parsed: &Parsed) {
+        for (_, _, unit) in &parsed.units {
+            let known: BTreeSet<&str> = unit
+                .value
+                .mistake_tags
+                .iter()
+                .map(|t| t.id.as_str())
+                .collect();
+            for (i, id) in unit.value.blueprints.iter().enumerate() {
+                let Some(bp) = parsed.blueprints.iter().find(|d| &d.value.id == id) else {
+                    continue;
+                };
+                let missing: BTreeSet<&str> = blueprint_check::mistake_tags(&bp.value)
+                    .into_iter()
+                    .map(|(tag, _)| tag)
+                    .filter(|tag| !known.contains(tag))
+                    .collect();
+                if !missing.is_empty() {
+                    self.at(
+                        unit,
+                        &YamlPath::root().key("blueprints").index(i),
+                        format!(
+                            "blueprint `{id}` tags wrong answers with {}, not among this unit's \
+                             mistake_tags",
+                            missing
+                                .iter()
+                                .map(|t| format!("`{t}`"))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                    );
+                }
+            }
+        }
     }
 
     fn check_blueprints(&mut self, docs: &[Doc<Blueprint>]) -> BTreeSet<String> {
         let mut ids: BTreeMap<String, String> = BTreeMap::new();
         for doc in docs {
             let bp = &doc.value;
+            for finding in blueprint_check::check(bp, self.probe) {
+                if finding.key {
+                    self.at_key(doc, &finding.at, finding.message);
+                } else {
+                    self.at(doc, &finding.at, finding.message);
+                }
+            }
             if bp.id.trim().is_empty() {
                 self.at(doc, &YamlPath::root().key("id"), "blueprint id is empty");
             } else if let Some(first) = ids.insert(bp.id.clone(), doc.path.clone()) {

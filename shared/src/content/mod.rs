@@ -2,6 +2,7 @@
 //! from a [`ContentSource`] and validated as a whole.
 
 pub mod blueprint;
+pub mod blueprint_check;
 pub mod course;
 pub mod diagnostic;
 pub mod load;

@@ -9,17 +9,23 @@
 
 pub mod bkt;
 pub mod classify;
+pub mod drill;
+pub mod drill_token;
 pub mod evidence;
 pub mod fallback;
+pub mod generate;
 pub mod grading;
+pub mod irt;
 pub mod lifecycle;
 pub mod lockout;
 pub mod mastery_tier;
 pub mod math;
 pub mod policy;
 pub mod prereq;
+pub mod rng;
 pub mod scaffolding;
 pub mod scope;
 pub mod score;
 pub mod signals;
 pub mod snapshot_lite;
+pub mod template;

@@ -1,0 +1,108 @@
+//! Item generation per shipped blueprint, drill tokens, and bundle loading
+//! (`load` tries each blueprint scenario once; `validate` tries 16 seeds).
+//!
+//! `cargo bench -p tutorflow --bench generate`
+
+use std::hint::black_box;
+use std::path::PathBuf;
+
+use chrono::{Duration, TimeZone, Utc};
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use tutorflow::content::blueprint_check::{Probe, check};
+use tutorflow::content::{Bundle, ContentFiles, ContentSource, FsSource};
+use tutorflow::engine::drill_token::{self, DrillClaims, DrillSource};
+use tutorflow::engine::generate::generate;
+
+const KEY: &[u8] = b"0123456789abcdef0123456789abcdef";
+
+fn shipped() -> (ContentFiles, Bundle) {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("runtime");
+    let files = runtime
+        .block_on(FsSource::new(root).fetch())
+        .expect("the repository holds a bundle");
+    let bundle = Bundle::load(&files).unwrap_or_else(|d| panic!("{d}"));
+    (files, bundle)
+}
+
+fn generation(c: &mut Criterion) {
+    let (_, bundle) = shipped();
+    for target in [0.2, 0.8] {
+        let mut group = c.benchmark_group(format!("generate/{target}"));
+        for (id, bp) in &bundle.blueprints {
+            group.bench_with_input(BenchmarkId::from_parameter(id), bp, |b, bp| {
+                let mut seed = 0u64;
+                b.iter(|| {
+                    seed += 1;
+                    black_box(generate(bp, target, seed).expect("valid blueprint"))
+                });
+            });
+        }
+        group.finish();
+    }
+}
+
+fn tokens(c: &mut Criterion) {
+    let now = Utc.with_ymd_and_hms(2026, 3, 14, 15, 9, 26).unwrap();
+    let claims = DrillClaims {
+        unit_id: "two-step-equations".into(),
+        thread_id: "3f1c9a2e-7b4d-4e8f-9a61-0c2d5e7f8a9b".into(),
+        issued_at: now,
+        source: DrillSource::Blueprint {
+            blueprint_id: "MATH.ALG.EQ.TWOSTEP".into(),
+            fingerprint: [7; 8],
+            seed: 42,
+            target_difficulty: 0.6,
+        },
+    };
+    let token = drill_token::issue(&claims, KEY).unwrap();
+    c.bench_function("drill_token/issue", |b| {
+        b.iter(|| black_box(drill_token::issue(black_box(&claims), KEY).unwrap()))
+    });
+    c.bench_function("drill_token/verify", |b| {
+        b.iter(|| {
+            black_box(
+                drill_token::verify(
+                    black_box(&token),
+                    KEY,
+                    &claims.thread_id,
+                    now,
+                    Duration::hours(24),
+                )
+                .unwrap(),
+            )
+        })
+    });
+    let (_, bundle) = shipped();
+    let bp = &bundle.blueprints["MATH.ALG.EQ.TWOSTEP"];
+    c.bench_function("blueprint/fingerprint", |b| {
+        b.iter(|| black_box(bp.fingerprint()))
+    });
+}
+
+fn loading(c: &mut Criterion) {
+    let (files, bundle) = shipped();
+    for (name, probe) in [("quick", Probe::Quick), ("thorough", Probe::Thorough)] {
+        c.bench_function(&format!("blueprint/check_all_{name}"), |b| {
+            b.iter(|| {
+                for bp in bundle.blueprints.values() {
+                    black_box(check(bp, probe));
+                }
+            })
+        });
+    }
+    let mut group = c.benchmark_group("bundle");
+    group.sample_size(20);
+    group.bench_function("load", |b| {
+        b.iter(|| black_box(Bundle::load(&files).is_ok()))
+    });
+    group.bench_function("validate", |b| {
+        b.iter(|| black_box(Bundle::validate(&files).is_ok()))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, generation, tokens, loading);
+criterion_main!(benches);

@@ -1,0 +1,376 @@
+//! Question templates with `{name}` and `{name:format}` placeholders, and
+//! how values are written for students.
+//!
+//! A `{` that starts a placeholder is followed by a letter or `_`; any other
+//! brace is kept as written, so LaTeX works: `\frac{{n}}{{d}}` puts the
+//! values of `n` and `d` inside the braces of `\frac`.
+
+use std::fmt;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use super::math::{Number, Rational};
+
+/// How a value is written in a question.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// Whole numbers as `12`, terminating decimals as `0.75`, others as `1/3`.
+    Plain,
+    /// With its sign as an operator, to follow another term: `+ 5`, `- 5`.
+    Signed,
+    /// Negative numbers in brackets: `(-3)`.
+    Paren,
+    /// As a coefficient before a letter: `3`, nothing for 1, `-` for -1.
+    Coef,
+    /// Always as a fraction: `3/4`.
+    Fraction,
+    /// Always as a decimal: `0.75` (only for values that terminate).
+    Decimal,
+    /// A whole number from 0 to 2^32 - 1 as a dotted IPv4 address.
+    Ipv4,
+}
+
+impl Format {
+    pub const NAMES: [&'static str; 6] = ["signed", "paren", "coef", "fraction", "decimal", "ipv4"];
+
+    fn from_name(name: &str) -> Option<Format> {
+        Some(match name {
+            "signed" => Format::Signed,
+            "paren" => Format::Paren,
+            "coef" => Format::Coef,
+            "fraction" => Format::Fraction,
+            "decimal" => Format::Decimal,
+            "ipv4" => Format::Ipv4,
+            _ => return None,
+        })
+    }
+}
+
+/// Why a value cannot be written the way it was asked for.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct FormatError(pub String);
+
+/// Most decimal places written; beyond that a value is not a school decimal.
+const MAX_DECIMAL_PLACES: u32 = 12;
+
+/// Writes `value` in `format`. Only exact values can be shown: a question
+/// never displays a rounded approximation.
+pub fn format_number(value: Number, format: Format) -> Result<String, FormatError> {
+    let Some(r) = value.exact() else {
+        return Err(FormatError(format!(
+            "{value} is not exact (e.g. the square root of a non-square)"
+        )));
+    };
+    format_rational(r, format)
+}
+
+pub fn format_rational(r: Rational, format: Format) -> Result<String, FormatError> {
+    Ok(match format {
+        Format::Plain => plain(r),
+        Format::Signed => {
+            let sign = if r.numer() < 0 { '-' } else { '+' };
+            format!("{sign} {}", plain(r.abs()))
+        }
+        Format::Paren if r.numer() < 0 => format!("({})", plain(r)),
+        Format::Paren => plain(r),
+        Format::Coef if r == Rational::ONE => String::new(),
+        Format::Coef if r == -Rational::ONE => "-".to_owned(),
+        Format::Coef => plain(r),
+        Format::Fraction => r.to_string(),
+        Format::Decimal => decimal(r).ok_or_else(|| {
+            FormatError(format!("{r} cannot be written as a terminating decimal"))
+        })?,
+        Format::Ipv4 => ipv4(r)
+            .ok_or_else(|| FormatError(format!("{r} is not an IPv4 address (0 to 4294967295)")))?,
+    })
+}
+
+fn plain(r: Rational) -> String {
+    if r.is_integer() {
+        r.numer().to_string()
+    } else {
+        decimal(r).unwrap_or_else(|| r.to_string())
+    }
+}
+
+/// The exact decimal expansion, when the denominator has no prime factor
+/// other than 2 and 5 (and the expansion is short).
+pub fn decimal(r: Rational) -> Option<String> {
+    let mut den = r.denom();
+    let (mut twos, mut fives) = (0u32, 0u32);
+    while den % 2 == 0 {
+        den /= 2;
+        twos += 1;
+    }
+    while den % 5 == 0 {
+        den /= 5;
+        fives += 1;
+    }
+    let places = twos.max(fives);
+    if den != 1 || places > MAX_DECIMAL_PLACES {
+        return None;
+    }
+    let scale = 10i128.checked_pow(places)?;
+    let scaled = r.numer().checked_mul(scale / r.denom())?;
+    if places == 0 {
+        return Some(scaled.to_string());
+    }
+    let digits = scaled.unsigned_abs().to_string();
+    let width = places as usize + 1;
+    let digits = format!("{digits:0>width$}");
+    let (whole, fraction) = digits.split_at(digits.len() - places as usize);
+    let sign = if scaled < 0 { "-" } else { "" };
+    Some(format!("{sign}{whole}.{fraction}"))
+}
+
+fn ipv4(r: Rational) -> Option<String> {
+    let n = u32::try_from(r.is_integer().then_some(r.numer())?).ok()?;
+    let [a, b, c, d] = n.to_be_bytes();
+    Some(format!("{a}.{b}.{c}.{d}"))
+}
+
+/// One piece of a parsed template.
+#[derive(Debug, Clone, PartialEq)]
+enum Segment {
+    Text(String),
+    Slot { name: String, format: Format },
+}
+
+/// A template problem, with the character offset where it starts.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message} (at character {offset})")]
+pub struct TemplateError {
+    pub offset: usize,
+    pub message: String,
+}
+
+/// A parsed template. Parsing happens once, when content is loaded; a
+/// template that does not parse keeps its error for validation to report.
+#[derive(Debug, Clone)]
+pub struct Template {
+    text: String,
+    parsed: Result<Vec<Segment>, TemplateError>,
+}
+
+impl PartialEq for Template {
+    fn eq(&self, other: &Self) -> bool {
+        self.text == other.text
+    }
+}
+
+impl Template {
+    pub fn new(text: impl Into<String>) -> Self {
+        let text = text.into();
+        let parsed = parse(&text);
+        Template { text, parsed }
+    }
+
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    pub fn error(&self) -> Option<&TemplateError> {
+        self.parsed.as_ref().err()
+    }
+
+    /// The names its placeholders use, in order (with repeats).
+    pub fn names(&self) -> Vec<&str> {
+        match &self.parsed {
+            Ok(segments) => segments
+                .iter()
+                .filter_map(|s| match s {
+                    Segment::Slot { name, .. } => Some(name.as_str()),
+                    Segment::Text(_) => None,
+                })
+                .collect(),
+            Err(_) => Vec::new(),
+        }
+    }
+
+    /// Fills every placeholder from `lookup`.
+    pub fn render(&self, lookup: &dyn Fn(&str) -> Option<Number>) -> Result<String, FormatError> {
+        let segments = self
+            .parsed
+            .as_ref()
+            .map_err(|e| FormatError(format!("template `{}`: {e}", self.text)))?;
+        let mut out = String::with_capacity(self.text.len() + 16);
+        for segment in segments {
+            match segment {
+                Segment::Text(t) => out.push_str(t),
+                Segment::Slot { name, format } => {
+                    let value = lookup(name)
+                        .ok_or_else(|| FormatError(format!("`{name}` has no value")))?;
+                    out.push_str(&format_number(value, *format)?);
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+fn parse(text: &str) -> Result<Vec<Segment>, TemplateError> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut segments = Vec::new();
+    let mut literal = String::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let starts_slot = chars[i] == '{'
+            && chars
+                .get(i + 1)
+                .is_some_and(|c| c.is_ascii_alphabetic() || *c == '_');
+        if !starts_slot {
+            literal.push(chars[i]);
+            i += 1;
+            continue;
+        }
+        let start = i;
+        let close = chars[i..]
+            .iter()
+            .position(|&c| c == '}')
+            .map(|p| p + i)
+            .ok_or_else(|| TemplateError {
+                offset: start,
+                message: "a placeholder is not closed with `}`".into(),
+            })?;
+        let inside: String = chars[i + 1..close].iter().collect();
+        let (name, format) = match inside.split_once(':') {
+            Some((name, format)) => (name.trim(), Some(format.trim())),
+            None => (inside.trim(), None),
+        };
+        if !is_identifier(name) {
+            return Err(TemplateError {
+                offset: start,
+                message: format!(
+                    "`{{{inside}}}` is not a placeholder: write {{name}} or {{name:format}}"
+                ),
+            });
+        }
+        let format = match format {
+            None => Format::Plain,
+            Some(f) => Format::from_name(f).ok_or_else(|| TemplateError {
+                offset: start,
+                message: format!(
+                    "unknown format `{f}` in `{{{inside}}}` (formats: {})",
+                    Format::NAMES.join(", ")
+                ),
+            })?,
+        };
+        if !literal.is_empty() {
+            segments.push(Segment::Text(std::mem::take(&mut literal)));
+        }
+        segments.push(Segment::Slot {
+            name: name.to_owned(),
+            format,
+        });
+        i = close + 1;
+    }
+    if !literal.is_empty() {
+        segments.push(Segment::Text(literal));
+    }
+    Ok(segments)
+}
+
+/// A name parameters and formulas can use: a letter or `_`, then letters,
+/// digits and `_`.
+pub fn is_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+impl fmt::Display for Template {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl Serialize for Template {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.text)
+    }
+}
+
+impl<'de> Deserialize<'de> for Template {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d).map(Template::new)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn r(n: i128, d: i128) -> Rational {
+        Rational::new(n, d).unwrap()
+    }
+
+    fn show(n: i128, d: i128, format: Format) -> String {
+        format_rational(r(n, d), format).unwrap()
+    }
+
+    #[test]
+    fn values_read_the_way_they_are_taught() {
+        assert_eq!(show(12, 1, Format::Plain), "12");
+        assert_eq!(show(-3, 1, Format::Plain), "-3");
+        assert_eq!(show(3, 4, Format::Plain), "0.75");
+        assert_eq!(show(1, 3, Format::Plain), "1/3");
+        assert_eq!(show(-1, 20, Format::Plain), "-0.05");
+        assert_eq!(show(3, 4, Format::Fraction), "3/4");
+        assert_eq!(show(5, 1, Format::Signed), "+ 5");
+        assert_eq!(show(-5, 1, Format::Signed), "- 5");
+        assert_eq!(show(-3, 1, Format::Paren), "(-3)");
+        assert_eq!(show(3, 1, Format::Paren), "3");
+        assert_eq!(show(1, 1, Format::Coef), "");
+        assert_eq!(show(-1, 1, Format::Coef), "-");
+        assert_eq!(show(7, 1, Format::Coef), "7");
+        assert_eq!(show(3_232_236_544, 1, Format::Ipv4), "192.168.4.0");
+        assert_eq!(show(307, 100, Format::Decimal), "3.07");
+        assert_eq!(show(12, 1, Format::Decimal), "12");
+    }
+
+    #[test]
+    fn impossible_formats_are_errors() {
+        assert!(format_rational(r(1, 3), Format::Decimal).is_err());
+        assert!(format_rational(r(-1, 1), Format::Ipv4).is_err());
+        assert!(format_rational(r(1 << 32, 1), Format::Ipv4).is_err());
+        assert!(format_rational(r(1, 2), Format::Ipv4).is_err());
+        assert!(format_number(Number::Approx(1.5), Format::Plain).is_err());
+    }
+
+    #[test]
+    fn placeholders_and_latex_braces_coexist() {
+        let t = Template::new(r"\frac{{n}}{{d}} + {k:paren}");
+        assert_eq!(t.names(), vec!["n", "d", "k"]);
+        let out = t
+            .render(&|name| match name {
+                "n" => Some(Number::int(3)),
+                "d" => Some(Number::int(4)),
+                "k" => Some(Number::int(-2)),
+                _ => None,
+            })
+            .unwrap();
+        assert_eq!(out, r"\frac{3}{4} + (-2)");
+        assert_eq!(
+            Template::new(r"\frac{1}{2} {{ }").names(),
+            Vec::<&str>::new()
+        );
+    }
+
+    #[test]
+    fn template_mistakes_say_where() {
+        for (text, offset, words) in [
+            ("What is {a + {b}?", 8, "not a placeholder"),
+            ("What is {a", 8, "not closed"),
+            ("{a:bold}", 0, "unknown format `bold`"),
+        ] {
+            let err = Template::new(text).error().cloned().unwrap();
+            assert_eq!(err.offset, offset, "{text}");
+            assert!(err.message.contains(words), "{text}: {}", err.message);
+        }
+        let missing = Template::new("{a} and {b}").render(&|n| (n == "a").then(|| Number::int(1)));
+        assert!(missing.unwrap_err().0.contains("`b`"));
+    }
+}

@@ -1,0 +1,384 @@
+//! Drill tokens: a round trip gives back exactly what was signed; any
+//! change to any byte, another key, another thread or too much time is
+//! refused with its own error; tokens stay compact; LLM-written drills keep
+//! their answer unreadable; and a drill regenerates into the very item that
+//! was shown, unless its blueprint has changed since.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::LazyLock;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use chrono::{DateTime, Duration, TimeZone, Utc};
+use proptest::prelude::*;
+use tutorflow::content::blueprint::Blueprint;
+use tutorflow::content::{Bundle, ContentSource, FsSource};
+use tutorflow::engine::drill::{self, DrillError, Expected};
+use tutorflow::engine::drill_token::{
+    self, DrillClaims, DrillSource, DrillTokenError, MAX_CLOCK_SKEW_SECONDS, MAX_TOKEN_CHARS,
+};
+use tutorflow::model::LlmDrillCard;
+
+const KEY: &[u8] = b"0123456789abcdef0123456789abcdef";
+const THREAD: &str = "3f1c9a2e-7b4d-4e8f-9a61-0c2d5e7f8a9b";
+
+static BLUEPRINTS: LazyLock<BTreeMap<String, Blueprint>> = LazyLock::new(|| {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("runtime");
+    let files = runtime
+        .block_on(FsSource::new(root).fetch())
+        .expect("the repository holds a bundle");
+    Bundle::load(&files)
+        .unwrap_or_else(|d| panic!("{d}"))
+        .blueprints
+});
+
+fn now() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 3, 14, 15, 9, 26).unwrap()
+}
+
+fn ttl() -> Duration {
+    Duration::hours(24)
+}
+
+fn blueprint_claims() -> DrillClaims {
+    DrillClaims {
+        unit_id: "two-step-equations".into(),
+        thread_id: THREAD.into(),
+        issued_at: now(),
+        source: DrillSource::Blueprint {
+            blueprint_id: "MATH.ALG.EQ.TWOSTEP".into(),
+            fingerprint: [1, 2, 3, 4, 5, 6, 7, 8],
+            seed: 0xDEAD_BEEF_0BAD_F00D,
+            target_difficulty: 0.6137,
+        },
+    }
+}
+
+fn authored_claims() -> DrillClaims {
+    DrillClaims {
+        source: DrillSource::Authored {
+            prompt: "Solve for x".into(),
+            question_latex: "2x+3=11".into(),
+            expected_answer: "x = 4".into(),
+        },
+        ..blueprint_claims()
+    }
+}
+
+fn verify(token: &str) -> Result<DrillClaims, DrillTokenError> {
+    drill_token::verify(token, KEY, THREAD, now(), ttl()).map(|v| v.claims)
+}
+
+#[test]
+fn round_trips() {
+    for claims in [blueprint_claims(), authored_claims()] {
+        let token = drill_token::issue(&claims, KEY).unwrap();
+        assert_eq!(verify(&token).unwrap(), claims);
+        assert_eq!(
+            token,
+            drill_token::issue(&claims, KEY).unwrap(),
+            "deterministic"
+        );
+    }
+}
+
+#[test]
+fn tokens_are_compact() {
+    let token = drill_token::issue(&blueprint_claims(), KEY).unwrap();
+    assert!(token.len() < 250, "{} characters", token.len());
+    let authored = drill_token::issue(&authored_claims(), KEY).unwrap();
+    assert!(authored.len() < 250, "{} characters", authored.len());
+    assert!(
+        token
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    );
+}
+
+#[test]
+fn every_single_byte_tamper_is_rejected() {
+    for claims in [blueprint_claims(), authored_claims()] {
+        let token = drill_token::issue(&claims, KEY).unwrap();
+        let bytes = URL_SAFE_NO_PAD.decode(&token).unwrap();
+        for i in 0..bytes.len() {
+            for value in 0..=255u8 {
+                if value == bytes[i] {
+                    continue;
+                }
+                let mut forged = bytes.clone();
+                forged[i] = value;
+                let forged = URL_SAFE_NO_PAD.encode(&forged);
+                assert_eq!(
+                    verify(&forged),
+                    Err(DrillTokenError::BadSignature),
+                    "byte {i} = {value}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn every_single_character_change_is_rejected() {
+    let token = drill_token::issue(&blueprint_claims(), KEY).unwrap();
+    let alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_+/=. ";
+    for (i, original) in token.char_indices() {
+        for c in alphabet.chars().filter(|c| *c != original) {
+            let mut forged = token.clone();
+            forged.replace_range(i..i + 1, &c.to_string());
+            assert!(
+                matches!(
+                    verify(&forged),
+                    Err(DrillTokenError::BadSignature | DrillTokenError::Malformed)
+                ),
+                "character {i} = {c:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn truncated_extended_and_empty_tokens_are_rejected() {
+    let token = drill_token::issue(&blueprint_claims(), KEY).unwrap();
+    for cut in 0..token.len() {
+        assert!(verify(&token[..cut]).is_err(), "cut at {cut}");
+    }
+    assert!(verify(&format!("{token}A")).is_err());
+    assert!(verify(&format!("{token}AAAA")).is_err());
+    assert_eq!(
+        verify(&"A".repeat(MAX_TOKEN_CHARS + 4)),
+        Err(DrillTokenError::Malformed)
+    );
+}
+
+#[test]
+fn another_key_is_a_bad_signature() {
+    let token = drill_token::issue(&blueprint_claims(), b"another key, at least 16 bytes").unwrap();
+    assert_eq!(verify(&token), Err(DrillTokenError::BadSignature));
+    assert_eq!(
+        drill_token::issue(&blueprint_claims(), b"short"),
+        Err(DrillTokenError::KeyTooShort)
+    );
+    assert_eq!(
+        drill_token::verify("AAAA", b"", THREAD, now(), ttl()),
+        Err(DrillTokenError::KeyTooShort)
+    );
+}
+
+#[test]
+fn another_thread_is_refused() {
+    let token = drill_token::issue(&blueprint_claims(), KEY).unwrap();
+    let other = drill_token::verify(&token, KEY, "another-thread", now(), ttl());
+    assert_eq!(other, Err(DrillTokenError::WrongThread));
+}
+
+#[test]
+fn tokens_expire_after_their_ttl() {
+    let token = drill_token::issue(&blueprint_claims(), KEY).unwrap();
+    let at = |t| drill_token::verify(&token, KEY, THREAD, t, ttl());
+    assert!(at(now()).is_ok());
+    assert!(at(now() + ttl()).is_ok(), "valid up to the last second");
+    assert_eq!(
+        at(now() + ttl() + Duration::seconds(1)),
+        Err(DrillTokenError::Expired {
+            expired_at: now() + ttl()
+        })
+    );
+    let skew = Duration::seconds(MAX_CLOCK_SKEW_SECONDS);
+    assert!(
+        at(now() - skew).is_ok(),
+        "another server's clock may be a little behind"
+    );
+    assert!(matches!(
+        at(now() - skew - Duration::seconds(1)),
+        Err(DrillTokenError::NotYetValid { .. })
+    ));
+}
+
+#[test]
+fn oversized_drills_are_refused_when_issued() {
+    let long = DrillClaims {
+        source: DrillSource::Authored {
+            prompt: "p".repeat(600),
+            question_latex: "q".repeat(600),
+            expected_answer: "a".into(),
+        },
+        ..blueprint_claims()
+    };
+    assert_eq!(
+        drill_token::issue(&long, KEY),
+        Err(DrillTokenError::TooLarge)
+    );
+    let long_id = DrillClaims {
+        unit_id: "u".repeat(300),
+        ..blueprint_claims()
+    };
+    assert_eq!(
+        drill_token::issue(&long_id, KEY),
+        Err(DrillTokenError::TooLarge)
+    );
+}
+
+#[test]
+fn an_authored_answer_cannot_be_read_from_the_token() {
+    let answer = "the secret answer is 42";
+    let claims = DrillClaims {
+        source: DrillSource::Authored {
+            prompt: "Work it out".into(),
+            question_latex: "6 \\times 7".into(),
+            expected_answer: answer.into(),
+        },
+        ..blueprint_claims()
+    };
+    let token = drill_token::issue(&claims, KEY).unwrap();
+    let bytes = URL_SAFE_NO_PAD.decode(&token).unwrap();
+    let visible = String::from_utf8_lossy(&bytes);
+    assert!(
+        visible.contains("Work it out"),
+        "the question is shown anyway"
+    );
+    assert!(
+        !visible.contains("secret") && !visible.contains("42"),
+        "{visible}"
+    );
+    assert_eq!(verify(&token).unwrap(), claims);
+}
+
+#[test]
+fn replay_keys_tell_tokens_apart() {
+    let a = drill_token::verify(
+        &drill_token::issue(&blueprint_claims(), KEY).unwrap(),
+        KEY,
+        THREAD,
+        now(),
+        ttl(),
+    )
+    .unwrap();
+    let mut other = blueprint_claims();
+    if let DrillSource::Blueprint { seed, .. } = &mut other.source {
+        *seed += 1;
+    }
+    let b = drill_token::verify(
+        &drill_token::issue(&other, KEY).unwrap(),
+        KEY,
+        THREAD,
+        now(),
+        ttl(),
+    )
+    .unwrap();
+    assert_eq!(a.replay_key.len(), 32);
+    assert_ne!(a.replay_key, b.replay_key);
+}
+
+#[test]
+fn a_drill_regenerates_into_the_item_that_was_shown() {
+    let bp = &BLUEPRINTS["MATH.ARITH.ADD.2DIGIT"];
+    let issued = drill::issue_generated(bp, 0.5, 77, "whole-numbers", THREAD, now(), KEY).unwrap();
+    let card = &issued.card;
+    assert_eq!(card.prompt, issued.item.stem);
+    assert_eq!(card.question_latex, issued.item.question_latex);
+    assert_eq!(card.options.as_ref(), Some(&issued.item.options));
+    let token = card.drill_token.as_deref().unwrap();
+    let verified =
+        drill_token::verify(token, KEY, THREAD, now() + Duration::minutes(5), ttl()).unwrap();
+    assert_eq!(verified.claims.unit_id, "whole-numbers");
+    match drill::expected(&verified, &BLUEPRINTS).unwrap() {
+        Expected::Generated(item) => assert_eq!(*item, issued.item),
+        other => panic!("{other:?}"),
+    }
+    // A typed drill shows no options.
+    let typed = &BLUEPRINTS["MATH.ALG.EQ.ONESTEP"];
+    let card = drill::issue_generated(typed, 0.3, 1, "one-step-equations", THREAD, now(), KEY)
+        .unwrap()
+        .card;
+    assert_eq!(card.options, None);
+}
+
+#[test]
+fn an_edited_or_removed_blueprint_is_refused() {
+    let bp = &BLUEPRINTS["MATH.FRAC.SIMPLIFY"];
+    let issued = drill::issue_generated(bp, 0.4, 5, "fractions", THREAD, now(), KEY).unwrap();
+    let token = issued.card.drill_token.unwrap();
+    let verified = drill_token::verify(&token, KEY, THREAD, now(), ttl()).unwrap();
+    let mut edited = BLUEPRINTS.clone();
+    if let Some(b) = edited.get_mut("MATH.FRAC.SIMPLIFY") {
+        b.stems.push(tutorflow::engine::template::Template::new(
+            "Simplify {n}/{d}.",
+        ));
+    }
+    assert_eq!(
+        drill::expected(&verified, &edited),
+        Err(DrillError::BlueprintChanged("MATH.FRAC.SIMPLIFY".into()))
+    );
+    edited.remove("MATH.FRAC.SIMPLIFY");
+    assert_eq!(
+        drill::expected(&verified, &edited),
+        Err(DrillError::UnknownBlueprint("MATH.FRAC.SIMPLIFY".into()))
+    );
+}
+
+#[test]
+fn an_llm_drill_carries_its_expected_answer() {
+    let llm = LlmDrillCard {
+        prompt: "Solve for x".into(),
+        question_latex: "2x+3=11".into(),
+        expected_answer: Some("x = 4".into()),
+    };
+    let card = drill::issue_authored(&llm, "two-step-equations", THREAD, now(), KEY).unwrap();
+    assert_eq!(card.options, None);
+    let verified = drill_token::verify(
+        card.drill_token.as_deref().unwrap(),
+        KEY,
+        THREAD,
+        now(),
+        ttl(),
+    )
+    .unwrap();
+    assert_eq!(
+        drill::expected(&verified, &BLUEPRINTS).unwrap(),
+        Expected::Authored {
+            prompt: "Solve for x".into(),
+            question_latex: "2x+3=11".into(),
+            expected_answer: "x = 4".into(),
+        }
+    );
+    let unanswered = LlmDrillCard {
+        expected_answer: Some("  ".into()),
+        ..llm
+    };
+    assert_eq!(
+        drill::issue_authored(&unanswered, "u", THREAD, now(), KEY),
+        Err(DrillError::NoExpectedAnswer)
+    );
+}
+
+proptest! {
+    /// Whatever a client sends as a token, verification answers with an
+    /// error or a drill, never a panic.
+    #[test]
+    fn arbitrary_tokens_never_panic(text in "\\PC{0,300}", raw in prop::collection::vec(any::<u8>(), 0..400)) {
+        let _ = verify(&text);
+        let _ = verify(&URL_SAFE_NO_PAD.encode(&raw));
+    }
+
+    /// Any claims round-trip (issue times to the second).
+    #[test]
+    fn any_claims_round_trip(
+        unit in "[a-z-]{1,40}", seed: u64, target in 0.0f64..=1.0, fingerprint: [u8; 8],
+        answer in "\\PC{1,60}", offset in 0i64..86_400,
+    ) {
+        let issued_at = now() - Duration::seconds(offset);
+        for source in [
+            DrillSource::Blueprint { blueprint_id: "MATH.X".into(), fingerprint, seed, target_difficulty: target },
+            DrillSource::Authored { prompt: "p".into(), question_latex: "q".into(), expected_answer: answer.clone() },
+        ] {
+            let claims = DrillClaims { unit_id: unit.clone(), thread_id: THREAD.into(), issued_at, source };
+            let token = drill_token::issue(&claims, KEY).unwrap();
+            prop_assert_eq!(verify(&token).unwrap(), claims);
+        }
+    }
+}
