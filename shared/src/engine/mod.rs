@@ -22,6 +22,7 @@ pub mod mastery_tier;
 pub mod math;
 pub mod policy;
 pub mod prereq;
+pub mod retrieve;
 pub mod rng;
 pub mod scaffolding;
 pub mod scope;
