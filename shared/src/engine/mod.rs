@@ -10,6 +10,7 @@
 pub mod bkt;
 pub mod classify;
 pub mod drill;
+pub mod drill_grade;
 pub mod drill_token;
 pub mod evidence;
 pub mod fallback;
@@ -24,6 +25,7 @@ pub mod policy;
 pub mod prereq;
 pub mod retrieve;
 pub mod rng;
+pub mod safety;
 pub mod scaffolding;
 pub mod scope;
 pub mod score;
