@@ -31,18 +31,40 @@ fn every_blueprint_item_grades_its_answer_right_and_its_distractors_wrong() {
             let item = generate(blueprint, difficulty, seed).unwrap();
             let expected = Expected::Generated(Box::new(item.clone()));
             let right = grade_drill(&expected, &item.answer.text, settings);
-            assert_eq!(right.outcome, GradeOutcome::Correct, "{} seed {seed}: {} ({})", blueprint.id, item.answer.text, right.reason);
+            assert_eq!(
+                right.outcome,
+                GradeOutcome::Correct,
+                "{} seed {seed}: {} ({})",
+                blueprint.id,
+                item.answer.text,
+                right.reason
+            );
             assert!(right.mistake_tag.is_none());
             if item.format == ItemFormat::MultipleChoice {
                 let letter = char::from(b'A' + item.answer_index as u8).to_string();
                 let by_letter = grade_drill(&expected, &letter, settings);
-                assert_eq!(by_letter.outcome, GradeOutcome::Correct, "{} seed {seed}: letter {letter}", blueprint.id);
+                assert_eq!(
+                    by_letter.outcome,
+                    GradeOutcome::Correct,
+                    "{} seed {seed}: letter {letter}",
+                    blueprint.id
+                );
             }
             for d in &item.distractors {
                 let wrong = grade_drill(&expected, &d.text, settings);
-                assert_ne!(wrong.outcome, GradeOutcome::Correct, "{} seed {seed}: distractor {}", blueprint.id, d.text);
+                assert_ne!(
+                    wrong.outcome,
+                    GradeOutcome::Correct,
+                    "{} seed {seed}: distractor {}",
+                    blueprint.id,
+                    d.text
+                );
                 if d.mistake_tag.is_some() {
-                    assert_eq!(wrong.mistake_tag, d.mistake_tag, "{} seed {seed}: distractor {}", blueprint.id, d.text);
+                    assert_eq!(
+                        wrong.mistake_tag, d.mistake_tag,
+                        "{} seed {seed}: distractor {}",
+                        blueprint.id, d.text
+                    );
                 }
             }
         }
@@ -58,8 +80,20 @@ fn authored_drills_are_graded_against_their_signed_answer() {
         question_latex: "2x+3=11".into(),
         expected_answer: "x = 4".into(),
     };
-    assert_eq!(grade_drill(&expected, "x=4", settings).outcome, GradeOutcome::Correct);
-    assert_eq!(grade_drill(&expected, "4", settings).outcome, GradeOutcome::Correct);
-    assert_eq!(grade_drill(&expected, "x = -4", settings).outcome, GradeOutcome::Wrong);
-    assert_eq!(grade_drill(&expected, "pineapple", settings).outcome, GradeOutcome::Unverifiable);
+    assert_eq!(
+        grade_drill(&expected, "x=4", settings).outcome,
+        GradeOutcome::Correct
+    );
+    assert_eq!(
+        grade_drill(&expected, "4", settings).outcome,
+        GradeOutcome::Correct
+    );
+    assert_eq!(
+        grade_drill(&expected, "x = -4", settings).outcome,
+        GradeOutcome::Wrong
+    );
+    assert_eq!(
+        grade_drill(&expected, "pineapple", settings).outcome,
+        GradeOutcome::Unverifiable
+    );
 }

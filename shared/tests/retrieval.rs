@@ -28,14 +28,24 @@ fn clear_messages_map_to_their_unit_above_the_target_threshold() {
     let bundle = bundle();
     let index = CourseIndex::build(bundle.course("prealgebra").unwrap());
     for (message, unit) in [
-        ("how do I add fractions with different denominators?", "fraction-addition"),
+        (
+            "how do I add fractions with different denominators?",
+            "fraction-addition",
+        ),
         ("what is 15% of 80", "percentages"),
         ("I need help with two-step equations", "two-step-equations"),
-        ("can you explain the order of operations", "order-of-operations"),
+        (
+            "can you explain the order of operations",
+            "order-of-operations",
+        ),
         ("share 60 sweets in the ratio 2:3", "ratios"),
-        ("I don't get negative numbers on the number line", "integers"),
+        (
+            "I don't get negative numbers on the number line",
+            "integers",
+        ),
     ] {
-        let (found, confidence) = top(&index, message).unwrap_or_else(|| panic!("{message}: nothing"));
+        let (found, confidence) =
+            top(&index, message).unwrap_or_else(|| panic!("{message}: nothing"));
         assert_eq!(found, unit, "{message}");
         assert!(confidence >= 0.55, "{message}: {confidence}");
     }

@@ -4,6 +4,10 @@
 
 pub mod auth;
 pub mod body;
+pub mod handler;
+pub mod lambda;
+pub mod logging;
 pub mod problem;
 pub mod routes;
+pub mod server;
 pub mod webhook;

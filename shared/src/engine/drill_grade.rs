@@ -133,9 +133,17 @@ fn apply_method(item: &Item, answer: &str, grade: &mut Grade, settings: &Grading
 
 /// The wrong option the answer is, by text (a chosen option) or by value
 /// (a typed answer worth the same as a distractor).
-fn mistake_of(item: &Item, answer: &str, grade: &Grade, settings: &GradingSettings) -> Option<String> {
+fn mistake_of(
+    item: &Item,
+    answer: &str,
+    grade: &Grade,
+    settings: &GradingSettings,
+) -> Option<String> {
     let chosen = grade.extracted.as_deref().unwrap_or(answer);
-    if let Some(d) = item.distractor_for(chosen).or_else(|| item.distractor_for(answer)) {
+    if let Some(d) = item
+        .distractor_for(chosen)
+        .or_else(|| item.distractor_for(answer))
+    {
         return d.mistake_tag.clone();
     }
     let mcq = ExpectedAnswer {
@@ -145,10 +153,7 @@ fn mistake_of(item: &Item, answer: &str, grade: &Grade, settings: &GradingSettin
         options: item.options.clone(),
     };
     if let Some(picked) = grading::grade(&mcq, answer, None, settings).normalized
-        && let Some(d) = item
-            .distractors
-            .iter()
-            .find(|d| picked.ends_with(&d.text))
+        && let Some(d) = item.distractors.iter().find(|d| picked.ends_with(&d.text))
     {
         return d.mistake_tag.clone();
     }
@@ -195,11 +200,22 @@ fn grade_quotient_remainder(expected: &str, answer: &str) -> Grade {
     let want = numbers(expected);
     let got = numbers(answer);
     match (want.as_slice(), got.as_slice()) {
-        ([q, r], [gq, gr]) if q == gq && r == gr => verdict(GradeOutcome::Correct, "quotient and remainder match"),
-        ([q, _], [gq, _]) if q == gq => verdict(GradeOutcome::Close, "the quotient is right, the remainder is not"),
+        ([q, r], [gq, gr]) if q == gq && r == gr => {
+            verdict(GradeOutcome::Correct, "quotient and remainder match")
+        }
+        ([q, _], [gq, _]) if q == gq => verdict(
+            GradeOutcome::Close,
+            "the quotient is right, the remainder is not",
+        ),
         ([q, r], [gq]) if q == gq && *r == 0 => verdict(GradeOutcome::Correct, "divides exactly"),
-        ([q, _], [gq]) if q == gq => verdict(GradeOutcome::Close, "the quotient is right; the remainder is missing"),
-        (_, []) => verdict(GradeOutcome::Unverifiable, "no numbers in the answer; write it like 26 r 2"),
+        ([q, _], [gq]) if q == gq => verdict(
+            GradeOutcome::Close,
+            "the quotient is right; the remainder is missing",
+        ),
+        (_, []) => verdict(
+            GradeOutcome::Unverifiable,
+            "no numbers in the answer; write it like 26 r 2",
+        ),
         _ => verdict(GradeOutcome::Wrong, "the quotient is not right"),
     }
 }
@@ -219,7 +235,10 @@ fn grade_ipv4(expected: &str, answer: &str) -> Grade {
     match (address(expected), address(answer)) {
         (Some(a), Some(b)) if a == b => verdict(GradeOutcome::Correct, "same address"),
         (Some(_), Some(_)) => verdict(GradeOutcome::Wrong, "a different address"),
-        _ => verdict(GradeOutcome::Unverifiable, "no IPv4 address like 192.168.1.0 in the answer"),
+        _ => verdict(
+            GradeOutcome::Unverifiable,
+            "no IPv4 address like 192.168.1.0 in the answer",
+        ),
     }
 }
 
@@ -230,20 +249,51 @@ mod tests {
     #[test]
     fn quotient_and_remainder_forms() {
         for answer in ["26 r 2", "26 R2", "26 remainder 2", "26rem2", "q=26, r=2"] {
-            assert_eq!(grade_quotient_remainder("26 r 2", answer).result, GradeOutcome::Correct, "{answer}");
+            assert_eq!(
+                grade_quotient_remainder("26 r 2", answer).result,
+                GradeOutcome::Correct,
+                "{answer}"
+            );
         }
-        assert_eq!(grade_quotient_remainder("26 r 2", "26 r 3").result, GradeOutcome::Close);
-        assert_eq!(grade_quotient_remainder("26 r 2", "26").result, GradeOutcome::Close);
-        assert_eq!(grade_quotient_remainder("26 r 0", "26").result, GradeOutcome::Correct);
-        assert_eq!(grade_quotient_remainder("26 r 2", "25 r 2").result, GradeOutcome::Wrong);
-        assert_eq!(grade_quotient_remainder("26 r 2", "no idea").result, GradeOutcome::Unverifiable);
+        assert_eq!(
+            grade_quotient_remainder("26 r 2", "26 r 3").result,
+            GradeOutcome::Close
+        );
+        assert_eq!(
+            grade_quotient_remainder("26 r 2", "26").result,
+            GradeOutcome::Close
+        );
+        assert_eq!(
+            grade_quotient_remainder("26 r 0", "26").result,
+            GradeOutcome::Correct
+        );
+        assert_eq!(
+            grade_quotient_remainder("26 r 2", "25 r 2").result,
+            GradeOutcome::Wrong
+        );
+        assert_eq!(
+            grade_quotient_remainder("26 r 2", "no idea").result,
+            GradeOutcome::Unverifiable
+        );
     }
 
     #[test]
     fn ipv4_addresses() {
-        assert_eq!(grade_ipv4("192.168.4.0", "it's 192.168.4.0").result, GradeOutcome::Correct);
-        assert_eq!(grade_ipv4("192.168.4.0", "192.168.4.255").result, GradeOutcome::Wrong);
-        assert_eq!(grade_ipv4("192.168.4.0", "192.168.4").result, GradeOutcome::Unverifiable);
-        assert_eq!(grade_ipv4("192.168.4.0", "999.1.1.1").result, GradeOutcome::Unverifiable);
+        assert_eq!(
+            grade_ipv4("192.168.4.0", "it's 192.168.4.0").result,
+            GradeOutcome::Correct
+        );
+        assert_eq!(
+            grade_ipv4("192.168.4.0", "192.168.4.255").result,
+            GradeOutcome::Wrong
+        );
+        assert_eq!(
+            grade_ipv4("192.168.4.0", "192.168.4").result,
+            GradeOutcome::Unverifiable
+        );
+        assert_eq!(
+            grade_ipv4("192.168.4.0", "999.1.1.1").result,
+            GradeOutcome::Unverifiable
+        );
     }
 }

@@ -32,3 +32,4 @@ pub mod score;
 pub mod signals;
 pub mod snapshot_lite;
 pub mod template;
+pub mod turn;

@@ -63,10 +63,12 @@ impl CourseIndex {
             }
         }
         CourseIndex {
-            units: SearchEngineBuilder::<usize>::with_documents(Language::English, unit_docs).build(),
+            units: SearchEngineBuilder::<usize>::with_documents(Language::English, unit_docs)
+                .build(),
             unit_ids,
             titles,
-            chunks: SearchEngineBuilder::<usize>::with_documents(Language::English, chunk_docs).build(),
+            chunks: SearchEngineBuilder::<usize>::with_documents(Language::English, chunk_docs)
+                .build(),
             chunk_refs,
         }
     }
@@ -85,10 +87,15 @@ impl CourseIndex {
         let mut mapped: BTreeMap<usize, f64> = BTreeMap::new();
         if let Some(best) = results.first().filter(|r| r.score > 0.0) {
             let best_score = f64::from(best.score);
-            let runner_up = results.get(1).map_or(0.0, |r| f64::from(r.score) / best_score);
+            let runner_up = results
+                .get(1)
+                .map_or(0.0, |r| f64::from(r.score) / best_score);
             mapped.insert(best.document.id, CLEAR_MATCH * (1.0 - runner_up / 2.0));
             for r in &results[1..] {
-                mapped.insert(r.document.id, CLEAR_MATCH * f64::from(r.score) / best_score / 2.0);
+                mapped.insert(
+                    r.document.id,
+                    CLEAR_MATCH * f64::from(r.score) / best_score / 2.0,
+                );
             }
         }
         let named: Vec<usize> = (0..self.titles.len())

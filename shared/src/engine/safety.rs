@@ -135,7 +135,7 @@ fn sentences(text: &str) -> impl Iterator<Item = &str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::content::workflow::{SafetyRule, SanitizeSettings, SafetySettings};
+    use crate::content::workflow::{SafetyRule, SafetySettings, SanitizeSettings};
 
     fn workflow() -> Workflow {
         let mut w: Workflow = serde_yaml::from_str(
@@ -178,7 +178,8 @@ mod tests {
     #[test]
     fn the_sanitizer_drops_only_leaking_sentences() {
         let s = Sanitizer::new(&workflow());
-        let out = s.clean("Nice work! The student seems confident. What is 3 + 4?\nPOLICY says drill.");
+        let out =
+            s.clean("Nice work! The student seems confident. What is 3 + 4?\nPOLICY says drill.");
         assert_eq!(out.text, "Nice work! What is 3 + 4?");
         assert_eq!(out.removed, 2);
         let untouched = s.clean("Try 2.5 next. Then 3.");
