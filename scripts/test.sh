@@ -29,7 +29,8 @@ start_moto() {
     local port
     port=$(.venv/bin/python -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
     mkdir -p .tutorflow
-    .venv/bin/moto_server -H 127.0.0.1 -p "$port" >.tutorflow/moto.log 2>&1 &
+    # One request at a time: see scripts/moto_serial.py for why.
+    .venv/bin/python scripts/moto_serial.py 127.0.0.1 "$port" >.tutorflow/moto.log 2>&1 &
     MOTO_PID=$!
     trap 'kill "$MOTO_PID" 2>/dev/null || true; wait "$MOTO_PID" 2>/dev/null || true' EXIT
     local url="http://127.0.0.1:$port"

@@ -78,6 +78,12 @@ impl Cleanup {
             bucket: None,
         }
     }
+
+    /// Also empties and deletes `bucket`.
+    pub fn and_bucket(mut self, bucket: &str) -> Self {
+        self.bucket = Some(bucket.to_owned());
+        self
+    }
 }
 
 impl Drop for Cleanup {

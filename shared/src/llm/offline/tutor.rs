@@ -166,8 +166,10 @@ fn preference(input: &TutorTurnInput, follow_up: FollowUp) -> Vec<TutorAction> {
         FollowUp::Continue => match input.context.client_event {
             ClientEvent::RequestDrill { .. } => &[DrillCard, SocraticQuestion],
             _ if policy.exam_ready => &[ExamBlock, DrillCard, SocraticQuestion],
+            // Seed 004 A4: drills keep going wrong, so "Continue" brings the
+            // concept card; its "Try a drill" button then asks for a drill.
+            _ if policy.stuck => &[ConceptCard, DrillCard, SocraticQuestion],
             ClientEvent::DrillContinue { .. } => &[DrillCard, SocraticQuestion],
-            _ if policy.stuck => &[ConceptCard, SocraticQuestion],
             _ if input.context.practice_item.is_some() && input.question.is_none() => {
                 &[DrillCard, SocraticQuestion]
             }
