@@ -1,0 +1,180 @@
+//! The turn's own cost, without the store, the network or a model: plan
+//! (safety, grading, mapping, classification, policy, retrieval, a practice
+//! item), the offline tutor's reply, validation, and apply — on the shipped
+//! course, mid-conversation (DESIGN target: p99 under 2 ms).
+//!
+//! `cargo bench -p tutorflow --bench turn` prints criterion's estimates;
+//! `cargo bench -p tutorflow --bench turn -- --percentiles` also times
+//! 20,000 turns one by one and prints p50/p99.
+
+use std::collections::BTreeMap;
+use std::hint::black_box;
+use std::sync::Arc;
+use std::time::Instant;
+
+use chrono::{Duration, TimeZone, Utc};
+use criterion::{Criterion, criterion_group};
+use tutorflow::content::{Bundle, ContentSource, FsSource};
+use tutorflow::engine::fallback::{ValidationContext, validate_reply};
+use tutorflow::engine::lockout::LockoutStatus;
+use tutorflow::engine::turn::{self, CourseRuntime, ReplyOrigin, TurnEnv, TurnEvent, TurnState};
+use tutorflow::llm::OfflineTutor;
+use tutorflow::model::{
+    ClientEvent, Mode, Personalization, Role, SessionState, StudentSnapshot, Thread, ThreadStatus,
+    TutorMessage,
+};
+
+struct Fixture {
+    rt: CourseRuntime,
+    thread: Thread,
+    history: Vec<TutorMessage>,
+    snapshot: StudentSnapshot,
+}
+
+fn fixture() -> Fixture {
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let files = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap()
+        .block_on(FsSource::new(root).fetch())
+        .unwrap();
+    let bundle = Arc::new(Bundle::load(&files).unwrap());
+    let rt = CourseRuntime::new(bundle, "prealgebra").unwrap();
+    let at = Utc.with_ymd_and_hms(2026, 3, 1, 10, 0, 0).unwrap();
+    let thread = Thread {
+        thread_id: "bench-thread".into(),
+        student_id: "bench-student".into(),
+        course_id: "prealgebra".into(),
+        mode: Mode::Guided,
+        status: ThreadStatus::Active,
+        goal: None,
+        unit_id: None,
+        created_at: at,
+        updated_at: at,
+        session: SessionState {
+            turn_count: 8,
+            ..SessionState::default()
+        },
+    };
+    let history = (0..10)
+        .map(|i| TutorMessage {
+            id: format!("m{i}"),
+            thread_id: "bench-thread".into(),
+            role: if i % 2 == 0 {
+                Role::Student
+            } else {
+                Role::Assistant
+            },
+            text: if i % 2 == 0 {
+                "I think you add the tops and the bottoms?".into()
+            } else {
+                "Good try! What do the denominators tell you about the size of the pieces?".into()
+            },
+            latex: None,
+            card: None,
+            created_at: at,
+        })
+        .collect();
+    let mut snapshot = StudentSnapshot::new("bench-student", "prealgebra", "whole-numbers");
+    snapshot.units_in_progress = vec!["fraction-addition".into(), "fractions".into()];
+    Fixture {
+        rt,
+        thread,
+        history,
+        snapshot,
+    }
+}
+
+/// One whole turn, as the service runs it between its read and its commit.
+fn one_turn(f: &Fixture, lockouts: &BTreeMap<String, LockoutStatus>, seed: u64) -> usize {
+    let personalization = Personalization::default();
+    let now = Utc.with_ymd_and_hms(2026, 3, 1, 11, 0, 0).unwrap();
+    let env = TurnEnv {
+        now,
+        turn_id: "bench-turn",
+        seed,
+        drill_key: b"bench-drill-key-0123456789abcdef",
+        drill_ttl: Duration::hours(24),
+        lockouts,
+        personalization: &personalization,
+    };
+    let state = TurnState {
+        thread: &f.thread,
+        history: &f.history,
+        snapshot: &f.snapshot,
+    };
+    let event = TurnEvent {
+        message_text: Some(
+            "how do I add fractions with different denominators like 2/3 + 1/4?".into(),
+        ),
+        message_latex: None,
+        client_event: ClientEvent::None,
+    };
+    let plan = turn::plan(&f.rt, state, &event, &env).unwrap();
+    let reply = OfflineTutor::new(f.rt.bundle.clone(), "default")
+        .reply(&plan.input)
+        .unwrap();
+    let verdict = validate_reply(
+        &reply,
+        &plan.policy.policy,
+        &ValidationContext::new(&plan.policy, f.rt.workflow()),
+    );
+    assert!(verdict.is_valid());
+    let applied = turn::apply(
+        &f.rt,
+        state,
+        &plan,
+        Some((&reply, ReplyOrigin::Offline)),
+        &env,
+    )
+    .unwrap();
+    applied.messages.len()
+}
+
+fn bench_turn(c: &mut Criterion) {
+    let f = fixture();
+    let lockouts = BTreeMap::new();
+    let mut seed = 0u64;
+    c.bench_function("turn_pipeline/offline/fraction_question", |b| {
+        b.iter(|| {
+            seed += 1;
+            black_box(one_turn(&f, &lockouts, seed))
+        })
+    });
+}
+
+/// p50 and p99 of single turns: criterion reports means and medians only.
+fn percentiles() {
+    let f = fixture();
+    let lockouts = BTreeMap::new();
+    for seed in 0..500 {
+        one_turn(&f, &lockouts, seed);
+    }
+    let mut samples: Vec<f64> = (0..20_000u64)
+        .map(|seed| {
+            let start = Instant::now();
+            black_box(one_turn(&f, &lockouts, seed));
+            start.elapsed().as_secs_f64() * 1e6
+        })
+        .collect();
+    samples.sort_by(f64::total_cmp);
+    let at = |q: f64| samples[((samples.len() as f64 - 1.0) * q).round() as usize];
+    println!(
+        "turn pipeline over {} turns: p50 {:.0} µs, p99 {:.0} µs, max {:.0} µs",
+        samples.len(),
+        at(0.50),
+        at(0.99),
+        at(1.0)
+    );
+}
+
+criterion_group!(benches, bench_turn);
+
+fn main() {
+    if std::env::args().any(|a| a == "--percentiles") {
+        percentiles();
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}
