@@ -167,6 +167,8 @@ pub struct TranscriptionConfig {
     pub max_inline_bytes: u64,
     pub max_upload_bytes: u64,
     pub upload_bucket: Option<String>,
+    /// S3 endpoint override for the upload bucket (moto); unset for AWS.
+    pub endpoint_url: Option<String>,
     pub upload_prefix: String,
     pub presign_seconds: u64,
 }
@@ -303,6 +305,7 @@ impl Default for TranscriptionConfig {
             max_inline_bytes: 4 * 1024 * 1024,
             max_upload_bytes: 25 * 1024 * 1024,
             upload_bucket: None,
+            endpoint_url: None,
             upload_prefix: "audio/".into(),
             presign_seconds: 300,
         }

@@ -7,261 +7,18 @@
 //! Idempotency-Key change nothing; concurrent turns lose nothing; bad
 //! requests of every kind are refused and change nothing.
 
-mod store_support;
+mod e2e_support;
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use chrono::Duration as ChronoDuration;
+use e2e_support::{
+    HOOK_SECRET, Harness, Reply, base_config, correct_option, drill_answer, wrong_answer,
+    wrong_option,
+};
 use serde_json::{Value, json};
 use tutorflow::api::auth::dev_token;
-use tutorflow::api::server;
-use tutorflow::config::{
-    Config, ContentSourceKind, ProviderKind, StoreBackend, WebhookIntegration,
-};
-use tutorflow::content::{ContentSource, FsSource};
-use tutorflow::engine::{drill, drill_token};
-use tutorflow::service::App;
+use tutorflow::config::{Config, ProviderKind};
 use tutorflow::store::Order;
-
-use store_support::{Aws, Cleanup, aws, sdk_config};
-
-const JWT_SECRET: &str = "e2e-jwt-secret-0123456789abcdef";
-const DRILL_SECRET: &str = "e2e-drill-secret-0123456789abcdef";
-const HOOK_SECRET: &str = "e2e-webhook-secret";
-
-fn repo_root() -> std::path::PathBuf {
-    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn env(key: &str) -> Option<String> {
-    match key {
-        "TUTORFLOW_DEV_JWT_SECRET" => Some(JWT_SECRET.into()),
-        "TUTORFLOW_DEV_DRILL_SECRET" => Some(DRILL_SECRET.into()),
-        "E2E_HOOK_SECRET" => Some(HOOK_SECRET.into()),
-        _ => None,
-    }
-}
-
-/// A running server and a client for it.
-struct Harness {
-    base: String,
-    http: reqwest::Client,
-    _dir: tempfile::TempDir,
-    _cleanup: Option<Cleanup>,
-}
-
-struct Reply {
-    status: u16,
-    body: Value,
-    replayed: bool,
-}
-
-fn base_config(dir: &std::path::Path) -> Config {
-    let mut config = Config::default();
-    config.store.sqlite_path = dir.join("tutorflow.sqlite");
-    config.content.dir = repo_root();
-    config.auth.webhooks = vec![WebhookIntegration {
-        id: "n8n".into(),
-        secret: "env:E2E_HOOK_SECRET".into(),
-        student_prefix: "n8n:".into(),
-        course_id: "prealgebra".into(),
-    }];
-    config
-}
-
-impl Harness {
-    async fn start(config: Config, dir: tempfile::TempDir, cleanup: Option<Cleanup>) -> Harness {
-        let app = Arc::new(App::from_config(config, &env).await.expect("app starts"));
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let base = format!("http://{}", listener.local_addr().unwrap());
-        tokio::spawn(server::serve(app, listener, std::future::pending()));
-        Harness {
-            base,
-            http: reqwest::Client::new(),
-            _dir: dir,
-            _cleanup: cleanup,
-        }
-    }
-
-    async fn sqlite() -> Harness {
-        let dir = tempfile::tempdir().unwrap();
-        let config = base_config(dir.path());
-        Harness::start(config, dir, None).await
-    }
-
-    /// DynamoDB and S3 on the emulator; `None` when it is not running (and not CI).
-    async fn aws(test: &str) -> Option<Harness> {
-        let Aws::Emulator(endpoint) = aws(test)? else {
-            return None;
-        };
-        let dir = tempfile::tempdir().unwrap();
-        let suffix = uuid::Uuid::new_v4().simple().to_string();
-        let table = format!("e2e-{}", &suffix[..12]);
-        let bucket = format!("e2e-content-{}", &suffix[..12]);
-        let sdk = sdk_config(&Aws::Emulator(endpoint.clone())).await;
-        let s3 = tutorflow::store::s3_client(Some(&endpoint), Some("us-east-1")).await;
-        s3.create_bucket()
-            .bucket(&bucket)
-            .send()
-            .await
-            .expect("bucket");
-        let files = FsSource::new(repo_root()).fetch().await.unwrap();
-        tutorflow::store::publish(&s3, &bucket, "live", &files, chrono::Utc::now())
-            .await
-            .expect("publish");
-        let mut config = base_config(dir.path());
-        config.store.backend = StoreBackend::Dynamodb;
-        config.store.table = table.clone();
-        config.store.endpoint_url = Some(endpoint.clone());
-        config.store.region = Some("us-east-1".into());
-        config.content.source = ContentSourceKind::S3;
-        config.content.bucket = Some(bucket.clone());
-        config.content.prefix = "live".into();
-        config.content.endpoint_url = Some(endpoint);
-        let cleanup = Cleanup::table(sdk, &table).and_bucket(&bucket);
-        Some(Harness::start(config, dir, Some(cleanup)).await)
-    }
-
-    fn token(&self, student: &str) -> String {
-        dev_token(JWT_SECRET, student, Duration::from_secs(3600))
-    }
-
-    async fn send(&self, request: reqwest::RequestBuilder) -> Reply {
-        let response = request.send().await.expect("request sent");
-        let status = response.status().as_u16();
-        let replayed = response.headers().contains_key("idempotent-replayed");
-        let text = response.text().await.unwrap();
-        let body = serde_json::from_str(&text).unwrap_or(Value::String(text));
-        Reply {
-            status,
-            body,
-            replayed,
-        }
-    }
-
-    async fn post(&self, student: &str, path: &str, body: Value) -> Reply {
-        let request = self
-            .http
-            .post(format!("{}{path}", self.base))
-            .bearer_auth(self.token(student))
-            .json(&body);
-        self.send(request).await
-    }
-
-    async fn get(&self, student: &str, path: &str) -> Reply {
-        self.send(
-            self.http
-                .get(format!("{}{path}", self.base))
-                .bearer_auth(self.token(student)),
-        )
-        .await
-    }
-
-    async fn new_thread(&self, student: &str) -> String {
-        let r = self
-            .post(student, "/threads", json!({"courseId": "prealgebra"}))
-            .await;
-        assert_eq!(r.status, 201, "{}", r.body);
-        r.body["threadId"].as_str().unwrap().to_owned()
-    }
-
-    async fn turn(&self, student: &str, thread: &str, body: Value) -> Value {
-        let r = self
-            .post(student, &format!("/threads/{thread}/turn"), body)
-            .await;
-        assert_eq!(r.status, 200, "{}", r.body);
-        r.body
-    }
-
-    /// The drill card of the turn's tutor message.
-    fn card<'a>(turn: &'a Value, kind: &str) -> Option<&'a Value> {
-        turn["messages"]
-            .as_array()?
-            .iter()
-            .filter_map(|m| m.get("card"))
-            .find(|c| c["type"] == kind)
-    }
-
-    async fn grade(&self, student: &str, thread: &str, token: &str, answer: &str) -> Value {
-        let r = self
-            .post(
-                student,
-                &format!("/threads/{thread}/drill/grade"),
-                json!({"drillToken": token, "studentAnswer": answer}),
-            )
-            .await;
-        assert_eq!(r.status, 200, "{}", r.body);
-        r.body
-    }
-
-    async fn message_count(&self, student: &str, thread: &str) -> usize {
-        let r = self
-            .get(student, &format!("/threads/{thread}?limit=100"))
-            .await;
-        assert_eq!(r.status, 200, "{}", r.body);
-        r.body["messages"].as_array().unwrap().len()
-    }
-
-    async fn report(&self, student: &str) -> Value {
-        let r = self.get(student, "/me/courses/prealgebra/report").await;
-        assert_eq!(r.status, 200, "{}", r.body);
-        r.body
-    }
-}
-
-/// The right answer to a drill card, read back the way drill-grade does.
-fn drill_answer(thread: &str, token: &str) -> String {
-    let verified = drill_token::verify(
-        token,
-        DRILL_SECRET.as_bytes(),
-        thread,
-        chrono::Utc::now(),
-        ChronoDuration::hours(24),
-    )
-    .unwrap();
-    match drill::expected(&verified, &bundle().blueprints).unwrap() {
-        drill::Expected::Generated(item) => item.answer.text.clone(),
-        drill::Expected::Authored {
-            expected_answer, ..
-        } => expected_answer,
-    }
-}
-
-/// The shipped bundle, loaded once for the tests' own look-ups.
-fn bundle() -> &'static tutorflow::content::Bundle {
-    static BUNDLE: std::sync::OnceLock<tutorflow::content::Bundle> = std::sync::OnceLock::new();
-    BUNDLE.get_or_init(|| tutorflow::content::Bundle::load(&bundle_files()).unwrap())
-}
-
-/// A wrong answer to a drill card: another option, or for a typed drill
-/// a number far from the right one.
-fn wrong_answer(card: &Value, right: &str) -> String {
-    match card["options"].as_array() {
-        Some(options) => options
-            .iter()
-            .filter_map(Value::as_str)
-            .find(|o| *o != right)
-            .unwrap()
-            .to_owned(),
-        None => format!("{}", right.parse::<f64>().map_or(1000.0, |v| v + 1000.0)),
-    }
-}
-
-/// The correct option id of a bank question.
-fn correct_option(question_id: &str) -> String {
-    let (_, item) = bundle()
-        .course("prealgebra")
-        .unwrap()
-        .exam_item(question_id)
-        .unwrap();
-    item.answer.clone()
-}
-
-fn wrong_option(question_id: &str) -> String {
-    let right = correct_option(question_id);
-    if right == "A" { "B".into() } else { "A".into() }
-}
 
 /// First message to bronze: drills, stuck, concept card, drills, exam, pass.
 async fn journey_to_bronze(h: &Harness) {
@@ -797,38 +554,6 @@ async fn aws_bad_requests_change_nothing() {
     }
 }
 
-/// The shipped bundle, copied, with a one-second tutor timeout so the
-/// timing-out model fails fast.
-fn bundle_with_short_tutor_timeout(dir: &std::path::Path) -> std::path::PathBuf {
-    let root = dir.join("bundle");
-    for (path, text) in &bundle_files().files {
-        let target = root.join(path);
-        std::fs::create_dir_all(target.parent().unwrap()).unwrap();
-        let text = if path == "workflows/default.yaml" {
-            text.replace(
-                "max_tokens: 900, timeout_ms: 20000",
-                "max_tokens: 900, timeout_ms: 1000",
-            )
-        } else {
-            text.clone()
-        };
-        std::fs::write(target, text).unwrap();
-    }
-    root
-}
-
-fn bundle_files() -> tutorflow::content::ContentFiles {
-    std::thread::spawn(|| {
-        tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap()
-            .block_on(FsSource::new(repo_root()).fetch())
-            .unwrap()
-    })
-    .join()
-    .unwrap()
-}
-
 /// A tutor model that times out, or answers with something that is not the
 /// contract, still gives the student a valid reply — and the turn log says
 /// it fell back.
@@ -851,7 +576,7 @@ async fn a_failing_model_falls_back_to_the_offline_tutor() {
         let mut config = base_config(dir.path());
         config.llm.tutor = ProviderKind::OpenaiCompatible;
         config.llm.openai_compatible.base_url = format!("{}/v1", model.uri());
-        config.content.dir = bundle_with_short_tutor_timeout(dir.path());
+        config.content.dir = e2e_support::bundle_with_short_tutor_timeout(dir.path());
         let sqlite = config.store.sqlite_path.clone();
         let h = Harness::start(config, dir, None).await;
         let student = "student-fallback";

@@ -149,11 +149,32 @@ impl ExamGateway {
         }))
     }
 
-    /// Statuses of `question_ids` for the student. With the built-in store,
-    /// a question touched and not waiting for a revisit has been passed.
-    /// When the external API is down the questions count as not available,
-    /// so the turn carries on without exam blocks.
+    /// Statuses of `question_ids` for the student, for deciding what to
+    /// offer: when the external API is down the questions count as not
+    /// available, so turns carry on without exam blocks.
     pub async fn statuses(
+        &self,
+        store: &dyn Store,
+        snapshot: &StudentSnapshot,
+        question_ids: &[String],
+        now: DateTime<Utc>,
+    ) -> Result<BTreeMap<String, LockoutStatus>, ServiceError> {
+        match self.lookup(store, snapshot, question_ids, now).await {
+            Err(ServiceError::Problem(p)) if p.status == http::StatusCode::SERVICE_UNAVAILABLE => {
+                tracing::warn!(detail = %p.detail, "exam API unavailable; exam blocks are off for this request");
+                Ok(question_ids
+                    .iter()
+                    .map(|q| (q.clone(), LockoutStatus::Passed))
+                    .collect())
+            }
+            other => other,
+        }
+    }
+
+    /// Statuses of `question_ids` as the authority reports them; an
+    /// unreachable external API is an error. With the built-in store, a
+    /// question touched and not waiting for a revisit has been passed.
+    pub async fn lookup(
         &self,
         store: &dyn Store,
         snapshot: &StudentSnapshot,
@@ -188,30 +209,31 @@ impl ExamGateway {
                     course_id: &snapshot.course_id,
                     question_ids,
                 };
-                match api.post::<_, StatusResponse>("/status", &request).await {
-                    Ok(response) => {
-                        for q in question_ids {
-                            let status = match response.statuses.get(q) {
-                                Some(s) if s.status == "locked" => LockoutStatus::Locked {
-                                    until: s.locked_until.unwrap_or(now + Duration::hours(24)),
-                                },
-                                Some(s) if s.status == "passed" => LockoutStatus::Passed,
-                                _ => LockoutStatus::Available,
-                            };
-                            statuses.insert(q.clone(), status);
-                        }
-                    }
-                    Err(error) => {
-                        tracing::warn!(%error, "exam API unavailable; exam blocks are off for this request");
-                        for q in question_ids {
-                            statuses.insert(q.clone(), LockoutStatus::Passed);
-                        }
-                    }
+                let response = api
+                    .post::<_, StatusResponse>("/status", &request)
+                    .await
+                    .map_err(|e| exam_api_down("status", &e))?;
+                for q in question_ids {
+                    let status = match response.statuses.get(q) {
+                        Some(s) if s.status == "locked" => LockoutStatus::Locked {
+                            until: s.locked_until.unwrap_or(now + Duration::hours(24)),
+                        },
+                        Some(s) if s.status == "passed" => LockoutStatus::Passed,
+                        _ => LockoutStatus::Available,
+                    };
+                    statuses.insert(q.clone(), status);
                 }
             }
         }
         Ok(statuses)
     }
+}
+
+fn exam_api_down(call: &str, error: &str) -> ServiceError {
+    tracing::warn!(call, error, "exam API call failed");
+    Problem::unavailable("the exam service is unavailable; try again shortly")
+        .with_retry_after(5)
+        .into()
 }
 
 /// The exam item, its unit, and checks of what the client claimed about it.
@@ -297,7 +319,7 @@ impl App {
             let mut snapshot = snapshot_or_new(read.as_ref(), &who.student_id, &course.id, &course.entry_unit);
             let status = self
                 .exams
-                .statuses(self.store.as_ref(), &snapshot, std::slice::from_ref(&item.id), now)
+                .lookup(self.store.as_ref(), &snapshot, std::slice::from_ref(&item.id), now)
                 .await?;
             match status.get(&item.id).map(|s| s.at(now)) {
                 Some(LockoutStatus::Locked { until }) => {
@@ -347,10 +369,7 @@ impl App {
                             },
                         )
                         .await
-                        .map_err(|e| {
-                            tracing::warn!(error = %e, "exam API submission failed");
-                            ServiceError::from(Problem::unavailable("the exam service is unavailable; try again shortly").with_retry_after(5))
-                        })?;
+                        .map_err(|e| exam_api_down("submissions", &e))?;
                     Verdict {
                         correct: response.correct,
                         locked_until: response.locked_until,

@@ -138,7 +138,7 @@ impl App {
         let content = Arc::new(crate::store::open_content(&config.content).await?);
         let audio = match &config.transcription.upload_bucket {
             Some(bucket) => Some(AudioStore::new(
-                crate::store::s3_client(config.content.endpoint_url.as_deref(), None).await,
+                crate::store::s3_client(config.transcription.endpoint_url.as_deref(), None).await,
                 bucket,
                 &config.transcription,
             )),

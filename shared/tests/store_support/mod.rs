@@ -79,6 +79,15 @@ impl Cleanup {
         }
     }
 
+    /// Empties and deletes `bucket`.
+    pub fn bucket(config: aws_config::SdkConfig, bucket: &str) -> Self {
+        Cleanup {
+            config,
+            table: None,
+            bucket: Some(bucket.to_owned()),
+        }
+    }
+
     /// Also empties and deletes `bucket`.
     pub fn and_bucket(mut self, bucket: &str) -> Self {
         self.bucket = Some(bucket.to_owned());
