@@ -7,7 +7,7 @@ mod e2e_support;
 
 use e2e_support::{Harness, base_config};
 use serde_json::{Value, json};
-use tutorflow::config::TranscriptionProvider;
+use tutorflow::config::{ProviderKind, TranscriptionProvider};
 use wiremock::matchers::{body_partial_json, method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
@@ -326,4 +326,58 @@ async fn summaries_thread_lists_and_replays_read_back() {
             .status,
         404
     );
+}
+
+/// With moderation on, the safety call screens what the rules let through:
+/// a flagged message gets the matching rule's response, the tutor is not
+/// asked, and the teacher channel is alerted.
+#[tokio::test]
+async fn moderation_flags_answer_with_the_safety_response_and_alert_a_teacher() {
+    let model = MockServer::start().await;
+    let verdict = json!({"safe": false, "category": "self_harm", "reason": "talks about hurting"});
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "id": "c", "object": "chat.completion", "created": 0, "model": "m",
+            "choices": [{"index": 0, "finish_reason": "stop",
+                "message": {"role": "assistant", "content": verdict.to_string(), "refusal": null}}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20}
+        })))
+        .expect(1)
+        .mount(&model)
+        .await;
+    let teacher = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(body_partial_json(
+            json!({"event": "student_needs_teacher", "studentId": "student-mod"}),
+        ))
+        .respond_with(ResponseTemplate::new(204))
+        .expect(1)
+        .mount(&teacher)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = base_config(dir.path());
+    config.content.dir = e2e_support::bundle_patched(
+        dir.path(),
+        &[(
+            "workflows/default.yaml",
+            "  moderation: false",
+            "  moderation: true",
+        )],
+    );
+    config.llm.safety = ProviderKind::OpenaiCompatible;
+    config.llm.openai_compatible.base_url = format!("{}/v1", model.uri());
+    config.notifications.teacher_webhook_url = Some(teacher.uri());
+    let h = Harness::start(config, dir, None).await;
+    let thread = h.new_thread("student-mod").await;
+    let turn = h
+        .turn(
+            "student-mod",
+            &thread,
+            json!({"messageText": "nothing matters anymore"}),
+        )
+        .await;
+    let reply = turn["messages"][1]["text"].as_str().unwrap();
+    assert!(reply.contains("trusted adult"), "{reply}");
+    assert!(turn["messages"][1].get("card").is_none());
 }

@@ -449,12 +449,14 @@ pub struct StyleSettings {
     pub disengagement_max_words: u32,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct SafetySettings {
     /// Also ask the safety LLM call (rules always run first).
     pub moderation: bool,
     pub rules: Vec<SafetyRule>,
+    /// Said when the safety call flags a message no rule's categories cover.
+    pub moderation_response: String,
 }
 
 /// A rule-based safety gate entry: any pattern (a regular expression) matches.
@@ -468,6 +470,9 @@ pub struct SafetyRule {
     /// Notify the integration's teacher channel.
     #[serde(default)]
     pub notify_teacher: bool,
+    /// Safety-call categories this rule's response also answers.
+    #[serde(default)]
+    pub categories: Vec<crate::model::SafetyCategory>,
 }
 
 /// Leaked internal language (seed 000) removed from tutor text.
@@ -803,6 +808,17 @@ impl Default for StyleSettings {
             disengagement_window: 4,
             disengagement_ratio: 0.4,
             disengagement_max_words: 5,
+        }
+    }
+}
+
+impl Default for SafetySettings {
+    fn default() -> Self {
+        SafetySettings {
+            moderation: false,
+            rules: Vec::new(),
+            moderation_response: "Let's keep our chat about maths. If something is worrying you, please talk to a trusted adult."
+                .to_owned(),
         }
     }
 }

@@ -5,6 +5,7 @@
 use regex::{Regex, RegexSet};
 
 use crate::content::Workflow;
+use crate::model::SafetyCategory;
 
 /// A safety rule that matched a message.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,6 +50,31 @@ impl SafetyGate {
             .iter()
             .find(|(set, _)| set.is_match(message))
             .map(|(_, hit)| hit)
+    }
+}
+
+/// The response to a message the safety call flagged in `category`: the
+/// rule that lists the category, else the workflow's moderation response
+/// with a teacher alert (a flagged message is never answered silently).
+pub fn moderation_hit(workflow: &Workflow, category: Option<SafetyCategory>) -> SafetyHit {
+    let rule = category.and_then(|c| {
+        workflow
+            .safety
+            .rules
+            .iter()
+            .find(|r| r.categories.contains(&c))
+    });
+    match rule {
+        Some(rule) => SafetyHit {
+            rule_id: format!("moderation:{}", rule.id),
+            response: rule.response.trim().to_owned(),
+            notify_teacher: rule.notify_teacher,
+        },
+        None => SafetyHit {
+            rule_id: "moderation".to_owned(),
+            response: workflow.safety.moderation_response.trim().to_owned(),
+            notify_teacher: true,
+        },
     }
 }
 
@@ -150,14 +176,17 @@ mod tests {
                     patterns: vec![r"(?i)\bhurt myself\b".into()],
                     response: "Please talk to a trusted adult.".into(),
                     notify_teacher: true,
+                    categories: vec![SafetyCategory::SelfHarm],
                 },
                 SafetyRule {
                     id: "broken".into(),
                     patterns: vec!["(".into()],
                     response: "x".into(),
                     notify_teacher: false,
+                    categories: Vec::new(),
                 },
             ],
+            moderation_response: "Let's talk maths.".into(),
         };
         w.sanitize = SanitizeSettings {
             patterns: vec![r"(?i)\bthe student\b".into(), r"\bPOLICY\b".into()],
@@ -173,6 +202,18 @@ mod tests {
         assert_eq!(hit.rule_id, "self_harm");
         assert!(hit.notify_teacher);
         assert!(gate.check("I hate fractions").is_none());
+    }
+
+    #[test]
+    fn flagged_messages_get_the_rule_that_lists_their_category() {
+        let w = workflow();
+        let hit = moderation_hit(&w, Some(SafetyCategory::SelfHarm));
+        assert_eq!(hit.rule_id, "moderation:self_harm");
+        assert!(hit.notify_teacher);
+        let other = moderation_hit(&w, Some(SafetyCategory::Sexual));
+        assert_eq!(other.response, "Let's talk maths.");
+        assert!(other.notify_teacher);
+        assert_eq!(moderation_hit(&w, None).rule_id, "moderation");
     }
 
     #[test]

@@ -7,6 +7,7 @@
 //! never asked twice. Every turn leaves one structured log line and a
 //! stored turn log with the whole policy chain (seed 004 PF-7.1).
 
+use std::sync::Arc;
 use std::time::{Duration as StdDuration, Instant};
 
 use chrono::{DateTime, Duration, Utc};
@@ -19,7 +20,9 @@ use super::threads::{
 use super::views::state_view;
 use super::{App, Output};
 use crate::api::auth::Principal;
+use crate::content::Bundle;
 use crate::engine::fallback::{self, ValidationContext, Verdict, Violation};
+use crate::engine::safety::{self, SafetyHit};
 use crate::engine::snapshot_lite::build_snapshot_lite;
 use crate::engine::turn::{
     self, CourseRuntime, Plan, ReplyOrigin, TurnEnv, TurnEvent, TurnState, questions_to_check,
@@ -29,9 +32,9 @@ use crate::llm::OfflineTutor;
 use crate::llm::provider::LlmCall;
 use crate::model::{
     ClientEvent, ExpectedAnswer, LlmError, LlmTurnAnalysis, LlmTutorResponse, Mode,
-    PendingQuestion, Personalization, ProgressionAction, QuestionPhase, Reply, Role, Thread,
-    TurnRequest, TurnResponse, TutorAction, TutorCard, UnderstandingSignal, WebhookSessionStatus,
-    WebhookTurnResponse,
+    PendingQuestion, Personalization, ProgressionAction, QuestionPhase, Reply, Role, SafetyInput,
+    SafetyOutcome, Thread, TurnRequest, TurnResponse, TutorAction, TutorCard, UnderstandingSignal,
+    WebhookSessionStatus, WebhookTurnResponse,
 };
 use crate::store::{Expected, IdempotencyLock, TurnLog, UnitOfWork};
 
@@ -154,8 +157,13 @@ impl App {
             lockouts: &lockouts,
             personalization: &personalization,
         };
-        let plan = turn::plan(&rt, state, &event, &env).map_err(turn_error)?;
+        let mut plan = turn::plan(&rt, state, &event, &env).map_err(turn_error)?;
         let plan_ms = planning.elapsed();
+        // The workflow may ask the safety call to screen what the rules let through.
+        let moderation = self.moderate(&rt, &bundle, &plan).await;
+        if plan.safety.is_none() {
+            plan.safety = moderation.clone();
+        }
         let calling = Instant::now();
         let tutor_reply = match &plan.safety {
             Some(hit) => {
@@ -178,6 +186,7 @@ impl App {
         let llm_ms = calling.elapsed();
 
         let (rt, event, turn_id_ref, personalization) = (&rt, &event, &turn_id, &personalization);
+        let moderation = &moderation;
         let tutor_reply = &tutor_reply;
         let first_plan = &plan;
         let lockouts_first = &lockouts;
@@ -236,7 +245,11 @@ impl App {
                         lockouts: &fresh_lockouts,
                         personalization,
                     };
-                    replanned = turn::plan(rt, state, event, &env).map_err(turn_error)?;
+                    let mut again = turn::plan(rt, state, event, &env).map_err(turn_error)?;
+                    if again.safety.is_none() {
+                        again.safety = moderation.clone();
+                    }
+                    replanned = again;
                     (
                         &fresh,
                         &fresh_snapshot_read,
@@ -333,6 +346,47 @@ impl App {
             "turn"
         );
         Ok(output)
+    }
+
+    /// The optional safety call (one more LLM call, only where the workflow
+    /// asks for it). An unreachable model lets the message through: the
+    /// rule-based gate has already run.
+    async fn moderate(
+        &self,
+        rt: &CourseRuntime,
+        bundle: &Arc<Bundle>,
+        plan: &Plan,
+    ) -> Option<SafetyHit> {
+        let workflow = rt.workflow();
+        let said = plan.said.as_ref()?;
+        if plan.safety.is_some() || !workflow.safety.moderation {
+            return None;
+        }
+        let timeout = StdDuration::from_millis(workflow.llm.safety.timeout_ms);
+        let judge = self.llm.safety(
+            bundle,
+            &rt.course().workflow,
+            Some(tokio::time::Instant::now() + timeout),
+        );
+        match judge
+            .judge(&SafetyInput {
+                message: said.clone(),
+            })
+            .await
+        {
+            Ok(Reply {
+                value: SafetyOutcome::Judged(verdict),
+                ..
+            }) if !verdict.safe => {
+                tracing::info!(category = ?verdict.category, reason = %verdict.reason, "safety call flagged a message");
+                Some(safety::moderation_hit(workflow, verdict.category))
+            }
+            Ok(_) => None,
+            Err(e) => {
+                tracing::warn!(error = %e, "safety call failed; the rule-based gate stands");
+                None
+            }
+        }
     }
 
     fn check_turn_request(&self, request: &TurnRequest) -> Result<(), ServiceError> {

@@ -274,24 +274,35 @@ pub fn wrong_option(question_id: &str) -> String {
     if right == "A" { "B".into() } else { "A".into() }
 }
 
-/// The shipped bundle, copied, with a one-second tutor timeout so the
-/// timing-out model fails fast.
-pub fn bundle_with_short_tutor_timeout(dir: &std::path::Path) -> std::path::PathBuf {
+/// The shipped bundle, copied, with `(file, from, to)` replacements.
+pub fn bundle_patched(dir: &std::path::Path, edits: &[(&str, &str, &str)]) -> std::path::PathBuf {
     let root = dir.join("bundle");
     for (path, text) in &bundle_files().files {
         let target = root.join(path);
         std::fs::create_dir_all(target.parent().unwrap()).unwrap();
-        let text = if path == "workflows/default.yaml" {
-            text.replace(
-                "max_tokens: 900, timeout_ms: 20000",
-                "max_tokens: 900, timeout_ms: 1000",
-            )
-        } else {
-            text.clone()
-        };
+        let mut text = text.clone();
+        for (file, from, to) in edits {
+            if path == file {
+                assert!(text.contains(from), "{file} has no {from:?}");
+                text = text.replace(from, to);
+            }
+        }
         std::fs::write(target, text).unwrap();
     }
     root
+}
+
+/// The shipped bundle, copied, with a one-second tutor timeout so a
+/// timing-out model fails fast.
+pub fn bundle_with_short_tutor_timeout(dir: &std::path::Path) -> std::path::PathBuf {
+    bundle_patched(
+        dir,
+        &[(
+            "workflows/default.yaml",
+            "max_tokens: 900, timeout_ms: 20000",
+            "max_tokens: 900, timeout_ms: 1000",
+        )],
+    )
 }
 
 pub fn bundle_files() -> tutorflow::content::ContentFiles {
