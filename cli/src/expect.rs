@@ -395,6 +395,7 @@ mod tests {
 
     use super::*;
     use crate::script::tests::bundle;
+    use crate::simulator::{Setup, Simulation};
 
     const AT: Position = Position { line: 3, column: 7 };
 
@@ -525,5 +526,70 @@ mod tests {
         assert!(parse("next_revisit", "none", LineKind::SupportViewed).is_ok());
         assert!(parse("result", "correct", LineKind::ExamSubmit).is_ok());
         assert!(parse("revisit", "1", LineKind::ExamSubmit).is_ok());
+    }
+
+    /// Whether `pointer` names a field the line has: every step exists,
+    /// or the value on the way is null (an absent card, no blocker).
+    fn resolves(line: &Value, pointer: &str) -> bool {
+        let mut at = line;
+        for name in pointer.split('/').skip(1) {
+            match at {
+                Value::Null => return true,
+                Value::Object(fields) => match fields.get(name) {
+                    Some(next) => at = next,
+                    None => return false,
+                },
+                _ => return false,
+            }
+        }
+        true
+    }
+
+    #[tokio::test]
+    async fn every_key_reads_a_field_of_the_lines_it_applies_to() {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+        let setup = Setup::load(None, Some(std::path::Path::new(root)))
+            .await
+            .expect("the repository's content loads");
+        let script = crate::script::parse(
+            "every-kind.yaml",
+            "\
+course: prealgebra
+steps:
+  - event: REQUEST_DRILL
+  - answer_drill: correct
+  - continue: drill
+  - answer_in_chat: correct
+  - continue: drill
+  - exam: fail
+  - continue: exam
+  - view_memo: true
+  - wait: 1h
+",
+            &setup.bundle(),
+        )
+        .expect("a valid script");
+        let mut simulation = Simulation::start(&setup, &script)
+            .await
+            .expect("the simulation starts");
+        let mut lines = Vec::new();
+        for step in &script.steps {
+            let line = simulation.step(step).await.expect("the step plays");
+            lines.push((step.action.line_kind(), line.to_value()));
+        }
+        for key in KEYS {
+            for kind in key.lines {
+                let (_, line) = lines
+                    .iter()
+                    .find(|(k, _)| k == kind)
+                    .unwrap_or_else(|| panic!("the script has a {kind:?} step"));
+                assert!(
+                    resolves(line, key.pointer),
+                    "`{}` reads {} but a {kind:?} line is {line}",
+                    key.name,
+                    key.pointer
+                );
+            }
+        }
     }
 }

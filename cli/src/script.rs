@@ -484,6 +484,8 @@ impl Checker<'_> {
                 Err(expect::ParseError::Value(message)) => self.at(&key_path, message),
             }
         }
+        // Failures are then reported in the order the file lists them.
+        expectations.sort_by_key(|e| (e.at.line, e.at.column));
         Some(Step {
             number,
             at: self.index.locate_key(&key_at),
