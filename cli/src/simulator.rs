@@ -559,7 +559,7 @@ impl<'s> Simulation<'s> {
         Ok(Outcome::Turn(Box::new(TurnOutcome {
             said,
             event: (event != ClientEvent::None).then_some(event),
-            mapped_units: entry["mappedUnits"].clone(),
+            mapped_units: rounded_confidences(&entry["mappedUnits"]),
             category: entry["category"].clone(),
             action: entry["action"].clone(),
             card,
@@ -922,6 +922,20 @@ impl<'s> Simulation<'s> {
         serde_json::from_slice(&bytes)
             .map_err(|e| internal(format!("unexpected reply to {path}: {e}")))
     }
+}
+
+/// Mapped units with confidences to three decimals: the previous turn's
+/// reading is weighted, which leaves float noise nobody needs to read.
+fn rounded_confidences(mapped: &Value) -> Value {
+    let mut mapped = mapped.clone();
+    if let Some(units) = mapped.as_array_mut() {
+        for unit in units {
+            if let Some(c) = unit["confidence"].as_f64() {
+                unit["confidence"] = json!((c * 1000.0).round() / 1000.0);
+            }
+        }
+    }
+    mapped
 }
 
 /// What the grader compares a drill answer with.
