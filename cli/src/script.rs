@@ -20,7 +20,7 @@ const DEFAULT_SEED: u64 = 1;
 
 /// The clock's start when a script names none: a fixed Monday morning, so
 /// runs are reproducible.
-fn default_start() -> DateTime<Utc> {
+pub fn default_start() -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2025, 1, 6, 9, 0, 0)
         .single()
         .unwrap_or_default()
@@ -34,8 +34,9 @@ pub struct Script {
     /// `name:`, or the file name.
     pub name: String,
     pub course: String,
-    /// Where `course` is written: problems creating the thread point here.
-    pub course_at: Position,
+    /// Where `mode` (or else `course`) is written: problems creating the
+    /// thread point here.
+    pub thread_at: Position,
     pub mode: Mode,
     pub seed: u64,
     pub start: DateTime<Utc>,
@@ -183,7 +184,7 @@ struct RawScript {
     name: Option<String>,
     course: String,
     #[serde(default)]
-    mode: Mode,
+    mode: Option<Mode>,
     #[serde(default)]
     seed: Option<u64>,
     #[serde(default)]
@@ -301,8 +302,12 @@ pub fn parse(path: &str, text: &str, bundle: &Bundle) -> Result<Script, Vec<Diag
         path: path.to_owned(),
         name: raw.name.unwrap_or_else(|| file_name(path)),
         course: raw.course,
-        course_at: checker.index.locate(&root.key("course")),
-        mode: raw.mode,
+        thread_at: checker.index.locate(&root.key(if raw.mode.is_some() {
+            "mode"
+        } else {
+            "course"
+        })),
+        mode: raw.mode.unwrap_or_default(),
         seed: raw.seed.unwrap_or(DEFAULT_SEED),
         start: raw.now.unwrap_or_else(default_start),
         steps,

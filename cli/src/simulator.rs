@@ -36,12 +36,14 @@ use tutorflow::model::{
     McqSubmitRequest, McqSubmitResponse, Role, SnapshotLite, SupportType, SupportViewedRequest,
     SupportViewedResponse, TurnRequest, TurnResponse, TutorCard,
 };
-use tutorflow::service::{App, AppParts, Clock, Ids};
+use tutorflow::service::{App, AppParts, Clock, Ids, StartupError};
 use tutorflow::store::{
     ContentCache, LoadError, Order, PageRequest, Retention, SqliteStore, Store,
 };
 
-use crate::script::{Action, Answer, ContinueWith, EventName, ExamChoice, Script, Step};
+use crate::script::{
+    Action, Answer, ContinueWith, EventName, ExamChoice, Script, Step, default_start,
+};
 
 /// Time that passes before every step, so each has its own timestamp.
 const STEP_INTERVAL_SECONDS: i64 = 30;
@@ -98,10 +100,42 @@ impl Setup {
                 }
                 LoadError::Source(e) => e.to_string(),
             })?;
-        Ok(Setup {
+        let setup = Setup {
             config,
             content: Arc::new(content),
-        })
+        };
+        // A configuration the App cannot start with (an LLM provider
+        // without its key) is reported once, here, not by every script.
+        let trial_store = SqliteStore::in_memory(Retention::from_config(&setup.config.store))
+            .await
+            .map_err(|e| format!("cannot start the simulation's store: {e}"))?;
+        setup
+            .assemble(
+                Arc::new(trial_store),
+                Arc::new(ScriptClock(Mutex::new(default_start()))),
+                Arc::new(ScriptIds::new(0)),
+            )
+            .map_err(|e| e.to_string())?;
+        Ok(setup)
+    }
+
+    /// An App over `store` with the simulation's clock and ids.
+    fn assemble(
+        &self,
+        store: Arc<dyn Store>,
+        clock: Arc<ScriptClock>,
+        ids: Arc<ScriptIds>,
+    ) -> Result<App, StartupError> {
+        App::assemble(
+            AppParts {
+                config: self.config.clone(),
+                store,
+                content: self.content.clone(),
+                clock,
+                ids,
+            },
+            &env,
+        )
     }
 
     pub fn bundle(&self) -> Arc<Bundle> {
@@ -139,6 +173,15 @@ impl Clock for ScriptClock {
 struct ScriptIds {
     next: AtomicU64,
     seeds: Mutex<SplitMix64>,
+}
+
+impl ScriptIds {
+    fn new(seed: u64) -> Self {
+        ScriptIds {
+            next: AtomicU64::new(0),
+            seeds: Mutex::new(SplitMix64::new(seed)),
+        }
+    }
 }
 
 impl Ids for ScriptIds {
@@ -333,11 +376,12 @@ struct Refused {
 }
 
 impl Refused {
-    fn at(self, at: Position) -> StepError {
+    /// The refusal of `what` ("this step"), reported at `at`.
+    fn at(self, at: Position, what: &str) -> StepError {
         StepError {
             at,
             message: format!(
-                "the API refused this step ({} {}): {}",
+                "the API refused {what} ({} {}): {}",
                 self.status, self.title, self.detail
             ),
         }
@@ -348,7 +392,7 @@ impl<'s> Simulation<'s> {
     /// A fresh deployment (empty store) and a new thread for the script's
     /// course and mode.
     pub async fn start(setup: &Setup, script: &'s Script) -> Result<Simulation<'s>, StepError> {
-        let at = script.course_at;
+        let at = script.thread_at;
         let fail = |message: String| StepError { at, message };
         let store: Arc<dyn Store> = Arc::new(
             SqliteStore::in_memory(Retention::from_config(&setup.config.store))
@@ -356,21 +400,10 @@ impl<'s> Simulation<'s> {
                 .map_err(|e| fail(format!("cannot start the simulation's store: {e}")))?,
         );
         let clock = Arc::new(ScriptClock(Mutex::new(script.start)));
-        let ids = Arc::new(ScriptIds {
-            next: AtomicU64::new(0),
-            seeds: Mutex::new(SplitMix64::new(script.seed)),
-        });
-        let app = App::assemble(
-            AppParts {
-                config: setup.config.clone(),
-                store: store.clone(),
-                content: setup.content.clone(),
-                clock: clock.clone(),
-                ids,
-            },
-            &env,
-        )
-        .map_err(|e| fail(format!("cannot start the simulation: {e}")))?;
+        let ids = Arc::new(ScriptIds::new(script.seed));
+        let app = setup
+            .assemble(store.clone(), clock.clone(), ids)
+            .map_err(|e| fail(format!("cannot start the simulation: {e}")))?;
         // Beyond a century a token never expires in any script; it keeps time in range.
         const CENTURY_SECONDS: u64 = 100 * 365 * 86_400;
         let drill_ttl =
@@ -419,7 +452,7 @@ impl<'s> Simulation<'s> {
                 "create",
             )
             .await
-            .map_err(|r| r.at(at))?;
+            .map_err(|r| r.at(at, "to create the thread"))?;
         simulation.thread_id = created.thread_id;
         Ok(simulation)
     }
@@ -507,7 +540,7 @@ impl<'s> Simulation<'s> {
         let response: TurnResponse = self
             .post(&path, &request, Function::Turn, &step.number.to_string())
             .await
-            .map_err(|r| r.at(step.at))?;
+            .map_err(|r| r.at(step.at, "this step"))?;
         let now = self.clock.now();
         let logs = self
             .store
@@ -736,7 +769,7 @@ impl<'s> Simulation<'s> {
                 &step.number.to_string(),
             )
             .await
-            .map_err(|r| r.at(step.at))?;
+            .map_err(|r| r.at(step.at, "this step"))?;
         self.last_drill_result = Some(if graded.is_correct {
             DrillResult::Correct
         } else {
@@ -816,7 +849,7 @@ impl<'s> Simulation<'s> {
                 &step.number.to_string(),
             )
             .await
-            .map_err(|r| r.at(step.at))?;
+            .map_err(|r| r.at(step.at, "this step"))?;
         self.last_exam_result = Some(if submitted.is_correct {
             ExamResult::Passed
         } else {
@@ -854,7 +887,7 @@ impl<'s> Simulation<'s> {
                 &step.number.to_string(),
             )
             .await
-            .map_err(|r| r.at(step.at))?;
+            .map_err(|r| r.at(step.at, "this step"))?;
         Ok(Outcome::Memo(MemoOutcome {
             question_id: viewed.question_id,
             locked: viewed.locked_until.is_some(),

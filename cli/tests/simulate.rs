@@ -183,7 +183,10 @@ fn the_same_script_gives_the_same_lines() {
     let first = tutorflow(&["simulate", "--script", JOURNEY]);
     let second = tutorflow(&["simulate", "--script", JOURNEY]);
     assert!(first.status.success(), "{first:?}");
-    assert_eq!(first.stdout, second.stdout);
+    assert_eq!(
+        String::from_utf8_lossy(&first.stdout),
+        String::from_utf8_lossy(&second.stdout)
+    );
 }
 
 #[test]
@@ -318,5 +321,26 @@ fn missing_tests_and_broken_scripts_fail_the_run() {
              card, but the tutor has not shown one yet"
         )),
         "{report}"
+    );
+}
+
+#[test]
+fn a_configuration_the_app_cannot_start_with_is_reported_once() {
+    let mut config = tempfile::Builder::new()
+        .suffix(".toml")
+        .tempfile()
+        .expect("a temporary file");
+    std::io::Write::write_all(&mut config, b"[llm]\ntutor = \"openai\"\n").expect("written");
+    let output = Command::new(env!("CARGO_BIN_EXE_tutorflow"))
+        .args(["test", "--config", config.path().to_str().unwrap()])
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+        .env_remove("TUTORFLOW_OPENAI_API_KEY")
+        .output()
+        .expect("the binary runs");
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    assert!(output.stdout.is_empty());
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr).trim(),
+        "error: LLM setup: llm.openai.api_key is required when a call uses openai"
     );
 }
