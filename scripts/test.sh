@@ -69,4 +69,7 @@ cargo test --workspace --locked --no-fail-fast
 step "content bundle"
 cargo run --quiet --locked --bin tutorflow -- validate .
 
+step "workflow tests"
+cargo run --quiet --locked --bin tutorflow -- test workflows/tests
+
 printf '\nall checks passed\n'

@@ -6,12 +6,17 @@ use clap::{Parser, Subcommand};
 
 mod bundle;
 mod classify;
+mod expect;
 mod generate;
 mod grade;
 mod policy;
 mod publish;
+mod script;
 mod serve;
+mod simulate;
+mod simulator;
 mod validate;
+mod workflow_tests;
 
 #[derive(Parser)]
 #[command(
@@ -71,6 +76,20 @@ enum Command {
     /// Items are deterministic: the same blueprint, difficulty and seed give
     /// the same item.
     Generate(generate::Args),
+    /// Play a scripted student against the real handlers, in-process.
+    ///
+    /// Runs every step of a YAML script (messages, button presses, drill and
+    /// exam answers, memo views) through the same request handler as the
+    /// functions, with a private in-memory store, a fixed clock and the
+    /// offline tutor unless the configuration chooses another, and prints
+    /// one JSON line per step: category, action, card, policy, validation,
+    /// grading and snapshotLite.
+    Simulate(simulate::Args),
+    /// Run workflow tests: scripted students with expectations per step.
+    ///
+    /// Prints `ok` or `FAIL` per test file, every failed expectation as
+    /// path:line:column: message, and exits 1 when any test fails.
+    Test(workflow_tests::Args),
 }
 
 #[tokio::main]
@@ -84,5 +103,7 @@ async fn main() -> ExitCode {
         Command::Grade(args) => grade::run(args).await,
         Command::Classify(args) => classify::run(args).await,
         Command::Generate(args) => generate::run(args).await,
+        Command::Simulate(args) => simulate::run(args).await,
+        Command::Test(args) => workflow_tests::run(args).await,
     }
 }
