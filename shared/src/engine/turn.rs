@@ -309,12 +309,18 @@ fn map_units(
             confidence: EVENT_UNIT_CONFIDENCE,
         });
     }
+    // Only a confident reading carries over: last turn's ambiguity must not
+    // hold back this turn (a button press has no words to clear it up).
+    let carries = rt.workflow().policy.primary_target_min_confidence;
     if let Some(previous) = &snapshot.last_turn_analysis {
         for m in &previous.mapped_units {
-            mapped.push(MappedUnit {
-                unit_id: m.unit_id.clone(),
-                confidence: m.confidence * PREVIOUS_READING_WEIGHT,
-            });
+            let confidence = m.confidence * PREVIOUS_READING_WEIGHT;
+            if confidence >= carries {
+                mapped.push(MappedUnit {
+                    unit_id: m.unit_id.clone(),
+                    confidence,
+                });
+            }
         }
     }
     let mut merged: Vec<MappedUnit> = Vec::new();
@@ -704,7 +710,7 @@ pub fn apply(
     let card = match reply.action {
         TutorAction::SocraticQuestion => {
             if let Some(question) = last_question(&text) {
-                lifecycle::ask(session, tutor_question(question, target, env.now));
+                track_tutor_question(session, question, target, env.now);
             }
             None
         }
@@ -888,6 +894,28 @@ pub fn exam_card(course: &Course, question_id: &str, env: &TurnEnv<'_>) -> Optio
         video_url: item.video_url.clone(),
         locked_until,
     }))
+}
+
+/// Keeps the tutor's question where it belongs. During scaffolding it is
+/// the next small step, and the problem stays the pending question (seed
+/// 003); a probe or hint about a question code can grade never replaces it,
+/// so the student's next try is still graded; otherwise it is tracked for
+/// its lifecycle (seed 000).
+fn track_tutor_question(
+    session: &mut SessionState,
+    question: String,
+    unit: &Unit,
+    now: DateTime<Utc>,
+) {
+    if session.scaffolding.active {
+        scaffolding::set_scaffold_question(session, &question);
+    } else if session
+        .pending_question
+        .as_ref()
+        .is_none_or(|q| q.expected.is_none())
+    {
+        lifecycle::ask(session, tutor_question(question, unit, now));
+    }
 }
 
 /// The last sentence of `text` that asks something.
