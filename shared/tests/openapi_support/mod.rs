@@ -93,7 +93,7 @@ impl Spec {
     }
 
     /// An operation's response for `status`, resolved; `None` when the
-    /// status is not listed (the `default` response does not count).
+    /// status is not listed.
     pub fn response(&self, method: &str, path: &str, status: u16) -> Option<(&Value, String)> {
         let operation = self.operation(method, path)?;
         let response = operation["responses"].get(status.to_string())?;
