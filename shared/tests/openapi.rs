@@ -934,3 +934,17 @@ async fn calls_to_the_exam_api_follow_its_contract() {
         .await;
 }
 
+/// The README's endpoint table lists every route with its function.
+#[test]
+fn the_readme_lists_every_route() {
+    let readme = std::fs::read_to_string(repo_root().join("README.md")).unwrap();
+    for route in ROUTES {
+        let row = format!(
+            "| `{}` | `{}` | {} |",
+            route.method,
+            route.path,
+            route.function.name()
+        );
+        assert!(readme.contains(&row), "README.md lacks the row {row}");
+    }
+}
