@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Fuzzes the local API against docs/openapi.yaml with schemathesis: valid
-# and invalid requests, generated from the document, to every student
-# route of `tutorflow serve` (fresh SQLite store, offline tutor), checking
-# that none fails with a 5xx, that invalid ones are refused, and that every
-# status, content type, header and body is one the document declares.
-# Installs schemathesis, pinned, into .venv-schemathesis/. Run by
+# Checks both OpenAPI documents against the OpenAPI 3.1 schema
+# (openapi-spec-validator), then fuzzes the local API with schemathesis:
+# valid and invalid requests, generated from docs/openapi.yaml, to every
+# student route of `tutorflow serve` (fresh SQLite store, offline tutor),
+# checking that none fails with a 5xx, that invalid ones are refused, and
+# that every status, content type, header and body is one the document
+# declares. Installs both tools, pinned, into .venv-schemathesis/. Run by
 # scripts/test.sh; extra arguments go to `st run` (e.g. --max-examples 200).
 #
 # Left out, with why:
@@ -29,6 +30,8 @@ if ! cmp -s "$requirements" "$venv/.requirements" 2>/dev/null; then
     cp "$requirements" "$venv/.requirements"
 fi
 
+"$venv/bin/openapi-spec-validator" docs/openapi.yaml docs/exam-api.openapi.yaml
+
 cargo build --quiet --locked --bin tutorflow
 binary="${CARGO_TARGET_DIR:-target}/debug/tutorflow"
 
@@ -49,7 +52,7 @@ env -u TUTORFLOW_CONFIG -u TUTORFLOW_DEV_JWT_SECRET TUTORFLOW_SQLITE_PATH="$work
     "$binary" serve --port 0 >"$work/serve.out" 2>"$work/serve.err" &
 server=$!
 for _ in $(seq 1 150); do
-    grep -q '^tutorflow is ready at ' "$work/serve.out" && break
+    grep -qs '^tutorflow is ready at ' "$work/serve.out" && break
     if ! kill -0 "$server" 2>/dev/null; then
         cat "$work/serve.err" >&2
         echo "tutorflow serve exited before it was ready" >&2
