@@ -65,6 +65,17 @@ fn component_schemas_are_generated_from_the_rust_types() {
 }
 
 #[test]
+fn the_documents_carry_the_crate_version() {
+    for document in [SPEC, EXAM_API_SPEC] {
+        assert_eq!(
+            Spec::load(document).doc["info"]["version"],
+            env!("CARGO_PKG_VERSION"),
+            "{document}"
+        );
+    }
+}
+
+#[test]
 fn every_route_is_documented_with_its_method_and_nothing_else() {
     let spec = spec();
     let documented: BTreeSet<(String, String)> = spec
