@@ -66,6 +66,9 @@ fi
 step "tests"
 cargo test --workspace --locked --no-fail-fast
 
+step "API smoke (schemathesis against tutorflow serve)"
+bash scripts/api-smoke.sh
+
 step "content bundle"
 cargo run --quiet --locked --bin tutorflow -- validate .
 

@@ -156,6 +156,23 @@ async fn small_recordings_are_transcribed_from_the_body() {
     assert_eq!(csv.status, 415, "{}", csv.body);
     let empty = h.send(send("audio/wav", Vec::new())).await;
     assert_eq!(empty.status, 400, "{}", empty.body);
+
+    // A retry with the Idempotency-Key is answered from the store: the
+    // provider transcribed the recording once.
+    let calls = || async { api.received_requests().await.unwrap().len() };
+    let before = calls().await;
+    let keyed = || send("audio/wav", wav(1200)).header("idempotency-key", "voice-note-7");
+    let first = h.send(keyed()).await;
+    assert_eq!(first.status, 200, "{}", first.body);
+    let again = h.send(keyed()).await;
+    assert_eq!(again.status, 200, "{}", again.body);
+    assert_eq!(again.body, first.body);
+    assert_eq!(calls().await, before + 1);
+    // The same key with another recording is refused.
+    let other = h
+        .send(send("audio/wav", wav(1300)).header("idempotency-key", "voice-note-7"))
+        .await;
+    assert_eq!(other.status, 422, "{}", other.body);
 }
 
 #[tokio::test]

@@ -16,7 +16,9 @@ use super::problem::Problem;
 use super::routes::{Function, Matched, PathParams, Route, RouteSpec, match_route};
 use crate::config::WebhookIntegration;
 use crate::service::{App, Output, ServiceError};
-use crate::store::{Begin, IdempotencyKey, IdempotencyLock, PageRequest, payload_hash};
+use crate::store::{
+    Begin, IdempotencyKey, IdempotencyLock, PageRequest, StoredResponse, UnitOfWork, payload_hash,
+};
 
 pub const IDEMPOTENCY_HEADER: &str = "idempotency-key";
 pub const REQUEST_ID_HEADER: &str = "x-request-id";
@@ -168,13 +170,42 @@ impl App {
         let result = self
             .mutate(spec.route, &caller, &params, incoming, lock.as_ref())
             .await;
-        if result.is_err()
-            && let Some(lock) = &lock
-            && let Err(e) = self.store.release_idempotency(lock).await
-        {
-            tracing::warn!(error = %e, "could not release an idempotency lock");
+        if let Some(lock) = &lock {
+            match &result {
+                Err(_) => self.release(lock).await,
+                // The other routes store their response in the commit that
+                // changes state; a transcript has no such commit.
+                Ok(output) if spec.route == Route::Transcribe => {
+                    self.keep_response(lock, output).await;
+                }
+                // A presigned URL expires: a retry gets a fresh one.
+                Ok(_) if spec.route == Route::TranscribeUpload => self.release(lock).await,
+                Ok(_) => {}
+            }
         }
         result.map(ok_response)
+    }
+
+    async fn keep_response(&self, lock: &IdempotencyLock, output: &Output) {
+        let mut work = UnitOfWork::new();
+        work.complete_idempotency(
+            lock.clone(),
+            StoredResponse {
+                status: output.status,
+                content_type: "application/json".into(),
+                body: output.body.clone(),
+            },
+        );
+        if let Err(e) = self.store.commit(work).await {
+            tracing::warn!(error = %e, "could not store a response for replay");
+            self.release(lock).await;
+        }
+    }
+
+    async fn release(&self, lock: &IdempotencyLock) {
+        if let Err(e) = self.store.release_idempotency(lock).await {
+            tracing::warn!(error = %e, "could not release an idempotency lock");
+        }
     }
 
     async fn authenticate<'a>(

@@ -2,6 +2,7 @@
 //! unknown fields so a typo is an error, not a silently ignored field).
 
 use chrono::{DateTime, Utc};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::message::TutorMessage;
@@ -11,7 +12,7 @@ use super::thread::{
 use super::tier::{ExamTier, MasteryTier};
 
 /// `POST /threads`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CreateThreadRequest {
     pub course_id: String,
@@ -34,7 +35,7 @@ pub struct CreateThreadRequest {
 }
 
 /// A problem supplied by the caller (seed 003 `current_problem`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ProblemInput {
     pub id: String,
@@ -43,7 +44,7 @@ pub struct ProblemInput {
 }
 
 /// Button presses and card events that accompany (or replace) a message.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(
     tag = "type",
     rename_all = "SCREAMING_SNAKE_CASE",
@@ -77,14 +78,14 @@ pub enum ClientEvent {
     },
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum DrillResult {
     Correct,
     Incorrect,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ExamResult {
     Passed,
@@ -92,7 +93,7 @@ pub enum ExamResult {
 }
 
 /// `POST /threads/{threadId}/turn`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TurnRequest {
     /// Optional; when present it must be the thread's course.
@@ -110,7 +111,7 @@ pub struct TurnRequest {
     pub client_turn_id: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TurnResponse {
     pub turn_id: String,
@@ -120,7 +121,7 @@ pub struct TurnResponse {
 }
 
 /// `POST /threads` reply: the new thread, its welcome and state.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CreateThreadResponse {
     pub thread_id: String,
@@ -131,7 +132,7 @@ pub struct CreateThreadResponse {
 }
 
 /// `POST /threads/{threadId}/drill/grade`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct DrillGradeRequest {
     pub drill_token: String,
@@ -142,7 +143,7 @@ pub struct DrillGradeRequest {
 }
 
 /// Code grading outcome (seed 003 categories for answers, plus `unverifiable`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum GradeOutcome {
     Correct,
@@ -152,7 +153,7 @@ pub enum GradeOutcome {
     Unverifiable,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DrillGradeResponse {
     pub result: GradeOutcome,
@@ -170,7 +171,7 @@ pub struct DrillGradeResponse {
 
 /// `POST /threads/{threadId}/exam/mcq-submit`. Correctness is decided on the
 /// server from the question bank: the client never says whether it was right.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct McqSubmitRequest {
     pub question_id: String,
@@ -184,7 +185,7 @@ pub struct McqSubmitRequest {
     pub difficulty_tier: Option<ExamTier>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct McqSubmitResponse {
     pub question_id: String,
@@ -198,7 +199,7 @@ pub struct McqSubmitResponse {
     pub snapshot_lite: SnapshotLite,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum SupportType {
     Memo,
@@ -206,7 +207,7 @@ pub enum SupportType {
 }
 
 /// `POST /threads/{threadId}/exam/support-viewed`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SupportViewedRequest {
     pub question_id: String,
@@ -217,7 +218,7 @@ pub struct SupportViewedRequest {
     pub unit_id: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SupportViewedResponse {
     pub question_id: String,
@@ -231,7 +232,7 @@ pub struct SupportViewedResponse {
 }
 
 /// Small UI summary so apps need no DAG logic (seed 004 PF-6.1).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SnapshotLite {
     pub focus: FocusSummary,
@@ -240,7 +241,7 @@ pub struct SnapshotLite {
     pub progress: ProgressSummary,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FocusSummary {
     pub unit_id: String,
@@ -248,14 +249,14 @@ pub struct FocusSummary {
     pub mastery_tier: MasteryTier,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct UnitRef {
     pub unit_id: String,
     pub title: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RevisitSummary {
     pub locked_count: u32,
@@ -264,7 +265,7 @@ pub struct RevisitSummary {
 }
 
 /// Units per mastery tier, and the course's unit count.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ProgressSummary {
     pub bronze: u32,
@@ -274,7 +275,7 @@ pub struct ProgressSummary {
 }
 
 /// What a client may see of a thread's state: never an expected answer.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ThreadStateView {
     pub thread_id: String,
@@ -295,7 +296,7 @@ pub struct ThreadStateView {
     pub problem_set: Option<ProblemSetView>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PendingQuestionView {
     pub text: String,
@@ -303,7 +304,7 @@ pub struct PendingQuestionView {
     pub wrong_attempts: u32,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PlanStepView {
     pub step_id: String,
@@ -312,7 +313,7 @@ pub struct PlanStepView {
     pub status: StepStatus,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ExamProgressView {
     pub current_question: u32,
@@ -322,7 +323,7 @@ pub struct ExamProgressView {
     pub correct_so_far: Option<u32>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ProblemSetView {
     pub current_problem_index: u32,

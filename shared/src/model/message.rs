@@ -1,11 +1,12 @@
 //! Conversation items and the interactive cards the apps render (seed 004 `TutorMessage`).
 
 use chrono::{DateTime, Utc};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::tier::ExamTier;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     Student,
@@ -13,7 +14,7 @@ pub enum Role {
 }
 
 /// One item of a thread's timeline. Messages are stored append-only.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TutorMessage {
     pub id: String,
@@ -27,7 +28,7 @@ pub struct TutorMessage {
 }
 
 /// An interactive card in the timeline.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum TutorCard {
     Concept(ConceptCard),
@@ -36,7 +37,7 @@ pub enum TutorCard {
 }
 
 /// Key ideas and an optional worked example; shown when the student is stuck.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ConceptCard {
     pub unit_id: String,
@@ -45,7 +46,7 @@ pub struct ConceptCard {
     pub worked_example: Option<WorkedExample>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WorkedExample {
     pub problem_latex: String,
@@ -56,7 +57,7 @@ pub struct WorkedExample {
 
 /// A generated practice question. Its answer is never sent: the signed
 /// `drillToken` lets the server regenerate and grade it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DrillCard {
     pub unit_id: String,
@@ -70,7 +71,7 @@ pub struct DrillCard {
 }
 
 /// An authored exam question from the course bank, graded on the server.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ExamCard {
     pub unit_id: String,
@@ -87,7 +88,7 @@ pub struct ExamCard {
 }
 
 /// One answer choice: a stable id (`A`, `B`, ...) and its text.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ExamOption {
     pub id: String,

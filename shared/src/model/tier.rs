@@ -1,10 +1,22 @@
 //! Mastery tiers and exam difficulty tiers (seed 004 PF-5.1).
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// A unit's mastery tier. `None` means no tier reached yet.
+/// A unit's mastery tier; `none` until the first tier is reached.
 #[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    JsonSchema,
 )]
 #[serde(rename_all = "lowercase")]
 pub enum MasteryTier {
@@ -17,17 +29,7 @@ pub enum MasteryTier {
 
 /// Difficulty tier of an exam question; passing one at a tier earns that mastery tier.
 #[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    Serialize,
-    Deserialize,
-    schemars::JsonSchema,
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
 )]
 #[serde(rename_all = "lowercase")]
 pub enum ExamTier {
@@ -70,7 +72,7 @@ impl From<ExamTier> for MasteryTier {
 }
 
 /// A count per exam tier (`passedByTier`, progress summaries).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct TierCounts {
     pub bronze: u32,
     pub silver: u32,

@@ -1,11 +1,12 @@
 //! The n8n / LMS webhook shapes (seed 003), snake_case as those tools send them.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::thread::ProgressionAction;
 
 /// `POST /webhooks/turn` body.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WebhookTurnRequest {
     pub student_id: String,
@@ -15,8 +16,9 @@ pub struct WebhookTurnRequest {
     pub current_problem: Option<WebhookProblem>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(transform = answer_alias_schema)]
 pub struct WebhookProblem {
     pub id: String,
     pub text: String,
@@ -24,15 +26,36 @@ pub struct WebhookProblem {
     pub correct_answer: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// schemars ignores serde aliases; without this the published schema would
+/// refuse `ans`, which the server reads as `correct_answer`. Exactly one of
+/// the two is required: serde refuses both at once as a duplicate field.
+fn answer_alias_schema(schema: &mut schemars::Schema) {
+    if let Some(properties) = schema.get_mut("properties").and_then(|p| p.as_object_mut()) {
+        properties.insert(
+            "ans".into(),
+            serde_json::json!({ "type": "string", "description": "Another name for `correct_answer`." }),
+        );
+    }
+    if let Some(required) = schema.get_mut("required").and_then(|r| r.as_array_mut()) {
+        required.retain(|name| name != "correct_answer");
+    }
+    schema.insert(
+        "oneOf".into(),
+        serde_json::json!([{ "required": ["correct_answer"] }, { "required": ["ans"] }]),
+    );
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct WebhookTurnResponse {
     pub output: String,
     pub session_status: WebhookSessionStatus,
+    /// Diagnostics for whoever builds the integration (routing category,
+    /// code grade, focus unit, turn id); not a stable contract.
     #[serde(rename = "_debug", default, skip_serializing_if = "Option::is_none")]
     pub debug: Option<serde_json::Value>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct WebhookSessionStatus {
     pub current_problem_index: u32,
     pub action: ProgressionAction,

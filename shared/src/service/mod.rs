@@ -21,8 +21,10 @@ use chrono::{DateTime, Utc};
 
 pub use error::ServiceError;
 pub use exams::ExamGateway;
+pub use reports::{ConfusionLine, ReportCard, RevisitLine, ThreadSummaryReport, UnitLine};
 pub(crate) use threads::idempotency_lock_time;
-pub use transcribe::AudioStore;
+pub use transcribe::{AudioStore, TranscriptBody, UploadRequest, UploadTicket, UploadedAudio};
+pub use views::{ThreadList, ThreadReplay};
 
 use crate::api::auth::Authenticator;
 use crate::api::webhook::WebhookVerifier;

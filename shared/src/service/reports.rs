@@ -4,6 +4,7 @@
 use std::time::Duration as StdDuration;
 
 use chrono::{DateTime, Utc};
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::error::ServiceError;
@@ -20,9 +21,9 @@ use crate::model::{
 };
 
 /// `GET /threads/{threadId}/summary`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-struct ThreadSummaryReport {
+pub struct ThreadSummaryReport {
     thread_id: String,
     course_id: String,
     turns: u32,
@@ -38,9 +39,9 @@ struct ThreadSummaryReport {
     units: Vec<UnitLine>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-struct UnitLine {
+pub struct UnitLine {
     unit_id: String,
     title: String,
     status: UnitStatus,
@@ -52,17 +53,17 @@ struct UnitLine {
     confusion_tags: Vec<ConfusionLine>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-struct ConfusionLine {
+pub struct ConfusionLine {
     tag: String,
     description: String,
     count: u32,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-struct RevisitLine {
+pub struct RevisitLine {
     question_id: String,
     unit_id: String,
     tier: ExamTier,
@@ -71,9 +72,9 @@ struct RevisitLine {
 }
 
 /// `GET /me/courses/{courseId}/report`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-struct ReportCard {
+pub struct ReportCard {
     course_id: String,
     title: String,
     started: bool,

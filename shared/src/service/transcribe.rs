@@ -7,6 +7,7 @@ use std::time::Duration as StdDuration;
 use aws_sdk_s3::presigning::PresigningConfig;
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::error::ServiceError;
@@ -48,16 +49,16 @@ fn hex_id(id: &str) -> String {
 }
 
 /// `POST /transcribe/uploads`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct UploadRequest {
     pub content_type: String,
     pub size_bytes: u64,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-struct UploadTicket {
+pub struct UploadTicket {
     key: String,
     upload_url: String,
     /// Send these headers with the PUT, exactly.
@@ -66,7 +67,7 @@ struct UploadTicket {
 }
 
 /// `POST /transcribe` with JSON: an uploaded recording.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct UploadedAudio {
     pub key: String,
@@ -74,9 +75,9 @@ pub struct UploadedAudio {
     pub language: Option<String>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-struct TranscriptBody {
+pub struct TranscriptBody {
     text: String,
 }
 

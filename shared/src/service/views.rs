@@ -1,6 +1,7 @@
 //! What clients see of threads: state views without expected answers.
 
 use chrono::{DateTime, Utc};
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::model::{
@@ -32,7 +33,7 @@ pub fn state_view(thread: &Thread) -> ThreadStateView {
 }
 
 /// `GET /threads/{threadId}`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ThreadReplay {
     pub thread_id: String,
@@ -50,7 +51,7 @@ pub struct ThreadReplay {
 }
 
 /// `GET /me/threads`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ThreadList {
     pub threads: Vec<ThreadSummary>,

@@ -174,7 +174,7 @@ impl ThreadChange {
 }
 
 /// What the thread listing shows without loading each thread's state.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ThreadSummary {
     pub thread_id: String,
