@@ -97,6 +97,9 @@ start_cargo_lambda_watch() {
         cp "$requirements" "$stamp"
     fi
     # Built first, so that an invocation does not wait for the compiler.
+    # After `cargo test` this rebuilds dependencies without the features the
+    # dev-dependencies add (2-3 minutes); `cargo run --bin tutorflow` in the
+    # next step needs the same build and reuses it.
     cargo build --quiet --locked -p turn -p summary
     mkdir -p .tutorflow
     local store=.tutorflow/cargo-lambda-test.sqlite
