@@ -6,6 +6,22 @@ cd "$(dirname "$0")/.."
 
 step() { printf '\n==> %s\n' "$*"; }
 
+# Servers started for this run, stopped on exit, pass or fail. Each runs in
+# its own process group (setsid), so its children stop with it.
+BACKGROUND=()
+stop_background() {
+    local pid
+    for pid in "${BACKGROUND[@]}"; do
+        kill -- "-$pid" 2>/dev/null || kill "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+    done
+}
+trap stop_background EXIT
+
+free_port() {
+    .venv/bin/python -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
 step "format"
 cargo fmt --all -- --check
 
@@ -27,12 +43,12 @@ start_moto() {
         cp "$requirements" "$stamp"
     fi
     local port
-    port=$(.venv/bin/python -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    port=$(free_port)
     mkdir -p .tutorflow
     # One request at a time: see scripts/moto_serial.py for why.
-    .venv/bin/python scripts/moto_serial.py 127.0.0.1 "$port" >.tutorflow/moto.log 2>&1 &
+    setsid .venv/bin/python scripts/moto_serial.py 127.0.0.1 "$port" >.tutorflow/moto.log 2>&1 &
     MOTO_PID=$!
-    trap 'kill "$MOTO_PID" 2>/dev/null || true; wait "$MOTO_PID" 2>/dev/null || true' EXIT
+    BACKGROUND+=("$MOTO_PID")
     local url="http://127.0.0.1:$port"
     for _ in $(seq 1 150); do
         if .venv/bin/python -c "import urllib.request; urllib.request.urlopen('$url/moto-api/', timeout=1)" 2>/dev/null; then
@@ -68,6 +84,84 @@ cargo test --workspace --locked --no-fail-fast
 
 step "API smoke (schemathesis against tutorflow serve)"
 bash scripts/api-smoke.sh
+
+# The real function binaries under `cargo lambda watch` (router and
+# environment in the root Cargo.toml), sent the committed API Gateway events
+# with `cargo lambda invoke`: a thread created by the turn function, a turn
+# on it, and the thread read back by the summary function from the SQLite
+# file they share. cargo-lambda is pinned in scripts/cargo-lambda-requirements.txt.
+start_cargo_lambda_watch() {
+    local requirements=scripts/cargo-lambda-requirements.txt
+    local stamp=.venv/.cargo-lambda-requirements
+    if ! cmp -s "$requirements" "$stamp" 2>/dev/null; then
+        command -v python3 >/dev/null || { echo "python3 is needed to install cargo-lambda" >&2; exit 1; }
+        [[ -x .venv/bin/python ]] || python3 -m venv .venv
+        .venv/bin/pip install --quiet --disable-pip-version-check --require-virtualenv \
+            --no-deps -r "$requirements"
+        cp "$requirements" "$stamp"
+    fi
+    # Built first, so that an invocation does not wait for the compiler.
+    # After `cargo test` this rebuilds dependencies without the features the
+    # dev-dependencies add (2-3 minutes); `cargo run --bin tutorflow` in the
+    # next step needs the same build and reuses it.
+    cargo build --quiet --locked -p turn -p summary
+    mkdir -p .tutorflow
+    local store=.tutorflow/cargo-lambda-test.sqlite
+    rm -f "$store" "$store-wal" "$store-shm"
+    WATCH_PORT=$(free_port)
+    WATCH_LOG=.tutorflow/cargo-lambda-watch.log
+    setsid .venv/bin/cargo-lambda lambda watch --invoke-address 127.0.0.1 --invoke-port "$WATCH_PORT" \
+        --ignore-changes --env-var "TUTORFLOW_SQLITE_PATH=$store" >"$WATCH_LOG" 2>&1 &
+    local pid=$!
+    BACKGROUND+=("$pid")
+    for _ in $(seq 1 150); do
+        # Any HTTP answer, even a 404 for an unrouted path, means it listens.
+        if .venv/bin/python -c "import urllib.request, urllib.error
+try: urllib.request.urlopen('http://127.0.0.1:$WATCH_PORT/', timeout=1)
+except urllib.error.HTTPError: pass" 2>/dev/null; then
+            echo "$(grep "^cargo-lambda==" "$requirements") watch on 127.0.0.1:$WATCH_PORT"
+            return
+        fi
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.2
+    done
+    cat "$WATCH_LOG" >&2
+    echo "cargo lambda watch did not answer on 127.0.0.1:$WATCH_PORT within 30 s" >&2
+    exit 1
+}
+
+# invoke FUNCTION EVENT_FILE STATUS [FIELD]: sends the event through
+# `cargo lambda invoke`, fails unless the function answers STATUS, and
+# prints the response body's FIELD.
+invoke() {
+    local response
+    response=$(.venv/bin/cargo-lambda lambda invoke "$1" --invoke-address 127.0.0.1 \
+        --invoke-port "$WATCH_PORT" --data-file "$2") || { cat "$WATCH_LOG" >&2; exit 1; }
+    RESPONSE="$response" .venv/bin/python - "$@" <<'PY' || { cat "$WATCH_LOG" >&2; exit 1; }
+import json, os, sys
+function, event, status, field = (sys.argv[1:] + [""])[:4]
+response = json.loads(os.environ["RESPONSE"])
+body = json.loads(response.get("body") or "null")
+if response.get("statusCode") != int(status):
+    sys.exit(f"cargo lambda invoke {function} --data-file {event}: expected {status}, "
+             f"got {response.get('statusCode')}: {body}")
+print(f"cargo lambda invoke {function} --data-file {event}: {status}", file=sys.stderr)
+if field:
+    print(body[field])
+PY
+}
+
+step "cargo lambda"
+start_cargo_lambda_watch
+thread=$(invoke turn tests/events/turn/create-thread.json 201 threadId)
+sed "s/FIXTURE_THREAD_ID/$thread/g" tests/events/turn/turn.json >.tutorflow/cargo-lambda-turn.json
+invoke turn .tutorflow/cargo-lambda-turn.json 200
+sed "s/FIXTURE_THREAD_ID/$thread/g" tests/events/summary/get-thread.json >.tutorflow/cargo-lambda-get-thread.json
+read_back=$(invoke summary .tutorflow/cargo-lambda-get-thread.json 200 threadId)
+if [[ "$read_back" != "$thread" ]]; then
+    echo "the summary function read thread $read_back back, not $thread" >&2
+    exit 1
+fi
 
 step "content bundle"
 cargo run --quiet --locked --bin tutorflow -- validate .
