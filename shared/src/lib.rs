@@ -7,4 +7,5 @@ pub mod content;
 pub mod engine;
 pub mod llm;
 pub mod model;
+pub mod secrets;
 pub mod store;
