@@ -494,7 +494,7 @@ impl Config {
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<Config, ConfigError> {
         let from_env = env(CONFIG_FILE_ENV).map(PathBuf::from);
-        let mut doc = match file.map(Path::to_path_buf).or(from_env) {
+        let written = match file.map(Path::to_path_buf).or(from_env) {
             Some(path) => {
                 let text = std::fs::read_to_string(&path).map_err(|e| ConfigError::File {
                     path: path.display().to_string(),
@@ -507,6 +507,12 @@ impl Config {
             }
             None => toml::Table::new(),
         };
+        // Start from the defaults, so that a table given in part (say only
+        // `llm.anthropic.api_key`) keeps the rest of its own defaults (the
+        // provider's base URL) rather than those of its type.
+        let mut doc = toml::Table::try_from(Config::default())
+            .expect("the default configuration serializes to TOML");
+        merge_tables(&mut doc, written);
         for (var, key, kind) in ENV_OVERRIDES {
             let Some(raw) = env(var).filter(|v| !v.is_empty()) else {
                 continue;
@@ -599,6 +605,20 @@ impl Config {
                     .map(|w| (format!("auth.webhooks[{}].secret", w.id), w.secret.as_str())),
             )
             .collect()
+    }
+}
+
+/// `overlay` written over `base`, table by table; any other value replaces.
+fn merge_tables(base: &mut toml::Table, overlay: toml::Table) {
+    for (key, value) in overlay {
+        match (base.get_mut(&key), value) {
+            (Some(toml::Value::Table(inner)), toml::Value::Table(over)) => {
+                merge_tables(inner, over)
+            }
+            (_, value) => {
+                base.insert(key, value);
+            }
+        }
     }
 }
 
@@ -737,6 +757,26 @@ mod tests {
         assert_eq!(config.store.table, "tutorflow-prod");
         assert_eq!(config.content.refresh_seconds, 15);
         assert_eq!(config.llm.tutor, ProviderKind::Anthropic);
+    }
+
+    #[test]
+    fn a_provider_key_alone_keeps_the_provider_defaults() {
+        let config = Config::load(
+            None,
+            env_of(&[
+                ("TUTORFLOW_ANTHROPIC_API_KEY", "ssm:/k"),
+                ("TUTORFLOW_OPENAI_API_KEY", "ssm:/k"),
+            ]),
+        )
+        .unwrap();
+        let defaults = LlmConfig::default();
+        assert_eq!(config.llm.anthropic.base_url, defaults.anthropic.base_url);
+        assert_eq!(config.llm.openai.base_url, defaults.openai.base_url);
+        assert_eq!(
+            config.llm.openai.default_model,
+            defaults.openai.default_model
+        );
+        assert_eq!(config.llm.anthropic.api_key.as_deref(), Some("ssm:/k"));
     }
 
     #[test]
