@@ -5,21 +5,62 @@
 //! in the SAM template (infra/template.yaml).
 
 use super::routes::Function;
-use crate::config::{AuthMode, Config, ConfigError, ContentSourceKind, SecretRef, StoreBackend};
+use crate::config::{
+    AuthMode, Config, ConfigError, ContentSourceKind, ENV_OVERRIDES, SecretRef, StoreBackend,
+};
+
+/// Settings every deployed function must be given, because their defaults
+/// are local ones or guesses (the table name `tutorflow`).
+const REQUIRED_EVERYWHERE: &[&str] = &[
+    "store.backend",
+    "store.table",
+    "content.source",
+    "content.bucket",
+    "content.prefix",
+    "auth.mode",
+];
 
 impl Function {
-    /// Whether `config` is a complete deployed configuration for this
-    /// function: DynamoDB state and S3 content with no emulator endpoints,
-    /// tokens verified by the gateway's JWT authorizer, every secret read
-    /// from SSM or Secrets Manager (never a plain environment variable),
-    /// and what this function's own routes need.
-    pub fn check_lambda_config(self, config: &Config) -> Result<(), ConfigError> {
+    /// The configuration keys this function must be given on Lambda, where
+    /// the environment (`config::ENV_OVERRIDES`) is its only configuration.
+    pub fn required_settings(self) -> Vec<&'static str> {
+        let own: &[&str] = match self {
+            // The turn issues drill cards with signed tokens; drill-grade
+            // verifies them.
+            Function::Turn | Function::DrillGrade => &["drills.token_secret"],
+            // POST /transcribe/uploads presigns uploads into this bucket.
+            Function::Transcribe => &["transcription.upload_bucket"],
+            Function::ExamSubmit | Function::SupportViewed | Function::Summary => &[],
+        };
+        REQUIRED_EVERYWHERE.iter().chain(own).copied().collect()
+    }
+
+    /// Whether `config`, loaded from `env`, is a complete deployed
+    /// configuration for this function: every required setting given,
+    /// DynamoDB state and S3 content with no emulator endpoints, tokens
+    /// verified by the gateway's JWT authorizer, every secret read from SSM
+    /// or Secrets Manager (never a plain environment variable).
+    pub fn check_lambda_config(
+        self,
+        config: &Config,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<(), ConfigError> {
         let invalid = |key: &str, message: &str| {
             Err(ConfigError::Invalid {
                 key: key.into(),
                 message: format!("{message} (function {})", self.name()),
             })
         };
+        for key in self.required_settings() {
+            let var = ENV_OVERRIDES
+                .iter()
+                .find(|(_, k, _)| *k == key)
+                .map(|(var, _, _)| *var)
+                .expect("every required setting has an environment variable");
+            if env(var).is_none_or(|v| v.is_empty()) {
+                return invalid(key, &format!("must be set on Lambda ({var})"));
+            }
+        }
         if config.store.backend != StoreBackend::Dynamodb {
             return invalid("store.backend", "must be \"dynamodb\" on Lambda");
         }
@@ -46,18 +87,7 @@ impl Function {
                 );
             }
         }
-        match self {
-            // The turn issues drill cards with signed tokens; drill-grade
-            // verifies them.
-            Function::Turn | Function::DrillGrade if config.drills.token_secret.is_none() => {
-                invalid("drills.token_secret", "signs drill tokens")
-            }
-            Function::Transcribe if config.transcription.upload_bucket.is_none() => invalid(
-                "transcription.upload_bucket",
-                "receives audio uploads (POST /transcribe/uploads)",
-            ),
-            _ => Ok(()),
-        }
+        Ok(())
     }
 }
 
@@ -66,16 +96,12 @@ mod tests {
     use super::*;
     use std::collections::HashMap;
 
-    fn config(pairs: &[(&str, &str)]) -> Config {
-        let map: HashMap<&str, &str> = pairs.iter().copied().collect();
-        Config::load(None, |k| map.get(k).map(|v| (*v).to_owned())).unwrap()
-    }
-
     const DEPLOYED: &[(&str, &str)] = &[
         ("TUTORFLOW_STORE", "dynamodb"),
         ("TUTORFLOW_TABLE", "tutorflow-dev"),
         ("TUTORFLOW_CONTENT_SOURCE", "s3"),
         ("TUTORFLOW_CONTENT_BUCKET", "content"),
+        ("TUTORFLOW_CONTENT_PREFIX", "tutorflow"),
         ("TUTORFLOW_AUTH_MODE", "apigw"),
         (
             "TUTORFLOW_DRILL_SECRET",
@@ -84,34 +110,50 @@ mod tests {
         ("TUTORFLOW_AUDIO_BUCKET", "audio"),
     ];
 
-    fn with(extra: &[(&'static str, &'static str)]) -> Vec<(&'static str, &'static str)> {
-        let mut pairs = DEPLOYED.to_vec();
-        pairs.retain(|(k, _)| !extra.iter().any(|(e, _)| e == k));
-        pairs.extend(extra.iter().copied().filter(|(_, v)| !v.is_empty()));
-        pairs
+    /// `DEPLOYED` with `changes` applied (an empty value removes the variable).
+    fn with(changes: &[(&'static str, &'static str)]) -> HashMap<&'static str, &'static str> {
+        let mut env: HashMap<_, _> = DEPLOYED.iter().copied().collect();
+        for (var, value) in changes {
+            env.remove(var);
+            if !value.is_empty() {
+                env.insert(var, value);
+            }
+        }
+        env
     }
 
-    fn refused(function: Function, pairs: &[(&str, &str)]) -> String {
-        function
-            .check_lambda_config(&config(pairs))
-            .unwrap_err()
-            .to_string()
+    fn check(function: Function, env: &HashMap<&str, &str>) -> Result<(), ConfigError> {
+        let lookup = |k: &str| env.get(k).map(|v| (*v).to_owned());
+        let config = Config::load(None, lookup)?;
+        function.check_lambda_config(&config, lookup)
+    }
+
+    fn refused(function: Function, env: &HashMap<&str, &str>) -> String {
+        check(function, env).unwrap_err().to_string()
     }
 
     #[test]
     fn a_complete_deployed_configuration_passes_for_every_function() {
         for function in Function::ALL {
-            function.check_lambda_config(&config(DEPLOYED)).unwrap();
+            check(function, &with(&[])).unwrap();
         }
     }
 
     #[test]
-    fn local_settings_are_refused_naming_the_setting() {
-        let err = refused(Function::Summary, &with(&[("TUTORFLOW_STORE", "")]));
+    fn settings_with_local_defaults_must_be_given() {
+        let err = refused(Function::Summary, &with(&[("TUTORFLOW_TABLE", "")]));
         assert!(
-            err.contains("store.backend") && err.contains("summary"),
+            err.contains("store.table")
+                && err.contains("TUTORFLOW_TABLE")
+                && err.contains("summary"),
             "{err}"
         );
+        let err = refused(Function::Turn, &with(&[("TUTORFLOW_CONTENT_PREFIX", "")]));
+        assert!(err.contains("content.prefix"), "{err}");
+    }
+
+    #[test]
+    fn local_settings_are_refused_naming_the_setting() {
         let err = refused(Function::Turn, &with(&[("TUTORFLOW_AUTH_MODE", "hs256")]));
         assert!(err.contains("auth.mode"), "{err}");
         let err = refused(
@@ -121,6 +163,8 @@ mod tests {
         assert!(err.contains("store.endpoint_url"), "{err}");
         let err = refused(Function::Turn, &with(&[("TUTORFLOW_CONTENT_SOURCE", "fs")]));
         assert!(err.contains("content.source"), "{err}");
+        let err = refused(Function::Turn, &with(&[("TUTORFLOW_STORE", "sqlite")]));
+        assert!(err.contains("store.backend"), "{err}");
     }
 
     #[test]
@@ -139,9 +183,7 @@ mod tests {
             let err = refused(function, &no_drill_key);
             assert!(err.contains("drills.token_secret"), "{err}");
         }
-        Function::Summary
-            .check_lambda_config(&config(&no_drill_key))
-            .unwrap();
+        check(Function::Summary, &no_drill_key).unwrap();
         let err = refused(
             Function::Transcribe,
             &with(&[("TUTORFLOW_AUDIO_BUCKET", "")]),
