@@ -117,6 +117,7 @@ fn read_question(path: &PathBuf) -> Result<PendingQuestion, String> {
         hints_used: file.hints_used,
         phase: file.phase,
         asked_at: file.asked_at.unwrap_or_else(Utc::now),
+        drill_token: None,
     })
 }
 

@@ -10,6 +10,7 @@ mod generate;
 mod grade;
 mod policy;
 mod publish;
+mod serve;
 mod validate;
 
 #[derive(Parser)]
@@ -30,6 +31,12 @@ enum Command {
     /// Prints a one-line summary and exits 0 when everything is valid;
     /// otherwise prints every problem as path:line:column: message and exits 1.
     Validate(validate::Args),
+    /// Run the whole API locally (all six functions' routes on one port).
+    ///
+    /// Defaults: the embedded SQLite store, the content in this directory
+    /// (reloaded when files change) and the offline tutor. Prints the URL,
+    /// a development token and a sample request when ready.
+    Serve(serve::Args),
     /// Show the tutor's policy for a student: what it may do next, and why.
     ///
     /// Computes the deterministic policy (seed 004) from a student snapshot,
@@ -66,11 +73,12 @@ enum Command {
     Generate(generate::Args),
 }
 
-#[tokio::main(flavor = "current_thread")]
+#[tokio::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Validate(args) => validate::run(args).await,
+        Command::Serve(args) => serve::run(args).await,
         Command::Policy(args) => policy::run(args).await,
         Command::Publish(args) => publish::run(args).await,
         Command::Grade(args) => grade::run(args).await,

@@ -8,4 +8,5 @@ pub mod engine;
 pub mod llm;
 pub mod model;
 pub mod secrets;
+pub mod service;
 pub mod store;

@@ -40,6 +40,7 @@ fn question(text: &str, expected: &str) -> PendingQuestion {
         hints_used: 0,
         phase: QuestionPhase::Asked,
         asked_at: Utc.with_ymd_and_hms(2025, 1, 1, 9, 0, 0).unwrap(),
+        drill_token: None,
     }
 }
 

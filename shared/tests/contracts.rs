@@ -171,6 +171,7 @@ fn session_state_survives_storage() {
         hints_used: 0,
         phase: QuestionPhase::Probe,
         asked_at: "2026-03-01T10:00:00Z".parse().unwrap(),
+        drill_token: None,
     });
     session.scaffolding = Scaffolding {
         active: true,

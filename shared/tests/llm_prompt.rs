@@ -281,6 +281,7 @@ proptest! {
             hints_used: 1,
             phase,
             asked_at: Utc.with_ymd_and_hms(2026, 3, 1, 10, 0, 0).unwrap(),
+            drill_token: None,
         };
         let exam = ExamItem {
             id: "EX-GEN-1".into(),

@@ -5,6 +5,10 @@
 pub mod auth;
 pub mod body;
 pub mod deployment;
+pub mod handler;
+pub mod lambda;
+pub mod logging;
 pub mod problem;
 pub mod routes;
+pub mod server;
 pub mod webhook;

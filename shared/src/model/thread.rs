@@ -81,12 +81,18 @@ pub struct SessionState {
     pub scaffolding: Scaffolding,
     pub teach_back: TeachBack,
     pub off_topic_count: u32,
-    /// Drill tokens already graded once; only a first attempt is evidence.
+    /// Drill tokens already graded once (their replay keys, newest last,
+    /// bounded); only a first attempt is evidence.
     pub graded_drills: Vec<String>,
+    /// Code grades of recent answers, oldest first (bounded): the pacing trend.
+    pub recent_outcomes: Vec<super::api::GradeOutcome>,
     pub study_plan: Option<StudyPlan>,
     pub concepts_discussed: Vec<String>,
     pub exam: Option<ExamSession>,
     pub problem_set: Option<ProblemSetState>,
+    /// The last problem an integration sent (seed 003 webhook): it is not
+    /// asked again once answered.
+    pub last_problem: Option<String>,
 }
 
 /// How a question's answer is checked by code.
@@ -143,6 +149,10 @@ pub struct PendingQuestion {
     pub hints_used: u32,
     pub phase: QuestionPhase,
     pub asked_at: DateTime<Utc>,
+    /// The signed token of a drill, so an answer typed in the chat is graded
+    /// (and counted as drill evidence) exactly like one sent to drill-grade.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drill_token: Option<String>,
 }
 
 /// Seed 003 scaffolding: the problem broken into smaller questions.

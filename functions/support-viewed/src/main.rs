@@ -1,0 +1,9 @@
+//! The `support-viewed` Lambda function: POST /threads/{threadId}/exam/support-viewed.
+//! Everything it does is in the shared library; this only starts it.
+
+use tutorflow::api::{lambda, routes::Function};
+
+#[tokio::main]
+async fn main() -> Result<(), lambda_http::Error> {
+    lambda::run(Function::SupportViewed).await
+}

@@ -1,0 +1,9 @@
+//! The `turn` Lambda function: POST /threads, POST /threads/{threadId}/turn, POST /webhooks/turn.
+//! Everything it does is in the shared library; this only starts it.
+
+use tutorflow::api::{lambda, routes::Function};
+
+#[tokio::main]
+async fn main() -> Result<(), lambda_http::Error> {
+    lambda::run(Function::Turn).await
+}

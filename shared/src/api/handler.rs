@@ -1,0 +1,463 @@
+//! The one request handler behind every Lambda function and the local
+//! server: CORS, routing, authentication, body parsing, idempotency, the
+//! use case, and problem+json for anything that goes wrong.
+
+use std::collections::BTreeMap;
+
+use bytes::Bytes;
+use http::header::{self, HeaderMap, HeaderName, HeaderValue};
+use http::{Method, Response, StatusCode, Uri};
+use serde::de::DeserializeOwned;
+use tracing::Instrument;
+
+use super::auth::Principal;
+use super::body::parse_json;
+use super::problem::Problem;
+use super::routes::{Function, Matched, PathParams, Route, RouteSpec, match_route};
+use crate::config::WebhookIntegration;
+use crate::service::{App, Output, ServiceError};
+use crate::store::{Begin, IdempotencyKey, IdempotencyLock, PageRequest, payload_hash};
+
+pub const IDEMPOTENCY_HEADER: &str = "idempotency-key";
+pub const REQUEST_ID_HEADER: &str = "x-request-id";
+/// Set on a response replayed from an earlier request with the same key.
+pub const REPLAYED_HEADER: &str = "idempotent-replayed";
+
+/// Default and largest page of a listing.
+const DEFAULT_PAGE: usize = 20;
+const MAX_PAGE: usize = 100;
+
+/// One HTTP request as every entry point hands it over.
+#[derive(Debug, Clone)]
+pub struct Incoming {
+    pub method: Method,
+    pub uri: Uri,
+    pub headers: HeaderMap,
+    pub body: Bytes,
+    pub request_id: String,
+    /// Claims an API Gateway JWT authorizer verified, when there is one.
+    pub authorizer_claims: Option<BTreeMap<String, String>>,
+}
+
+/// Who a request acts for.
+enum Caller<'a> {
+    Student(Principal),
+    Integration(&'a WebhookIntegration),
+}
+
+impl App {
+    /// Handles one request. `only` restricts the routes to one function's
+    /// (a Lambda function serves its own routes; the local server all).
+    pub async fn handle(&self, incoming: Incoming, only: Option<Function>) -> Response<Bytes> {
+        let path = incoming.uri.path().to_owned();
+        let span = tracing::info_span!(
+            "request",
+            request_id = %incoming.request_id,
+            method = %incoming.method,
+            path = %path,
+            student_id = tracing::field::Empty,
+            thread_id = tracing::field::Empty,
+            status = tracing::field::Empty,
+        );
+        let request_id = incoming.request_id.clone();
+        async move {
+            let mut response = if incoming.method == Method::OPTIONS {
+                preflight()
+            } else {
+                match self.route(&incoming, only).await {
+                    Ok(response) => response,
+                    Err(e) => {
+                        match &e {
+                            ServiceError::Internal(detail) => {
+                                tracing::error!(error = %detail, "request failed")
+                            }
+                            ServiceError::Store(store) => {
+                                tracing::error!(error = %store, "store error")
+                            }
+                            ServiceError::Problem(p) if p.status.is_server_error() => {
+                                tracing::warn!(detail = %p.detail, "request failed")
+                            }
+                            ServiceError::Problem(_) => {}
+                        }
+                        e.to_problem().to_response(&path, &request_id)
+                    }
+                }
+            };
+            cors(response.headers_mut());
+            if let Ok(v) = HeaderValue::from_str(&request_id) {
+                response.headers_mut().insert(REQUEST_ID_HEADER, v);
+            }
+            tracing::Span::current().record("status", response.status().as_u16());
+            tracing::info!("handled");
+            response
+        }
+        .instrument(span)
+        .await
+    }
+
+    async fn route(
+        &self,
+        incoming: &Incoming,
+        only: Option<Function>,
+    ) -> Result<Response<Bytes>, ServiceError> {
+        let (spec, params) = match match_route(&incoming.method, incoming.uri.path()) {
+            Matched::Found(spec, params) if only.is_none_or(|f| f == spec.function) => {
+                (spec, params)
+            }
+            Matched::WrongMethod(allow) => return Err(Problem::method_not_allowed(allow).into()),
+            _ => {
+                return Err(ServiceError::not_found(format!(
+                    "no route {} {}",
+                    incoming.method,
+                    incoming.uri.path()
+                )));
+            }
+        };
+        if let Some(thread_id) = params.get("threadId") {
+            tracing::Span::current().record("thread_id", thread_id);
+        }
+        let caller = self.authenticate(spec, incoming).await?;
+        if let Caller::Student(who) = &caller {
+            tracing::Span::current().record("student_id", who.student_id.as_str());
+        }
+        if !spec.mutating {
+            let Caller::Student(who) = &caller else {
+                return Err(ServiceError::not_found("no such route for integrations"));
+            };
+            return self
+                .read(spec.route, who, &params, incoming)
+                .await
+                .map(ok_response);
+        }
+        // Mutating: an Idempotency-Key (or client turn id) makes a retry safe.
+        let idempotency = idempotency_key(spec, incoming)?;
+        let lock = match idempotency {
+            None => None,
+            Some(raw) => {
+                let key = match &caller {
+                    Caller::Student(who) => IdempotencyKey::for_student(&who.student_id, &raw),
+                    Caller::Integration(i) => {
+                        let student = webhook_student(&incoming.body).unwrap_or_default();
+                        IdempotencyKey::for_integration(&i.id, &student, &raw)
+                    }
+                }
+                .map_err(|e| {
+                    ServiceError::from(
+                        Problem::bad_request(format!("Idempotency-Key: {e}"))
+                            .with_field(IDEMPOTENCY_HEADER),
+                    )
+                })?;
+                let mut payload = incoming.uri.path().as_bytes().to_vec();
+                payload.push(b'\n');
+                payload.extend_from_slice(&incoming.body);
+                match self
+                    .store
+                    .begin_idempotency(
+                        &key,
+                        &payload_hash(&payload),
+                        self.clock_now(),
+                        crate::service::idempotency_lock_time(),
+                    )
+                    .await?
+                {
+                    Begin::Replay(stored) => return Ok(replayed(stored)),
+                    Begin::Acquired(lock) => Some(lock),
+                }
+            }
+        };
+        let result = self
+            .mutate(spec.route, &caller, &params, incoming, lock.as_ref())
+            .await;
+        if result.is_err()
+            && let Some(lock) = &lock
+            && let Err(e) = self.store.release_idempotency(lock).await
+        {
+            tracing::warn!(error = %e, "could not release an idempotency lock");
+        }
+        result.map(ok_response)
+    }
+
+    async fn authenticate<'a>(
+        &'a self,
+        spec: &RouteSpec,
+        incoming: &Incoming,
+    ) -> Result<Caller<'a>, ServiceError> {
+        if spec.route == Route::WebhookTurn {
+            let integration = self.webhooks.verify(
+                &incoming.headers,
+                &incoming.body,
+                self.clock_now().timestamp(),
+            )?;
+            return Ok(Caller::Integration(integration));
+        }
+        let who = self
+            .auth
+            .authenticate(&incoming.headers, incoming.authorizer_claims.as_ref())
+            .await?;
+        Ok(Caller::Student(who))
+    }
+
+    async fn read(
+        &self,
+        route: Route,
+        who: &Principal,
+        params: &PathParams,
+        incoming: &Incoming,
+    ) -> Result<Output, ServiceError> {
+        match route {
+            Route::Summary => self.thread_summary(who, param(params, "threadId")?).await,
+            Route::GetThread => {
+                self.get_thread(who, param(params, "threadId")?, page(&incoming.uri)?)
+                    .await
+            }
+            Route::ListThreads => self.list_threads(who, page(&incoming.uri)?).await,
+            Route::CourseReport => self.course_report(who, param(params, "courseId")?).await,
+            _ => Err(ServiceError::internal(format!(
+                "{route:?} is not a read route"
+            ))),
+        }
+    }
+
+    async fn mutate(
+        &self,
+        route: Route,
+        caller: &Caller<'_>,
+        params: &PathParams,
+        incoming: &Incoming,
+        lock: Option<&IdempotencyLock>,
+    ) -> Result<Output, ServiceError> {
+        let limit = self.config.limits.max_body_bytes;
+        match (route, caller) {
+            (Route::WebhookTurn, Caller::Integration(integration)) => {
+                let request = parse_json(&incoming.headers, &incoming.body, limit)?;
+                self.webhook_turn(integration, request, lock).await
+            }
+            (_, Caller::Integration(_)) => {
+                Err(ServiceError::not_found("no such route for integrations"))
+            }
+            (route, Caller::Student(who)) => match route {
+                Route::CreateThread => self.create_thread(who, body(incoming, limit)?, lock).await,
+                Route::Turn => {
+                    self.turn(
+                        who,
+                        param(params, "threadId")?,
+                        body(incoming, limit)?,
+                        lock,
+                    )
+                    .await
+                }
+                Route::DrillGrade => {
+                    self.grade_drill(
+                        who,
+                        param(params, "threadId")?,
+                        body(incoming, limit)?,
+                        lock,
+                    )
+                    .await
+                }
+                Route::McqSubmit => {
+                    self.mcq_submit(
+                        who,
+                        param(params, "threadId")?,
+                        body(incoming, limit)?,
+                        lock,
+                    )
+                    .await
+                }
+                Route::SupportViewed => {
+                    self.support_viewed(
+                        who,
+                        param(params, "threadId")?,
+                        body(incoming, limit)?,
+                        lock,
+                    )
+                    .await
+                }
+                Route::TranscribeUpload => {
+                    self.transcription_upload(who, body(incoming, limit)?).await
+                }
+                Route::Transcribe => {
+                    let content_type = incoming
+                        .headers
+                        .get(header::CONTENT_TYPE)
+                        .and_then(|v| v.to_str().ok());
+                    if content_type.is_some_and(|t| t.starts_with("application/json")) {
+                        self.transcribe_uploaded(who, body(incoming, limit)?).await
+                    } else {
+                        let language = query(&incoming.uri, "language");
+                        self.transcribe_inline(
+                            content_type,
+                            incoming.body.clone(),
+                            language.as_deref(),
+                        )
+                        .await
+                    }
+                }
+                _ => Err(ServiceError::internal(format!(
+                    "{route:?} is not a mutating route"
+                ))),
+            },
+        }
+    }
+
+    fn clock_now(&self) -> chrono::DateTime<chrono::Utc> {
+        self.clock.now()
+    }
+}
+
+fn body<T: DeserializeOwned>(incoming: &Incoming, limit: usize) -> Result<T, ServiceError> {
+    Ok(parse_json(&incoming.headers, &incoming.body, limit)?)
+}
+
+fn param<'p>(params: &'p PathParams, name: &str) -> Result<&'p str, ServiceError> {
+    params
+        .get(name)
+        .ok_or_else(|| ServiceError::internal(format!("route without {{{name}}}")))
+}
+
+fn query(uri: &Uri, name: &str) -> Option<String> {
+    uri.query()?
+        .split('&')
+        .filter_map(|pair| pair.split_once('='))
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v.replace('+', " "))
+        .map(|v| percent_decode(&v))
+}
+
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%'
+            && let Some(byte) = text
+                .get(i + 1..i + 3)
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+        {
+            out.push(byte);
+            i += 3;
+            continue;
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// `?limit=&cursor=` of a listing.
+fn page(uri: &Uri) -> Result<PageRequest, ServiceError> {
+    let limit = match query(uri, "limit") {
+        None => DEFAULT_PAGE,
+        Some(raw) => raw
+            .parse::<usize>()
+            .ok()
+            .filter(|n| (1..=MAX_PAGE).contains(n))
+            .ok_or_else(|| {
+                ServiceError::from(
+                    Problem::bad_request(format!(
+                        "limit must be a whole number from 1 to {MAX_PAGE}"
+                    ))
+                    .with_field("limit"),
+                )
+            })?,
+    };
+    Ok(match query(uri, "cursor") {
+        Some(cursor) if !cursor.is_empty() => PageRequest::after(cursor, limit),
+        _ => PageRequest::first(limit),
+    })
+}
+
+/// The request's idempotency key: the header, or a turn's `clientTurnId`.
+fn idempotency_key(spec: &RouteSpec, incoming: &Incoming) -> Result<Option<String>, ServiceError> {
+    if let Some(value) = incoming.headers.get(IDEMPOTENCY_HEADER) {
+        let key = value
+            .to_str()
+            .map_err(|_| {
+                ServiceError::from(
+                    Problem::bad_request("Idempotency-Key must be text")
+                        .with_field(IDEMPOTENCY_HEADER),
+                )
+            })?
+            .trim();
+        return Ok((!key.is_empty()).then(|| key.to_owned()));
+    }
+    // An integration's exact replay (same signature) inside the tolerance
+    // window returns the stored reply instead of running twice.
+    if spec.route == Route::WebhookTurn
+        && let Some(signature) = incoming
+            .headers
+            .get(super::webhook::SIGNATURE_HEADER)
+            .and_then(|v| v.to_str().ok())
+    {
+        return Ok(Some(format!("sig:{}", signature.trim())));
+    }
+    if spec.route == Route::Turn
+        && let Ok(value) = serde_json::from_slice::<serde_json::Value>(&incoming.body)
+        && let Some(id) = value.get("clientTurnId").and_then(|v| v.as_str())
+    {
+        return Ok(Some(format!("turn:{id}")));
+    }
+    Ok(None)
+}
+
+/// The student a webhook acts for, to scope its idempotency records.
+fn webhook_student(body: &[u8]) -> Option<String> {
+    let value: serde_json::Value = serde_json::from_slice(body).ok()?;
+    value.get("student_id")?.as_str().map(str::to_owned)
+}
+
+fn ok_response(output: Output) -> Response<Bytes> {
+    let mut response = Response::new(Bytes::from(output.body));
+    *response.status_mut() = StatusCode::from_u16(output.status).unwrap_or(StatusCode::OK);
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+fn replayed(stored: crate::store::StoredResponse) -> Response<Bytes> {
+    let mut response = Response::new(Bytes::from(stored.body));
+    *response.status_mut() = StatusCode::from_u16(stored.status).unwrap_or(StatusCode::OK);
+    if let Ok(v) = HeaderValue::from_str(&stored.content_type) {
+        response.headers_mut().insert(header::CONTENT_TYPE, v);
+    }
+    response.headers_mut().insert(
+        HeaderName::from_static(REPLAYED_HEADER),
+        HeaderValue::from_static("true"),
+    );
+    response
+}
+
+fn preflight() -> Response<Bytes> {
+    let mut response = Response::new(Bytes::new());
+    *response.status_mut() = StatusCode::NO_CONTENT;
+    response
+}
+
+/// Apps call the API from browsers; tokens travel in a header, not cookies,
+/// so any origin may call it.
+fn cors(headers: &mut HeaderMap) {
+    headers.insert(
+        header::ACCESS_CONTROL_ALLOW_ORIGIN,
+        HeaderValue::from_static("*"),
+    );
+    headers.insert(
+        header::ACCESS_CONTROL_ALLOW_METHODS,
+        HeaderValue::from_static("GET, POST, OPTIONS"),
+    );
+    headers.insert(
+        header::ACCESS_CONTROL_ALLOW_HEADERS,
+        HeaderValue::from_static(
+            "authorization, content-type, idempotency-key, x-tutorflow-integration, x-tutorflow-timestamp, x-tutorflow-signature",
+        ),
+    );
+    headers.insert(
+        header::ACCESS_CONTROL_EXPOSE_HEADERS,
+        HeaderValue::from_static("x-request-id, idempotent-replayed, retry-after"),
+    );
+    headers.insert(
+        header::ACCESS_CONTROL_MAX_AGE,
+        HeaderValue::from_static("600"),
+    );
+}

@@ -1,0 +1,936 @@
+//! The guided turn as pure functions (DESIGN "The turn, stage by stage").
+//!
+//! [`plan`] runs every step before the one LLM call: the safety gate,
+//! interpretation (code grading, lexical mapping, classification), the
+//! policy, retrieval and the composed tutor input, plus a practice item
+//! generated from a blueprint. [`apply`] runs every step after it: the
+//! session's transitions, evidence, the new pending question, the cards and
+//! the messages. Both take state as read at one moment, so on a version
+//! conflict the caller re-reads and runs them again with the same LLM reply:
+//! the reply is an input and is never requested twice.
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Duration, Utc};
+use serde::Serialize;
+
+use crate::content::{Bundle, Course, Unit, Workflow};
+use crate::engine::classify::{self, Interpretation};
+use crate::engine::drill::{self, IssuedDrill};
+use crate::engine::drill_grade::{self, DrillVerdict};
+use crate::engine::drill_token;
+use crate::engine::evidence::{self, DrillGraded, EvidenceEffect, TransitionContext};
+use crate::engine::irt;
+use crate::engine::lifecycle;
+use crate::engine::lockout::{LockoutSource, LockoutStatus};
+use crate::engine::policy::{PolicyError, PolicyInput, PolicyOutcome, compute_policy};
+use crate::engine::retrieve::CourseIndex;
+use crate::engine::safety::{SafetyGate, SafetyHit, Sanitizer};
+use crate::engine::scaffolding;
+use crate::engine::signals::{self, PacingInput, Trend};
+use crate::model::{
+    CategoryCue, ClientEvent, CodeReading, ConceptCard, ContentChunk, CourseBrief, ExamCandidate,
+    ExamCard, ExamOption, ExpectedAnswer, GradeOutcome, HistoryMessage, LlmTutorResponse,
+    MappedUnit, PendingQuestion, Personalization, PracticeItem, QuestionPhase, QuestionState,
+    RevisitBrief, Role, SessionState, SnapshotLiteForLlm, StudentInput, StudentIntent,
+    StudentSnapshot, Thread, TurnAnalysis, TutorAction, TutorCard, TutorContext, TutorMessage,
+    TutorTurnInput, UnitAnchor, WorkedExample,
+};
+
+/// Units a message may map to, at most.
+const MAPPED_UNITS: usize = 3;
+/// Content chunks put in front of the tutor, at most (the prompt trims further).
+const CONTEXT_CHUNKS: usize = 4;
+/// The previous turn's reading counts a little less than this turn's words.
+const PREVIOUS_READING_WEIGHT: f64 = 0.8;
+/// Confidence of a unit named by a button press (e.g. "Try a drill" on a card).
+const EVENT_UNIT_CONFIDENCE: f64 = 0.95;
+/// Replay keys of graded drills kept per thread: tokens expire long before
+/// this many more are issued in one conversation.
+const GRADED_DRILLS_KEPT: usize = 200;
+/// Grades kept for the pacing trend.
+const RECENT_OUTCOMES_KEPT: usize = 12;
+/// Student messages the style signal looks at.
+const STYLE_MESSAGES: usize = 8;
+
+/// A course's content with what is derived from it once per content
+/// version: search indexes and compiled patterns.
+pub struct CourseRuntime {
+    pub bundle: Arc<Bundle>,
+    course_id: String,
+    pub index: CourseIndex,
+    pub safety: SafetyGate,
+    pub sanitizer: Sanitizer,
+}
+
+impl CourseRuntime {
+    /// `None` when the course or its workflow is not in the bundle.
+    pub fn new(bundle: Arc<Bundle>, course_id: &str) -> Option<Self> {
+        let course = bundle.course(course_id)?;
+        let workflow = bundle.workflow_for(course)?;
+        let index = CourseIndex::build(course);
+        let safety = SafetyGate::new(workflow);
+        let sanitizer = Sanitizer::new(workflow);
+        Some(CourseRuntime {
+            course_id: course_id.to_owned(),
+            index,
+            safety,
+            sanitizer,
+            bundle,
+        })
+    }
+
+    pub fn course(&self) -> &Course {
+        self.bundle
+            .course(&self.course_id)
+            .expect("checked when the runtime was built")
+    }
+
+    pub fn workflow(&self) -> &Workflow {
+        self.bundle
+            .workflow_for(self.course())
+            .expect("checked when the runtime was built")
+    }
+}
+
+/// What the student sent.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TurnEvent {
+    pub message_text: Option<String>,
+    pub message_latex: Option<String>,
+    pub client_event: ClientEvent,
+}
+
+impl TurnEvent {
+    fn student_input(&self) -> StudentInput {
+        StudentInput {
+            message_text: self.message_text.clone(),
+            message_latex: self.message_latex.clone(),
+            voice_transcript: None,
+        }
+    }
+}
+
+/// What a turn is computed from besides state and content: time, ids and
+/// randomness handed in, lockouts prefetched by the caller.
+pub struct TurnEnv<'a> {
+    pub now: DateTime<Utc>,
+    pub turn_id: &'a str,
+    pub seed: u64,
+    pub drill_key: &'a [u8],
+    pub drill_ttl: Duration,
+    pub lockouts: &'a (dyn LockoutSource + Sync),
+    pub personalization: &'a Personalization,
+}
+
+/// State as read at one moment.
+#[derive(Clone, Copy)]
+pub struct TurnState<'a> {
+    pub thread: &'a Thread,
+    /// Recent messages, oldest first.
+    pub history: &'a [TutorMessage],
+    pub snapshot: &'a StudentSnapshot,
+}
+
+/// A drill pending in the chat, answered there instead of with "Check".
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChatDrill {
+    pub verdict: DrillVerdict,
+    pub unit_id: String,
+    pub replay_key: String,
+    pub difficulty: Option<f64>,
+    pub first_attempt: bool,
+}
+
+/// Everything decided before the LLM call.
+pub struct Plan {
+    /// What the student wrote this turn, if anything.
+    pub said: Option<String>,
+    /// A safety rule matched: the tutor answers with its response and
+    /// nothing else happens.
+    pub safety: Option<SafetyHit>,
+    pub interpretation: Option<Interpretation>,
+    pub category: String,
+    pub mapped_units: Vec<MappedUnit>,
+    pub policy: PolicyOutcome,
+    pub practice: Option<IssuedDrill>,
+    pub chat_drill: Option<ChatDrill>,
+    pub input: TutorTurnInput,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum TurnError {
+    #[error(transparent)]
+    Policy(#[from] PolicyError),
+    #[error("the tutor's reply targets unit `{0}`, which is not in the course")]
+    UnknownUnit(String),
+}
+
+/// Steps 5 to 9: everything up to the LLM call.
+pub fn plan(
+    rt: &CourseRuntime,
+    state: TurnState<'_>,
+    event: &TurnEvent,
+    env: &TurnEnv<'_>,
+) -> Result<Plan, TurnError> {
+    let course = rt.course();
+    let workflow = rt.workflow();
+    let session = &state.thread.session;
+    let said = event.student_input().said();
+    let safety = said.as_deref().and_then(|s| rt.safety.check(s)).cloned();
+
+    let interpretation = match (&said, &safety) {
+        (Some(text), None) => Some(classify::interpret(workflow, session, text, None)),
+        _ => None,
+    };
+    let category = forced_category(workflow, &event.client_event)
+        .or_else(|| {
+            interpretation
+                .as_ref()
+                .map(|i| i.classification.category.clone())
+        })
+        .unwrap_or_else(|| workflow.default_category.clone());
+
+    let mapped_units = map_units(rt, state.snapshot, said.as_deref(), &event.client_event);
+    let policy = compute_policy(
+        &PolicyInput {
+            snapshot: state.snapshot,
+            course,
+            workflow,
+            mapped_units: &mapped_units,
+            now: env.now,
+            turn_id: env.turn_id,
+        },
+        env.lockouts,
+    )?;
+    let chat_drill = chat_drill(rt, state, interpretation.as_ref(), said.as_deref(), env);
+    let practice = practice_item(rt, state, &policy, &event.client_event, env);
+
+    // The category's transitions, previewed, give the phase this reply acts in.
+    let mut preview = session.clone();
+    if let Some(c) = workflow.category(&category) {
+        scaffolding::apply_category(
+            &mut preview,
+            c,
+            scaffolding::TransitionContext {
+                answer: said.as_deref(),
+            },
+        );
+    }
+    let input = compose(
+        rt,
+        state,
+        event,
+        env,
+        &policy,
+        &category,
+        &preview,
+        &mapped_units,
+        interpretation.as_ref(),
+        practice.as_ref(),
+    );
+    Ok(Plan {
+        said,
+        safety,
+        interpretation,
+        category,
+        mapped_units,
+        policy,
+        practice,
+        chat_drill,
+        input,
+    })
+}
+
+/// The exam questions whose lockout statuses a turn reads, to prefetch:
+/// the focus unit's candidates at the desired tier (when exam-ready) and
+/// the revisit queue (for the summary sent back).
+pub fn questions_to_check(
+    rt: &CourseRuntime,
+    state: TurnState<'_>,
+    event: &TurnEvent,
+    now: DateTime<Utc>,
+    turn_id: &str,
+) -> Result<Vec<String>, TurnError> {
+    let said = event.student_input().said();
+    let mapped = map_units(rt, state.snapshot, said.as_deref(), &event.client_event);
+    let mut ids = crate::engine::policy::exam_questions_to_check(&PolicyInput {
+        snapshot: state.snapshot,
+        course: rt.course(),
+        workflow: rt.workflow(),
+        mapped_units: &mapped,
+        now,
+        turn_id,
+    })?;
+    for q in state.snapshot.revisit_queue.keys() {
+        if !ids.contains(q) {
+            ids.push(q.clone());
+        }
+    }
+    Ok(ids)
+}
+
+/// A button that says what the student wants outright.
+fn forced_category(workflow: &Workflow, event: &ClientEvent) -> Option<String> {
+    match event {
+        ClientEvent::IAmStuck { .. } => workflow
+            .categories
+            .iter()
+            .find(|c| c.detect.intents.contains(&StudentIntent::Stuck))
+            .map(|c| c.id.clone()),
+        _ => None,
+    }
+}
+
+fn event_unit(event: &ClientEvent) -> Option<&str> {
+    match event {
+        ClientEvent::None => None,
+        ClientEvent::RequestDrill { unit_id }
+        | ClientEvent::DrillContinue { unit_id, .. }
+        | ClientEvent::ExamContinue { unit_id, .. }
+        | ClientEvent::IAmStuck { unit_id } => unit_id.as_deref(),
+    }
+}
+
+/// This message's words, a unit named by a button, and the previous
+/// turn's reading, merged by highest confidence.
+fn map_units(
+    rt: &CourseRuntime,
+    snapshot: &StudentSnapshot,
+    said: Option<&str>,
+    event: &ClientEvent,
+) -> Vec<MappedUnit> {
+    let mut mapped: Vec<MappedUnit> = said
+        .map(|s| rt.index.map_message(s, MAPPED_UNITS))
+        .unwrap_or_default();
+    if let Some(unit) = event_unit(event).filter(|u| rt.course().unit(u).is_some()) {
+        mapped.push(MappedUnit {
+            unit_id: unit.to_owned(),
+            confidence: EVENT_UNIT_CONFIDENCE,
+        });
+    }
+    if let Some(previous) = &snapshot.last_turn_analysis {
+        for m in &previous.mapped_units {
+            mapped.push(MappedUnit {
+                unit_id: m.unit_id.clone(),
+                confidence: m.confidence * PREVIOUS_READING_WEIGHT,
+            });
+        }
+    }
+    let mut merged: Vec<MappedUnit> = Vec::new();
+    for m in mapped {
+        match merged.iter_mut().find(|x| x.unit_id == m.unit_id) {
+            Some(x) => x.confidence = x.confidence.max(m.confidence),
+            None => merged.push(m),
+        }
+    }
+    merged.sort_by(|a, b| {
+        b.confidence
+            .total_cmp(&a.confidence)
+            .then_with(|| a.unit_id.cmp(&b.unit_id))
+    });
+    merged.truncate(MAPPED_UNITS);
+    merged
+}
+
+/// A drill pending in the chat and answered there: graded like drill-grade.
+fn chat_drill(
+    rt: &CourseRuntime,
+    state: TurnState<'_>,
+    interpretation: Option<&Interpretation>,
+    said: Option<&str>,
+    env: &TurnEnv<'_>,
+) -> Option<ChatDrill> {
+    let pending = state.thread.session.pending_question.as_ref()?;
+    let token = pending.drill_token.as_deref()?;
+    let answered = interpretation?
+        .grade
+        .as_ref()
+        .is_some_and(|g| g.result != GradeOutcome::Unverifiable);
+    if !answered {
+        return None;
+    }
+    let verified = drill_token::verify(
+        token,
+        env.drill_key,
+        &state.thread.thread_id,
+        env.now,
+        env.drill_ttl,
+    )
+    .ok()?;
+    let expected = drill::expected(&verified, &rt.bundle.blueprints).ok()?;
+    let verdict = drill_grade::grade_drill(&expected, said?, &rt.workflow().grading);
+    let difficulty = match &expected {
+        drill::Expected::Generated(item) => Some(item.difficulty),
+        drill::Expected::Authored { .. } => None,
+    };
+    Some(ChatDrill {
+        first_attempt: !state
+            .thread
+            .session
+            .graded_drills
+            .contains(&verified.replay_key),
+        unit_id: verified.claims.unit_id,
+        replay_key: verified.replay_key,
+        difficulty,
+        verdict,
+    })
+}
+
+/// A blueprint item for the unit a drill would target, when drills are
+/// allowed: the button's unit if in scope, else the policy's focus.
+fn practice_item(
+    rt: &CourseRuntime,
+    state: TurnState<'_>,
+    policy: &PolicyOutcome,
+    event: &ClientEvent,
+    env: &TurnEnv<'_>,
+) -> Option<IssuedDrill> {
+    let p = &policy.policy;
+    if !p.allows(TutorAction::DrillCard) {
+        return None;
+    }
+    let unit_id = event_unit(event)
+        .filter(|u| p.scoped_unit_ids.iter().any(|s| s == u))
+        .unwrap_or(&p.focus_unit_id);
+    let unit = rt.course().unit(unit_id)?;
+    if unit.blueprints.is_empty() {
+        return None;
+    }
+    let blueprint_id = &unit.blueprints[(env.seed % unit.blueprints.len() as u64) as usize];
+    let blueprint = rt.bundle.blueprints.get(blueprint_id)?;
+    let ability = state
+        .snapshot
+        .unit_progress
+        .get(unit_id)
+        .and_then(|p| p.ability);
+    let target = irt::target_difficulty(ability, &rt.workflow().irt);
+    drill::issue_generated(
+        blueprint,
+        target,
+        env.seed,
+        unit_id,
+        &state.thread.thread_id,
+        env.now,
+        env.drill_key,
+    )
+    .ok()
+}
+
+#[allow(clippy::too_many_arguments)]
+fn compose(
+    rt: &CourseRuntime,
+    state: TurnState<'_>,
+    event: &TurnEvent,
+    env: &TurnEnv<'_>,
+    policy: &PolicyOutcome,
+    category: &str,
+    preview: &SessionState,
+    mapped_units: &[MappedUnit],
+    interpretation: Option<&Interpretation>,
+    practice: Option<&IssuedDrill>,
+) -> TutorTurnInput {
+    let course = rt.course();
+    let workflow = rt.workflow();
+    let p = &policy.policy;
+    let scoped: Vec<&Unit> = p
+        .scoped_unit_ids
+        .iter()
+        .filter_map(|u| course.unit(u))
+        .collect();
+    let focus = course.unit(&p.focus_unit_id);
+    let said = event.student_input().said();
+    let query = said
+        .clone()
+        .or_else(|| focus.map(|u| u.anchor.clone()))
+        .unwrap_or_default();
+    let chunks = rt
+        .index
+        .chunks_for(&query, &p.scoped_unit_ids, CONTEXT_CHUNKS)
+        .into_iter()
+        .filter_map(|c| {
+            let unit = course.unit(&c.unit_id)?;
+            Some(ContentChunk::from_unit_chunk(
+                &unit.id,
+                unit.chunks.get(c.chunk)?,
+            ))
+        })
+        .collect();
+    let exam_candidates = policy
+        .exam
+        .available_question_ids
+        .iter()
+        .filter_map(|q| {
+            let (unit, item) = course.exam_item(q)?;
+            Some(ExamCandidate::from_item(&unit.id, item))
+        })
+        .collect();
+    let revisit_locked: Vec<DateTime<Utc>> = state
+        .snapshot
+        .revisit_queue
+        .keys()
+        .filter_map(|q| match env.lockouts.status(q).at(env.now) {
+            LockoutStatus::Locked { until } => Some(until),
+            _ => None,
+        })
+        .collect();
+    let question = preview.pending_question.as_ref();
+    let pending_before = state.thread.session.pending_question.as_ref();
+    let unit_title = focus.map(|u| u.title.clone()).unwrap_or_default();
+    let history = history_of(state.history, workflow.history_messages as usize);
+    let student_lines: Vec<&str> = state
+        .history
+        .iter()
+        .filter(|m| m.role == Role::Student)
+        .map(|m| m.text.as_str())
+        .chain(said.as_deref())
+        .collect();
+    let style_lines = &student_lines[student_lines.len().saturating_sub(STYLE_MESSAGES)..];
+    let mastery: Vec<f64> = state
+        .snapshot
+        .units_in_progress
+        .iter()
+        .filter_map(|u| state.snapshot.unit_progress.get(u)?.mastery_probability)
+        .collect();
+    let pacing = signals::pacing(
+        &PacingInput {
+            turn_number: state.thread.session.turn_count + 1,
+            mastery: &mastery,
+            trend: Trend::from_outcomes(&state.thread.session.recent_outcomes, &workflow.pacing),
+            recent_wrong: question.map_or(0, |q| q.wrong_attempts),
+            struggling: question.is_some_and(|q| q.phase >= QuestionPhase::Explain),
+            plan_complete: false,
+        },
+        &workflow.pacing,
+    );
+    TutorTurnInput {
+        course: CourseBrief {
+            title: course.title.clone(),
+            audience: course.audience.clone(),
+        },
+        mode: state.thread.mode,
+        policy: p.clone(),
+        context: TutorContext {
+            unit_anchors: scoped.iter().map(|u| UnitAnchor::from(*u)).collect(),
+            unit_content_chunks: chunks,
+            exam_candidates,
+            snapshot_lite: SnapshotLiteForLlm {
+                focus_unit_id: p.focus_unit_id.clone(),
+                focus_mastery_tier: state.snapshot.tier_of(&p.focus_unit_id),
+                units_in_progress: state.snapshot.units_in_progress.clone(),
+                revisit: RevisitBrief {
+                    locked_count: revisit_locked.len() as u32,
+                    next_eligible_at: revisit_locked.iter().min().copied(),
+                },
+            },
+            client_event: event.client_event.clone(),
+            practice_item: practice.map(|d| PracticeItem {
+                unit_id: d.card.unit_id.clone(),
+                prompt: d.card.prompt.clone(),
+                question_latex: d.card.question_latex.clone(),
+                options: d.card.options.clone(),
+            }),
+        },
+        category: CategoryCue {
+            id: category.to_owned(),
+            attempt: pending_before.map_or(1, |q| q.wrong_attempts + 1),
+            phase: question.map_or(QuestionPhase::Asked, |q| q.phase),
+            scaffold_depth: preview.scaffolding.depth,
+            unit_title,
+            misconceptions: focus
+                .map(|u| {
+                    u.misconceptions
+                        .iter()
+                        .map(|m| format!("{} {}", m.description.trim(), m.remedy.trim()))
+                        .collect()
+                })
+                .unwrap_or_default(),
+        },
+        question: question.map(QuestionState::from),
+        pacing: pacing.directive,
+        style: signals::student_style(style_lines, &workflow.style).style,
+        personalization: env.personalization.clone(),
+        history,
+        student: event.student_input(),
+        reading: CodeReading {
+            mapped_units: mapped_units.to_vec(),
+            intent: interpretation.map_or(StudentIntent::Unknown, |i| i.classification.intent),
+        },
+        seed: env.seed,
+    }
+}
+
+fn history_of(messages: &[TutorMessage], keep: usize) -> Vec<HistoryMessage> {
+    messages[messages.len().saturating_sub(keep)..]
+        .iter()
+        .map(|m| HistoryMessage {
+            role: m.role,
+            text: m.text.clone(),
+        })
+        .collect()
+}
+
+/// How the reply that [`apply`] uses was obtained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReplyOrigin {
+    /// The configured model's reply passed validation.
+    Llm,
+    /// The offline tutor (the configured provider).
+    Offline,
+    /// The deterministic fallback replaced an invalid or failed reply.
+    Fallback,
+}
+
+/// The outcome of one turn, ready to commit.
+pub struct Applied {
+    pub thread: Thread,
+    pub snapshot: StudentSnapshot,
+    /// New messages, in order: the student's (if they wrote something), then the tutor's.
+    pub messages: Vec<TutorMessage>,
+    pub drill_evidence: Option<EvidenceEffect>,
+}
+
+/// Steps 10 and 11: the decided reply applied to state read at one moment.
+/// Pure; safe to run again on fresh state after a version conflict.
+pub fn apply(
+    rt: &CourseRuntime,
+    state: TurnState<'_>,
+    plan: &Plan,
+    reply: Option<(&LlmTutorResponse, ReplyOrigin)>,
+    env: &TurnEnv<'_>,
+) -> Result<Applied, TurnError> {
+    let course = rt.course();
+    let workflow = rt.workflow();
+    let mut thread = state.thread.clone();
+    let mut snapshot = state.snapshot.clone();
+    let mut messages = Vec::new();
+    if let Some(said) = &plan.said {
+        messages.push(message(
+            state.thread,
+            env,
+            "s",
+            Role::Student,
+            said.clone(),
+            plan.input.student.message_latex.clone(),
+            None,
+        ));
+    }
+    let session = &mut thread.session;
+    session.turn_count = session.turn_count.saturating_add(1);
+    thread.updated_at = env.now;
+
+    let (Some((reply, origin)), None) = (reply, &plan.safety) else {
+        let text = plan.safety.as_ref().map_or_else(
+            || workflow.sanitize.fallback_text.clone(),
+            |h| h.response.clone(),
+        );
+        messages.push(message(
+            state.thread,
+            env,
+            "a",
+            Role::Assistant,
+            text,
+            None,
+            None,
+        ));
+        return Ok(Applied {
+            thread,
+            snapshot,
+            messages,
+            drill_evidence: None,
+        });
+    };
+
+    // Evidence from a drill answered in the chat.
+    let ctx = TransitionContext {
+        course,
+        workflow,
+        now: env.now,
+    };
+    let mut drill_evidence = None;
+    if let Some(d) = &plan.chat_drill {
+        let first_attempt = d.first_attempt && !session.graded_drills.contains(&d.replay_key);
+        let effect = evidence::apply_drill_graded(
+            &mut snapshot,
+            &ctx,
+            &DrillGraded {
+                unit_id: d.unit_id.clone(),
+                correct: d.verdict.is_correct(),
+                mistake_tag: d.verdict.mistake_tag.clone(),
+                first_attempt,
+            },
+        )
+        .ok();
+        if first_attempt && let Some(difficulty) = d.difficulty {
+            record_ability(
+                &mut snapshot,
+                workflow,
+                &d.unit_id,
+                difficulty,
+                d.verdict.is_correct(),
+            );
+        }
+        remember_drill(session, &d.replay_key);
+        drill_evidence = effect;
+    }
+
+    // The category's transitions (question lifecycle, scaffolding, teach-back).
+    if let Some(c) = workflow.category(&plan.category) {
+        scaffolding::apply_category(
+            session,
+            c,
+            scaffolding::TransitionContext {
+                answer: plan.said.as_deref(),
+            },
+        );
+    }
+    if let Some(grade) = plan.interpretation.as_ref().and_then(|i| i.grade.as_ref())
+        && grade.result != GradeOutcome::Unverifiable
+    {
+        session.recent_outcomes.push(grade.result);
+        let excess = session
+            .recent_outcomes
+            .len()
+            .saturating_sub(RECENT_OUTCOMES_KEPT);
+        session.recent_outcomes.drain(..excess);
+    }
+
+    // The reply: its card, and the question it leaves pending.
+    let target = course
+        .unit(&reply.target_unit_id)
+        .ok_or_else(|| TurnError::UnknownUnit(reply.target_unit_id.clone()))?;
+    let text = rt.sanitizer.clean(&reply.tutor_text).text;
+    let card = match reply.action {
+        TutorAction::SocraticQuestion => {
+            if let Some(question) = last_question(&text) {
+                lifecycle::ask(session, tutor_question(question, target, env.now));
+            }
+            None
+        }
+        TutorAction::ConceptCard => reply.concept_card.as_ref().map(|c| {
+            TutorCard::Concept(ConceptCard {
+                unit_id: target.id.clone(),
+                key_ideas: c.key_ideas.clone(),
+                worked_example: c.worked_example.as_ref().map(|w| WorkedExample {
+                    problem_latex: w.problem_latex.clone(),
+                    steps_latex: w.steps_latex.clone().unwrap_or_default(),
+                    final_answer_latex: w.final_answer_latex.clone(),
+                }),
+            })
+        }),
+        TutorAction::DrillCard => {
+            drill_card(state.thread, reply, target, plan, env).map(|(card, question)| {
+                lifecycle::ask(session, question);
+                TutorCard::Drill(card)
+            })
+        }
+        TutorAction::ExamBlock => reply
+            .exam_suggestion
+            .as_ref()
+            .and_then(|s| exam_card(course, &s.question_id, env)),
+    };
+    messages.push(message(
+        state.thread,
+        env,
+        "a",
+        Role::Assistant,
+        text,
+        None,
+        card,
+    ));
+
+    // The snapshot: focus and units in progress, and this turn's reading.
+    evidence::apply_turn(&mut snapshot, &ctx, &plan.policy.policy);
+    snapshot.last_turn_analysis = Some(match origin {
+        ReplyOrigin::Llm => TurnAnalysis {
+            mapped_units: reply
+                .mapped_units
+                .iter()
+                .filter(|m| course.unit(&m.unit_id).is_some())
+                .map(|m| MappedUnit {
+                    unit_id: m.unit_id.clone(),
+                    confidence: m.confidence.clamp(0.0, 1.0),
+                })
+                .collect(),
+            student_intent: reply.turn_analysis.student_intent,
+            understanding_signal: reply.turn_analysis.understanding_signal,
+            suggested_prereq_units: reply.turn_analysis.suggested_prereq_units.clone(),
+        },
+        ReplyOrigin::Offline | ReplyOrigin::Fallback => TurnAnalysis {
+            mapped_units: plan.input.reading.mapped_units.clone(),
+            student_intent: plan.input.reading.intent,
+            understanding_signal: reply.turn_analysis.understanding_signal,
+            suggested_prereq_units: Vec::new(),
+        },
+    });
+    Ok(Applied {
+        thread,
+        snapshot,
+        messages,
+        drill_evidence,
+    })
+}
+
+/// Updates a unit's ability estimate from one graded item.
+pub fn record_ability(
+    snapshot: &mut StudentSnapshot,
+    workflow: &Workflow,
+    unit_id: &str,
+    difficulty: f64,
+    correct: bool,
+) {
+    let progress = snapshot
+        .unit_progress
+        .entry(unit_id.to_owned())
+        .or_default();
+    progress.ability = Some(irt::update(
+        progress.ability,
+        &irt::Response {
+            difficulty,
+            correct,
+            timing: None,
+        },
+        &workflow.irt,
+    ));
+}
+
+/// Remembers a graded drill so a second answer to it is not evidence.
+pub fn remember_drill(session: &mut SessionState, replay_key: &str) {
+    if !session.graded_drills.iter().any(|k| k == replay_key) {
+        session.graded_drills.push(replay_key.to_owned());
+    }
+    let excess = session
+        .graded_drills
+        .len()
+        .saturating_sub(GRADED_DRILLS_KEPT);
+    session.graded_drills.drain(..excess);
+}
+
+/// The drill card the reply shows and the question it leaves pending: the
+/// server's practice item when there is one (its answer stays here), else
+/// the LLM's own drill, whose answer goes into the signed token.
+fn drill_card(
+    thread: &Thread,
+    reply: &LlmTutorResponse,
+    target: &Unit,
+    plan: &Plan,
+    env: &TurnEnv<'_>,
+) -> Option<(crate::model::DrillCard, PendingQuestion)> {
+    if let Some(issued) = &plan.practice {
+        let expected = drill_grade::expected_answer(&issued.item);
+        let question = PendingQuestion {
+            text: format!("{} {}", issued.card.prompt, issued.card.question_latex),
+            expected: Some(expected),
+            unit_id: issued.card.unit_id.clone(),
+            concept: format!("drill {}", issued.item.seed),
+            wrong_attempts: 0,
+            previous_answers: Vec::new(),
+            hints_used: 0,
+            phase: QuestionPhase::Asked,
+            asked_at: env.now,
+            drill_token: issued.card.drill_token.clone(),
+        };
+        return Some((issued.card.clone(), question));
+    }
+    let authored = reply.drill_card.as_ref()?;
+    let card = drill::issue_authored(
+        authored,
+        &target.id,
+        &thread.thread_id,
+        env.now,
+        env.drill_key,
+    )
+    .ok()?;
+    let answer = authored.expected_answer.clone()?;
+    let question = PendingQuestion {
+        text: format!("{} {}", authored.prompt, authored.question_latex),
+        expected: Some(ExpectedAnswer {
+            kind: crate::engine::grading::infer_kind(&answer, &[]),
+            value: answer,
+            unit: None,
+            options: Vec::new(),
+        }),
+        unit_id: target.id.clone(),
+        concept: format!("drill {}", env.turn_id),
+        wrong_attempts: 0,
+        previous_answers: Vec::new(),
+        hints_used: 0,
+        phase: QuestionPhase::Asked,
+        asked_at: env.now,
+        drill_token: card.drill_token.clone(),
+    };
+    Some((card, question))
+}
+
+/// An exam block from the course bank: stem and options, never the answer.
+pub fn exam_card(course: &Course, question_id: &str, env: &TurnEnv<'_>) -> Option<TutorCard> {
+    let (unit, item) = course.exam_item(question_id)?;
+    let locked_until = match env.lockouts.status(question_id).at(env.now) {
+        LockoutStatus::Locked { until } => Some(until),
+        _ => None,
+    };
+    Some(TutorCard::Exam(ExamCard {
+        unit_id: unit.id.clone(),
+        question_id: item.id.clone(),
+        tier: item.tier,
+        stem: item.stem.clone(),
+        options: item
+            .options
+            .iter()
+            .enumerate()
+            .map(|(i, text)| ExamOption {
+                id: crate::content::ExamItem::option_id(i),
+                text: text.clone(),
+            })
+            .collect(),
+        has_memo: !item.memo.trim().is_empty(),
+        video_url: item.video_url.clone(),
+        locked_until,
+    }))
+}
+
+/// The last sentence of `text` that asks something.
+fn last_question(text: &str) -> Option<String> {
+    text.split_inclusive(['.', '!', '?', '\n'])
+        .rev()
+        .find(|s| s.trim_end().ends_with('?'))
+        .map(|s| s.trim().to_owned())
+}
+
+/// A question the tutor asked in words: tracked for its lifecycle; its
+/// answer is not known to code, so the LLM's reading judges replies to it.
+fn tutor_question(text: String, unit: &Unit, now: DateTime<Utc>) -> PendingQuestion {
+    PendingQuestion {
+        text,
+        expected: None,
+        unit_id: unit.id.clone(),
+        concept: unit.title.clone(),
+        wrong_attempts: 0,
+        previous_answers: Vec::new(),
+        hints_used: 0,
+        phase: QuestionPhase::Asked,
+        asked_at: now,
+        drill_token: None,
+    }
+}
+
+fn message(
+    thread: &Thread,
+    env: &TurnEnv<'_>,
+    suffix: &str,
+    role: Role,
+    text: String,
+    latex: Option<String>,
+    card: Option<TutorCard>,
+) -> TutorMessage {
+    TutorMessage {
+        id: format!("{}-{suffix}", env.turn_id),
+        thread_id: thread.thread_id.clone(),
+        role,
+        text,
+        latex,
+        card,
+        created_at: env.now,
+    }
+}

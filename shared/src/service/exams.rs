@@ -1,0 +1,537 @@
+//! Exam questions: who decides lockouts (the built-in store, or an external
+//! exam API that is then authoritative, seed 004), MCQ submissions and
+//! support views.
+
+use std::collections::BTreeMap;
+use std::time::Duration as StdDuration;
+
+use chrono::{DateTime, Duration, Utc};
+use serde::{Deserialize, Serialize};
+
+use super::error::ServiceError;
+use super::threads::{commit_with_retries, owned_thread, respond, snapshot_or_new};
+use super::{App, Output, StartupError};
+use crate::api::auth::Principal;
+use crate::api::problem::Problem;
+use crate::config::{Config, SecretRef};
+use crate::content::{Course, ExamItem, Unit};
+use crate::engine::evidence::{self, ExamSubmitted, SupportViewed, TransitionContext};
+use crate::engine::lockout::LockoutStatus;
+use crate::engine::snapshot_lite::{build_snapshot_lite, revisit_question_ids};
+use crate::model::{
+    McqSubmitRequest, McqSubmitResponse, RevisitReason, StudentSnapshot, SupportType,
+    SupportViewedRequest, SupportViewedResponse,
+};
+use crate::store::{ExamLockout, Expected, IdempotencyLock, Store, UnitOfWork};
+
+/// Where exam lockouts and verdicts come from.
+pub enum ExamGateway {
+    /// Lockouts kept in the state store; verdicts from the course's bank.
+    BuiltIn,
+    External(ExamApi),
+}
+
+/// An external exam service (seed 004: "lockouts come from your existing
+/// API"). Its contract is documented in the README and the OpenAPI file.
+pub struct ExamApi {
+    base_url: String,
+    api_key: Option<String>,
+    http: reqwest::Client,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct StatusRequest<'a> {
+    student_id: &'a str,
+    course_id: &'a str,
+    question_ids: &'a [String],
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct StatusResponse {
+    statuses: BTreeMap<String, ExternalStatus>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ExternalStatus {
+    status: String,
+    #[serde(default)]
+    locked_until: Option<DateTime<Utc>>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SubmitRequest<'a> {
+    student_id: &'a str,
+    course_id: &'a str,
+    question_id: &'a str,
+    selected_option: &'a str,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SubmitResponse {
+    correct: bool,
+    #[serde(default)]
+    locked_until: Option<DateTime<Utc>>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SupportRequest<'a> {
+    student_id: &'a str,
+    course_id: &'a str,
+    question_id: &'a str,
+    support_type: SupportType,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SupportResponse {
+    #[serde(default)]
+    locked_until: Option<DateTime<Utc>>,
+}
+
+impl ExamApi {
+    async fn post<Req: Serialize, Res: for<'de> Deserialize<'de>>(
+        &self,
+        path: &str,
+        body: &Req,
+    ) -> Result<Res, String> {
+        let mut request = self
+            .http
+            .post(format!("{}{path}", self.base_url.trim_end_matches('/')))
+            .json(body);
+        if let Some(key) = &self.api_key {
+            request = request.bearer_auth(key);
+        }
+        let response = request.send().await.map_err(|e| e.to_string())?;
+        if !response.status().is_success() {
+            return Err(format!("status {}", response.status()));
+        }
+        response.json().await.map_err(|e| e.to_string())
+    }
+}
+
+/// What a submission decided.
+struct Verdict {
+    correct: bool,
+    /// Set when the question is now locked (external API, or written below).
+    locked_until: Option<DateTime<Utc>>,
+}
+
+impl ExamGateway {
+    pub fn from_config(
+        config: &Config,
+        env: &(dyn Fn(&str) -> Option<String> + Sync),
+    ) -> Result<Self, StartupError> {
+        let Some(base_url) = config.exam_api.base_url.clone() else {
+            return Ok(ExamGateway::BuiltIn);
+        };
+        let api_key = match &config.exam_api.api_key {
+            Some(reference) => {
+                Some(SecretRef::parse(reference)?.resolve(env).ok_or_else(|| {
+                    StartupError::Secret(format!("exam_api.api_key: {reference} is not set"))
+                })?)
+            }
+            None => None,
+        };
+        let http = reqwest::Client::builder()
+            .timeout(StdDuration::from_millis(config.exam_api.timeout_ms.max(1)))
+            .build()
+            .map_err(|e| StartupError::Secret(format!("exam API client: {e}")))?;
+        Ok(ExamGateway::External(ExamApi {
+            base_url,
+            api_key,
+            http,
+        }))
+    }
+
+    /// Statuses of `question_ids` for the student. With the built-in store,
+    /// a question touched and not waiting for a revisit has been passed.
+    /// When the external API is down the questions count as not available,
+    /// so the turn carries on without exam blocks.
+    pub async fn statuses(
+        &self,
+        store: &dyn Store,
+        snapshot: &StudentSnapshot,
+        question_ids: &[String],
+        now: DateTime<Utc>,
+    ) -> Result<BTreeMap<String, LockoutStatus>, ServiceError> {
+        let mut statuses = BTreeMap::new();
+        if question_ids.is_empty() {
+            return Ok(statuses);
+        }
+        match self {
+            ExamGateway::BuiltIn => {
+                let locks = store
+                    .get_lockouts(&snapshot.student_id, &snapshot.course_id, question_ids)
+                    .await?;
+                for q in question_ids {
+                    let passed = snapshot.exam_touched.get(q).copied().unwrap_or(false)
+                        && !snapshot.revisit_queue.contains_key(q);
+                    let status = match locks.get(q) {
+                        Some(l) if l.value.is_active(now) => LockoutStatus::Locked {
+                            until: l.value.locked_until,
+                        },
+                        _ if passed => LockoutStatus::Passed,
+                        _ => LockoutStatus::Available,
+                    };
+                    statuses.insert(q.clone(), status);
+                }
+            }
+            ExamGateway::External(api) => {
+                let request = StatusRequest {
+                    student_id: &snapshot.student_id,
+                    course_id: &snapshot.course_id,
+                    question_ids,
+                };
+                match api.post::<_, StatusResponse>("/status", &request).await {
+                    Ok(response) => {
+                        for q in question_ids {
+                            let status = match response.statuses.get(q) {
+                                Some(s) if s.status == "locked" => LockoutStatus::Locked {
+                                    until: s.locked_until.unwrap_or(now + Duration::hours(24)),
+                                },
+                                Some(s) if s.status == "passed" => LockoutStatus::Passed,
+                                _ => LockoutStatus::Available,
+                            };
+                            statuses.insert(q.clone(), status);
+                        }
+                    }
+                    Err(error) => {
+                        tracing::warn!(%error, "exam API unavailable; exam blocks are off for this request");
+                        for q in question_ids {
+                            statuses.insert(q.clone(), LockoutStatus::Passed);
+                        }
+                    }
+                }
+            }
+        }
+        Ok(statuses)
+    }
+}
+
+/// The exam item, its unit, and checks of what the client claimed about it.
+fn find_question<'c>(
+    course: &'c Course,
+    question_id: &str,
+    unit_id: Option<&str>,
+    tier: Option<crate::model::ExamTier>,
+) -> Result<(&'c Unit, &'c ExamItem), ServiceError> {
+    let (unit, item) = course.exam_item(question_id).ok_or_else(|| {
+        ServiceError::invalid_field(
+            "questionId",
+            format!("question `{question_id}` is not in course `{}`", course.id),
+        )
+    })?;
+    if let Some(claimed) = unit_id
+        && claimed != unit.id
+    {
+        return Err(ServiceError::invalid_field(
+            "unitId",
+            format!(
+                "question `{question_id}` belongs to unit `{}`, not `{claimed}`",
+                unit.id
+            ),
+        ));
+    }
+    if let Some(claimed) = tier
+        && claimed != item.tier
+    {
+        return Err(ServiceError::invalid_field(
+            "difficultyTier",
+            format!(
+                "question `{question_id}` is a {} question",
+                item.tier.as_str()
+            ),
+        ));
+    }
+    Ok((unit, item))
+}
+
+impl App {
+    /// `POST /threads/{threadId}/exam/mcq-submit`.
+    pub async fn mcq_submit(
+        &self,
+        who: &Principal,
+        thread_id: &str,
+        request: McqSubmitRequest,
+        lock: Option<&IdempotencyLock>,
+    ) -> Result<Output, ServiceError> {
+        let record = owned_thread(self, who, thread_id, 0).await?;
+        let bundle = self.bundle().await;
+        let rt = self.runtime(&bundle, &record.thread.course_id)?;
+        let (course, workflow) = (rt.course(), rt.workflow());
+        if let Some(c) = &request.course_id
+            && *c != course.id
+        {
+            return Err(ServiceError::invalid_field(
+                "courseId",
+                "this thread belongs to another course",
+            ));
+        }
+        let (unit, item) = find_question(
+            course,
+            &request.question_id,
+            request.unit_id.as_deref(),
+            request.difficulty_tier,
+        )?;
+        let Some(chosen) = item.option_index(&request.selected_option) else {
+            let ids: Vec<String> = (0..item.options.len()).map(ExamItem::option_id).collect();
+            return Err(ServiceError::invalid_field(
+                "selectedOption",
+                format!(
+                    "`{}` is not an option of this question ({})",
+                    request.selected_option,
+                    ids.join(", ")
+                ),
+            ));
+        };
+        let lockout_hours = workflow.policy.exam_lockout_hours;
+        commit_with_retries(self, |_| async {
+            let now = self.clock.now();
+            let read = self.store.get_snapshot(&who.student_id, &course.id).await?;
+            let mut snapshot = snapshot_or_new(read.as_ref(), &who.student_id, &course.id, &course.entry_unit);
+            let status = self
+                .exams
+                .statuses(self.store.as_ref(), &snapshot, std::slice::from_ref(&item.id), now)
+                .await?;
+            match status.get(&item.id).map(|s| s.at(now)) {
+                Some(LockoutStatus::Locked { until }) => {
+                    return Err(Problem::conflict(format!(
+                        "this question is locked until {}; come back to it then",
+                        until.to_rfc3339()
+                    ))
+                    .into());
+                }
+                Some(LockoutStatus::Passed) => {
+                    return Err(Problem::conflict("you have already passed this question").into());
+                }
+                _ => {}
+            }
+            let mut work = UnitOfWork::new();
+            let verdict = match &self.exams {
+                ExamGateway::BuiltIn => {
+                    let correct = item.option_index(&item.answer) == Some(chosen);
+                    let locked_until = (!correct).then(|| now + hours(lockout_hours));
+                    if let Some(until) = locked_until {
+                        let existing = self
+                            .store
+                            .get_lockouts(&who.student_id, &course.id, std::slice::from_ref(&item.id))
+                            .await?;
+                        work.put_lockout(
+                            ExamLockout {
+                                student_id: who.student_id.clone(),
+                                course_id: course.id.clone(),
+                                question_id: item.id.clone(),
+                                locked_until: until,
+                                reason: RevisitReason::Failed,
+                            },
+                            Expected::of(existing.get(&item.id)),
+                        );
+                    }
+                    Verdict { correct, locked_until }
+                }
+                ExamGateway::External(api) => {
+                    let response: SubmitResponse = api
+                        .post(
+                            "/submissions",
+                            &SubmitRequest {
+                                student_id: &who.student_id,
+                                course_id: &course.id,
+                                question_id: &item.id,
+                                selected_option: &ExamItem::option_id(chosen),
+                            },
+                        )
+                        .await
+                        .map_err(|e| {
+                            tracing::warn!(error = %e, "exam API submission failed");
+                            ServiceError::from(Problem::unavailable("the exam service is unavailable; try again shortly").with_retry_after(5))
+                        })?;
+                    Verdict {
+                        correct: response.correct,
+                        locked_until: response.locked_until,
+                    }
+                }
+            };
+            let ctx = TransitionContext { course, workflow, now };
+            let effect = evidence::apply_exam_submitted(
+                &mut snapshot,
+                &ctx,
+                &ExamSubmitted {
+                    question_id: item.id.clone(),
+                    unit_id: unit.id.clone(),
+                    tier: item.tier,
+                    correct: verdict.correct,
+                },
+            )
+            .map_err(|e| ServiceError::bad_request(e.to_string()))?;
+            let lite_status = self
+                .exams
+                .statuses(self.store.as_ref(), &snapshot, &revisit_question_ids(&snapshot), now)
+                .await?;
+            let mut lockouts = lite_status;
+            if let Some(until) = verdict.locked_until {
+                lockouts.insert(item.id.clone(), LockoutStatus::Locked { until });
+            }
+            let response = McqSubmitResponse {
+                question_id: item.id.clone(),
+                unit_id: unit.id.clone(),
+                tier: item.tier,
+                is_correct: verdict.correct,
+                feedback_text: if verdict.correct {
+                    format!(
+                        "Correct — well done! That's a {} question passed in {}.",
+                        item.tier.as_str(),
+                        unit.title
+                    )
+                } else {
+                    "Not this time. This question is now in your revisit list; view the memo to see a worked solution, then come back to it.".to_owned()
+                },
+                locked_until: verdict.locked_until,
+                mastery_tier: effect.tier_after,
+                snapshot_lite: build_snapshot_lite(&snapshot, course, workflow, &lockouts, now),
+            };
+            work.put_snapshot(snapshot, Expected::of(read.as_ref()));
+            let output = respond(&mut work, lock, 200, &response)?;
+            Ok((work, output))
+        })
+        .await
+    }
+
+    /// `POST /threads/{threadId}/exam/support-viewed`: the memo or video was
+    /// opened, so the question locks and goes on the revisit list.
+    pub async fn support_viewed(
+        &self,
+        who: &Principal,
+        thread_id: &str,
+        request: SupportViewedRequest,
+        lock: Option<&IdempotencyLock>,
+    ) -> Result<Output, ServiceError> {
+        let record = owned_thread(self, who, thread_id, 0).await?;
+        let bundle = self.bundle().await;
+        let rt = self.runtime(&bundle, &record.thread.course_id)?;
+        let (course, workflow) = (rt.course(), rt.workflow());
+        let (unit, item) = find_question(
+            course,
+            &request.question_id,
+            request.unit_id.as_deref(),
+            None,
+        )?;
+        if request.support_type == SupportType::Video && item.video_url.is_none() {
+            return Err(ServiceError::invalid_field(
+                "supportType",
+                "this question has no video",
+            ));
+        }
+        let lockout_hours = workflow.policy.exam_lockout_hours;
+        commit_with_retries(self, |_| async {
+            let now = self.clock.now();
+            let read = self.store.get_snapshot(&who.student_id, &course.id).await?;
+            let mut snapshot = snapshot_or_new(
+                read.as_ref(),
+                &who.student_id,
+                &course.id,
+                &course.entry_unit,
+            );
+            let mut work = UnitOfWork::new();
+            let locked_until = match &self.exams {
+                ExamGateway::BuiltIn => {
+                    let until = now + hours(lockout_hours);
+                    let existing = self
+                        .store
+                        .get_lockouts(&who.student_id, &course.id, std::slice::from_ref(&item.id))
+                        .await?;
+                    let current = existing.get(&item.id);
+                    // Viewing again never shortens a lock already in place.
+                    let until = current
+                        .filter(|l| l.value.is_active(now))
+                        .map_or(until, |l| l.value.locked_until.max(until));
+                    work.put_lockout(
+                        ExamLockout {
+                            student_id: who.student_id.clone(),
+                            course_id: course.id.clone(),
+                            question_id: item.id.clone(),
+                            locked_until: until,
+                            reason: RevisitReason::SupportViewed,
+                        },
+                        Expected::of(current),
+                    );
+                    Some(until)
+                }
+                ExamGateway::External(api) => {
+                    let response: SupportResponse = api
+                        .post(
+                            "/support-views",
+                            &SupportRequest {
+                                student_id: &who.student_id,
+                                course_id: &course.id,
+                                question_id: &item.id,
+                                support_type: request.support_type,
+                            },
+                        )
+                        .await
+                        .map_err(|e| {
+                            tracing::warn!(error = %e, "exam API support view failed");
+                            ServiceError::from(
+                                Problem::unavailable(
+                                    "the exam service is unavailable; try again shortly",
+                                )
+                                .with_retry_after(5),
+                            )
+                        })?;
+                    response.locked_until
+                }
+            };
+            let ctx = TransitionContext {
+                course,
+                workflow,
+                now,
+            };
+            evidence::apply_support_viewed(
+                &mut snapshot,
+                &ctx,
+                &SupportViewed {
+                    question_id: item.id.clone(),
+                    unit_id: unit.id.clone(),
+                    tier: item.tier,
+                },
+            )
+            .map_err(|e| ServiceError::bad_request(e.to_string()))?;
+            let mut lockouts = self
+                .exams
+                .statuses(
+                    self.store.as_ref(),
+                    &snapshot,
+                    &revisit_question_ids(&snapshot),
+                    now,
+                )
+                .await?;
+            if let Some(until) = locked_until {
+                lockouts.insert(item.id.clone(), LockoutStatus::Locked { until });
+            }
+            let response = SupportViewedResponse {
+                question_id: item.id.clone(),
+                locked_until,
+                memo: (request.support_type == SupportType::Memo)
+                    .then(|| item.memo.trim().to_owned()),
+                video_url: (request.support_type == SupportType::Video)
+                    .then(|| item.video_url.clone())
+                    .flatten(),
+                snapshot_lite: build_snapshot_lite(&snapshot, course, workflow, &lockouts, now),
+            };
+            work.put_snapshot(snapshot, Expected::of(read.as_ref()));
+            let output = respond(&mut work, lock, 200, &response)?;
+            Ok((work, output))
+        })
+        .await
+    }
+}
+
+/// Fractional hours from the workflow, as a duration.
+pub(crate) fn hours(h: f64) -> Duration {
+    Duration::milliseconds((h * 3_600_000.0).round() as i64)
+}

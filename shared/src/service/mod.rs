@@ -1,0 +1,240 @@
+//! The use cases behind every endpoint, orchestrating the store, the
+//! content bundle, the pure engine and the LLM layer. One [`App`] is built
+//! per process (at a Lambda's cold start, or by the local server) and
+//! borrowed by every request.
+
+mod drills;
+pub mod error;
+mod exams;
+mod notify;
+mod reports;
+mod threads;
+mod transcribe;
+mod turn;
+mod views;
+mod webhook;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use chrono::{DateTime, Utc};
+
+pub use error::ServiceError;
+pub use exams::ExamGateway;
+pub(crate) use threads::idempotency_lock_time;
+pub use transcribe::AudioStore;
+
+use crate::api::auth::Authenticator;
+use crate::api::webhook::WebhookVerifier;
+use crate::config::{Config, ConfigError, SecretRef};
+use crate::content::Bundle;
+use crate::engine::turn::CourseRuntime;
+use crate::llm::transcription::OpenAiTranscriber;
+use crate::llm::{LlmSetupError, LlmStack, RetryPolicy};
+use crate::store::{ContentCache, LoadError, Store, StoreError};
+
+/// A use case's successful response: status and JSON body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Output {
+    pub status: u16,
+    pub body: String,
+}
+
+impl Output {
+    pub(crate) fn json<T: serde::Serialize>(
+        status: u16,
+        value: &T,
+    ) -> Result<Output, ServiceError> {
+        serde_json::to_string(value)
+            .map(|body| Output { status, body })
+            .map_err(|e| ServiceError::internal(e.to_string()))
+    }
+}
+
+/// The current time. Handed in so tests control it.
+pub trait Clock: Send + Sync {
+    fn now(&self) -> DateTime<Utc>;
+}
+
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> DateTime<Utc> {
+        Utc::now()
+    }
+}
+
+/// New ids and random seeds. Handed in so tests are reproducible.
+pub trait Ids: Send + Sync {
+    fn new_id(&self) -> String;
+    fn seed(&self) -> u64;
+}
+
+pub struct RandomIds;
+
+impl Ids for RandomIds {
+    fn new_id(&self) -> String {
+        uuid::Uuid::new_v4().to_string()
+    }
+
+    fn seed(&self) -> u64 {
+        fastrand::u64(..)
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StartupError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error("state store: {0}")]
+    Store(#[from] StoreError),
+    #[error("content: {0}")]
+    Content(#[from] LoadError),
+    #[error("LLM setup: {0}")]
+    Llm(#[from] LlmSetupError),
+    #[error("{0}")]
+    Secret(String),
+}
+
+/// What every request borrows.
+pub struct App {
+    pub config: Config,
+    pub(crate) store: Arc<dyn Store>,
+    pub(crate) content: Arc<ContentCache>,
+    pub(crate) llm: LlmStack,
+    pub(crate) auth: Authenticator,
+    pub(crate) webhooks: WebhookVerifier,
+    pub(crate) drill_key: Vec<u8>,
+    pub(crate) exams: ExamGateway,
+    pub(crate) transcriber: Option<OpenAiTranscriber>,
+    pub(crate) audio: Option<AudioStore>,
+    pub(crate) notifier: notify::Notifier,
+    pub(crate) clock: Arc<dyn Clock>,
+    pub(crate) ids: Arc<dyn Ids>,
+    /// Search indexes and compiled patterns per course, for one content version.
+    runtimes: Mutex<(String, HashMap<String, Arc<CourseRuntime>>)>,
+}
+
+/// The pieces an [`App`] is assembled from; tests supply their own.
+pub struct AppParts {
+    pub config: Config,
+    pub store: Arc<dyn Store>,
+    pub content: Arc<ContentCache>,
+    pub clock: Arc<dyn Clock>,
+    pub ids: Arc<dyn Ids>,
+}
+
+/// Shortest accepted drill-token key.
+const MIN_DRILL_KEY_BYTES: usize = 16;
+
+impl App {
+    /// Builds everything the configuration names: the store, the content
+    /// cache, LLM providers, authentication. Secrets are read through `env`.
+    pub async fn from_config(
+        config: Config,
+        env: &(dyn Fn(&str) -> Option<String> + Sync),
+    ) -> Result<App, StartupError> {
+        let store = crate::store::open(&config.store).await?;
+        let content = Arc::new(crate::store::open_content(&config.content).await?);
+        let audio = match &config.transcription.upload_bucket {
+            Some(bucket) => Some(AudioStore::new(
+                crate::store::s3_client(config.content.endpoint_url.as_deref(), None).await,
+                bucket,
+                &config.transcription,
+            )),
+            None => None,
+        };
+        let mut app = App::assemble(
+            AppParts {
+                config,
+                store,
+                content,
+                clock: Arc::new(SystemClock),
+                ids: Arc::new(RandomIds),
+            },
+            env,
+        )?;
+        app.audio = audio;
+        Ok(app)
+    }
+
+    pub fn assemble(
+        parts: AppParts,
+        env: &(dyn Fn(&str) -> Option<String> + Sync),
+    ) -> Result<App, StartupError> {
+        let config = parts.config;
+        let llm = LlmStack::from_config(&config.llm, env, RetryPolicy::default())?;
+        let auth = Authenticator::from_config(&config.auth, env)?;
+        let webhooks = WebhookVerifier::from_config(
+            &config.auth.webhooks,
+            config.auth.webhook_tolerance_seconds,
+            env,
+        )?;
+        let drill_key = drill_key(&config, env)?;
+        let transcriber =
+            OpenAiTranscriber::from_config(&config.transcription, env, RetryPolicy::default())?;
+        let exams = ExamGateway::from_config(&config, env)?;
+        let notifier = notify::Notifier::from_config(&config, env)?;
+        Ok(App {
+            notifier,
+            llm,
+            auth,
+            webhooks,
+            drill_key,
+            exams,
+            transcriber,
+            audio: None,
+            store: parts.store,
+            content: parts.content,
+            clock: parts.clock,
+            ids: parts.ids,
+            runtimes: Mutex::new((String::new(), HashMap::new())),
+            config,
+        })
+    }
+
+    /// The bundle to serve this request from (refreshed when due).
+    pub(crate) async fn bundle(&self) -> Arc<Bundle> {
+        self.content.bundle().await
+    }
+
+    /// The runtime of `course_id` in `bundle`, built once per content version.
+    pub(crate) fn runtime(
+        &self,
+        bundle: &Arc<Bundle>,
+        course_id: &str,
+    ) -> Result<Arc<CourseRuntime>, ServiceError> {
+        let mut cache = self.runtimes.lock().unwrap_or_else(|e| e.into_inner());
+        if cache.0 != bundle.version {
+            *cache = (bundle.version.clone(), HashMap::new());
+        }
+        if let Some(rt) = cache.1.get(course_id) {
+            return Ok(rt.clone());
+        }
+        let rt = Arc::new(
+            CourseRuntime::new(bundle.clone(), course_id).ok_or_else(|| {
+                ServiceError::not_found(format!("course `{course_id}` does not exist"))
+            })?,
+        );
+        cache.1.insert(course_id.to_owned(), rt.clone());
+        Ok(rt)
+    }
+}
+
+fn drill_key(
+    config: &Config,
+    env: &(dyn Fn(&str) -> Option<String> + Sync),
+) -> Result<Vec<u8>, StartupError> {
+    let reference = config.drills.token_secret.as_deref().ok_or_else(|| {
+        StartupError::Secret("drills.token_secret is required: it signs drill tokens".into())
+    })?;
+    let secret = SecretRef::parse(reference)?.resolve(env).ok_or_else(|| {
+        StartupError::Secret(format!("drills.token_secret: {reference} is not set"))
+    })?;
+    if secret.len() < MIN_DRILL_KEY_BYTES {
+        return Err(StartupError::Secret(format!(
+            "drills.token_secret: {reference} must be at least {MIN_DRILL_KEY_BYTES} bytes"
+        )));
+    }
+    Ok(secret.into_bytes())
+}

@@ -1,0 +1,310 @@
+//! Read-only views of progress: a thread's summary (seed 001) and a
+//! student's report card for a course (seed 000).
+
+use std::time::Duration as StdDuration;
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use super::error::ServiceError;
+use super::threads::{RECENT_MESSAGES, owned_thread, snapshot_or_new};
+use super::{App, Output};
+use crate::api::auth::Principal;
+use crate::content::Course;
+use crate::engine::bkt;
+use crate::engine::lockout::LockoutStatus;
+use crate::engine::snapshot_lite::{build_snapshot_lite, revisit_question_ids};
+use crate::model::{
+    ExamTier, HistoryMessage, MasteryTier, RevisitReason, Role, SessionStats, SnapshotLite,
+    StudentSnapshot, SummaryInput, TierCounts, UnitStat, UnitStatus,
+};
+
+/// `GET /threads/{threadId}/summary`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ThreadSummaryReport {
+    thread_id: String,
+    course_id: String,
+    turns: u32,
+    /// Units worked on that reached at least bronze.
+    steps_completed: u32,
+    /// Mean BKT probability over the units worked on, in [0, 1].
+    mastery_score: f64,
+    misconceptions_seen: Vec<String>,
+    headline: String,
+    strengths: Vec<String>,
+    to_review: Vec<String>,
+    suggestions: Vec<String>,
+    units: Vec<UnitLine>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct UnitLine {
+    unit_id: String,
+    title: String,
+    status: UnitStatus,
+    mastery_tier: MasteryTier,
+    mastery_probability: f64,
+    drill_attempts: u32,
+    drill_correct: u32,
+    exams_passed: TierCounts,
+    confusion_tags: Vec<ConfusionLine>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ConfusionLine {
+    tag: String,
+    description: String,
+    count: u32,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RevisitLine {
+    question_id: String,
+    unit_id: String,
+    tier: ExamTier,
+    reason: Option<RevisitReason>,
+    locked_until: Option<DateTime<Utc>>,
+}
+
+/// `GET /me/courses/{courseId}/report`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ReportCard {
+    course_id: String,
+    title: String,
+    started: bool,
+    snapshot_lite: SnapshotLite,
+    units: Vec<UnitLine>,
+    revisit: Vec<RevisitLine>,
+    strengths: Vec<String>,
+    weak_areas: Vec<String>,
+}
+
+fn unit_line(
+    course: &Course,
+    snapshot: &StudentSnapshot,
+    unit_id: &str,
+    prior: f64,
+) -> Option<UnitLine> {
+    let unit = course.unit(unit_id)?;
+    let progress = snapshot
+        .unit_progress
+        .get(unit_id)
+        .cloned()
+        .unwrap_or_default();
+    let mut confusion: Vec<ConfusionLine> = progress
+        .confusion_tags
+        .iter()
+        .map(|(tag, count)| ConfusionLine {
+            tag: tag.clone(),
+            description: unit
+                .mistake_tags
+                .iter()
+                .find(|t| t.id == *tag)
+                .map_or_else(|| tag.replace('_', " "), |t| t.description.clone()),
+            count: *count,
+        })
+        .collect();
+    confusion.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.tag.cmp(&b.tag)));
+    Some(UnitLine {
+        unit_id: unit.id.clone(),
+        title: unit.title.clone(),
+        status: progress.status,
+        mastery_tier: progress.mastery_tier,
+        mastery_probability: progress.mastery_probability.unwrap_or(prior),
+        drill_attempts: progress.drill.attempts,
+        drill_correct: progress.drill.correct,
+        exams_passed: progress.exam.passed_by_tier,
+        confusion_tags: confusion,
+    })
+}
+
+impl App {
+    pub async fn thread_summary(
+        &self,
+        who: &Principal,
+        thread_id: &str,
+    ) -> Result<Output, ServiceError> {
+        let record = owned_thread(self, who, thread_id, RECENT_MESSAGES).await?;
+        let bundle = self.bundle().await;
+        let rt = self.runtime(&bundle, &record.thread.course_id)?;
+        let (course, workflow) = (rt.course(), rt.workflow());
+        let read = self.store.get_snapshot(&who.student_id, &course.id).await?;
+        let snapshot = snapshot_or_new(
+            read.as_ref(),
+            &who.student_id,
+            &course.id,
+            &course.entry_unit,
+        );
+        let worked: Vec<String> = course
+            .order
+            .iter()
+            .filter(|u| {
+                snapshot
+                    .unit_progress
+                    .get(*u)
+                    .is_some_and(|p| p.status != UnitStatus::NotStarted)
+            })
+            .cloned()
+            .collect();
+        let lines: Vec<UnitLine> = worked
+            .iter()
+            .filter_map(|u| {
+                let prior = bkt::params_for(&workflow.mastery.bkt, course, u).prior;
+                unit_line(course, &snapshot, u, prior)
+            })
+            .collect();
+        let mastery_score = if lines.is_empty() {
+            0.0
+        } else {
+            lines.iter().map(|l| l.mastery_probability).sum::<f64>() / lines.len() as f64
+        };
+        let misconceptions: Vec<String> = lines
+            .iter()
+            .flat_map(|l| l.confusion_tags.iter().map(|c| c.description.clone()))
+            .collect();
+        let stats = SessionStats {
+            mode: record.thread.mode,
+            questions_answered: lines.iter().map(|l| l.drill_attempts).sum(),
+            questions_correct: lines.iter().map(|l| l.drill_correct).sum(),
+            steps_completed: lines
+                .iter()
+                .filter(|l| l.mastery_tier != MasteryTier::None)
+                .count() as u32,
+            steps_total: lines.len() as u32,
+            units: lines
+                .iter()
+                .map(|l| UnitStat {
+                    title: l.title.clone(),
+                    mastery_tier: l.mastery_tier,
+                    answered: l.drill_attempts,
+                    correct: l.drill_correct,
+                })
+                .collect(),
+            misconceptions_seen: misconceptions.clone(),
+        };
+        let transcript = record
+            .recent_messages
+            .iter()
+            .map(|m| HistoryMessage {
+                role: m.role,
+                text: m.text.clone(),
+            })
+            .filter(|m| m.role == Role::Student || !m.text.is_empty())
+            .collect();
+        let timeout = StdDuration::from_millis(workflow.llm.summary.timeout_ms);
+        let summarizer = self.llm.summarizer(
+            &bundle,
+            &course.workflow,
+            Some(tokio::time::Instant::now() + timeout),
+        );
+        let summary = summarizer
+            .summarize(&SummaryInput {
+                course_title: course.title.clone(),
+                transcript,
+                stats: stats.clone(),
+            })
+            .await
+            .map_err(|e| ServiceError::internal(format!("summary: {e}")))?
+            .value;
+        Output::json(
+            200,
+            &ThreadSummaryReport {
+                thread_id: record.thread.thread_id.clone(),
+                course_id: course.id.clone(),
+                turns: record.thread.session.turn_count,
+                steps_completed: stats.steps_completed,
+                mastery_score: (mastery_score * 1000.0).round() / 1000.0,
+                misconceptions_seen: misconceptions,
+                headline: summary.headline,
+                strengths: summary.strengths,
+                to_review: summary.to_review,
+                suggestions: summary.suggestions,
+                units: lines,
+            },
+        )
+    }
+
+    pub async fn course_report(
+        &self,
+        who: &Principal,
+        course_id: &str,
+    ) -> Result<Output, ServiceError> {
+        let bundle = self.bundle().await;
+        let rt = self.runtime(&bundle, course_id)?;
+        let (course, workflow) = (rt.course(), rt.workflow());
+        let now = self.clock.now();
+        let read = self.store.get_snapshot(&who.student_id, &course.id).await?;
+        let snapshot = snapshot_or_new(
+            read.as_ref(),
+            &who.student_id,
+            &course.id,
+            &course.entry_unit,
+        );
+        let lockouts = self
+            .exams
+            .statuses(
+                self.store.as_ref(),
+                &snapshot,
+                &revisit_question_ids(&snapshot),
+                now,
+            )
+            .await?;
+        let lines: Vec<UnitLine> = course
+            .order
+            .iter()
+            .filter_map(|u| {
+                let prior = bkt::params_for(&workflow.mastery.bkt, course, u).prior;
+                unit_line(course, &snapshot, u, prior)
+            })
+            .collect();
+        let mastered_at = workflow.mastery.bkt.mastered_at;
+        let strengths = lines
+            .iter()
+            .filter(|l| {
+                l.mastery_tier >= MasteryTier::Silver || l.mastery_probability >= mastered_at
+            })
+            .map(|l| l.title.clone())
+            .collect();
+        let weak_areas = lines
+            .iter()
+            .filter(|l| {
+                l.status == UnitStatus::InProgress
+                    && (!l.confusion_tags.is_empty()
+                        || (l.drill_attempts >= 2 && l.drill_correct * 2 < l.drill_attempts))
+            })
+            .map(|l| l.title.clone())
+            .collect();
+        let revisit = snapshot
+            .revisit_queue
+            .iter()
+            .map(|(q, entry)| RevisitLine {
+                question_id: q.clone(),
+                unit_id: entry.unit_id.clone(),
+                tier: entry.tier,
+                reason: entry.reason,
+                locked_until: match lockouts.get(q).map(|s| s.at(now)) {
+                    Some(LockoutStatus::Locked { until }) => Some(until),
+                    _ => None,
+                },
+            })
+            .collect();
+        Output::json(
+            200,
+            &ReportCard {
+                course_id: course.id.clone(),
+                title: course.title.clone(),
+                started: read.is_some(),
+                snapshot_lite: build_snapshot_lite(&snapshot, course, workflow, &lockouts, now),
+                units: lines,
+                revisit,
+                strengths,
+                weak_areas,
+            },
+        )
+    }
+}

@@ -1,0 +1,315 @@
+//! Creating threads, reading them back, and the helpers every use case on a
+//! thread shares: ownership checks and committing with retries.
+
+use std::future::Future;
+
+use chrono::Duration;
+use serde::Serialize;
+
+use super::error::ServiceError;
+use super::views;
+use super::{App, Output};
+use crate::api::auth::Principal;
+use crate::api::problem::Problem;
+use crate::content::prompt::PromptTemplate;
+use crate::engine::lockout::NoLockouts;
+use crate::engine::snapshot_lite::build_snapshot_lite;
+use crate::model::{
+    CreateThreadRequest, CreateThreadResponse, Mode, Role, SessionState, StudentSnapshot, Thread,
+    ThreadStatus, TutorMessage,
+};
+use crate::store::{
+    Expected, IdempotencyLock, Order, PageRequest, StoreError, StoredResponse, ThreadChange,
+    ThreadRecord, UnitOfWork, Versioned,
+};
+
+/// Times a use case re-reads and re-applies after a version conflict
+/// before answering 409.
+const COMMIT_ATTEMPTS: usize = 5;
+
+/// Messages a turn reads back for its history and style signals.
+pub(crate) const RECENT_MESSAGES: usize = 20;
+
+/// The thread, if it exists and is the caller's; otherwise 404 either way,
+/// so nobody can probe for other students' threads.
+pub(crate) async fn owned_thread(
+    app: &App,
+    who: &Principal,
+    thread_id: &str,
+    recent: usize,
+) -> Result<ThreadRecord, ServiceError> {
+    let record = app
+        .store
+        .get_thread(thread_id, recent)
+        .await
+        .map_err(|e| match e {
+            StoreError::InvalidInput(_) => {
+                ServiceError::not_found(format!("thread `{thread_id}` does not exist"))
+            }
+            other => ServiceError::Store(other),
+        })?;
+    match record {
+        Some(r) if r.thread.student_id == who.student_id => Ok(r),
+        _ => Err(ServiceError::not_found(format!(
+            "thread `{thread_id}` does not exist"
+        ))),
+    }
+}
+
+/// The student's snapshot for a course, or a fresh one at the entry unit.
+pub(crate) fn snapshot_or_new(
+    read: Option<&Versioned<StudentSnapshot>>,
+    student_id: &str,
+    course_id: &str,
+    entry_unit: &str,
+) -> StudentSnapshot {
+    read.map_or_else(
+        || StudentSnapshot::new(student_id, course_id, entry_unit),
+        |v| v.value.clone(),
+    )
+}
+
+/// Serializes `value` as the response and, under an idempotency lock,
+/// stores it with the same commit.
+pub(crate) fn respond<T: Serialize>(
+    work: &mut UnitOfWork,
+    lock: Option<&IdempotencyLock>,
+    status: u16,
+    value: &T,
+) -> Result<Output, ServiceError> {
+    let body = serde_json::to_string(value).map_err(|e| ServiceError::internal(e.to_string()))?;
+    if let Some(lock) = lock {
+        work.complete_idempotency(
+            lock.clone(),
+            StoredResponse {
+                status,
+                content_type: "application/json".into(),
+                body: body.clone(),
+            },
+        );
+    }
+    Ok(Output { status, body })
+}
+
+/// Runs `attempt` (read, compute, build a unit of work) and commits it; on
+/// a version conflict reads and computes again, a few times.
+pub(crate) async fn commit_with_retries<F, Fut, T>(
+    app: &App,
+    mut attempt: F,
+) -> Result<T, ServiceError>
+where
+    F: FnMut(usize) -> Fut,
+    Fut: Future<Output = Result<(UnitOfWork, T), ServiceError>>,
+{
+    let mut last = None;
+    for n in 0..COMMIT_ATTEMPTS {
+        let (work, value) = attempt(n).await?;
+        match app.store.commit(work).await {
+            Ok(()) => return Ok(value),
+            Err(StoreError::Conflict(item)) => {
+                tracing::info!(item = %item, attempt = n + 1, "version conflict; re-reading and re-applying");
+                last = Some(StoreError::Conflict(item));
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Err(last.map_or_else(
+        || ServiceError::internal("no commit attempted"),
+        ServiceError::Store,
+    ))
+}
+
+impl App {
+    /// `POST /threads`.
+    pub async fn create_thread(
+        &self,
+        who: &Principal,
+        request: CreateThreadRequest,
+        lock: Option<&IdempotencyLock>,
+    ) -> Result<Output, ServiceError> {
+        let bundle = self.bundle().await;
+        let course = bundle.course(&request.course_id).ok_or_else(|| {
+            ServiceError::invalid_field(
+                "courseId",
+                format!("course `{}` does not exist", request.course_id),
+            )
+        })?;
+        let workflow = bundle
+            .workflow_for(course)
+            .ok_or_else(|| ServiceError::internal("course without workflow"))?;
+        if request.mode != Mode::Guided {
+            return Err(Problem::unprocessable(
+                "mode-not-available",
+                "Mode not available yet",
+                format!(
+                    "mode `{}` is not available yet; create a `guided` thread",
+                    request.mode.as_str()
+                ),
+            )
+            .with_field("mode")
+            .into());
+        }
+        if !workflow.modes.enabled(request.mode) {
+            return Err(ServiceError::unprocessable(
+                "mode-disabled",
+                "Mode disabled",
+                format!(
+                    "mode `{}` is switched off for this course",
+                    request.mode.as_str()
+                ),
+            ));
+        }
+        if let Some(unit) = &request.unit_id
+            && course.unit(unit).is_none()
+        {
+            return Err(ServiceError::invalid_field(
+                "unitId",
+                format!("unit `{unit}` is not part of course `{}`", course.id),
+            ));
+        }
+        if let Some(goal) = &request.goal
+            && goal.chars().count() > self.config.limits.max_message_chars
+        {
+            return Err(ServiceError::invalid_field("goal", "the goal is too long"));
+        }
+        let thread_id = self.ids.new_id();
+        let welcome_template = bundle
+            .prompts
+            .get(workflow.modes.welcome_prompt(request.mode))
+            .ok_or_else(|| ServiceError::internal("welcome prompt missing"))?;
+        let unit_title = request
+            .unit_id
+            .as_deref()
+            .and_then(|u| course.unit(u))
+            .map(|u| u.title.clone());
+        let welcome = welcome_text(
+            welcome_template,
+            &course.title,
+            unit_title.as_deref(),
+            request.goal.as_deref(),
+        )?;
+
+        commit_with_retries(self, |_| async {
+            let now = self.clock.now();
+            let snapshot_read = self.store.get_snapshot(&who.student_id, &course.id).await?;
+            let mut snapshot = snapshot_or_new(
+                snapshot_read.as_ref(),
+                &who.student_id,
+                &course.id,
+                &course.entry_unit,
+            );
+            if let Some(unit) = &request.unit_id
+                && snapshot_read.is_none()
+            {
+                snapshot.focus_unit_id = unit.clone();
+            }
+            let thread = Thread {
+                thread_id: thread_id.clone(),
+                student_id: who.student_id.clone(),
+                course_id: course.id.clone(),
+                mode: request.mode,
+                status: ThreadStatus::Active,
+                goal: request.goal.clone(),
+                unit_id: request.unit_id.clone(),
+                created_at: now,
+                updated_at: now,
+                session: SessionState::default(),
+            };
+            let message = TutorMessage {
+                id: format!("{thread_id}-welcome"),
+                thread_id: thread_id.clone(),
+                role: Role::Assistant,
+                text: welcome.clone(),
+                latex: None,
+                card: None,
+                created_at: now,
+            };
+            let lite = build_snapshot_lite(&snapshot, course, workflow, &NoLockouts, now);
+            let response = CreateThreadResponse {
+                thread_id: thread_id.clone(),
+                mode: thread.mode,
+                messages: vec![message.clone()],
+                snapshot_lite: lite,
+                state: views::state_view(&thread),
+            };
+            let mut work = UnitOfWork::new();
+            work.put_thread(ThreadChange::create(thread, vec![message]));
+            if snapshot_read.is_none() {
+                work.put_snapshot(snapshot, Expected::New);
+            }
+            let output = respond(&mut work, lock, 201, &response)?;
+            Ok((work, output))
+        })
+        .await
+    }
+
+    /// `GET /threads/{threadId}`: the thread's state and its messages, oldest
+    /// first, a page at a time.
+    pub async fn get_thread(
+        &self,
+        who: &Principal,
+        thread_id: &str,
+        page: PageRequest,
+    ) -> Result<Output, ServiceError> {
+        let record = owned_thread(self, who, thread_id, 0).await?;
+        let messages = self
+            .store
+            .list_messages(thread_id, Order::OldestFirst, &page)
+            .await?;
+        let body = views::ThreadReplay {
+            thread_id: record.thread.thread_id.clone(),
+            course_id: record.thread.course_id.clone(),
+            mode: record.thread.mode,
+            status: record.thread.status,
+            goal: record.thread.goal.clone(),
+            created_at: record.thread.created_at,
+            updated_at: record.thread.updated_at,
+            state: views::state_view(&record.thread),
+            messages: messages.items,
+            next_cursor: messages.next_cursor,
+        };
+        Output::json(200, &body)
+    }
+
+    /// `GET /me/threads`: the caller's threads, most recent first.
+    pub async fn list_threads(
+        &self,
+        who: &Principal,
+        page: PageRequest,
+    ) -> Result<Output, ServiceError> {
+        let threads = self.store.list_threads(&who.student_id, &page).await?;
+        Output::json(
+            200,
+            &views::ThreadList {
+                threads: threads.items,
+                next_cursor: threads.next_cursor,
+            },
+        )
+    }
+}
+
+/// The welcome message, rendered from the mode's template.
+fn welcome_text(
+    template: &PromptTemplate,
+    course_title: &str,
+    unit_title: Option<&str>,
+    goal: Option<&str>,
+) -> Result<String, ServiceError> {
+    let mut values = std::collections::BTreeMap::new();
+    values.insert("student_name", "there".to_owned());
+    values.insert("course_title", course_title.to_owned());
+    values.insert("unit_title", unit_title.unwrap_or(course_title).to_owned());
+    values.insert("goal", goal.unwrap_or("").to_owned());
+    values.insert("mode", "guided".to_owned());
+    values.insert("question_count", String::new());
+    template
+        .render(&values)
+        .map(|t| t.trim().to_owned())
+        .map_err(|e| ServiceError::internal(e.to_string()))
+}
+
+/// How long an idempotency lock is held: longer than the slowest request
+/// (a tutor call with its retries), so a duplicate never runs alongside it.
+pub(crate) fn idempotency_lock_time() -> Duration {
+    Duration::seconds(60)
+}
