@@ -575,11 +575,16 @@ impl Config {
 }
 
 impl Config {
-    /// Every secret reference the configuration holds, with the setting
-    /// that holds it (for error messages).
+    /// Every secret reference the configuration uses, with the setting
+    /// that holds it (for error messages). The HS256 secret counts only in
+    /// `hs256` mode: otherwise nothing reads it.
     pub fn secret_references(&self) -> Vec<(String, &str)> {
+        let hs256_secret = match self.auth.mode {
+            AuthMode::Hs256 => &self.auth.hs256_secret,
+            AuthMode::Jwks | AuthMode::Apigw => &None,
+        };
         let settings = [
-            ("auth.hs256_secret", &self.auth.hs256_secret),
+            ("auth.hs256_secret", hs256_secret),
             ("drills.token_secret", &self.drills.token_secret),
             ("llm.openai.api_key", &self.llm.openai.api_key),
             (
@@ -872,6 +877,10 @@ mod tests {
         assert_eq!(
             found,
             vec![
+                (
+                    "auth.hs256_secret".to_owned(),
+                    "env:TUTORFLOW_DEV_JWT_SECRET"
+                ),
                 ("drills.token_secret".to_owned(), "ssm:/d"),
                 ("llm.openai.api_key".to_owned(), "secretsmanager:o"),
                 ("notifications.signing_secret".to_owned(), "env:N"),

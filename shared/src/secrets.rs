@@ -14,37 +14,11 @@
 //!
 //! When: once per execution environment, and the values are then kept for
 //! its whole life. The extension answers only during the Invoke phase (during
-//! Init it replies "not ready to serve traffic"), so the handler builds its
-//! state — configuration, secrets, everything that takes a secret — in the
-//! first invocation and keeps it in a `OnceCell`; a failure is not cached,
-//! so the next invocation tries again:
-//!
-//! ```no_run
-//! use tokio::sync::OnceCell;
-//! use tutorflow::api::auth::Authenticator;
-//! use tutorflow::config::Config;
-//! use tutorflow::secrets::SecretResolver;
-//!
-//! struct App {
-//!     auth: Authenticator,
-//! }
-//!
-//! async fn start() -> Result<App, Box<dyn std::error::Error + Send + Sync>> {
-//!     let env = |name: &str| std::env::var(name).ok();
-//!     let config = Config::load(None, env)?;
-//!     let secrets = SecretResolver::from_env(env)?.fetch(&config).await?;
-//!     let auth = Authenticator::from_config(&config.auth, secrets.lookup(env))?;
-//!     Ok(App { auth })
-//! }
-//!
-//! static APP: OnceCell<App> = OnceCell::const_new();
-//!
-//! async fn handle() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-//!     let app = APP.get_or_try_init(start).await?;
-//!     # let _ = &app.auth;
-//!     Ok(())
-//! }
-//! ```
+//! Init it replies "not ready to serve traffic"), so `api::lambda::run`
+//! opens the store and the content during init and, on the first
+//! invocation, fetches the secrets and builds the app from
+//! [`Secrets::lookup`]; a failure is not kept, so the next invocation tries
+//! again.
 //!
 //! Locally every reference is `env:` and [`SecretResolver::fetch`] makes no
 //! request. Values are never logged; [`Secrets`] prints only references.

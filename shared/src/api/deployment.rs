@@ -1,8 +1,9 @@
-//! What a function deployed on AWS Lambda needs from its configuration.
-//! The handler checks it at cold start, so a misconfigured stack fails
-//! naming the setting rather than on some later request; the
-//! infrastructure test runs the same check on each function's environment
-//! in the SAM template (infra/template.yaml).
+//! What a function deployed on AWS Lambda needs from its configuration:
+//! the contract infra/template.yaml is held to (shared/tests/infra_template.rs
+//! runs this check on each function's environment in the template). The
+//! Lambda adapter does not enforce it at cold start, because the same
+//! binaries run locally under `cargo lambda watch` with the local defaults
+//! (SQLite, files, HS256 tokens, `env:` secrets).
 
 use super::routes::Function;
 use crate::config::{
@@ -10,7 +11,9 @@ use crate::config::{
 };
 
 /// Settings every deployed function must be given, because their defaults
-/// are local ones or guesses (the table name `tutorflow`).
+/// are local ones or guesses (the table name `tutorflow`, the development
+/// drill key). Every function builds the whole `service::App`, which signs
+/// and checks drill tokens.
 const REQUIRED_EVERYWHERE: &[&str] = &[
     "store.backend",
     "store.table",
@@ -18,6 +21,7 @@ const REQUIRED_EVERYWHERE: &[&str] = &[
     "content.bucket",
     "content.prefix",
     "auth.mode",
+    "drills.token_secret",
 ];
 
 impl Function {
@@ -25,12 +29,13 @@ impl Function {
     /// the environment (`config::ENV_OVERRIDES`) is its only configuration.
     pub fn required_settings(self) -> Vec<&'static str> {
         let own: &[&str] = match self {
-            // The turn issues drill cards with signed tokens; drill-grade
-            // verifies them.
-            Function::Turn | Function::DrillGrade => &["drills.token_secret"],
             // POST /transcribe/uploads presigns uploads into this bucket.
             Function::Transcribe => &["transcription.upload_bucket"],
-            Function::ExamSubmit | Function::SupportViewed | Function::Summary => &[],
+            Function::Turn
+            | Function::DrillGrade
+            | Function::ExamSubmit
+            | Function::SupportViewed
+            | Function::Summary => &[],
         };
         REQUIRED_EVERYWHERE.iter().chain(own).copied().collect()
     }
@@ -179,11 +184,12 @@ mod tests {
     #[test]
     fn each_function_needs_what_its_routes_use() {
         let no_drill_key = with(&[("TUTORFLOW_DRILL_SECRET", "")]);
-        for function in [Function::Turn, Function::DrillGrade] {
+        for function in Function::ALL {
             let err = refused(function, &no_drill_key);
             assert!(err.contains("drills.token_secret"), "{err}");
         }
-        check(Function::Summary, &no_drill_key).unwrap();
+        let no_audio_bucket = with(&[("TUTORFLOW_AUDIO_BUCKET", "")]);
+        check(Function::Summary, &no_audio_bucket).unwrap();
         let err = refused(
             Function::Transcribe,
             &with(&[("TUTORFLOW_AUDIO_BUCKET", "")]),
