@@ -931,11 +931,7 @@ fn a_removed_or_misspelt_variable_is_caught() {
     for (function, var, expected) in [
         ("Globals", "TUTORFLOW_TABLE", "store.table"),
         ("Globals", "TUTORFLOW_AUTH_MODE", "auth.mode"),
-        (
-            "TurnFunction",
-            "TUTORFLOW_DRILL_SECRET",
-            "drills.token_secret",
-        ),
+        ("Globals", "TUTORFLOW_DRILL_SECRET", "drills.token_secret"),
         (
             "TranscribeFunction",
             "TUTORFLOW_AUDIO_BUCKET",
@@ -990,7 +986,7 @@ fn a_secret_without_its_grant_or_a_grant_without_its_secret_is_caught() {
                 .as_array_mut()
                 .unwrap();
         statements.push(json!({"Effect": "Allow", "Action": "ssm:GetParameter",
-            "Resource": {"Fn::Sub": "arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter/${SecretsPath}/drill-token-secret"}}));
+            "Resource": {"Fn::Sub": "arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter/${SecretsPath}/llm-api-key"}}));
     });
     let problems = check_environment_and_secrets(&stack);
     assert!(
