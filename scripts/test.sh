@@ -28,20 +28,35 @@ cargo fmt --all -- --check
 step "lint"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
-# The storage suite runs DynamoDB and S3 tests against moto server, installed
-# pinned into .venv/ and started on a free loopback port for this run only.
-# Set TUTORFLOW_TEST_AWS_ENDPOINT to use an emulator that is already running,
-# or TUTORFLOW_TEST_REAL_AWS=1 for real AWS (see the README).
-start_moto() {
-    local requirements=scripts/moto-requirements.txt
-    local stamp=.venv/.moto-requirements
+# Python tools (moto server, cfn-lint, the SAM translator), pinned, in .venv/;
+# reinstalled only when scripts/test-requirements.txt changes.
+ensure_venv() {
+    local requirements=scripts/test-requirements.txt
+    local stamp=.venv/.test-requirements
     if ! cmp -s "$requirements" "$stamp" 2>/dev/null; then
-        command -v python3 >/dev/null || { echo "python3 is needed to run moto server" >&2; exit 1; }
+        command -v python3 >/dev/null || { echo "python3 is needed for moto server and cfn-lint" >&2; exit 1; }
         python3 -m venv .venv
         .venv/bin/pip install --quiet --disable-pip-version-check --require-virtualenv \
             -r "$requirements"
         cp "$requirements" "$stamp"
     fi
+}
+
+# The SAM template as written, then as CloudFormation will expand it.
+step "infrastructure template"
+ensure_venv
+.venv/bin/cfn-lint infra/template.yaml
+mkdir -p .tutorflow
+.venv/bin/python scripts/sam_transform.py infra/template.yaml >.tutorflow/template.transformed.json
+.venv/bin/cfn-lint .tutorflow/template.transformed.json
+echo "$(grep "^cfn-lint==" scripts/test-requirements.txt): infra/template.yaml clean, before and after the SAM transform"
+
+# The storage suite runs DynamoDB and S3 tests against moto server, installed
+# pinned into .venv/ and started on a free loopback port for this run only.
+# Set TUTORFLOW_TEST_AWS_ENDPOINT to use an emulator that is already running,
+# or TUTORFLOW_TEST_REAL_AWS=1 for real AWS (see the README).
+start_moto() {
+    ensure_venv
     local port
     port=$(free_port)
     mkdir -p .tutorflow
@@ -56,7 +71,7 @@ start_moto() {
             # The emulator accepts any credentials; the SDK's default chain needs some.
             export AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test AWS_REGION=us-east-1
             export AWS_EC2_METADATA_DISABLED=true
-            echo "$(grep "^moto==" scripts/moto-requirements.txt) server on $url"
+            echo "$(grep "^moto==" scripts/test-requirements.txt) server on $url"
             return
         fi
         if ! kill -0 "$MOTO_PID" 2>/dev/null; then

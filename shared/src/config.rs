@@ -81,7 +81,7 @@ pub enum AuthMode {
 #[serde(deny_unknown_fields, default)]
 pub struct AuthConfig {
     pub mode: AuthMode,
-    /// Secret for HS256 tokens, as a secret reference (`env:NAME`).
+    /// Secret for HS256 tokens, as a secret reference ([`SecretRef`]).
     pub hs256_secret: Option<String>,
     pub jwks_url: Option<String>,
     pub issuer: Option<String>,
@@ -102,7 +102,7 @@ pub struct AuthConfig {
 #[serde(deny_unknown_fields)]
 pub struct WebhookIntegration {
     pub id: String,
-    /// HMAC-SHA256 key, as a secret reference (`env:NAME`).
+    /// HMAC-SHA256 key, as a secret reference ([`SecretRef`]).
     pub secret: String,
     /// Student ids this integration may act for start with this prefix.
     pub student_prefix: String,
@@ -142,7 +142,7 @@ pub struct LlmConfig {
 #[serde(deny_unknown_fields, default)]
 pub struct ProviderEndpoint {
     pub base_url: String,
-    /// API key as a secret reference (`env:NAME`); never written in the file.
+    /// API key as a secret reference ([`SecretRef`]); never written in the file.
     pub api_key: Option<String>,
     /// Model used when the workflow does not name one.
     pub default_model: String,
@@ -176,7 +176,7 @@ pub struct TranscriptionConfig {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct DrillConfig {
-    /// HMAC key signing drill tokens, as a secret reference (`env:NAME`).
+    /// HMAC key signing drill tokens, as a secret reference ([`SecretRef`]).
     pub token_secret: Option<String>,
     pub token_ttl_seconds: u64,
 }
@@ -354,6 +354,9 @@ impl Default for ServerConfig {
 pub enum EnvType {
     Str,
     Int,
+    /// A JSON value, for settings that are lists of tables (a Lambda
+    /// function has no configuration file to write them in).
+    Json,
 }
 
 /// Environment variables that override configuration keys. The Lambda
@@ -387,6 +390,7 @@ pub const ENV_OVERRIDES: &[(&str, &str, EnvType)] = &[
     ("TUTORFLOW_JWKS_URL", "auth.jwks_url", EnvType::Str),
     ("TUTORFLOW_JWT_ISSUER", "auth.issuer", EnvType::Str),
     ("TUTORFLOW_JWT_AUDIENCE", "auth.audience", EnvType::Str),
+    ("TUTORFLOW_WEBHOOKS", "auth.webhooks", EnvType::Json),
     ("TUTORFLOW_LLM_TUTOR", "llm.tutor", EnvType::Str),
     ("TUTORFLOW_LLM_SAFETY", "llm.safety", EnvType::Str),
     (
@@ -493,7 +497,7 @@ impl Config {
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<Config, ConfigError> {
         let from_env = env(CONFIG_FILE_ENV).map(PathBuf::from);
-        let mut doc = match file.map(Path::to_path_buf).or(from_env) {
+        let written = match file.map(Path::to_path_buf).or(from_env) {
             Some(path) => {
                 let text = std::fs::read_to_string(&path).map_err(|e| ConfigError::File {
                     path: path.display().to_string(),
@@ -506,6 +510,12 @@ impl Config {
             }
             None => toml::Table::new(),
         };
+        // Start from the defaults, so that a table given in part (say only
+        // `llm.anthropic.api_key`) keeps the rest of its own defaults (the
+        // provider's base URL) rather than those of its type.
+        let mut doc = toml::Table::try_from(Config::default())
+            .expect("the default configuration serializes to TOML");
+        merge_tables(&mut doc, written);
         for (var, key, kind) in ENV_OVERRIDES {
             let Some(raw) = env(var).filter(|v| !v.is_empty()) else {
                 continue;
@@ -519,6 +529,13 @@ impl Config {
                     .map_err(|_| ConfigError::Env {
                         var: (*var).to_owned(),
                         message: format!("`{raw}` is not a whole number"),
+                    })?,
+                EnvType::Json => serde_json::from_str::<serde_json::Value>(&raw)
+                    .map_err(|e| e.to_string())
+                    .and_then(|json| toml::Value::try_from(json).map_err(|e| e.to_string()))
+                    .map_err(|message| ConfigError::Env {
+                        var: (*var).to_owned(),
+                        message: format!("not a JSON value without nulls: {message}"),
                     })?,
             };
             set_path(&mut doc, key, value);
@@ -553,24 +570,63 @@ impl Config {
         if self.limits.max_body_bytes == 0 || self.limits.max_message_chars == 0 {
             return invalid("limits", "limits must be greater than zero");
         }
-        for reference in [
-            &self.auth.hs256_secret,
-            &self.drills.token_secret,
-            &self.llm.openai.api_key,
-            &self.llm.openai_compatible.api_key,
-            &self.llm.anthropic.api_key,
-            &self.llm.gemini.api_key,
-            &self.transcription.api_key,
-            &self.exam_api.api_key,
-            &self.notifications.signing_secret,
-        ]
-        .into_iter()
-        .flatten()
-        .chain(self.auth.webhooks.iter().map(|w| &w.secret))
-        {
+        for (_, reference) in self.secret_references() {
             SecretRef::parse(reference)?;
         }
         Ok(())
+    }
+}
+
+impl Config {
+    /// Every secret reference the configuration uses, with the setting
+    /// that holds it (for error messages). The HS256 secret counts only in
+    /// `hs256` mode: otherwise nothing reads it.
+    pub fn secret_references(&self) -> Vec<(String, &str)> {
+        let hs256_secret = match self.auth.mode {
+            AuthMode::Hs256 => &self.auth.hs256_secret,
+            AuthMode::Jwks | AuthMode::Apigw => &None,
+        };
+        let settings = [
+            ("auth.hs256_secret", hs256_secret),
+            ("drills.token_secret", &self.drills.token_secret),
+            ("llm.openai.api_key", &self.llm.openai.api_key),
+            (
+                "llm.openai_compatible.api_key",
+                &self.llm.openai_compatible.api_key,
+            ),
+            ("llm.anthropic.api_key", &self.llm.anthropic.api_key),
+            ("llm.gemini.api_key", &self.llm.gemini.api_key),
+            ("transcription.api_key", &self.transcription.api_key),
+            ("exam_api.api_key", &self.exam_api.api_key),
+            (
+                "notifications.signing_secret",
+                &self.notifications.signing_secret,
+            ),
+        ];
+        settings
+            .into_iter()
+            .filter_map(|(setting, reference)| Some((setting.to_owned(), reference.as_deref()?)))
+            .chain(
+                self.auth
+                    .webhooks
+                    .iter()
+                    .map(|w| (format!("auth.webhooks[{}].secret", w.id), w.secret.as_str())),
+            )
+            .collect()
+    }
+}
+
+/// `overlay` written over `base`, table by table; any other value replaces.
+fn merge_tables(base: &mut toml::Table, overlay: toml::Table) {
+    for (key, value) in overlay {
+        match (base.get_mut(&key), value) {
+            (Some(toml::Value::Table(inner)), toml::Value::Table(over)) => {
+                merge_tables(inner, over)
+            }
+            (_, value) => {
+                base.insert(key, value);
+            }
+        }
     }
 }
 
@@ -597,27 +653,65 @@ fn set_path(doc: &mut toml::Table, key: &str, value: toml::Value) {
 
 /// Where a secret comes from. Secrets are never written in configuration
 /// files: the file names the place to read them from.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum SecretRef {
-    /// `env:NAME` — an environment variable.
+    /// `env:NAME` — an environment variable (local runs).
     Env(String),
+    /// `ssm:/path/name` — an SSM Parameter Store parameter, decrypted
+    /// (a SecureString).
+    Ssm(String),
+    /// `secretsmanager:id` — the string value of a Secrets Manager secret,
+    /// by name or ARN.
+    SecretsManager(String),
 }
 
 impl SecretRef {
     pub fn parse(reference: &str) -> Result<SecretRef, ConfigError> {
-        match reference.split_once(':') {
-            Some(("env", name)) if !name.is_empty() => Ok(SecretRef::Env(name.to_owned())),
-            _ => Err(ConfigError::Invalid {
-                key: reference.to_owned(),
-                message: "a secret reference must look like env:NAME".into(),
-            }),
-        }
+        let parsed = match reference.split_once(':') {
+            Some(("env", name)) if !name.is_empty() => Some(SecretRef::Env(name.to_owned())),
+            Some(("ssm", name)) if name.len() > 1 && name.starts_with('/') => {
+                Some(SecretRef::Ssm(name.to_owned()))
+            }
+            Some(("secretsmanager", id)) if !id.is_empty() => {
+                Some(SecretRef::SecretsManager(id.to_owned()))
+            }
+            _ => None,
+        };
+        parsed.ok_or_else(|| ConfigError::Invalid {
+            key: reference.to_owned(),
+            message: "a secret reference must look like env:NAME, ssm:/parameter/name \
+                      or secretsmanager:secret-id"
+                .into(),
+        })
     }
 
-    /// The secret's value, if it is set.
-    pub fn resolve(&self, env: impl Fn(&str) -> Option<String>) -> Option<String> {
+    /// Whether the value lives in an AWS service and must be fetched before
+    /// it can be resolved (see [`crate::secrets`]).
+    pub fn is_remote(&self) -> bool {
+        !matches!(self, SecretRef::Env(_))
+    }
+
+    /// The secret's value, if it is set. `lookup` is asked for the variable
+    /// name of an `env:` reference and for the whole reference (`ssm:/…`,
+    /// `secretsmanager:…`) of a remote one: the process environment answers
+    /// the former; [`crate::secrets::Secrets::lookup`] adds the remote
+    /// values fetched at startup. A remote reference that was not fetched
+    /// reads as unset.
+    pub fn resolve(&self, lookup: impl Fn(&str) -> Option<String>) -> Option<String> {
         match self {
-            SecretRef::Env(name) => env(name).filter(|v| !v.is_empty()),
+            SecretRef::Env(name) => lookup(name),
+            remote => lookup(&remote.to_string()),
+        }
+        .filter(|v| !v.is_empty())
+    }
+}
+
+impl std::fmt::Display for SecretRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SecretRef::Env(name) => write!(f, "env:{name}"),
+            SecretRef::Ssm(name) => write!(f, "ssm:{name}"),
+            SecretRef::SecretsManager(id) => write!(f, "secretsmanager:{id}"),
         }
     }
 }
@@ -671,6 +765,26 @@ mod tests {
     }
 
     #[test]
+    fn a_provider_key_alone_keeps_the_provider_defaults() {
+        let config = Config::load(
+            None,
+            env_of(&[
+                ("TUTORFLOW_ANTHROPIC_API_KEY", "ssm:/k"),
+                ("TUTORFLOW_OPENAI_API_KEY", "ssm:/k"),
+            ]),
+        )
+        .unwrap();
+        let defaults = LlmConfig::default();
+        assert_eq!(config.llm.anthropic.base_url, defaults.anthropic.base_url);
+        assert_eq!(config.llm.openai.base_url, defaults.openai.base_url);
+        assert_eq!(
+            config.llm.openai.default_model,
+            defaults.openai.default_model
+        );
+        assert_eq!(config.llm.anthropic.api_key.as_deref(), Some("ssm:/k"));
+    }
+
+    #[test]
     fn bad_values_name_what_was_wrong() {
         let err = Config::load(None, env_of(&[("TUTORFLOW_PORT", "eighty")])).unwrap_err();
         assert!(err.to_string().contains("TUTORFLOW_PORT"), "{err}");
@@ -690,5 +804,90 @@ mod tests {
             Some("s3cret")
         );
         assert_eq!(secret.resolve(env_of(&[])), None);
+    }
+
+    #[test]
+    fn remote_secrets_resolve_by_their_whole_reference() {
+        let parameter = SecretRef::parse("ssm:/tutorflow/dev/drill-token-secret").unwrap();
+        assert_eq!(
+            parameter,
+            SecretRef::Ssm("/tutorflow/dev/drill-token-secret".into())
+        );
+        assert!(parameter.is_remote());
+        let fetched = env_of(&[("ssm:/tutorflow/dev/drill-token-secret", "k3y")]);
+        assert_eq!(parameter.resolve(&fetched).as_deref(), Some("k3y"));
+        // The process environment knows no remote reference.
+        assert_eq!(parameter.resolve(env_of(&[])), None);
+
+        let arn = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:tutorflow/llm-AbCdEf";
+        let secret = SecretRef::parse(&format!("secretsmanager:{arn}")).unwrap();
+        assert_eq!(secret, SecretRef::SecretsManager(arn.into()));
+        assert_eq!(secret.to_string(), format!("secretsmanager:{arn}"));
+        assert!(!SecretRef::parse("env:X").unwrap().is_remote());
+    }
+
+    #[test]
+    fn malformed_secret_references_are_refused() {
+        for reference in [
+            "ssm:",
+            "ssm:/",
+            "ssm:relative",
+            "secretsmanager:",
+            "vault:x",
+            "plain",
+        ] {
+            let err = SecretRef::parse(reference).unwrap_err();
+            assert!(
+                err.to_string().contains("ssm:/parameter/name"),
+                "{reference}: {err}"
+            );
+        }
+    }
+
+    #[test]
+    fn webhook_integrations_come_from_json_in_the_environment() {
+        let json = r#"[{"id": "n8n", "secret": "ssm:/tutorflow/dev/webhooks/n8n",
+                        "student_prefix": "n8n:", "course_id": "prealgebra"}]"#;
+        let config = Config::load(None, env_of(&[("TUTORFLOW_WEBHOOKS", json)])).unwrap();
+        assert_eq!(config.auth.webhooks.len(), 1);
+        assert_eq!(
+            config.auth.webhooks[0].secret,
+            "ssm:/tutorflow/dev/webhooks/n8n"
+        );
+        assert!(config.secret_references().contains(&(
+            "auth.webhooks[n8n].secret".into(),
+            "ssm:/tutorflow/dev/webhooks/n8n"
+        )));
+        let err = Config::load(None, env_of(&[("TUTORFLOW_WEBHOOKS", "[{")])).unwrap_err();
+        assert!(err.to_string().contains("TUTORFLOW_WEBHOOKS"), "{err}");
+        let unknown = r#"[{"id": "x", "secret": "env:S", "student_prefix": "", "course_id": "c", "extra": 1}]"#;
+        assert!(Config::load(None, env_of(&[("TUTORFLOW_WEBHOOKS", unknown)])).is_err());
+    }
+
+    #[test]
+    fn secret_references_lists_every_secret_setting() {
+        let config = Config::load(
+            None,
+            env_of(&[
+                ("TUTORFLOW_DRILL_SECRET", "ssm:/d"),
+                ("TUTORFLOW_OPENAI_API_KEY", "secretsmanager:o"),
+                ("TUTORFLOW_NOTIFY_SECRET", "env:N"),
+            ]),
+        )
+        .unwrap();
+        let mut found = config.secret_references();
+        found.sort();
+        assert_eq!(
+            found,
+            vec![
+                (
+                    "auth.hs256_secret".to_owned(),
+                    "env:TUTORFLOW_DEV_JWT_SECRET"
+                ),
+                ("drills.token_secret".to_owned(), "ssm:/d"),
+                ("llm.openai.api_key".to_owned(), "secretsmanager:o"),
+                ("notifications.signing_secret".to_owned(), "env:N"),
+            ]
+        );
     }
 }

@@ -7,5 +7,6 @@ pub mod content;
 pub mod engine;
 pub mod llm;
 pub mod model;
+pub mod secrets;
 pub mod service;
 pub mod store;

@@ -1,6 +1,8 @@
-//! The Lambda entry point every function's `main` calls: build the app
-//! once at cold start, then serve each API Gateway (HTTP API v2) event
-//! through the shared handler.
+//! The Lambda entry point every function's `main` calls: load the
+//! configuration and open the store and content during init, read the
+//! secrets and build the app on the first invocation (the Parameters and
+//! Secrets extension serves only then), then serve each API Gateway (HTTP
+//! API v2) event through the shared handler.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -8,26 +10,72 @@ use std::sync::Arc;
 use bytes::Bytes;
 use lambda_http::request::RequestContext;
 use lambda_http::{Body, Error, Request, RequestExt, Response, service_fn};
+use tokio::sync::OnceCell;
 
 use super::handler::Incoming;
 use super::logging;
 use super::routes::Function;
 use crate::config::Config;
-use crate::service::App;
+use crate::secrets::SecretResolver;
+use crate::service::{App, Resources};
+
+fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
+/// What the init phase prepares for the first invocation.
+struct ColdStart {
+    config: Config,
+    resources: Resources,
+    secrets: SecretResolver,
+    app: OnceCell<App>,
+}
+
+impl ColdStart {
+    /// The app, built on first use. A failure is not kept: the next
+    /// invocation tries again (a secret created after the deploy, a
+    /// throttled read).
+    async fn app(&self) -> Result<&App, Error> {
+        self.app
+            .get_or_try_init(|| async {
+                let secrets = self.secrets.fetch(&self.config).await?;
+                let app = App::from_resources(
+                    self.config.clone(),
+                    self.resources.clone(),
+                    &secrets.lookup(env),
+                )?;
+                Ok::<_, Error>(app)
+            })
+            .await
+            .inspect_err(|e| tracing::error!(error = %e, "startup failed"))
+    }
+}
 
 /// Runs `function` until the Lambda runtime stops it.
 pub async fn run(function: Function) -> Result<(), Error> {
-    let env = |k: &str| std::env::var(k).ok();
     logging::init(env);
-    let config = Config::load(None, env)?;
-    let app = Arc::new(App::from_config(config, &env).await.map_err(|e| {
-        tracing::error!(error = %e, "cold start failed");
-        e
-    })?);
+    let cold = async {
+        let config = Config::load(None, env)?;
+        let resources = Resources::open(&config).await?;
+        let secrets = SecretResolver::from_env(env)?;
+        Ok::<_, Error>(ColdStart {
+            config,
+            resources,
+            secrets,
+            app: OnceCell::new(),
+        })
+    };
+    let cold = Arc::new(
+        cold.await
+            .inspect_err(|e| tracing::error!(error = %e, "cold start failed"))?,
+    );
     tracing::info!(function = function.name(), "ready");
     lambda_http::run(service_fn(move |event: Request| {
-        let app = app.clone();
-        async move { Ok::<_, Error>(handle(&app, function, event).await) }
+        let cold = cold.clone();
+        async move {
+            let app = cold.app().await?;
+            Ok::<_, Error>(handle(app, function, event).await)
+        }
     }))
     .await
 }

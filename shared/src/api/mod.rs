@@ -4,6 +4,7 @@
 
 pub mod auth;
 pub mod body;
+pub mod deployment;
 pub mod handler;
 pub mod lambda;
 pub mod logging;

@@ -129,13 +129,19 @@ pub struct AppParts {
 /// Shortest accepted drill-token key.
 const MIN_DRILL_KEY_BYTES: usize = 16;
 
-impl App {
-    /// Builds everything the configuration names: the store, the content
-    /// cache, LLM providers, authentication. Secrets are read through `env`.
-    pub async fn from_config(
-        config: Config,
-        env: &(dyn Fn(&str) -> Option<String> + Sync),
-    ) -> Result<App, StartupError> {
+/// What the configuration names that needs no secret: the store, the
+/// content cache, the audio bucket. A Lambda function opens them during
+/// its init phase and builds the [`App`] on its first invocation, once the
+/// secrets can be read (see `crate::secrets`).
+#[derive(Clone)]
+pub struct Resources {
+    store: Arc<dyn Store>,
+    content: Arc<ContentCache>,
+    audio: Option<AudioStore>,
+}
+
+impl Resources {
+    pub async fn open(config: &Config) -> Result<Resources, StartupError> {
         let store = crate::store::open(&config.store).await?;
         let content = Arc::new(crate::store::open_content(&config.content).await?);
         let audio = match &config.transcription.upload_bucket {
@@ -146,17 +152,42 @@ impl App {
             )),
             None => None,
         };
+        Ok(Resources {
+            store,
+            content,
+            audio,
+        })
+    }
+}
+
+impl App {
+    /// Builds everything the configuration names: the store, the content
+    /// cache, LLM providers, authentication. Secrets are read through `env`.
+    pub async fn from_config(
+        config: Config,
+        env: &(dyn Fn(&str) -> Option<String> + Sync),
+    ) -> Result<App, StartupError> {
+        let resources = Resources::open(&config).await?;
+        App::from_resources(config, resources, env)
+    }
+
+    /// The app over resources opened earlier; secrets are read through `env`.
+    pub fn from_resources(
+        config: Config,
+        resources: Resources,
+        env: &(dyn Fn(&str) -> Option<String> + Sync),
+    ) -> Result<App, StartupError> {
         let mut app = App::assemble(
             AppParts {
                 config,
-                store,
-                content,
+                store: resources.store,
+                content: resources.content,
                 clock: Arc::new(SystemClock),
                 ids: Arc::new(RandomIds),
             },
             env,
         )?;
-        app.audio = audio;
+        app.audio = resources.audio;
         Ok(app)
     }
 

@@ -18,6 +18,7 @@ use crate::config::TranscriptionConfig;
 use crate::llm::transcription::{AudioClip, AudioFormat, TranscriptionError};
 
 /// The bucket audio is uploaded to, and the rules for it.
+#[derive(Clone)]
 pub struct AudioStore {
     client: aws_sdk_s3::Client,
     bucket: String,

@@ -39,6 +39,36 @@ use crate::model::{StudentSnapshot, TutorMessage};
 
 /// The index listing a student's threads by recency.
 pub const THREADS_INDEX: &str = "GSI1";
+
+/// The table's keys, index and expiry attribute: the store writes these
+/// attributes, [`DynamoStore::create_table_if_missing`] creates exactly this
+/// table, and the infrastructure test holds the SAM template to it. The
+/// condition and key-condition expressions spell the key names too; the
+/// conformance suite runs them against a table created from this layout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TableLayout {
+    pub partition_key: &'static str,
+    pub sort_key: &'static str,
+    pub index_name: &'static str,
+    pub index_partition_key: &'static str,
+    pub index_sort_key: &'static str,
+    /// Non-key attributes the index carries (INCLUDE projection).
+    pub index_projection: &'static [&'static str],
+    /// Epoch seconds after which DynamoDB may delete the item.
+    pub ttl_attribute: &'static str,
+}
+
+pub const TABLE_LAYOUT: TableLayout = TableLayout {
+    partition_key: "PK",
+    sort_key: "SK",
+    index_name: THREADS_INDEX,
+    index_partition_key: "GSI1PK",
+    index_sort_key: "GSI1SK",
+    index_projection: &[SUMMARY_ATTRIBUTE],
+    ttl_attribute: "ttl",
+};
+/// A thread's listing summary, the one attribute the index projects.
+const SUMMARY_ATTRIBUTE: &str = "summary";
 /// Sort key of a thread's metadata item: it sorts after `MSG#…`, so one
 /// descending query returns the thread and its latest messages.
 const THREAD_SK: &str = "THREAD";
@@ -87,7 +117,10 @@ fn lockout_sk(course_id: &str, question_id: &str) -> String {
 }
 
 fn key(pk: String, sk: String) -> Item {
-    HashMap::from([("PK".to_owned(), s(pk)), ("SK".to_owned(), s(sk))])
+    HashMap::from([
+        (TABLE_LAYOUT.partition_key.to_owned(), s(pk)),
+        (TABLE_LAYOUT.sort_key.to_owned(), s(sk)),
+    ])
 }
 
 fn ttl_seconds(t: DateTime<Utc>) -> i64 {
@@ -187,7 +220,10 @@ fn idempotency_item(key: &IdempotencyKey, record: &IdempotencyRecord) -> Result<
     item.insert("lockToken".into(), s(&record.lock_token));
     item.insert("lockExpiresAt".into(), n(millis(record.lock_expires_at)));
     item.insert("expiresAt".into(), n(millis(record.expires_at)));
-    item.insert("ttl".into(), n(ttl_seconds(record.expires_at)));
+    item.insert(
+        TABLE_LAYOUT.ttl_attribute.into(),
+        n(ttl_seconds(record.expires_at)),
+    );
     if let Some(response) = &record.response {
         let text = serde_json::to_string(response)
             .map_err(|e| StoreError::serialization(&key.item_ref(), e))?;
@@ -258,13 +294,21 @@ impl DynamoStore {
             StoreError::InvalidInput(format!("table definition: {e}"))
         };
         let index = GlobalSecondaryIndex::builder()
-            .index_name(THREADS_INDEX)
-            .key_schema(key_part("GSI1PK", KeyType::Hash).map_err(build_error)?)
-            .key_schema(key_part("GSI1SK", KeyType::Range).map_err(build_error)?)
+            .index_name(TABLE_LAYOUT.index_name)
+            .key_schema(
+                key_part(TABLE_LAYOUT.index_partition_key, KeyType::Hash).map_err(build_error)?,
+            )
+            .key_schema(key_part(TABLE_LAYOUT.index_sort_key, KeyType::Range).map_err(build_error)?)
             .projection(
                 Projection::builder()
                     .projection_type(ProjectionType::Include)
-                    .non_key_attributes("summary")
+                    .set_non_key_attributes(Some(
+                        TABLE_LAYOUT
+                            .index_projection
+                            .iter()
+                            .map(|a| (*a).to_owned())
+                            .collect(),
+                    ))
                     .build(),
             )
             .build()
@@ -275,14 +319,19 @@ impl DynamoStore {
             .table_name(&self.table)
             .billing_mode(BillingMode::PayPerRequest)
             .set_attribute_definitions(Some(
-                ["PK", "SK", "GSI1PK", "GSI1SK"]
-                    .into_iter()
-                    .map(attr)
-                    .collect::<Result<_, _>>()
-                    .map_err(build_error)?,
+                [
+                    TABLE_LAYOUT.partition_key,
+                    TABLE_LAYOUT.sort_key,
+                    TABLE_LAYOUT.index_partition_key,
+                    TABLE_LAYOUT.index_sort_key,
+                ]
+                .into_iter()
+                .map(attr)
+                .collect::<Result<_, _>>()
+                .map_err(build_error)?,
             ))
-            .key_schema(key_part("PK", KeyType::Hash).map_err(build_error)?)
-            .key_schema(key_part("SK", KeyType::Range).map_err(build_error)?)
+            .key_schema(key_part(TABLE_LAYOUT.partition_key, KeyType::Hash).map_err(build_error)?)
+            .key_schema(key_part(TABLE_LAYOUT.sort_key, KeyType::Range).map_err(build_error)?)
             .global_secondary_indexes(index)
             .send()
             .await;
@@ -301,7 +350,7 @@ impl DynamoStore {
             .time_to_live_specification(
                 TimeToLiveSpecification::builder()
                     .enabled(true)
-                    .attribute_name("ttl")
+                    .attribute_name(TABLE_LAYOUT.ttl_attribute)
                     .build()
                     .map_err(build_error)?,
             )
@@ -358,10 +407,13 @@ impl DynamoStore {
                     item.insert("entity".into(), s("thread"));
                     item.insert("data".into(), s(enc.json(thread, &of)?));
                     let summary = ThreadSummary::from(thread);
-                    item.insert("summary".into(), s(enc.json(&summary, &of)?));
+                    item.insert(SUMMARY_ATTRIBUTE.into(), s(enc.json(&summary, &of)?));
                     item.insert("messageCount".into(), n(t.message_count_after()));
-                    item.insert("GSI1PK".into(), s(student_pk(&thread.student_id)));
-                    item.insert("GSI1SK".into(), s(list_key(thread)));
+                    item.insert(
+                        TABLE_LAYOUT.index_partition_key.into(),
+                        s(student_pk(&thread.student_id)),
+                    );
+                    item.insert(TABLE_LAYOUT.index_sort_key.into(), s(list_key(thread)));
                     puts.push(Conditioned::versioned(item, t.expected));
                     items.push(of);
                     for (seq, message) in t.appended() {
@@ -406,7 +458,7 @@ impl DynamoStore {
                     item.insert("entity".into(), s("turnLog"));
                     item.insert("data".into(), s(enc.json(log, &of)?));
                     item.insert("expiresAt".into(), n(millis(expires)));
-                    item.insert("ttl".into(), n(ttl_seconds(expires)));
+                    item.insert(TABLE_LAYOUT.ttl_attribute.into(), n(ttl_seconds(expires)));
                     puts.push(Conditioned::new_item(item));
                     items.push(of);
                 }
@@ -418,7 +470,10 @@ impl DynamoStore {
                     item.insert("entity".into(), s("lockout"));
                     item.insert("data".into(), s(enc.json(lockout, &of)?));
                     item.insert("lockedUntil".into(), n(millis(lockout.locked_until)));
-                    item.insert("ttl".into(), n(ttl_seconds(lockout.locked_until)));
+                    item.insert(
+                        TABLE_LAYOUT.ttl_attribute.into(),
+                        n(ttl_seconds(lockout.locked_until)),
+                    );
                     puts.push(Conditioned::versioned(item, *expected));
                     items.push(of);
                 }
@@ -568,7 +623,7 @@ fn message_of(thread_id: &str, item: &Item) -> Result<(String, TutorMessage), St
     let thread_of = ItemRef::Thread {
         thread_id: thread_id.to_owned(),
     };
-    let sk = attr_s(item, "SK", &thread_of)?;
+    let sk = attr_s(item, TABLE_LAYOUT.sort_key, &thread_of)?;
     let position = sk.strip_prefix(MSG_PREFIX).unwrap_or(sk).to_owned();
     let of = ItemRef::Message {
         thread_id: thread_id.to_owned(),
@@ -611,7 +666,7 @@ impl ThreadStore for DynamoStore {
         let Some((meta, messages)) = items.split_first() else {
             return Ok(None);
         };
-        if attr_s(meta, "SK", &of)? != THREAD_SK {
+        if attr_s(meta, TABLE_LAYOUT.sort_key, &of)? != THREAD_SK {
             return Ok(None);
         }
         let mut recent_messages = messages
@@ -697,7 +752,7 @@ impl ThreadStore for DynamoStore {
                 .client
                 .query()
                 .table_name(&self.table)
-                .index_name(THREADS_INDEX)
+                .index_name(TABLE_LAYOUT.index_name)
                 .key_condition_expression(condition)
                 .set_expression_attribute_values(Some(values.clone()))
                 .scan_index_forward(false)
@@ -710,7 +765,7 @@ impl ThreadStore for DynamoStore {
                 let of = ItemRef::Thread {
                     thread_id: attr_s(
                         &item,
-                        "PK",
+                        TABLE_LAYOUT.partition_key,
                         &ItemRef::Thread {
                             thread_id: String::new(),
                         },
@@ -718,8 +773,11 @@ impl ThreadStore for DynamoStore {
                     .trim_start_matches("THREAD#")
                     .to_owned(),
                 };
-                let position = attr_s(&item, "GSI1SK", &of)?.to_owned();
-                rows.push((position, decode(attr_s(&item, "summary", &of)?, &of)?));
+                let position = attr_s(&item, TABLE_LAYOUT.index_sort_key, &of)?.to_owned();
+                rows.push((
+                    position,
+                    decode(attr_s(&item, SUMMARY_ATTRIBUTE, &of)?, &of)?,
+                ));
             }
             match out.last_evaluated_key {
                 Some(last) if rows.len() <= limit => start = Some(last),
@@ -850,7 +908,7 @@ impl TurnLogStore for DynamoStore {
                 let of = ItemRef::Thread {
                     thread_id: thread_id.to_owned(),
                 };
-                let sk = attr_s(item, "SK", &of)?;
+                let sk = attr_s(item, TABLE_LAYOUT.sort_key, &of)?;
                 let position = sk.strip_prefix(LOG_PREFIX).unwrap_or(sk).to_owned();
                 let of = ItemRef::TurnLog {
                     thread_id: thread_id.to_owned(),

@@ -69,6 +69,7 @@ mod cursor;
 mod dynamo;
 mod error;
 mod idempotency;
+pub mod permissions;
 mod s3_content;
 mod sqlite;
 mod types;
@@ -82,7 +83,7 @@ use chrono::{DateTime, Duration, Utc};
 
 pub use aws::{dynamodb_client, s3_client};
 pub use content_cache::{Clock, ContentCache, LoadError};
-pub use dynamo::{DynamoStore, THREADS_INDEX};
+pub use dynamo::{DynamoStore, TABLE_LAYOUT, THREADS_INDEX, TableLayout};
 pub use error::{ItemRef, StoreError};
 pub use idempotency::{
     Begin, IdempotencyKey, IdempotencyLock, MAX_IDEMPOTENCY_KEY_CHARS, StoredResponse, payload_hash,

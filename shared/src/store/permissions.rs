@@ -1,0 +1,38 @@
+//! The IAM actions behind the store's AWS calls, so the infrastructure
+//! template grants each function what the code calls and nothing more.
+//! shared/tests/infra_template.rs holds these lists to the SDK calls in
+//! `dynamo.rs` and `s3_content.rs`, and every policy in the template to
+//! these lists.
+
+/// Reads on the table: GetItem (snapshots, idempotency records), Query (a
+/// thread with its latest messages, message and turn-log pages; on the
+/// threads index, a student's threads) and BatchGetItem (lockouts).
+pub const DYNAMODB_READS: &[&str] = &[
+    "dynamodb:GetItem",
+    "dynamodb:Query",
+    "dynamodb:BatchGetItem",
+];
+
+/// Writes on the table: PutItem — an idempotency lock, and each Put of a
+/// unit of work's TransactWriteItems, which IAM authorises item by item as
+/// PutItem (there is no TransactWriteItems action) — and DeleteItem
+/// (releasing an idempotency lock).
+pub const DYNAMODB_WRITES: &[&str] = &["dynamodb:PutItem", "dynamodb:DeleteItem"];
+
+/// What the calls that take an idempotency lock need (`begin_idempotency`:
+/// a conditional put, then a read of the record that blocked it;
+/// `release_idempotency`: a conditional delete): every function serving a
+/// mutating route.
+pub const IDEMPOTENCY_ACTIONS: &[&str] = &[
+    "dynamodb:PutItem",
+    "dynamodb:GetItem",
+    "dynamodb:DeleteItem",
+];
+
+/// Reading the published content bundle: GetObject authorises the GetObject
+/// and HeadObject calls; ListBucket makes S3 answer a missing manifest with
+/// 404 ("nothing published yet") instead of 403.
+pub const CONTENT_READS: &[&str] = &["s3:GetObject", "s3:ListBucket"];
+
+/// `tutorflow publish`, run by a person or CI — never by a function.
+pub const CONTENT_PUBLISH: &[&str] = &["s3:PutObject"];
