@@ -6,7 +6,7 @@ in this process that hands it one API Gateway (HTTP API v2) event, and times
             loaded, store client ready, content bundle fetched and validated);
   response  exec -> the POST /invocation/<id>/response of that event (init,
             then the first invocation, which also builds the app);
-and reads the process's peak RSS. Lambda's own overhead (sandbox, code
+and reads the process's peak RSS (VmHWM) once it has answered. Lambda's own overhead (sandbox, code
 download) is not in these figures; the function's configuration comes from
 the environment (scripts/measure-lambda.sh sets it up against moto).
 
@@ -78,13 +78,15 @@ class Run:
         self.done = threading.Event()
 
 
-def serve(state):
+def serve(run):
+    """A Runtime API for one run only, so a killed runtime's late request
+    can never be taken for the next run's."""
+
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *args):
             pass
 
         def do_GET(self):
-            run = state["run"]
             if self.path != NEXT or run.next_at is not None:
                 # A second /next: the run is over. Hold the runtime here
                 # until it is killed; the connection just closes.
@@ -106,7 +108,6 @@ def serve(state):
             self.wfile.write(run.event)
 
         def do_POST(self):
-            run = state["run"]
             length = int(self.headers.get("Content-Length", 0))
             body = self.rfile.read(length)
             run.response_at = time.perf_counter()
@@ -121,9 +122,19 @@ def serve(state):
     return server
 
 
-def one_run(bootstrap, state, port, function):
+def peak_rss_mb(pid):
+    """VmHWM of a live process: its peak resident set so far."""
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    raise SystemExit(f"no VmHWM for process {pid}")
+
+
+def one_run(bootstrap, function):
     run = Run()
-    state["run"] = run
+    server = serve(run)
+    port = server.server_address[1]
     env = dict(os.environ)
     env.update(
         {
@@ -137,10 +148,14 @@ def one_run(bootstrap, state, port, function):
     started = time.perf_counter()
     process = subprocess.Popen([bootstrap], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     finished = run.done.wait(60)
+    # Still alive: after its response the runtime waits for the next event.
+    peak = peak_rss_mb(process.pid) if process.poll() is None else None
     process.send_signal(signal.SIGKILL)
-    _, _, usage = os.wait4(process.pid, 0)
+    process.wait()
+    server.shutdown()
+    server.server_close()
     stderr = process.stderr.read().decode(errors="replace")
-    if not finished or run.next_at is None:
+    if not finished or run.next_at is None or peak is None:
         raise SystemExit(f"no response from {bootstrap}:\n{stderr[-3000:]}")
     kind, body = run.response
     if kind != "response" or b'"statusCode":201' not in body.replace(b" ", b""):
@@ -148,7 +163,7 @@ def one_run(bootstrap, state, port, function):
     return {
         "init_ms": (run.next_at - started) * 1000,
         "response_ms": (run.response_at - started) * 1000,
-        "peak_rss_mb": usage.ru_maxrss / 1024,
+        "peak_rss_mb": peak,
     }
 
 
@@ -158,19 +173,15 @@ def main():
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--function", default="turn")
     args = parser.parse_args()
-    state = {}
-    server = serve(state)
-    port = server.server_address[1]
     # One run first, not counted: it creates the table in the emulator.
-    one_run(args.bootstrap, state, port, args.function)
-    runs = [one_run(args.bootstrap, state, port, args.function) for _ in range(args.runs)]
+    one_run(args.bootstrap, args.function)
+    runs = [one_run(args.bootstrap, args.function) for _ in range(args.runs)]
     summary = {"bootstrap": args.bootstrap, "runs": args.runs}
     for key in ("init_ms", "response_ms", "peak_rss_mb"):
         values = [r[key] for r in runs]
         summary[f"median_{key}"] = round(statistics.median(values), 1)
         summary[f"max_{key}"] = round(max(values), 1)
     print(json.dumps(summary))
-    server.shutdown()
 
 
 if __name__ == "__main__":

@@ -68,3 +68,15 @@ print(len(buf.getvalue()))" "$out/$profile/bootstrap-arm64")
         "$(field median_init_ms)" "$(field max_init_ms)" "$(field median_response_ms)" "$(field max_response_ms)" \
         "$(field median_peak_rss_mb)"
 done
+
+# DESIGN's cold-init target is for content read from local files: the
+# release binary once more, with the local defaults (this checkout's content,
+# an embedded SQLite store) instead of S3 and DynamoDB.
+unset TUTORFLOW_STORE TUTORFLOW_TABLE TUTORFLOW_DYNAMODB_ENDPOINT TUTORFLOW_CONTENT_SOURCE \
+    TUTORFLOW_CONTENT_BUCKET TUTORFLOW_CONTENT_PREFIX TUTORFLOW_S3_ENDPOINT
+rm -f "$out/cold-start.sqlite"*
+cold=$(TUTORFLOW_SQLITE_PATH="$out/cold-start.sqlite" \
+    .venv/bin/python scripts/lambda_cold_start.py "$target/release/$function" --runs "$runs" --function "$function")
+printf '\nrelease, local files and SQLite: %s init median %s / max %s ms, first response median %s / max %s ms, peak RSS %s MB\n' \
+    "$(uname -m)" "$(field median_init_ms)" "$(field max_init_ms)" "$(field median_response_ms)" "$(field max_response_ms)" \
+    "$(field median_peak_rss_mb)"
