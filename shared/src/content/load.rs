@@ -18,7 +18,7 @@ use super::tutor_text::{
     FollowUp, Moves, OfflinePhrases, PhraseSlot, PromptSignals, Reaction, phase_name,
 };
 use super::workflow::{BktParams, Transition, Workflow, unit_interval_fields};
-use super::yaml_index::{YamlIndex, YamlPath};
+use super::yaml_index::{LazyYamlIndex, Position, YamlPath};
 use crate::model::Mode;
 
 /// A validated content bundle.
@@ -103,7 +103,7 @@ impl Bundle {
 struct Doc<T> {
     path: String,
     value: T,
-    index: YamlIndex,
+    index: LazyYamlIndex,
 }
 
 /// Files that exist but did not parse. References to them are not reported
@@ -263,7 +263,7 @@ impl Loader {
             Ok(value) => Some(Doc {
                 path: path.to_owned(),
                 value,
-                index: YamlIndex::build(text),
+                index: LazyYamlIndex::new(text),
             }),
             Err(err) => {
                 let (line, column) = err.location().map_or((1, 1), |l| (l.line(), l.column()));
@@ -444,7 +444,7 @@ impl Loader {
         ids.into_keys().collect()
     }
 
-    fn check_workflow(&mut self, doc: &Doc<Workflow>, uses: &mut Vec<PromptUse>) {
+    fn check_workflow<'a>(&mut self, doc: &'a Doc<Workflow>, uses: &mut Vec<PromptUse<'a>>) {
         let w = &doc.value;
         let root = YamlPath::root();
         let stem = file_stem(&doc.path);
@@ -459,8 +459,9 @@ impl Loader {
             uses.push(PromptUse {
                 name: name.to_owned(),
                 role,
-                file: doc.path.clone(),
-                position: doc.index.locate(&at),
+                file: &doc.path,
+                index: &doc.index,
+                at,
             });
         };
         // Categories.
@@ -953,15 +954,16 @@ impl Loader {
     fn check_prompts(
         &mut self,
         prompts: &BTreeMap<String, (String, PromptTemplate)>,
-        uses: &[PromptUse],
+        uses: &[PromptUse<'_>],
     ) {
         for u in uses {
             let Some((path, template)) = prompts.get(&u.name) else {
                 let known: Vec<&str> = prompts.keys().map(String::as_str).collect();
+                let position = u.position();
                 self.error(
-                    &u.file,
-                    u.position.line,
-                    u.position.column,
+                    u.file,
+                    position.line,
+                    position.column,
                     format!(
                         "prompt `{}` does not exist (expected prompts/{}.txt; known: {})",
                         u.name,
@@ -984,7 +986,7 @@ impl Loader {
                             p.name,
                             u.role.name(),
                             u.file,
-                            u.position.line,
+                            u.position().line,
                             allowed.join(", ")
                         ),
                     );
@@ -1000,7 +1002,7 @@ impl Loader {
                             "a {} prompt must use {{{{{required}}}}} (used by {}:{})",
                             u.role.name(),
                             u.file,
-                            u.position.line
+                            u.position().line
                         ),
                     );
                 }
@@ -1513,11 +1515,19 @@ impl Loader {
     }
 }
 
-struct PromptUse {
+/// A workflow's reference to a prompt, located only if it must be reported.
+struct PromptUse<'a> {
     name: String,
     role: PromptRole,
-    file: String,
-    position: super::yaml_index::Position,
+    file: &'a str,
+    index: &'a LazyYamlIndex,
+    at: YamlPath,
+}
+
+impl PromptUse<'_> {
+    fn position(&self) -> Position {
+        self.index.locate(&self.at)
+    }
 }
 
 /// The top-level `id` of a YAML document that failed typed parsing.

@@ -2,6 +2,7 @@
 //! after deserializing (a dangling reference, a cycle) can still be reported
 //! at the right line and column.
 
+use std::cell::OnceCell;
 use std::collections::HashMap;
 
 use saphyr_parser::{Event, Parser, ScanError, Span};
@@ -152,6 +153,37 @@ impl YamlIndex {
     }
 }
 
+/// A document's text, indexed the first time a position is asked for:
+/// valid content, which every cold start loads, never needs the index.
+#[derive(Debug)]
+pub struct LazyYamlIndex {
+    text: String,
+    index: OnceCell<YamlIndex>,
+}
+
+impl LazyYamlIndex {
+    pub fn new(text: &str) -> Self {
+        LazyYamlIndex {
+            text: text.to_owned(),
+            index: OnceCell::new(),
+        }
+    }
+
+    /// See [`YamlIndex::locate`].
+    pub fn locate(&self, path: &YamlPath) -> Position {
+        self.get().locate(path)
+    }
+
+    /// See [`YamlIndex::locate_key`].
+    pub fn locate_key(&self, path: &YamlPath) -> Position {
+        self.get().locate_key(path)
+    }
+
+    fn get(&self) -> &YamlIndex {
+        self.index.get_or_init(|| YamlIndex::build(&self.text))
+    }
+}
+
 enum Frame {
     Mapping { key: Option<String> },
     Sequence { next: usize },
@@ -209,6 +241,21 @@ meta: {owner: team, tags: [x, y]}
         let index = YamlIndex::build(DOC);
         let missing = YamlPath::root().key("units").index(0).key("title");
         assert_eq!(index.locate(&missing), Position { line: 3, column: 5 });
+    }
+
+    #[test]
+    fn the_lazy_index_is_built_on_the_first_question_only() {
+        let lazy = LazyYamlIndex::new(DOC);
+        assert!(lazy.index.get().is_none());
+        let z = YamlPath::root()
+            .key("units")
+            .index(1)
+            .key("requires")
+            .index(1);
+        assert_eq!(lazy.locate(&z), YamlIndex::build(DOC).locate(&z));
+        assert!(lazy.index.get().is_some());
+        let requires = YamlPath::root().key("units").index(1).key("requires");
+        assert_eq!(lazy.locate_key(&requires), Position { line: 6, column: 5 });
     }
 
     #[test]
