@@ -9,12 +9,13 @@
 # aarch64-unknown-linux-gnu target (rustup target add). Each profile is a
 # full release build per target: expect several minutes each on 2 cores.
 #
-# Usage: scripts/measure-lambda.sh [RUNS]   (default 10 cold starts per profile)
+# Usage: [PROFILES="release ..."] scripts/measure-lambda.sh [RUNS]
+#        (default: all three profiles, 10 cold starts each)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 runs=${1:-10}
-profiles=(release release-o3 release-oz)
+profiles=(${PROFILES:-release release-o3 release-oz})
 function=turn
 out=.tutorflow/measure
 target=${CARGO_TARGET_DIR:-target}

@@ -312,9 +312,14 @@ async fn a_mismatched_or_missing_manifest_is_refused_and_the_previous_bundle_kee
             .body(ByteStream::from(body.as_bytes().to_vec()))
             .send()
     };
+    let mut tampered = changed.files.clone();
+    tampered.insert(
+        UNIT.to_owned(),
+        changed.files[UNIT].replace("Equations in one step", "Tampered"),
+    );
     put(
-        format!("p/bundles/{}/{UNIT}", changed.version),
-        &changed.files[UNIT].replace("Equations in one step", "Tampered"),
+        format!("p/bundles/{}.json", changed.version),
+        &serde_json::to_string(&tampered).unwrap(),
     )
     .await
     .unwrap();

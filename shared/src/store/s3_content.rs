@@ -1,20 +1,20 @@
 //! The content bundle on S3, as written by `tutorflow publish`.
 //!
 //! Layout under the configured prefix:
-//! - `bundles/<version>/<path>`: the bundle's files, one object each, under
-//!   a prefix named after the bundle's content hash;
+//! - `bundles/<version>.json`: the whole bundle as one object (a JSON
+//!   object from each file's path to its text), named after the bundle's
+//!   content hash, so a cold start reads it in one round trip;
 //! - `manifest.json`: the bundle version and every file's path, size and
-//!   SHA-256. Publish writes it last, so a reader never sees a bundle whose
-//!   files are not all in place; it is the only object that changes.
+//!   SHA-256. Publish writes it last, so a reader never sees a bundle that
+//!   is not in place; it is the only object that changes.
 //!
 //! Readers check the manifest's ETag (one HEAD request) to notice a new
 //! bundle, and verify every file against the manifest when loading one.
-//! Old bundle prefixes are left in place: a reader still loading the
+//! Old bundle objects are left in place: a reader still loading the
 //! previous version keeps working, and republishing an old version is a
 //! rollback. Prune them with a lifecycle rule if needed.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
 
 use async_trait::async_trait;
 use aws_sdk_s3::Client;
@@ -23,18 +23,16 @@ use aws_sdk_s3::primitives::ByteStream;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use tokio::sync::Semaphore;
 
 use crate::content::source::{BUNDLE_DIRS, hex};
 use crate::content::{Bundle, ContentFiles, ContentSource, Diagnostics, SourceError};
 
 pub const MANIFEST_FILE: &str = "manifest.json";
-/// The manifest format this build reads and writes.
-const MANIFEST_FORMAT: u32 = 1;
-/// Objects fetched at once when loading a bundle.
-const PARALLEL_FETCHES: usize = 8;
-/// Largest manifest or bundle file read; content is text, this is generous.
-const MAX_OBJECT_BYTES: i64 = 8 * 1024 * 1024;
+/// The manifest format this build reads and writes (1 had one object per
+/// file).
+const MANIFEST_FORMAT: u32 = 2;
+/// Largest manifest or bundle object read; content is text, this is generous.
+const MAX_OBJECT_BYTES: i64 = 16 * 1024 * 1024;
 
 /// What `manifest.json` holds.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -82,8 +80,8 @@ impl Location {
         format!("{}{MANIFEST_FILE}", self.prefix)
     }
 
-    fn file_key(&self, version: &str, path: &str) -> String {
-        format!("{}bundles/{version}/{path}", self.prefix)
+    fn bundle_key(&self, version: &str) -> String {
+        format!("{}bundles/{version}.json", self.prefix)
     }
 
     fn url(&self, key: &str) -> String {
@@ -234,22 +232,30 @@ impl ContentSource for S3Source {
 
     async fn fetch(&self) -> Result<ContentFiles, SourceError> {
         let manifest = self.read_manifest().await?;
-        let permits = Arc::new(Semaphore::new(PARALLEL_FETCHES));
-        let mut tasks = tokio::task::JoinSet::new();
-        for entry in manifest.files.iter().cloned() {
-            let (client, at, permits) = (self.client.clone(), self.at.clone(), permits.clone());
-            let version = manifest.bundle_version.clone();
-            tasks.spawn(async move {
-                let _permit = permits.acquire_owned().await;
-                fetch_file(&client, &at, &version, entry).await
-            });
-        }
-        let mut files = BTreeMap::new();
-        while let Some(done) = tasks.join_next().await {
-            let (path, text) =
-                done.map_err(|e| SourceError::Unavailable(format!("fetch task failed: {e}")))??;
-            files.insert(path, text);
-        }
+        let key = self.at.bundle_key(&manifest.bundle_version);
+        let url = self.at.url(&key);
+        let out = self
+            .client
+            .get_object()
+            .bucket(&self.at.bucket)
+            .key(&key)
+            .send()
+            .await;
+        let out = match out {
+            Ok(out) => out,
+            Err(e) if e.as_service_error().is_some_and(|e| e.is_no_such_key()) => {
+                return Err(SourceError::Invalid(format!(
+                    "the manifest names bundle {} but {url} does not exist",
+                    manifest.bundle_version
+                )));
+            }
+            Err(e) => return Err(unavailable(url, e)),
+        };
+        let bytes = read_body(out.content_length(), out.body, &url).await?;
+        let files: BTreeMap<String, String> = serde_json::from_slice(&bytes).map_err(|e| {
+            SourceError::Invalid(format!("{url} is not a bundle object (path to text): {e}"))
+        })?;
+        check_against_manifest(&files, &manifest)?;
         let files = ContentFiles::new(files);
         if files.version != manifest.bundle_version {
             return Err(SourceError::Invalid(format!(
@@ -267,42 +273,35 @@ impl ContentSource for S3Source {
     }
 }
 
-/// One file, checked against its manifest entry.
-async fn fetch_file(
-    client: &Client,
-    at: &Location,
-    version: &str,
-    entry: ManifestEntry,
-) -> Result<(String, String), SourceError> {
-    let key = at.file_key(version, &entry.path);
-    let url = at.url(&key);
-    let out = client
-        .get_object()
-        .bucket(&at.bucket)
-        .key(&key)
-        .send()
-        .await;
-    let out = match out {
-        Ok(out) => out,
-        Err(e) if e.as_service_error().is_some_and(|e| e.is_no_such_key()) => {
+/// The bundle object holds exactly the manifest's files, each as listed.
+fn check_against_manifest(
+    files: &BTreeMap<String, String>,
+    manifest: &Manifest,
+) -> Result<(), SourceError> {
+    for entry in &manifest.files {
+        let Some(text) = files.get(&entry.path) else {
             return Err(SourceError::Invalid(format!(
-                "{} is listed in the manifest but {url} does not exist",
+                "{} is listed in the manifest but missing from the bundle object",
                 entry.path
             )));
+        };
+        let actual = sha256_hex(text.as_bytes());
+        if text.len() as u64 != entry.size || actual != entry.sha256 {
+            return Err(SourceError::Invalid(format!(
+                "{}: content does not match the manifest (sha256 {actual}, manifest says {})",
+                entry.path, entry.sha256
+            )));
         }
-        Err(e) => return Err(unavailable(url, e)),
-    };
-    let bytes = read_body(out.content_length(), out.body, &url).await?;
-    let actual = sha256_hex(&bytes);
-    if bytes.len() as u64 != entry.size || actual != entry.sha256 {
+    }
+    if files.len() != manifest.files.len() {
+        let listed: BTreeSet<&str> = manifest.files.iter().map(|e| e.path.as_str()).collect();
+        let extra = files.keys().find(|p| !listed.contains(p.as_str()));
         return Err(SourceError::Invalid(format!(
-            "{}: content does not match the manifest (sha256 {actual}, manifest says {})",
-            entry.path, entry.sha256
+            "{} is in the bundle object but not in the manifest",
+            extra.map_or("a file", String::as_str)
         )));
     }
-    let text = String::from_utf8(bytes)
-        .map_err(|_| SourceError::Invalid(format!("{}: not UTF-8 text", entry.path)))?;
-    Ok((entry.path, text))
+    Ok(())
 }
 
 /// Why `publish` refused or failed.
@@ -324,8 +323,8 @@ pub struct PublishReport {
     pub manifest_url: String,
 }
 
-/// Validates `files` as a bundle, uploads them under their version's
-/// prefix, then writes the manifest. Invalid content is refused before
+/// Validates `files` as a bundle, uploads it as one object named after its
+/// version, then writes the manifest. Invalid content is refused before
 /// anything is uploaded.
 pub async fn publish(
     client: &Client,
@@ -336,38 +335,27 @@ pub async fn publish(
 ) -> Result<PublishReport, PublishError> {
     Bundle::load(files).map_err(PublishError::Invalid)?;
     let at = Location::new(bucket, prefix);
-    let mut entries = Vec::with_capacity(files.files.len());
-    let permits = Arc::new(Semaphore::new(PARALLEL_FETCHES));
-    let mut uploads = tokio::task::JoinSet::new();
-    for (path, text) in &files.files {
-        entries.push(ManifestEntry {
+    let entries = files
+        .files
+        .iter()
+        .map(|(path, text)| ManifestEntry {
             path: path.clone(),
             size: text.len() as u64,
             sha256: sha256_hex(text.as_bytes()),
-        });
-        let (client, permits) = (client.clone(), permits.clone());
-        let (key, body) = (at.file_key(&files.version, path), text.clone());
-        let (bucket, url) = (
-            at.bucket.clone(),
-            at.url(&at.file_key(&files.version, path)),
-        );
-        uploads.spawn(async move {
-            let _permit = permits.acquire_owned().await;
-            client
-                .put_object()
-                .bucket(bucket)
-                .key(key)
-                .content_type(content_type(&url))
-                .body(ByteStream::from(body.into_bytes()))
-                .send()
-                .await
-                .map(drop)
-                .map_err(|e| unavailable(url, e))
-        });
-    }
-    while let Some(done) = uploads.join_next().await {
-        done.map_err(|e| SourceError::Unavailable(format!("upload task failed: {e}")))??;
-    }
+        })
+        .collect();
+    let bundle = serde_json::to_vec(&files.files)
+        .map_err(|e| SourceError::Invalid(format!("bundle object: {e}")))?;
+    let key = at.bundle_key(&files.version);
+    client
+        .put_object()
+        .bucket(&at.bucket)
+        .key(&key)
+        .content_type("application/json")
+        .body(ByteStream::from(bundle))
+        .send()
+        .await
+        .map_err(|e| unavailable(at.url(&key), e))?;
     let manifest = Manifest {
         format: MANIFEST_FORMAT,
         bundle_version: files.version.clone(),
@@ -392,16 +380,6 @@ pub async fn publish(
         files: files.files.len(),
         manifest_url: at.url(&key),
     })
-}
-
-fn content_type(path: &str) -> &'static str {
-    if path.ends_with(".yaml") || path.ends_with(".yml") {
-        "application/yaml; charset=utf-8"
-    } else if path.ends_with(".md") {
-        "text/markdown; charset=utf-8"
-    } else {
-        "text/plain; charset=utf-8"
-    }
 }
 
 #[cfg(test)]
@@ -438,11 +416,60 @@ mod tests {
             assert!(check_manifest(&manifest(bad)).is_err(), "{bad:?}");
         }
         let mut m = manifest(&["workflows/a.yaml"]);
-        m.format = 2;
-        assert!(check_manifest(&m).unwrap_err().contains("format 2"));
         m.format = 1;
+        assert!(check_manifest(&m).unwrap_err().contains("format 1"));
+        m.format = MANIFEST_FORMAT;
         m.bundle_version = "../x".into();
         assert!(check_manifest(&m).is_err());
+    }
+
+    #[test]
+    fn a_bundle_object_must_hold_exactly_the_manifests_files() {
+        let files: BTreeMap<String, String> = [
+            ("workflows/a.yaml".to_owned(), "id: a\n".to_owned()),
+            ("prompts/b.txt".to_owned(), "Hello".to_owned()),
+        ]
+        .into();
+        let listed = |files: &BTreeMap<String, String>| Manifest {
+            files: files
+                .iter()
+                .map(|(path, text)| ManifestEntry {
+                    path: path.clone(),
+                    size: text.len() as u64,
+                    sha256: sha256_hex(text.as_bytes()),
+                })
+                .collect(),
+            ..manifest(&[])
+        };
+        let m = listed(&files);
+        assert!(check_against_manifest(&files, &m).is_ok());
+
+        let mut tampered = files.clone();
+        tampered.insert("prompts/b.txt".into(), "Hellp".into());
+        let err = check_against_manifest(&tampered, &m).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("prompts/b.txt: content does not match"),
+            "{err}"
+        );
+
+        let mut missing = files.clone();
+        missing.remove("workflows/a.yaml");
+        let err = check_against_manifest(&missing, &m).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("workflows/a.yaml is listed in the manifest but missing"),
+            "{err}"
+        );
+
+        let mut extra = files.clone();
+        extra.insert("prompts/c.txt".into(), "?".into());
+        let err = check_against_manifest(&extra, &m).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("prompts/c.txt is in the bundle object but not in the manifest"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -453,8 +480,8 @@ mod tests {
             "content/manifest.json"
         );
         assert_eq!(
-            Location::new("b", "content").file_key("v1", "prompts/a.txt"),
-            "content/bundles/v1/prompts/a.txt"
+            Location::new("b", "content").bundle_key("v1"),
+            "content/bundles/v1.json"
         );
     }
 }
