@@ -33,7 +33,28 @@ pub(super) fn rewrite(source: &Text) -> Text {
             k += 1;
             continue;
         }
-        let matched = number_phrase(source, &words, k)
+        let number = number_phrase(source, &words, k);
+        if let Some((value, end)) = number {
+            let phrase = start..words[end - 1].end;
+            let digits = render(value);
+            if let Some(parenthesis) = restated_in_words(source, phrase.clone(), &digits) {
+                // `12 (twelve)`: keep the digits, drop the restatement.
+                copy(source, &mut out, cursor..parenthesis.start);
+                out.replace_from(source, parenthesis.clone(), " ");
+                cursor = parenthesis.end;
+                k = end;
+                continue;
+            }
+            if let Some(parenthesis) = restated_in_digits(source, phrase.end, &digits) {
+                // `twelve (12)`: one number, not a product.
+                copy(source, &mut out, cursor..start);
+                out.replace_from(source, start..parenthesis.end, &format!(" {digits} "));
+                cursor = parenthesis.end;
+                k = end;
+                continue;
+            }
+        }
+        let matched = number
             .map(|(value, end)| (render(value), end))
             .or_else(|| operator_phrase(source, &words, k));
         match matched {
@@ -49,6 +70,61 @@ pub(super) fn rewrite(source: &Text) -> Text {
     }
     copy(source, &mut out, cursor..source.len());
     out
+}
+
+/// The parenthesis around `phrase` when it restates, in words, the number
+/// written just before it (`12 (twelve)`), which would otherwise read as
+/// the product 12 × 12.
+fn restated_in_words(
+    source: &Text,
+    phrase: std::ops::Range<usize>,
+    digits: &str,
+) -> Option<std::ops::Range<usize>> {
+    let chars = source.chars();
+    let open = skip_spaces_back(chars, phrase.start)?.checked_sub(1)?;
+    let close = skip_spaces(chars, phrase.end);
+    if chars[open] != '(' || chars.get(close) != Some(&')') {
+        return None;
+    }
+    let number_end = skip_spaces_back(chars, open)?;
+    let number_start = (0..number_end)
+        .rev()
+        .take_while(|&i| chars[i].is_ascii_digit() || chars[i] == '.')
+        .last()?;
+    let standalone = number_start == 0 || !chars[number_start - 1].is_alphanumeric();
+    (standalone && source.slice(number_start..number_end) == digits).then_some(open..close + 1)
+}
+
+/// The parenthesis after a number in words that restates it in digits
+/// (`twelve (12)`).
+fn restated_in_digits(
+    source: &Text,
+    phrase_end: usize,
+    digits: &str,
+) -> Option<std::ops::Range<usize>> {
+    let chars = source.chars();
+    let open = skip_spaces(chars, phrase_end);
+    if chars.get(open) != Some(&'(') {
+        return None;
+    }
+    let inner_start = skip_spaces(chars, open + 1);
+    let inner_end =
+        (inner_start..chars.len()).find(|&i| !(chars[i].is_ascii_digit() || chars[i] == '.'))?;
+    let close = skip_spaces(chars, inner_end);
+    (chars.get(close) == Some(&')') && source.slice(inner_start..inner_end) == digits)
+        .then_some(open..close + 1)
+}
+
+/// The first index at or after `i` that is not a space.
+fn skip_spaces(chars: &[char], i: usize) -> usize {
+    (i..chars.len())
+        .find(|&j| chars[j] != ' ')
+        .unwrap_or(chars.len())
+}
+
+/// One past the last non-space before `i`, if there is one.
+fn skip_spaces_back(chars: &[char], i: usize) -> Option<usize> {
+    (0..i).rev().find(|&j| chars[j] != ' ').map(|j| j + 1)
 }
 
 fn copy(source: &Text, out: &mut Text, range: std::ops::Range<usize>) {
