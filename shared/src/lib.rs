@@ -5,6 +5,7 @@ pub mod api;
 pub mod config;
 pub mod content;
 pub mod engine;
+pub mod http_client;
 pub mod llm;
 pub mod model;
 pub mod secrets;

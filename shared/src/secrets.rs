@@ -64,7 +64,6 @@ pub enum SecretError {
 /// Lambda Extension.
 #[derive(Debug, Clone)]
 pub struct SecretResolver {
-    http: reqwest::Client,
     endpoint: Url,
     session_token: Option<String>,
 }
@@ -91,18 +90,23 @@ impl SecretResolver {
 
     /// An extension at `endpoint` (tests point it at a mock server).
     pub fn new(endpoint: Url, session_token: Option<String>) -> Self {
-        let http = reqwest::Client::builder()
+        SecretResolver {
+            endpoint,
+            session_token,
+        }
+    }
+
+    /// A client for the extension only, built when there is something to
+    /// fetch (building one loads the root certificates; local runs never
+    /// need it).
+    fn client() -> reqwest::Client {
+        reqwest::Client::builder()
             // The extension is local: a proxy from the environment must not
             // see the session token or the secret.
             .no_proxy()
             .timeout(REQUEST_TIMEOUT)
             .build()
-            .expect("a client without TLS settings or proxies always builds");
-        SecretResolver {
-            http,
-            endpoint,
-            session_token,
-        }
+            .expect("a client without TLS settings or proxies always builds")
     }
 
     /// Fetches every `ssm:` and `secretsmanager:` reference in `config`,
@@ -131,11 +135,13 @@ impl SecretResolver {
                     .into(),
             });
         };
+        let http = Self::client();
         let mut tasks = tokio::task::JoinSet::new();
         for (position, reference) in wanted.keys().enumerate() {
-            let (resolver, reference, token) = (self.clone(), reference.clone(), token.clone());
+            let (resolver, http) = (self.clone(), http.clone());
+            let (reference, token) = (reference.clone(), token.clone());
             tasks.spawn(async move {
-                let value = resolver.fetch_one(&reference, &token).await;
+                let value = resolver.fetch_one(&http, &reference, &token).await;
                 (position, reference, value)
             });
         }
@@ -163,16 +169,17 @@ impl SecretResolver {
     }
 
     /// One secret's value, or why it could not be read.
-    async fn fetch_one(&self, reference: &SecretRef, token: &str) -> Result<String, String> {
+    async fn fetch_one(
+        &self,
+        http: &reqwest::Client,
+        reference: &SecretRef,
+        token: &str,
+    ) -> Result<String, String> {
         let url = self.url_of(reference)?;
         let mut backoff = FIRST_BACKOFF;
         let mut attempt = 1;
         loop {
-            let outcome = self
-                .http
-                .get(url.clone())
-                .header(TOKEN_HEADER, token)
-                .send();
+            let outcome = http.get(url.clone()).header(TOKEN_HEADER, token).send();
             let retryable = match outcome.await {
                 Err(e) => format!(
                     "the AWS Parameters and Secrets Lambda Extension did not answer at {} \

@@ -55,6 +55,8 @@ enum Verifier {
 
 /// Clock skew tolerated on `exp` and `nbf`.
 const LEEWAY_SECONDS: u64 = 30;
+/// Time allowed for fetching the identity provider's keys.
+const JWKS_TIMEOUT: Duration = Duration::from_secs(5);
 
 impl Authenticator {
     pub fn from_config(
@@ -222,10 +224,7 @@ impl JwksCache {
     fn new(url: String, min_refresh: Duration) -> Self {
         JwksCache {
             url,
-            http: reqwest::Client::builder()
-                .timeout(Duration::from_secs(5))
-                .build()
-                .unwrap_or_default(),
+            http: crate::http_client::shared(),
             min_refresh,
             state: RwLock::new(JwksState::default()),
         }
@@ -275,6 +274,7 @@ impl JwksCache {
         let response = self
             .http
             .get(&self.url)
+            .timeout(JWKS_TIMEOUT)
             .send()
             .await
             .map_err(|e| e.to_string())?;

@@ -162,12 +162,10 @@ pub(crate) struct HttpJson {
 
 impl HttpJson {
     pub fn new(retry: RetryPolicy) -> Self {
-        let client = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(5))
-            .pool_idle_timeout(Duration::from_secs(60))
-            .build()
-            .unwrap_or_default();
-        HttpJson { client, retry }
+        HttpJson {
+            client: crate::http_client::shared(),
+            retry,
+        }
     }
 
     pub fn client(&self) -> &reqwest::Client {

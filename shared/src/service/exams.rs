@@ -37,6 +37,7 @@ pub struct ExamApi {
     base_url: String,
     api_key: Option<String>,
     http: reqwest::Client,
+    timeout: StdDuration,
 }
 
 #[derive(Serialize)]
@@ -103,6 +104,7 @@ impl ExamApi {
         let mut request = self
             .http
             .post(format!("{}{path}", self.base_url.trim_end_matches('/')))
+            .timeout(self.timeout)
             .json(body);
         if let Some(key) = &self.api_key {
             request = request.bearer_auth(key);
@@ -138,14 +140,11 @@ impl ExamGateway {
             }
             None => None,
         };
-        let http = reqwest::Client::builder()
-            .timeout(StdDuration::from_millis(config.exam_api.timeout_ms.max(1)))
-            .build()
-            .map_err(|e| StartupError::Secret(format!("exam API client: {e}")))?;
         Ok(ExamGateway::External(ExamApi {
             base_url,
             api_key,
-            http,
+            http: crate::http_client::shared(),
+            timeout: StdDuration::from_millis(config.exam_api.timeout_ms.max(1)),
         }))
     }
 

@@ -10,6 +10,9 @@ use super::{App, StartupError};
 use crate::api::webhook::{SIGNATURE_HEADER, TIMESTAMP_HEADER, sign};
 use crate::config::{Config, SecretRef};
 
+/// A teacher webhook that does not answer in time is not waited for.
+const NOTIFY_TIMEOUT: Duration = Duration::from_secs(2);
+
 pub struct Notifier {
     http: reqwest::Client,
     teacher_url: Option<String>,
@@ -35,10 +38,7 @@ impl Notifier {
             None => None,
         };
         Ok(Notifier {
-            http: reqwest::Client::builder()
-                .timeout(Duration::from_secs(2))
-                .build()
-                .map_err(|e| StartupError::Secret(format!("notification client: {e}")))?,
+            http: crate::http_client::shared(),
             teacher_url: config.notifications.teacher_webhook_url.clone(),
             secret,
         })
@@ -70,6 +70,7 @@ impl App {
             .notifier
             .http
             .post(url)
+            .timeout(NOTIFY_TIMEOUT)
             .header(reqwest::header::CONTENT_TYPE, "application/json");
         if let Some(secret) = &self.notifier.secret {
             let timestamp = now.timestamp();
