@@ -333,6 +333,26 @@ async fn a_mismatched_or_missing_manifest_is_refused_and_the_previous_bundle_kee
     time.advance(MINUTE);
     assert_eq!(cache.bundle().await.version, files.version);
 
+    // A manifest whose bundle object is gone.
+    client
+        .delete_object()
+        .bucket(&bucket)
+        .key(format!("p/bundles/{}.json", changed.version))
+        .send()
+        .await
+        .unwrap();
+    let err = source.fetch().await.unwrap_err();
+    assert!(matches!(err, SourceError::Invalid(_)), "{err}");
+    assert!(
+        err.to_string().contains(&format!(
+            "the manifest names bundle {} but s3://{bucket}/p/bundles/{}.json does not exist",
+            changed.version, changed.version
+        )),
+        "{err}"
+    );
+    time.advance(MINUTE);
+    assert_eq!(cache.bundle().await.version, files.version);
+
     // A manifest that is not one.
     put("p/manifest.json".into(), "{\"format\": 1}")
         .await

@@ -123,23 +123,31 @@ impl S3Source {
         ))
     }
 
-    async fn read_manifest(&self) -> Result<Manifest, SourceError> {
-        let key = self.at.manifest_key();
+    /// An object's bytes, or `None` when there is no object at `key`.
+    async fn read_object(&self, key: &str) -> Result<Option<Vec<u8>>, SourceError> {
+        let url = self.at.url(key);
         let out = self
             .client
             .get_object()
             .bucket(&self.at.bucket)
-            .key(&key)
+            .key(key)
             .send()
             .await;
-        let out = match out {
-            Ok(out) => out,
-            Err(e) if e.as_service_error().is_some_and(|e| e.is_no_such_key()) => {
-                return Err(self.no_manifest());
-            }
-            Err(e) => return Err(unavailable(self.at.url(&key), e)),
-        };
-        let bytes = read_body(out.content_length(), out.body, &self.at.url(&key)).await?;
+        match out {
+            Ok(out) => read_body(out.content_length(), out.body, &url)
+                .await
+                .map(Some),
+            Err(e) if e.as_service_error().is_some_and(|e| e.is_no_such_key()) => Ok(None),
+            Err(e) => Err(unavailable(url, e)),
+        }
+    }
+
+    async fn read_manifest(&self) -> Result<Manifest, SourceError> {
+        let key = self.at.manifest_key();
+        let bytes = self
+            .read_object(&key)
+            .await?
+            .ok_or_else(|| self.no_manifest())?;
         let manifest: Manifest = serde_json::from_slice(&bytes).map_err(|e| {
             SourceError::Invalid(format!(
                 "{} is not a valid manifest: {e}",
@@ -234,24 +242,12 @@ impl ContentSource for S3Source {
         let manifest = self.read_manifest().await?;
         let key = self.at.bundle_key(&manifest.bundle_version);
         let url = self.at.url(&key);
-        let out = self
-            .client
-            .get_object()
-            .bucket(&self.at.bucket)
-            .key(&key)
-            .send()
-            .await;
-        let out = match out {
-            Ok(out) => out,
-            Err(e) if e.as_service_error().is_some_and(|e| e.is_no_such_key()) => {
-                return Err(SourceError::Invalid(format!(
-                    "the manifest names bundle {} but {url} does not exist",
-                    manifest.bundle_version
-                )));
-            }
-            Err(e) => return Err(unavailable(url, e)),
-        };
-        let bytes = read_body(out.content_length(), out.body, &url).await?;
+        let bytes = self.read_object(&key).await?.ok_or_else(|| {
+            SourceError::Invalid(format!(
+                "the manifest names bundle {} but {url} does not exist",
+                manifest.bundle_version
+            ))
+        })?;
         let files: BTreeMap<String, String> = serde_json::from_slice(&bytes).map_err(|e| {
             SourceError::Invalid(format!("{url} is not a bundle object (path to text): {e}"))
         })?;
