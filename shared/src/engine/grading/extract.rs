@@ -229,6 +229,9 @@ fn candidates(text: &Text, context: &Context) -> Vec<Candidate> {
             && gap_words.iter().all(|w| HEDGES.contains(w));
         let negated = NEGATIONS.contains(&last_word)
             || (REFERENCES.contains(&last_word) && gap.trim_end().ends_with(last_word));
+        if is_modifier(&tokens[run.clone()], text) {
+            continue;
+        }
         for mut candidate in build(&tokens[run.clone()]) {
             candidate.cued |= ends_with_cue || post_cued;
             candidate.negated = negated;
@@ -237,6 +240,18 @@ fn candidates(text: &Text, context: &Context) -> Vec<Candidate> {
         }
     }
     out
+}
+
+/// `2-step`, `3-digit`: a number glued by a hyphen to a word describes
+/// something; it is not an answer.
+fn is_modifier(run: &[Token], text: &Text) -> bool {
+    let [.., number, hyphen] = run else {
+        return false;
+    };
+    matches!(hyphen.lex, Lex::Op('-'))
+        && number.lex.is_operand()
+        && number.range.end == hyphen.range.start
+        && text.get(hyphen.range.end).is_some_and(char::is_alphabetic)
 }
 
 /// Maximal stretches of mathematical tokens (spaces allowed inside).

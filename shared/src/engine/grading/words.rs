@@ -34,6 +34,13 @@ pub(super) fn rewrite(source: &Text) -> Text {
             continue;
         }
         let number = number_phrase(source, &words, k);
+        if let Some((_, end)) = number
+            && glued_to_next_word(source, &words, end)
+        {
+            // `one-step`, `two-digit`: a modifier stays words, not a number.
+            k = end;
+            continue;
+        }
         if let Some((value, end)) = number {
             let phrase = start..words[end - 1].end;
             let digits = render(value);
@@ -113,6 +120,13 @@ fn restated_in_digits(
     let close = skip_spaces(chars, inner_end);
     (chars.get(close) == Some(&')') && source.slice(inner_start..inner_end) == digits)
         .then_some(open..close + 1)
+}
+
+/// Whether the word before `next` is joined to it by a hyphen alone.
+fn glued_to_next_word(source: &Text, words: &[Word], next: usize) -> bool {
+    words
+        .get(next)
+        .is_some_and(|w| source.slice(words[next - 1].end..w.start) == "-")
 }
 
 /// The first index at or after `i` that is not a space.
