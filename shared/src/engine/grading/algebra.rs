@@ -13,6 +13,7 @@
 use std::collections::BTreeMap;
 
 use crate::engine::math::{self, BinaryOp, CompareOp, Expr, Number, Rational, Value};
+use crate::engine::rng::SplitMix64;
 
 /// Largest expression (in nodes) compared; beyond it the answer is
 /// unverifiable rather than slow.
@@ -29,25 +30,17 @@ pub(super) enum Comparison {
     Unknown(String),
 }
 
-/// A deterministic stream of pseudo-random numbers (SplitMix64).
-pub(super) struct Points(u64);
+/// A deterministic stream of test points for comparing expressions.
+pub(super) struct Points(SplitMix64);
 
 impl Points {
     pub fn new(seed: u64) -> Points {
-        Points(seed)
-    }
-
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        Points(SplitMix64::new(seed))
     }
 
     /// A small non-zero rational such as -7/3 or 5/2.
     fn rational(&mut self) -> Rational {
-        let r = self.next();
+        let r = self.0.next_u64();
         let magnitude = (r % 11) as i128 + 1;
         let sign = if (r >> 8) & 1 == 0 { 1 } else { -1 };
         let den = [1, 1, 2, 3, 5, 7][((r >> 16) % 6) as usize];
