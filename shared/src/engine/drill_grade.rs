@@ -3,7 +3,7 @@
 //! The wrong option a student chose (or typed the value of) names the
 //! mistake, so confusion tags come from grading alone (seed 004).
 
-use crate::content::blueprint::{AnswerKind as BlueprintKind, EvaluationMethod, ItemFormat};
+use crate::content::blueprint::{EvaluationMethod, ItemFormat};
 use crate::content::workflow::GradingSettings;
 use crate::engine::drill::Expected;
 use crate::engine::generate::Item;
@@ -80,19 +80,8 @@ fn grade_item(item: &Item, answer: &str, settings: &GradingSettings) -> DrillVer
     let correct_answer = item.answer.text.clone();
     let question = format!("{} {}", item.stem, item.question_latex);
     let expected = expected_answer(item);
-    let grade = match item.answer.kind {
-        BlueprintKind::QuotientRemainder if expected.kind != AnswerKind::Mcq => {
-            grade_quotient_remainder(&item.answer.value, answer)
-        }
-        BlueprintKind::Ipv4 if expected.kind != AnswerKind::Mcq => {
-            grade_ipv4(&item.answer.value, answer)
-        }
-        _ => {
-            let mut grade = grading::grade(&expected, answer, Some(&question), settings);
-            apply_method(item, answer, &mut grade, settings);
-            grade
-        }
-    };
+    let mut grade = grading::grade(&expected, answer, Some(&question), settings);
+    apply_method(item, answer, &mut grade, settings);
     let mistake_tag = (grade.result != GradeOutcome::Correct)
         .then(|| mistake_of(item, answer, &grade, settings))
         .flatten();
@@ -177,123 +166,5 @@ fn from_grade(grade: Grade, mistake_tag: Option<String>, correct_answer: String)
         tags: grade.tags,
         reason: grade.reason,
         correct_answer,
-    }
-}
-
-fn verdict(result: GradeOutcome, reason: impl Into<String>) -> Grade {
-    Grade {
-        result,
-        extracted: None,
-        normalized: None,
-        tags: Vec::new(),
-        reason: reason.into(),
-    }
-}
-
-/// `26 r 2`, `26 R2`, `26 remainder 2`, `26 rem 2`: both numbers must match.
-fn grade_quotient_remainder(expected: &str, answer: &str) -> Grade {
-    let numbers = |text: &str| -> Vec<i64> {
-        text.split(|c: char| !c.is_ascii_digit() && c != '-')
-            .filter_map(|t| t.parse().ok())
-            .collect()
-    };
-    let want = numbers(expected);
-    let got = numbers(answer);
-    match (want.as_slice(), got.as_slice()) {
-        ([q, r], [gq, gr]) if q == gq && r == gr => {
-            verdict(GradeOutcome::Correct, "quotient and remainder match")
-        }
-        ([q, _], [gq, _]) if q == gq => verdict(
-            GradeOutcome::Close,
-            "the quotient is right, the remainder is not",
-        ),
-        ([q, r], [gq]) if q == gq && *r == 0 => verdict(GradeOutcome::Correct, "divides exactly"),
-        ([q, _], [gq]) if q == gq => verdict(
-            GradeOutcome::Close,
-            "the quotient is right; the remainder is missing",
-        ),
-        (_, []) => verdict(
-            GradeOutcome::Unverifiable,
-            "no numbers in the answer; write it like 26 r 2",
-        ),
-        _ => verdict(GradeOutcome::Wrong, "the quotient is not right"),
-    }
-}
-
-/// Four dotted octets, compared exactly.
-fn grade_ipv4(expected: &str, answer: &str) -> Grade {
-    let address = |text: &str| -> Option<[u8; 4]> {
-        let candidate = text
-            .split(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .find(|t| t.matches('.').count() == 3)?;
-        let mut octets = [0u8; 4];
-        for (slot, part) in octets.iter_mut().zip(candidate.split('.')) {
-            *slot = part.parse().ok()?;
-        }
-        Some(octets)
-    };
-    match (address(expected), address(answer)) {
-        (Some(a), Some(b)) if a == b => verdict(GradeOutcome::Correct, "same address"),
-        (Some(_), Some(_)) => verdict(GradeOutcome::Wrong, "a different address"),
-        _ => verdict(
-            GradeOutcome::Unverifiable,
-            "no IPv4 address like 192.168.1.0 in the answer",
-        ),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn quotient_and_remainder_forms() {
-        for answer in ["26 r 2", "26 R2", "26 remainder 2", "26rem2", "q=26, r=2"] {
-            assert_eq!(
-                grade_quotient_remainder("26 r 2", answer).result,
-                GradeOutcome::Correct,
-                "{answer}"
-            );
-        }
-        assert_eq!(
-            grade_quotient_remainder("26 r 2", "26 r 3").result,
-            GradeOutcome::Close
-        );
-        assert_eq!(
-            grade_quotient_remainder("26 r 2", "26").result,
-            GradeOutcome::Close
-        );
-        assert_eq!(
-            grade_quotient_remainder("26 r 0", "26").result,
-            GradeOutcome::Correct
-        );
-        assert_eq!(
-            grade_quotient_remainder("26 r 2", "25 r 2").result,
-            GradeOutcome::Wrong
-        );
-        assert_eq!(
-            grade_quotient_remainder("26 r 2", "no idea").result,
-            GradeOutcome::Unverifiable
-        );
-    }
-
-    #[test]
-    fn ipv4_addresses() {
-        assert_eq!(
-            grade_ipv4("192.168.4.0", "it's 192.168.4.0").result,
-            GradeOutcome::Correct
-        );
-        assert_eq!(
-            grade_ipv4("192.168.4.0", "192.168.4.255").result,
-            GradeOutcome::Wrong
-        );
-        assert_eq!(
-            grade_ipv4("192.168.4.0", "192.168.4").result,
-            GradeOutcome::Unverifiable
-        );
-        assert_eq!(
-            grade_ipv4("192.168.4.0", "999.1.1.1").result,
-            GradeOutcome::Unverifiable
-        );
     }
 }

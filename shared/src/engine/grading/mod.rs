@@ -42,6 +42,7 @@ mod normalize;
 mod numeric;
 mod pasted;
 mod pick;
+mod structured;
 mod text;
 mod units;
 mod words;
@@ -181,7 +182,9 @@ pub fn grade(
             Grade::unverifiable("free-text answers are judged by the tutor, not by code")
         }
         AnswerKind::Mcq => mcq::grade(expected, answer, settings),
-        AnswerKind::Number | AnswerKind::Expression | AnswerKind::Equation => {
+        AnswerKind::Number => structured::grade(&expected.value, answer)
+            .unwrap_or_else(|| computed::computed(expected, answer, question, settings)),
+        AnswerKind::Expression | AnswerKind::Equation => {
             computed::computed(expected, answer, question, settings)
         }
     };

@@ -1,0 +1,156 @@
+//! Answers the number grader cannot read, recognised by the shape of the
+//! expected answer: a quotient with a remainder (`26 r 2`) and an IPv4
+//! address (`192.168.4.0`). Drill cards, the chat and distractor matching
+//! all grade through [`super::grade`], so each form is handled once.
+
+use super::Grade;
+use crate::model::GradeOutcome;
+
+/// The grade of `answer` when `expected` has one of these shapes.
+pub(super) fn grade(expected: &str, answer: &str) -> Option<Grade> {
+    if is_quotient_remainder(expected) {
+        Some(grade_quotient_remainder(expected, answer))
+    } else if is_ipv4(expected) {
+        Some(grade_ipv4(expected, answer))
+    } else {
+        None
+    }
+}
+
+/// `26 r 2`, as items write it.
+fn is_quotient_remainder(expected: &str) -> bool {
+    let integer = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+    matches!(expected.split_whitespace().collect::<Vec<_>>()[..], [q, "r", r] if integer(q) && integer(r))
+}
+
+fn is_ipv4(expected: &str) -> bool {
+    let parts: Vec<&str> = expected.trim().split('.').collect();
+    parts.len() == 4 && parts.iter().all(|p| p.parse::<u8>().is_ok())
+}
+
+fn verdict(result: GradeOutcome, reason: impl Into<String>) -> Grade {
+    Grade {
+        result,
+        extracted: None,
+        normalized: None,
+        tags: Vec::new(),
+        reason: reason.into(),
+    }
+}
+
+/// `26 r 2`, `26 R2`, `26 remainder 2`, `26 rem 2`: both numbers must match.
+fn grade_quotient_remainder(expected: &str, answer: &str) -> Grade {
+    let numbers = |text: &str| -> Vec<i64> {
+        text.split(|c: char| !c.is_ascii_digit() && c != '-')
+            .filter_map(|t| t.parse().ok())
+            .collect()
+    };
+    let want = numbers(expected);
+    let got = numbers(answer);
+    match (want.as_slice(), got.as_slice()) {
+        ([q, r], [gq, gr]) if q == gq && r == gr => {
+            verdict(GradeOutcome::Correct, "quotient and remainder match")
+        }
+        ([q, _], [gq, _]) if q == gq => verdict(
+            GradeOutcome::Close,
+            "the quotient is right, the remainder is not",
+        ),
+        ([q, r], [gq]) if q == gq && *r == 0 => verdict(GradeOutcome::Correct, "divides exactly"),
+        ([q, _], [gq]) if q == gq => verdict(
+            GradeOutcome::Close,
+            "the quotient is right; the remainder is missing",
+        ),
+        (_, []) => verdict(
+            GradeOutcome::Unverifiable,
+            "no numbers in the answer; write it like 26 r 2",
+        ),
+        _ => verdict(GradeOutcome::Wrong, "the quotient is not right"),
+    }
+}
+
+/// Four dotted octets, compared exactly.
+fn grade_ipv4(expected: &str, answer: &str) -> Grade {
+    let address = |text: &str| -> Option<[u8; 4]> {
+        let candidate = text
+            .split(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .find(|t| t.matches('.').count() == 3)?;
+        let mut octets = [0u8; 4];
+        for (slot, part) in octets.iter_mut().zip(candidate.split('.')) {
+            *slot = part.parse().ok()?;
+        }
+        Some(octets)
+    };
+    match (address(expected), address(answer)) {
+        (Some(a), Some(b)) if a == b => verdict(GradeOutcome::Correct, "same address"),
+        (Some(_), Some(_)) => verdict(GradeOutcome::Wrong, "a different address"),
+        _ => verdict(
+            GradeOutcome::Unverifiable,
+            "no IPv4 address like 192.168.1.0 in the answer",
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_these_shapes_are_taken() {
+        assert!(grade("26 r 2", "26 r 2").is_some());
+        assert!(grade("192.168.4.0", "192.168.4.0").is_some());
+        for other in ["26", "2.5", "x = 4", "26 r", "1.2.3", "300.1.1.1"] {
+            assert!(grade(other, "26 r 2").is_none(), "{other}");
+        }
+    }
+
+    #[test]
+    fn quotient_and_remainder_forms() {
+        for answer in ["26 r 2", "26 R2", "26 remainder 2", "26rem2", "q=26, r=2"] {
+            assert_eq!(
+                grade_quotient_remainder("26 r 2", answer).result,
+                GradeOutcome::Correct,
+                "{answer}"
+            );
+        }
+        assert_eq!(
+            grade_quotient_remainder("26 r 2", "26 r 3").result,
+            GradeOutcome::Close
+        );
+        assert_eq!(
+            grade_quotient_remainder("26 r 2", "26").result,
+            GradeOutcome::Close
+        );
+        assert_eq!(
+            grade_quotient_remainder("26 r 0", "26").result,
+            GradeOutcome::Correct
+        );
+        assert_eq!(
+            grade_quotient_remainder("26 r 2", "25 r 2").result,
+            GradeOutcome::Wrong
+        );
+        assert_eq!(
+            grade_quotient_remainder("26 r 2", "no idea").result,
+            GradeOutcome::Unverifiable
+        );
+    }
+
+    #[test]
+    fn ipv4_addresses() {
+        assert_eq!(
+            grade_ipv4("192.168.4.0", "it's 192.168.4.0").result,
+            GradeOutcome::Correct
+        );
+        assert_eq!(
+            grade_ipv4("192.168.4.0", "192.168.4.255").result,
+            GradeOutcome::Wrong
+        );
+        assert_eq!(
+            grade_ipv4("192.168.4.0", "192.168.4").result,
+            GradeOutcome::Unverifiable
+        );
+        assert_eq!(
+            grade_ipv4("192.168.4.0", "999.1.1.1").result,
+            GradeOutcome::Unverifiable
+        );
+    }
+}
