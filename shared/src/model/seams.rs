@@ -19,7 +19,7 @@ use super::llm::{
     LlmTutorResponse, StudentIntent,
 };
 use super::message::Role;
-use super::policy::TutorPolicy;
+use super::policy::{TutorAction, TutorPolicy};
 use super::snapshot::MappedUnit;
 use super::thread::{Mode, PendingQuestion, QuestionPhase, StepKind};
 use super::tier::{ExamTier, MasteryTier};
@@ -399,6 +399,20 @@ pub struct CodeReading {
 #[async_trait]
 pub trait Tutor: Send + Sync {
     async fn decide(&self, input: &TutorTurnInput) -> Result<Reply<LlmTutorResponse>, LlmError>;
+}
+
+/// The tutor the pipeline falls back on when the reply is invalid or
+/// missing. Deterministic and synchronous: the pure engine calls it, so it
+/// does no I/O.
+pub trait FallbackTutor {
+    /// Its own choice of reply to `input`.
+    fn reply(&self, input: &TutorTurnInput) -> Result<LlmTutorResponse, LlmError>;
+    /// The reply for `action`: the fallback action, or one the student asked for.
+    fn reply_with(
+        &self,
+        input: &TutorTurnInput,
+        action: TutorAction,
+    ) -> Result<LlmTutorResponse, LlmError>;
 }
 
 // ---------------------------------------------------------------------------

@@ -21,33 +21,21 @@ use super::views::state_view;
 use super::{App, Output};
 use crate::api::auth::Principal;
 use crate::content::Bundle;
-use crate::engine::fallback::{self, ValidationContext, Verdict, Violation};
+use crate::engine::progression::progression;
 use crate::engine::safety::{self, SafetyHit};
 use crate::engine::snapshot_lite::build_snapshot_lite;
 use crate::engine::turn::{
     self, CourseRuntime, Plan, ReplyOrigin, TurnEnv, TurnEvent, TurnState, questions_to_check,
 };
-use crate::engine::{grading, scaffolding};
+use crate::engine::{grading, reply, scaffolding, turn_log};
 use crate::llm::OfflineTutor;
 use crate::llm::provider::LlmCall;
 use crate::model::{
-    ClientEvent, ExpectedAnswer, LlmError, LlmTurnAnalysis, LlmTutorResponse, Mode,
-    PendingQuestion, Personalization, ProgressionAction, QuestionPhase, Reply, Role, SafetyInput,
-    SafetyOutcome, Thread, TurnRequest, TurnResponse, TutorAction, TutorCard, UnderstandingSignal,
-    WebhookSessionStatus, WebhookTurnResponse,
+    ClientEvent, ExpectedAnswer, Mode, PendingQuestion, Personalization, ProgressionAction,
+    QuestionPhase, Reply, Role, SafetyInput, SafetyOutcome, Thread, TurnRequest, TurnResponse,
+    TutorCard, WebhookSessionStatus, WebhookTurnResponse,
 };
 use crate::store::{Expected, IdempotencyLock, TurnLog, UnitOfWork};
-
-/// The reply a turn goes on with, and how it was obtained.
-struct Decision {
-    reply: LlmTutorResponse,
-    origin: ReplyOrigin,
-    verdict: Verdict,
-    /// The provider's reply or error, for the log.
-    llm: serde_json::Value,
-    /// A rule outside validation that changed the reply.
-    override_rule: Option<&'static str>,
-}
 
 /// Which response a turn answers with.
 #[derive(Clone, Copy)]
@@ -185,6 +173,14 @@ impl App {
         };
         let llm_ms = calling.elapsed();
 
+        // The fallback when the reply is invalid, and where a valid one came from.
+        let offline = OfflineTutor::new(rt.bundle.clone(), &rt.course().workflow);
+        let valid_origin = if self.llm.provider(LlmCall::Tutor).is_some() {
+            ReplyOrigin::Llm
+        } else {
+            ReplyOrigin::Offline
+        };
+        let offline = &offline;
         let (rt, event, turn_id_ref, personalization) = (&rt, &event, &turn_id, &personalization);
         let moderation = &moderation;
         let tutor_reply = &tutor_reply;
@@ -269,9 +265,16 @@ impl App {
                     lockouts,
                     personalization,
                 };
-                let decision = tutor_reply
-                    .as_ref()
-                    .map(|r| self.decide(rt, plan, r, &event.client_event));
+                let decision = tutor_reply.as_ref().map(|r| {
+                    reply::decide(
+                        rt.workflow(),
+                        plan,
+                        r,
+                        &event.client_event,
+                        offline,
+                        valid_origin,
+                    )
+                });
                 let state = TurnState {
                     thread: &record.thread,
                     history: &record.recent_messages,
@@ -298,8 +301,15 @@ impl App {
                     snapshot_lite: lite,
                     state: state_view(&applied.thread),
                 };
-                let entry = log_entry(plan, decision.as_ref(), applied.drill_evidence.as_ref());
-                let action = progression(rt, plan, &record.thread, &applied.thread, shape);
+                let entry =
+                    turn_log::log_entry(plan, decision.as_ref(), applied.drill_evidence.as_ref());
+                let action = progression(
+                    rt.workflow(),
+                    plan,
+                    &record.thread,
+                    &applied.thread,
+                    matches!(shape, Shape::Webhook(_)),
+                );
                 let mut work = UnitOfWork::new();
                 work.put_thread(record.update(applied.thread, applied.messages))
                     .put_snapshot(applied.snapshot, Expected::of(snapshot_read.as_ref()))
@@ -415,99 +425,6 @@ impl App {
         }
         Ok(())
     }
-
-    /// Step 10: the tutor's reply checked against the policy; an invalid or
-    /// failed reply is replaced by the offline tutor's reply for the
-    /// fallback action, never by asking the model again (seed 004 PF-3.7).
-    fn decide(
-        &self,
-        rt: &CourseRuntime,
-        plan: &Plan,
-        result: &Result<Reply<LlmTutorResponse>, LlmError>,
-        event: &ClientEvent,
-    ) -> Decision {
-        let policy = &plan.policy.policy;
-        let context = ValidationContext::new(&plan.policy, rt.workflow());
-        let offline = OfflineTutor::new(rt.bundle.clone(), &rt.course().workflow);
-        let from_model = self.llm.provider(LlmCall::Tutor).is_some();
-        let (verdict, llm) = match result {
-            Ok(reply) => (
-                fallback::validate_reply(&reply.value, policy, &context),
-                json!({
-                    "provider": reply.usage.provider,
-                    "model": reply.usage.model,
-                    "inputTokens": reply.usage.input_tokens,
-                    "outputTokens": reply.usage.output_tokens,
-                    "latencyMs": reply.usage.latency_ms,
-                    "attempts": reply.usage.attempts,
-                }),
-            ),
-            Err(e) => (
-                Verdict::Fallback(fallback::fallback(
-                    policy,
-                    vec![Violation::UnparseableReply],
-                )),
-                json!({ "error": e.kind(), "detail": e.to_string() }),
-            ),
-        };
-        let (mut reply, mut origin) = match (&verdict, result) {
-            (Verdict::Valid, Ok(reply)) => (
-                reply.value.clone(),
-                if from_model {
-                    ReplyOrigin::Llm
-                } else {
-                    ReplyOrigin::Offline
-                },
-            ),
-            (Verdict::Fallback(f), _) => (
-                offline
-                    .reply_with(&plan.input, f.action)
-                    .or_else(|_| offline.reply(&plan.input))
-                    .unwrap_or_else(|_| last_resort(plan, &rt.workflow().sanitize.fallback_text)),
-                ReplyOrigin::Fallback,
-            ),
-            (Verdict::Valid, Err(_)) => unreachable!("an error is never valid"),
-        };
-        // "Try a drill" asks for a drill: honour it when the policy allows one.
-        let mut override_rule = None;
-        if matches!(event, ClientEvent::RequestDrill { .. })
-            && reply.action != TutorAction::DrillCard
-            && policy.allows(TutorAction::DrillCard)
-            && plan.practice.is_some()
-            && let Ok(drill) = offline.reply_with(&plan.input, TutorAction::DrillCard)
-        {
-            reply = drill;
-            origin = ReplyOrigin::Fallback;
-            override_rule = Some("client_requested_drill");
-        }
-        Decision {
-            reply,
-            origin,
-            verdict,
-            llm,
-            override_rule,
-        }
-    }
-}
-
-/// A Socratic reply on the focus with the workflow's neutral line: valid
-/// under any policy, for when even the offline tutor has nothing to say.
-fn last_resort(plan: &Plan, text: &str) -> LlmTutorResponse {
-    LlmTutorResponse {
-        mapped_units: Vec::new(),
-        action: TutorAction::SocraticQuestion,
-        target_unit_id: plan.policy.policy.focus_unit_id.clone(),
-        tutor_text: text.to_owned(),
-        concept_card: None,
-        drill_card: None,
-        exam_suggestion: None,
-        turn_analysis: LlmTurnAnalysis {
-            student_intent: plan.input.reading.intent,
-            understanding_signal: UnderstandingSignal::Uncertain,
-            suggested_prereq_units: Vec::new(),
-            answer_text: None,
-        },
-    }
 }
 
 /// A problem sent by an integration becomes the pending question; a new
@@ -551,40 +468,6 @@ fn with_problem(thread: &mut Thread, shape: Shape<'_>, now: DateTime<Utc>) {
         },
     );
     thread.session.last_problem = Some(problem.id.clone());
-}
-
-/// Seed 003 §3.5: move on once the problem is answered right (after the
-/// teach-back, when the workflow waits for it); call a teacher when
-/// scaffolding runs deep or a safety rule asks for it; otherwise carry on.
-fn progression(
-    rt: &CourseRuntime,
-    plan: &Plan,
-    before: &Thread,
-    after: &Thread,
-    shape: Shape<'_>,
-) -> ProgressionAction {
-    let settings = &rt.workflow().modes.problem_set;
-    if plan.safety.as_ref().is_some_and(|h| h.notify_teacher)
-        || after.session.scaffolding.depth > settings.intervene_scaffold_depth
-    {
-        return ProgressionAction::Intervene;
-    }
-    if !matches!(shape, Shape::Webhook(_)) {
-        return ProgressionAction::Continue;
-    }
-    let correct = plan
-        .interpretation
-        .as_ref()
-        .and_then(|i| i.grade.as_ref())
-        .is_some_and(|g| g.result == crate::model::GradeOutcome::Correct);
-    let waiting = settings.wait_for_teach_back && after.session.teach_back.awaiting_explanation;
-    let explained = before.session.teach_back.awaiting_explanation
-        && !after.session.teach_back.awaiting_explanation;
-    if (correct && !waiting) || explained {
-        ProgressionAction::Advance
-    } else {
-        ProgressionAction::Continue
-    }
 }
 
 /// The tutor's words as one message for a chat integration: a card's
@@ -633,49 +516,4 @@ fn webhook_reply(
 
 fn turn_error(e: turn::TurnError) -> ServiceError {
     ServiceError::internal(e.to_string())
-}
-
-/// The whole policy chain of one turn (seed 004 PF-7.1).
-fn log_entry(
-    plan: &Plan,
-    decision: Option<&Decision>,
-    drill: Option<&crate::engine::evidence::EvidenceEffect>,
-) -> serde_json::Value {
-    let p = &plan.policy.policy;
-    let classification = plan.interpretation.as_ref().map(|i| &i.classification);
-    let grade = plan.interpretation.as_ref().and_then(|i| i.grade.as_ref());
-    json!({
-        "category": plan.category,
-        "intent": classification.map(|c| c.intent),
-        "categoryRule": classification.map(|c| c.rule.clone()),
-        "grade": grade.map(|g| json!({ "result": g.result, "tags": g.tags })),
-        "safetyRule": plan.safety.as_ref().map(|h| h.rule_id.clone()),
-        "mappedUnits": plan.mapped_units,
-        "policy": {
-            "focusUnitId": p.focus_unit_id,
-            "primaryTargetUnitId": p.primary_target_unit_id,
-            "prereqBlockingUnitId": p.prereq_blocking_unit_id,
-            "scopedUnitIds": p.scoped_unit_ids,
-            "allowedActions": p.allowed_actions,
-            "stuck": p.stuck,
-            "examReady": p.exam_ready,
-            "desiredExamTier": p.desired_exam_tier,
-            "examAvailability": p.exam_availability,
-            "nextEligibleAt": p.exam_next_eligible_at,
-            "trace": plan.policy.trace,
-        },
-        "topCandidates": plan.policy.candidates.iter().take(5).collect::<Vec<_>>(),
-        "practiceItem": plan.practice.as_ref().map(|d| json!({
-            "blueprintId": d.item.blueprint_id,
-            "difficulty": d.item.difficulty,
-            "scenario": d.item.scenario,
-        })),
-        "chatDrill": drill,
-        "action": decision.map(|d| d.reply.action),
-        "targetUnitId": decision.map(|d| d.reply.target_unit_id.clone()),
-        "origin": decision.map(|d| d.origin),
-        "validation": decision.map(|d| &d.verdict),
-        "override": decision.and_then(|d| d.override_rule),
-        "llm": decision.map(|d| &d.llm),
-    })
 }

@@ -1,0 +1,41 @@
+//! What a session does after a turn, for an integration that drives a
+//! sequence of problems: advance, carry on, or call a teacher.
+
+use crate::content::Workflow;
+use crate::engine::turn::Plan;
+use crate::model::{GradeOutcome, ProgressionAction, Thread};
+
+/// Move on once the problem is answered right (after the teach-back, when
+/// the workflow waits for it); call a teacher when scaffolding runs deep or
+/// a safety rule asks for it; otherwise carry on. Only an integration
+/// (`webhook`) is told to advance: the app's student moves on by talking.
+pub fn progression(
+    workflow: &Workflow,
+    plan: &Plan,
+    before: &Thread,
+    after: &Thread,
+    webhook: bool,
+) -> ProgressionAction {
+    let settings = &workflow.modes.problem_set;
+    if plan.safety.as_ref().is_some_and(|h| h.notify_teacher)
+        || after.session.scaffolding.depth > settings.intervene_scaffold_depth
+    {
+        return ProgressionAction::Intervene;
+    }
+    if !webhook {
+        return ProgressionAction::Continue;
+    }
+    let correct = plan
+        .interpretation
+        .as_ref()
+        .and_then(|i| i.grade.as_ref())
+        .is_some_and(|g| g.result == GradeOutcome::Correct);
+    let waiting = settings.wait_for_teach_back && after.session.teach_back.awaiting_explanation;
+    let explained = before.session.teach_back.awaiting_explanation
+        && !after.session.teach_back.awaiting_explanation;
+    if (correct && !waiting) || explained {
+        ProgressionAction::Advance
+    } else {
+        ProgressionAction::Continue
+    }
+}

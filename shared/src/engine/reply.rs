@@ -1,0 +1,109 @@
+//! Step 10 of the turn: the tutor's reply checked against the policy. An
+//! invalid or failed reply is replaced by the fallback tutor's reply for the
+//! fallback action; the model is never asked a second time.
+
+use serde_json::json;
+
+use crate::content::Workflow;
+use crate::engine::fallback::{self, ValidationContext, Verdict, Violation};
+use crate::engine::turn::{Plan, ReplyOrigin};
+use crate::model::{
+    ClientEvent, FallbackTutor, LlmError, LlmTurnAnalysis, LlmTutorResponse, Reply, TutorAction,
+    UnderstandingSignal,
+};
+
+/// The reply a turn goes on with, and how it was obtained.
+pub struct Decision {
+    pub reply: LlmTutorResponse,
+    pub origin: ReplyOrigin,
+    pub verdict: Verdict,
+    /// The provider's reply or error, for the log.
+    pub llm: serde_json::Value,
+    /// A rule outside validation that changed the reply.
+    pub override_rule: Option<&'static str>,
+}
+
+/// The reply to go on with: the tutor's own when it passes validation
+/// (`valid_origin` says whether a model or the offline tutor wrote it),
+/// else `fallback`'s reply for the fallback action.
+pub fn decide(
+    workflow: &Workflow,
+    plan: &Plan,
+    result: &Result<Reply<LlmTutorResponse>, LlmError>,
+    event: &ClientEvent,
+    fallback: &dyn FallbackTutor,
+    valid_origin: ReplyOrigin,
+) -> Decision {
+    let policy = &plan.policy.policy;
+    let context = ValidationContext::new(&plan.policy, workflow);
+    let (verdict, llm) = match result {
+        Ok(reply) => (
+            fallback::validate_reply(&reply.value, policy, &context),
+            json!({
+                "provider": reply.usage.provider,
+                "model": reply.usage.model,
+                "inputTokens": reply.usage.input_tokens,
+                "outputTokens": reply.usage.output_tokens,
+                "latencyMs": reply.usage.latency_ms,
+                "attempts": reply.usage.attempts,
+            }),
+        ),
+        Err(e) => (
+            Verdict::Fallback(fallback::fallback(
+                policy,
+                vec![Violation::UnparseableReply],
+            )),
+            json!({ "error": e.kind(), "detail": e.to_string() }),
+        ),
+    };
+    let (mut reply, mut origin) = match (&verdict, result) {
+        (Verdict::Valid, Ok(reply)) => (reply.value.clone(), valid_origin),
+        (Verdict::Fallback(f), _) => (
+            fallback
+                .reply_with(&plan.input, f.action)
+                .or_else(|_| fallback.reply(&plan.input))
+                .unwrap_or_else(|_| last_resort(plan, &workflow.sanitize.fallback_text)),
+            ReplyOrigin::Fallback,
+        ),
+        (Verdict::Valid, Err(_)) => unreachable!("an error is never valid"),
+    };
+    // "Try a drill" asks for a drill: honour it when the policy allows one.
+    let mut override_rule = None;
+    if matches!(event, ClientEvent::RequestDrill { .. })
+        && reply.action != TutorAction::DrillCard
+        && policy.allows(TutorAction::DrillCard)
+        && plan.practice.is_some()
+        && let Ok(drill) = fallback.reply_with(&plan.input, TutorAction::DrillCard)
+    {
+        reply = drill;
+        origin = ReplyOrigin::Fallback;
+        override_rule = Some("client_requested_drill");
+    }
+    Decision {
+        reply,
+        origin,
+        verdict,
+        llm,
+        override_rule,
+    }
+}
+
+/// A Socratic reply on the focus with the workflow's neutral line: valid
+/// under any policy, for when even the fallback tutor has nothing to say.
+fn last_resort(plan: &Plan, text: &str) -> LlmTutorResponse {
+    LlmTutorResponse {
+        mapped_units: Vec::new(),
+        action: TutorAction::SocraticQuestion,
+        target_unit_id: plan.policy.policy.focus_unit_id.clone(),
+        tutor_text: text.to_owned(),
+        concept_card: None,
+        drill_card: None,
+        exam_suggestion: None,
+        turn_analysis: LlmTurnAnalysis {
+            student_intent: plan.input.reading.intent,
+            understanding_signal: UnderstandingSignal::Uncertain,
+            suggested_prereq_units: Vec::new(),
+            answer_text: None,
+        },
+    }
+}

@@ -1,0 +1,54 @@
+//! The record every turn leaves: the whole chain from the message to the
+//! reply, so a teacher or developer can see why the tutor did what it did.
+
+use serde_json::json;
+
+use crate::engine::evidence::EvidenceEffect;
+use crate::engine::reply::Decision;
+use crate::engine::turn::Plan;
+
+/// The policy chain of one turn: reading, policy, practice item, the reply
+/// and how it was obtained (`decision` is `None` when no reply was asked for).
+pub fn log_entry(
+    plan: &Plan,
+    decision: Option<&Decision>,
+    drill: Option<&EvidenceEffect>,
+) -> serde_json::Value {
+    let p = &plan.policy.policy;
+    let classification = plan.interpretation.as_ref().map(|i| &i.classification);
+    let grade = plan.interpretation.as_ref().and_then(|i| i.grade.as_ref());
+    json!({
+        "category": plan.category,
+        "intent": classification.map(|c| c.intent),
+        "categoryRule": classification.map(|c| c.rule.clone()),
+        "grade": grade.map(|g| json!({ "result": g.result, "tags": g.tags })),
+        "safetyRule": plan.safety.as_ref().map(|h| h.rule_id.clone()),
+        "mappedUnits": plan.mapped_units,
+        "policy": {
+            "focusUnitId": p.focus_unit_id,
+            "primaryTargetUnitId": p.primary_target_unit_id,
+            "prereqBlockingUnitId": p.prereq_blocking_unit_id,
+            "scopedUnitIds": p.scoped_unit_ids,
+            "allowedActions": p.allowed_actions,
+            "stuck": p.stuck,
+            "examReady": p.exam_ready,
+            "desiredExamTier": p.desired_exam_tier,
+            "examAvailability": p.exam_availability,
+            "nextEligibleAt": p.exam_next_eligible_at,
+            "trace": plan.policy.trace,
+        },
+        "topCandidates": plan.policy.candidates.iter().take(5).collect::<Vec<_>>(),
+        "practiceItem": plan.practice.as_ref().map(|d| json!({
+            "blueprintId": d.item.blueprint_id,
+            "difficulty": d.item.difficulty,
+            "scenario": d.item.scenario,
+        })),
+        "chatDrill": drill,
+        "action": decision.map(|d| d.reply.action),
+        "targetUnitId": decision.map(|d| d.reply.target_unit_id.clone()),
+        "origin": decision.map(|d| d.origin),
+        "validation": decision.map(|d| &d.verdict),
+        "override": decision.and_then(|d| d.override_rule),
+        "llm": decision.map(|d| &d.llm),
+    })
+}
