@@ -21,6 +21,7 @@ pub mod lifecycle;
 pub mod lockout;
 pub mod mastery_tier;
 pub mod math;
+pub mod modes;
 pub mod policy;
 pub mod prereq;
 pub mod progression;

@@ -1,11 +1,15 @@
-//! The guided turn as pure functions (DESIGN "The turn, stage by stage").
+//! The turn as pure functions, the same for every mode (DESIGN "The turn,
+//! stage by stage"); what a mode does differently comes from
+//! [`crate::engine::modes`].
 //!
-//! [`plan`] runs every step before the one LLM call: the safety gate,
-//! interpretation (code grading, lexical mapping, classification), the
-//! policy, retrieval and the composed tutor input, plus a practice item
-//! generated from a blueprint. [`apply`] runs every step after it: the
-//! session's transitions, evidence, the new pending question, the cards and
-//! the messages. Both take state as read at one moment, so on a version
+//! [`interpret`] reads the message: the safety gate, code grading,
+//! classification and unit mapping, and names the exam questions whose
+//! lockout statuses the policy will read. [`plan_interpreted`] runs the
+//! rest of what comes before the one LLM call: the policy, the mode's plan
+//! (allowed actions, the item to ask), retrieval and the composed tutor
+//! input. [`apply`] runs every step after it: the session's transitions,
+//! evidence, the new pending question, the cards, the messages and the
+//! mode's own update. All take state as read at one moment, so on a version
 //! conflict the caller re-reads and runs them again with the same LLM reply:
 //! the reply is an input and is never requested twice.
 
@@ -23,6 +27,7 @@ use crate::engine::evidence::{self, DrillGraded, EvidenceEffect, TransitionConte
 use crate::engine::irt;
 use crate::engine::lifecycle;
 use crate::engine::lockout::{LockoutSource, LockoutStatus};
+use crate::engine::modes::{self, ModeBlock, ModePlan, ModeTurn, Outcome, SessionMode};
 use crate::engine::policy::{PolicyError, PolicyInput, PolicyOutcome, compute_policy};
 use crate::engine::retrieve::CourseIndex;
 use crate::engine::safety::{SafetyGate, SafetyHit, Sanitizer};
@@ -31,7 +36,7 @@ use crate::engine::signals::{self, PacingInput, Trend};
 use crate::model::{
     CategoryCue, ClientEvent, CodeReading, ConceptCard, ContentChunk, CourseBrief, ExamCandidate,
     ExamCard, ExamOption, ExpectedAnswer, GradeOutcome, HistoryMessage, LlmTutorResponse,
-    MappedUnit, PendingQuestion, Personalization, PracticeItem, QuestionPhase, QuestionState,
+    MappedUnit, Mode, PendingQuestion, Personalization, PracticeItem, QuestionPhase, QuestionState,
     RevisitBrief, Role, SessionState, SnapshotLiteForLlm, StudentInput, StudentIntent,
     StudentSnapshot, Thread, TurnAnalysis, TutorAction, TutorCard, TutorContext, TutorMessage,
     TutorTurnInput, UnitAnchor, WorkedExample,
@@ -142,6 +147,22 @@ pub struct ChatDrill {
     pub first_attempt: bool,
 }
 
+/// Steps 5 and 6: what the student sent, as code reads it before the
+/// policy and any LLM call.
+pub struct Interpreted {
+    /// What the student wrote this turn, if anything.
+    pub said: Option<String>,
+    /// A safety rule matched: the tutor answers with its response and
+    /// nothing else happens.
+    pub safety: Option<SafetyHit>,
+    pub interpretation: Option<Interpretation>,
+    pub category: String,
+    pub mapped_units: Vec<MappedUnit>,
+    /// The exam questions whose lockout statuses planning reads: the caller
+    /// fetches them between [`interpret`] and [`plan_interpreted`].
+    pub exam_questions: Vec<String>,
+}
+
 /// Everything decided before the LLM call.
 pub struct Plan {
     /// What the student wrote this turn, if anything.
@@ -164,16 +185,38 @@ pub enum TurnError {
     Policy(#[from] PolicyError),
     #[error("the tutor's reply targets unit `{0}`, which is not in the course")]
     UnknownUnit(String),
+    #[error("turns in mode `{}` are not available yet", .0.as_str())]
+    ModeNotAvailable(Mode),
 }
 
-/// Steps 5 to 9: everything up to the LLM call.
+/// The mode that runs `thread`.
+fn mode_of(thread: &Thread) -> Result<&'static dyn SessionMode, TurnError> {
+    modes::for_mode(thread.mode).ok_or(TurnError::ModeNotAvailable(thread.mode))
+}
+
+/// Steps 5 to 9 at once, for a caller that holds every lockout status.
 pub fn plan(
     rt: &CourseRuntime,
     state: TurnState<'_>,
     event: &TurnEvent,
     env: &TurnEnv<'_>,
 ) -> Result<Plan, TurnError> {
-    let course = rt.course();
+    let read = interpret(rt, state, event, env.now, env.turn_id)?;
+    plan_interpreted(rt, state, event, read, env)
+}
+
+/// Steps 5 and 6: the safety gate, then code's reading of the message
+/// (grading, classification, unit mapping), and the exam questions the
+/// policy will look at: the focus unit's candidates at the desired tier
+/// (when exam-ready) and the revisit queue (for the summary sent back).
+pub fn interpret(
+    rt: &CourseRuntime,
+    state: TurnState<'_>,
+    event: &TurnEvent,
+    now: DateTime<Utc>,
+    turn_id: &str,
+) -> Result<Interpreted, TurnError> {
+    mode_of(state.thread)?;
     let workflow = rt.workflow();
     let session = &state.thread.session;
     let said = event.student_input().said();
@@ -192,28 +235,75 @@ pub fn plan(
         .unwrap_or_else(|| workflow.default_category.clone());
 
     let mapped_units = map_units(rt, state.snapshot, said.as_deref(), &event.client_event);
+    let mut exam_questions = crate::engine::policy::exam_questions_to_check(&PolicyInput {
+        snapshot: state.snapshot,
+        course: rt.course(),
+        workflow,
+        mapped_units: &mapped_units,
+        now,
+        turn_id,
+    })?;
+    for q in state.snapshot.revisit_queue.keys() {
+        if !exam_questions.contains(q) {
+            exam_questions.push(q.clone());
+        }
+    }
+    Ok(Interpreted {
+        said,
+        safety,
+        interpretation,
+        category,
+        mapped_units,
+        exam_questions,
+    })
+}
+
+/// Steps 7 to 9: the policy, what the thread's mode allows of it,
+/// retrieval and the composed tutor input. `env.lockouts` must answer for
+/// `read.exam_questions`.
+pub fn plan_interpreted(
+    rt: &CourseRuntime,
+    state: TurnState<'_>,
+    event: &TurnEvent,
+    read: Interpreted,
+    env: &TurnEnv<'_>,
+) -> Result<Plan, TurnError> {
+    let course = rt.course();
+    let workflow = rt.workflow();
+    let session = &state.thread.session;
     let policy = compute_policy(
         &PolicyInput {
             snapshot: state.snapshot,
             course,
             workflow,
-            mapped_units: &mapped_units,
+            mapped_units: &read.mapped_units,
             now: env.now,
             turn_id: env.turn_id,
         },
         env.lockouts,
     )?;
-    let chat_drill = chat_drill(rt, state, interpretation.as_ref(), said.as_deref(), env);
-    let practice = practice_item(rt, state, &policy, &event.client_event, env);
+    let chat_drill = chat_drill(
+        rt,
+        state,
+        read.interpretation.as_ref(),
+        read.said.as_deref(),
+        env,
+    );
+    let turn = ModeTurn { rt, state, env };
+    let ModePlan {
+        policy,
+        practice,
+        block,
+    } = mode_of(state.thread)?.plan(&turn, event, &read, policy);
 
     // The category's transitions, previewed, give the phase this reply acts in.
     let mut preview = session.clone();
-    if let Some(c) = workflow.category(&category) {
+    if let Some(c) = workflow.category(&read.category) {
         scaffolding::apply_category(
             &mut preview,
             c,
             scaffolding::TransitionContext {
-                answer: said.as_deref(),
+                answer: read.said.as_deref(),
             },
         );
     }
@@ -223,51 +313,24 @@ pub fn plan(
         event,
         env,
         &policy,
-        &category,
+        &read.category,
         &preview,
-        &mapped_units,
-        interpretation.as_ref(),
+        &read.mapped_units,
+        read.interpretation.as_ref(),
         practice.as_ref(),
+        block,
     );
     Ok(Plan {
-        said,
-        safety,
-        interpretation,
-        category,
-        mapped_units,
+        said: read.said,
+        safety: read.safety,
+        interpretation: read.interpretation,
+        category: read.category,
+        mapped_units: read.mapped_units,
         policy,
         practice,
         chat_drill,
         input,
     })
-}
-
-/// The exam questions whose lockout statuses a turn reads, to prefetch:
-/// the focus unit's candidates at the desired tier (when exam-ready) and
-/// the revisit queue (for the summary sent back).
-pub fn questions_to_check(
-    rt: &CourseRuntime,
-    state: TurnState<'_>,
-    event: &TurnEvent,
-    now: DateTime<Utc>,
-    turn_id: &str,
-) -> Result<Vec<String>, TurnError> {
-    let said = event.student_input().said();
-    let mapped = map_units(rt, state.snapshot, said.as_deref(), &event.client_event);
-    let mut ids = crate::engine::policy::exam_questions_to_check(&PolicyInput {
-        snapshot: state.snapshot,
-        course: rt.course(),
-        workflow: rt.workflow(),
-        mapped_units: &mapped,
-        now,
-        turn_id,
-    })?;
-    for q in state.snapshot.revisit_queue.keys() {
-        if !ids.contains(q) {
-            ids.push(q.clone());
-        }
-    }
-    Ok(ids)
 }
 
 /// A button that says what the student wants outright.
@@ -282,7 +345,7 @@ fn forced_category(workflow: &Workflow, event: &ClientEvent) -> Option<String> {
     }
 }
 
-fn event_unit(event: &ClientEvent) -> Option<&str> {
+pub(crate) fn event_unit(event: &ClientEvent) -> Option<&str> {
     match event {
         ClientEvent::None => None,
         ClientEvent::RequestDrill { unit_id }
@@ -383,46 +446,6 @@ fn chat_drill(
     })
 }
 
-/// A blueprint item for the unit a drill would target, when drills are
-/// allowed: the button's unit if in scope, else the policy's focus.
-fn practice_item(
-    rt: &CourseRuntime,
-    state: TurnState<'_>,
-    policy: &PolicyOutcome,
-    event: &ClientEvent,
-    env: &TurnEnv<'_>,
-) -> Option<IssuedDrill> {
-    let p = &policy.policy;
-    if !p.allows(TutorAction::DrillCard) {
-        return None;
-    }
-    let unit_id = event_unit(event)
-        .filter(|u| p.scoped_unit_ids.iter().any(|s| s == u))
-        .unwrap_or(&p.focus_unit_id);
-    let unit = rt.course().unit(unit_id)?;
-    if unit.blueprints.is_empty() {
-        return None;
-    }
-    let blueprint_id = &unit.blueprints[(env.seed % unit.blueprints.len() as u64) as usize];
-    let blueprint = rt.bundle.blueprints.get(blueprint_id)?;
-    let ability = state
-        .snapshot
-        .unit_progress
-        .get(unit_id)
-        .and_then(|p| p.ability);
-    let target = irt::target_difficulty(ability, &rt.workflow().irt);
-    drill::issue_generated(
-        blueprint,
-        target,
-        env.seed,
-        unit_id,
-        &state.thread.thread_id,
-        env.now,
-        env.drill_key,
-    )
-    .ok()
-}
-
 #[allow(clippy::too_many_arguments)]
 fn compose(
     rt: &CourseRuntime,
@@ -435,6 +458,7 @@ fn compose(
     mapped_units: &[MappedUnit],
     interpretation: Option<&Interpretation>,
     practice: Option<&IssuedDrill>,
+    block: ModeBlock,
 ) -> TutorTurnInput {
     let course = rt.course();
     let workflow = rt.workflow();
@@ -505,7 +529,7 @@ fn compose(
             trend: Trend::from_outcomes(&state.thread.session.recent_outcomes, &workflow.pacing),
             recent_wrong: question.map_or(0, |q| q.wrong_attempts),
             struggling: question.is_some_and(|q| q.phase >= QuestionPhase::Explain),
-            plan_complete: false,
+            plan_complete: block.plan_complete,
         },
         &workflow.pacing,
     );
@@ -770,6 +794,16 @@ pub fn apply(
             suggested_prereq_units: Vec::new(),
         },
     });
+    mode_of(state.thread)?.apply(
+        &ModeTurn { rt, state, env },
+        plan,
+        reply,
+        &mut Outcome {
+            thread: &mut thread,
+            snapshot: &mut snapshot,
+            messages: &mut messages,
+        },
+    );
     Ok(Applied {
         thread,
         snapshot,

@@ -11,12 +11,12 @@ use super::views;
 use super::{App, Output};
 use crate::api::auth::Principal;
 use crate::api::problem::Problem;
-use crate::content::prompt::PromptTemplate;
 use crate::engine::lockout::NoLockouts;
+use crate::engine::modes::{self, Start};
 use crate::engine::snapshot_lite::build_snapshot_lite;
 use crate::model::{
-    CreateThreadRequest, CreateThreadResponse, Mode, Role, SessionState, StudentSnapshot, Thread,
-    ThreadStatus, TutorMessage,
+    CreateThreadRequest, CreateThreadResponse, Role, StudentSnapshot, Thread, ThreadStatus,
+    TutorMessage,
 };
 use crate::store::{
     Expected, IdempotencyLock, Order, PageRequest, StoreError, StoredResponse, ThreadChange,
@@ -137,7 +137,7 @@ impl App {
         let workflow = bundle
             .workflow_for(course)
             .ok_or_else(|| ServiceError::internal("course without workflow"))?;
-        if request.mode != Mode::Guided {
+        let Some(mode) = modes::for_mode(request.mode) else {
             return Err(Problem::unprocessable(
                 "mode-not-available",
                 "Mode not available yet",
@@ -148,7 +148,7 @@ impl App {
             )
             .with_field("mode")
             .into());
-        }
+        };
         if !workflow.modes.enabled(request.mode) {
             return Err(ServiceError::unprocessable(
                 "mode-disabled",
@@ -173,21 +173,15 @@ impl App {
             return Err(ServiceError::invalid_field("goal", "the goal is too long"));
         }
         let thread_id = self.ids.new_id();
-        let welcome_template = bundle
-            .prompts
-            .get(workflow.modes.welcome_prompt(request.mode))
-            .ok_or_else(|| ServiceError::internal("welcome prompt missing"))?;
-        let unit_title = request
-            .unit_id
-            .as_deref()
-            .and_then(|u| course.unit(u))
-            .map(|u| u.title.clone());
-        let welcome = welcome_text(
-            welcome_template,
-            &course.title,
-            unit_title.as_deref(),
-            request.goal.as_deref(),
-        )?;
+        let started = mode
+            .start(&Start {
+                bundle: &bundle,
+                course,
+                workflow,
+                unit: request.unit_id.as_deref().and_then(|u| course.unit(u)),
+                goal: request.goal.as_deref(),
+            })
+            .map_err(|e| ServiceError::internal(e.to_string()))?;
 
         commit_with_retries(self, |_| async {
             let now = self.clock.now();
@@ -213,13 +207,13 @@ impl App {
                 unit_id: request.unit_id.clone(),
                 created_at: now,
                 updated_at: now,
-                session: SessionState::default(),
+                session: started.session.clone(),
             };
             let message = TutorMessage {
                 id: format!("{thread_id}-welcome"),
                 thread_id: thread_id.clone(),
                 role: Role::Assistant,
-                text: welcome.clone(),
+                text: started.welcome.clone(),
                 latex: None,
                 card: None,
                 created_at: now,
@@ -286,26 +280,6 @@ impl App {
             },
         )
     }
-}
-
-/// The welcome message, rendered from the mode's template.
-fn welcome_text(
-    template: &PromptTemplate,
-    course_title: &str,
-    unit_title: Option<&str>,
-    goal: Option<&str>,
-) -> Result<String, ServiceError> {
-    let mut values = std::collections::BTreeMap::new();
-    values.insert("student_name", "there".to_owned());
-    values.insert("course_title", course_title.to_owned());
-    values.insert("unit_title", unit_title.unwrap_or(course_title).to_owned());
-    values.insert("goal", goal.unwrap_or("").to_owned());
-    values.insert("mode", "guided".to_owned());
-    values.insert("question_count", String::new());
-    template
-        .render(&values)
-        .map(|t| t.trim().to_owned())
-        .map_err(|e| ServiceError::internal(e.to_string()))
 }
 
 /// How long an idempotency lock is held: longer than the slowest request

@@ -24,9 +24,7 @@ use crate::content::Bundle;
 use crate::engine::progression::progression;
 use crate::engine::safety::{self, SafetyHit};
 use crate::engine::snapshot_lite::build_snapshot_lite;
-use crate::engine::turn::{
-    self, CourseRuntime, Plan, ReplyOrigin, TurnEnv, TurnEvent, TurnState, questions_to_check,
-};
+use crate::engine::turn::{self, CourseRuntime, Plan, ReplyOrigin, TurnEnv, TurnEvent, TurnState};
 use crate::engine::{grading, reply, scaffolding, turn_log};
 use crate::llm::OfflineTutor;
 use crate::llm::provider::LlmCall;
@@ -129,7 +127,9 @@ impl App {
             snapshot: &snapshot,
         };
         let now = self.clock.now();
-        let wanted = questions_to_check(&rt, state, &event, now, &turn_id).map_err(turn_error)?;
+        let wanted = turn::interpret(&rt, state, &event, now, &turn_id)
+            .map_err(turn_error)?
+            .exam_questions;
         let lockouts = self
             .exams
             .statuses(self.store.as_ref(), &snapshot, &wanted, now)
@@ -226,8 +226,9 @@ impl App {
                         history: &fresh.recent_messages,
                         snapshot: &fresh_snapshot,
                     };
-                    let wanted =
-                        questions_to_check(rt, state, event, now, turn_id).map_err(turn_error)?;
+                    let wanted = turn::interpret(rt, state, event, now, turn_id)
+                        .map_err(turn_error)?
+                        .exam_questions;
                     fresh_lockouts = self
                         .exams
                         .statuses(self.store.as_ref(), &fresh_snapshot, &wanted, now)
