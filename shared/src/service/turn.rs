@@ -1,12 +1,13 @@
-//! `POST /threads/{threadId}/turn`: the guided turn end to end.
+//! `POST /threads/{threadId}/turn`: a turn end to end, in any mode.
 //!
 //! Load → plan (pure) → at most one tutor call → validate, fall back
-//! deterministically → apply (pure) → one atomic commit. On a version
-//! conflict the state is read again and plan/apply run again on it with the
-//! same tutor reply (re-validated against the fresh policy); the LLM is
-//! never asked twice. Every turn leaves one structured log line and a
-//! stored turn log with the whole policy chain (seed 004 PF-7.1).
+//! deterministically, apply (pure) → one atomic commit. On a version
+//! conflict the state is read again and the same planning and applying run
+//! on it with the same tutor reply (re-validated against the fresh
+//! policy); the LLM is never asked twice. Every turn leaves one structured
+//! log line and a stored turn log with the whole policy chain.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration as StdDuration, Instant};
 
@@ -21,19 +22,22 @@ use super::views::state_view;
 use super::{App, Output};
 use crate::api::auth::Principal;
 use crate::content::Bundle;
+use crate::engine::lockout::LockoutStatus;
 use crate::engine::progression::progression;
 use crate::engine::safety::{self, SafetyHit};
 use crate::engine::snapshot_lite::build_snapshot_lite;
-use crate::engine::turn::{self, CourseRuntime, Plan, ReplyOrigin, TurnEnv, TurnEvent, TurnState};
+use crate::engine::turn::{
+    self, CourseRuntime, Plan, ReplyOrigin, TurnEnv, TurnError, TurnEvent, TurnState,
+};
 use crate::engine::{grading, reply, scaffolding, turn_log};
 use crate::llm::OfflineTutor;
 use crate::llm::provider::LlmCall;
 use crate::model::{
-    ClientEvent, ExpectedAnswer, Mode, PendingQuestion, Personalization, ProgressionAction,
-    QuestionPhase, Reply, Role, SafetyInput, SafetyOutcome, Thread, TurnRequest, TurnResponse,
-    TutorCard, WebhookSessionStatus, WebhookTurnResponse,
+    ClientEvent, ExpectedAnswer, LlmError, LlmTutorResponse, PendingQuestion, Personalization,
+    ProgressionAction, QuestionPhase, Reply, Role, SafetyInput, SafetyOutcome, StudentSnapshot,
+    Thread, TurnRequest, TurnResponse, TutorCard, WebhookSessionStatus, WebhookTurnResponse,
 };
-use crate::store::{Expected, IdempotencyLock, TurnLog, UnitOfWork};
+use crate::store::{Expected, IdempotencyLock, ThreadRecord, TurnLog, UnitOfWork, Versioned};
 
 /// Which response a turn answers with.
 #[derive(Clone, Copy)]
@@ -48,6 +52,77 @@ pub(crate) enum Shape<'a> {
 pub(crate) struct WebhookSettings {
     /// The problem the integration sent, made the pending question.
     pub problem: Option<crate::model::WebhookProblem>,
+}
+
+/// What a turn is computed from besides state: the same in every commit attempt.
+struct TurnCall<'a> {
+    who: &'a Principal,
+    thread_id: &'a str,
+    shape: Shape<'a>,
+    lock: Option<&'a IdempotencyLock>,
+    bundle: Arc<Bundle>,
+    rt: Arc<CourseRuntime>,
+    event: TurnEvent,
+    turn_id: String,
+    seed: u64,
+    drill_key: &'a [u8],
+    drill_ttl: Duration,
+    personalization: Personalization,
+}
+
+impl TurnCall<'_> {
+    fn env<'e>(
+        &'e self,
+        now: DateTime<Utc>,
+        lockouts: &'e BTreeMap<String, LockoutStatus>,
+    ) -> TurnEnv<'e> {
+        TurnEnv {
+            now,
+            turn_id: &self.turn_id,
+            seed: self.seed,
+            drill_key: self.drill_key,
+            drill_ttl: self.drill_ttl,
+            lockouts,
+            personalization: &self.personalization,
+        }
+    }
+}
+
+/// State as read for one attempt, and the plan made on it.
+struct Planned {
+    record: ThreadRecord,
+    snapshot_read: Option<Versioned<StudentSnapshot>>,
+    snapshot: StudentSnapshot,
+    lockouts: BTreeMap<String, LockoutStatus>,
+    now: DateTime<Utc>,
+    plan: Plan,
+    load_time: StdDuration,
+    plan_time: StdDuration,
+}
+
+impl Planned {
+    fn state(&self) -> TurnState<'_> {
+        TurnState {
+            thread: &self.record.thread,
+            history: &self.record.recent_messages,
+            snapshot: &self.snapshot,
+        }
+    }
+}
+
+/// The tutor's answer to a plan: `None` when a safety response stands in for it.
+type TutorReply = Option<Result<Reply<LlmTutorResponse>, LlmError>>;
+
+/// What the committed attempt leaves for after the commit.
+struct Settled {
+    output: Output,
+    entry: serde_json::Value,
+    action: ProgressionAction,
+    safety_reply: bool,
+    load_time: StdDuration,
+    plan_time: StdDuration,
+    apply_time: StdDuration,
+    attempts: usize,
 }
 
 impl App {
@@ -72,8 +147,68 @@ impl App {
     ) -> Result<Output, ServiceError> {
         let started = Instant::now();
         self.check_turn_request(&request)?;
+        let record = self.turn_thread(who, thread_id, shape).await?;
+        let call = self
+            .turn_call(who, thread_id, shape, lock, &record, request)
+            .await?;
+        let mut first = self.plan_turn(&call, record).await?;
+        let moderation = self.moderate(&call.rt, &call.bundle, &first.plan).await;
+        screen(&mut first.plan, moderation.as_ref());
+        let calling = Instant::now();
+        let tutor_reply = self.ask_tutor(&call, &first.plan).await;
+        let llm_time = calling.elapsed();
+
+        // After a conflict, planning runs again on fresh state; the reply stays.
+        let mut first = Some(first);
+        let settled = commit_with_retries(self, |attempt| {
+            let ready = first.take();
+            let (call, moderation, tutor_reply) = (&call, &moderation, &tutor_reply);
+            async move {
+                let planned = match ready {
+                    Some(planned) => planned,
+                    None => {
+                        let record = self.turn_thread(who, thread_id, shape).await?;
+                        let mut planned = self.plan_turn(call, record).await?;
+                        screen(&mut planned.plan, moderation.as_ref());
+                        planned
+                    }
+                };
+                self.apply_turn(call, &planned, tutor_reply, attempt)
+            }
+        })
+        .await?;
+
+        if settled.action == ProgressionAction::Intervene && !settled.safety_reply {
+            self.notify_teacher(&who.student_id, thread_id, "stuck")
+                .await;
+        }
+        log_turn(&call, &settled, llm_time, started.elapsed());
+        Ok(settled.output)
+    }
+
+    /// The caller's thread, with the problem an integration sent.
+    async fn turn_thread(
+        &self,
+        who: &Principal,
+        thread_id: &str,
+        shape: Shape<'_>,
+    ) -> Result<ThreadRecord, ServiceError> {
         let mut record = owned_thread(self, who, thread_id, RECENT_MESSAGES).await?;
         with_problem(&mut record.thread, shape, self.clock.now());
+        Ok(record)
+    }
+
+    /// What the turn is computed from: the course's content, the event,
+    /// fresh ids. The request must be about the thread's course.
+    async fn turn_call<'a>(
+        &'a self,
+        who: &'a Principal,
+        thread_id: &'a str,
+        shape: Shape<'a>,
+        lock: Option<&'a IdempotencyLock>,
+        record: &ThreadRecord,
+        request: TurnRequest,
+    ) -> Result<TurnCall<'a>, ServiceError> {
         if let Some(course) = &request.course_id
             && *course != record.thread.course_id
         {
@@ -85,278 +220,187 @@ impl App {
                 ),
             ));
         }
-        if record.thread.mode != Mode::Guided {
-            return Err(ServiceError::unprocessable(
-                "mode-not-available",
-                "Mode not available yet",
-                format!(
-                    "turns in mode `{}` are not available yet",
-                    record.thread.mode.as_str()
-                ),
-            ));
-        }
         let bundle = self.bundle().await;
         let rt = self.runtime(&bundle, &record.thread.course_id)?;
-        let event = TurnEvent {
-            message_text: request.message_text.clone(),
-            message_latex: request.message_latex.clone(),
-            client_event: request.client_event.clone(),
-        };
-        let turn_id = self.ids.new_id();
-        let seed = self.ids.seed();
-        let personalization = Personalization::default();
-        let drill_ttl = Duration::seconds(
-            i64::try_from(self.config.drills.token_ttl_seconds).unwrap_or(i64::MAX / 2),
-        );
+        Ok(TurnCall {
+            who,
+            thread_id,
+            shape,
+            lock,
+            bundle,
+            rt,
+            event: TurnEvent {
+                message_text: request.message_text,
+                message_latex: request.message_latex,
+                client_event: request.client_event,
+            },
+            turn_id: self.ids.new_id(),
+            seed: self.ids.seed(),
+            drill_key: &self.drill_key,
+            drill_ttl: Duration::seconds(
+                i64::try_from(self.config.drills.token_ttl_seconds).unwrap_or(i64::MAX / 2),
+            ),
+            personalization: Personalization::default(),
+        })
+    }
 
-        // First pass: plan on the state just read, then the one tutor call.
-        let loaded = Instant::now();
-        let snapshot_read = self
-            .store
-            .get_snapshot(&who.student_id, &record.thread.course_id)
-            .await?;
+    /// Load and plan: the student's snapshot and the exam statuses the
+    /// turn's reading names, then the pure plan on them.
+    async fn plan_turn(
+        &self,
+        call: &TurnCall<'_>,
+        record: ThreadRecord,
+    ) -> Result<Planned, ServiceError> {
+        let loading = Instant::now();
+        let course_id = &record.thread.course_id;
+        let student_id = &call.who.student_id;
+        let snapshot_read = self.store.get_snapshot(student_id, course_id).await?;
         let snapshot = snapshot_or_new(
             snapshot_read.as_ref(),
-            &who.student_id,
-            &record.thread.course_id,
-            &rt.course().entry_unit,
+            student_id,
+            course_id,
+            &call.rt.course().entry_unit,
         );
+        let now = self.clock.now();
         let state = TurnState {
             thread: &record.thread,
             history: &record.recent_messages,
             snapshot: &snapshot,
         };
-        let now = self.clock.now();
-        let wanted = turn::interpret(&rt, state, &event, now, &turn_id)
-            .map_err(turn_error)?
-            .exam_questions;
+        let read = turn::interpret(&call.rt, state, &call.event, now, &call.turn_id)
+            .map_err(turn_error)?;
         let lockouts = self
             .exams
-            .statuses(self.store.as_ref(), &snapshot, &wanted, now)
+            .statuses(self.store.as_ref(), &snapshot, &read.exam_questions, now)
             .await?;
-        let load_ms = loaded.elapsed();
+        let load_time = loading.elapsed();
         let planning = Instant::now();
-        let env = TurnEnv {
+        let plan = turn::plan_interpreted(
+            &call.rt,
+            state,
+            &call.event,
+            read,
+            &call.env(now, &lockouts),
+        )
+        .map_err(turn_error)?;
+        Ok(Planned {
+            record,
+            snapshot_read,
+            snapshot,
+            lockouts,
             now,
-            turn_id: &turn_id,
-            seed,
-            drill_key: &self.drill_key,
-            drill_ttl,
-            lockouts: &lockouts,
-            personalization: &personalization,
-        };
-        let mut plan = turn::plan(&rt, state, &event, &env).map_err(turn_error)?;
-        let plan_ms = planning.elapsed();
-        // The workflow may ask the safety call to screen what the rules let through.
-        let moderation = self.moderate(&rt, &bundle, &plan).await;
-        if plan.safety.is_none() {
-            plan.safety = moderation.clone();
-        }
-        let calling = Instant::now();
-        let tutor_reply = match &plan.safety {
-            Some(hit) => {
-                if hit.notify_teacher {
-                    self.notify_teacher(&who.student_id, thread_id, &hit.rule_id)
-                        .await;
-                }
-                None
-            }
-            None => {
-                let timeout = StdDuration::from_millis(rt.workflow().llm.tutor.timeout_ms);
-                let tutor = self.llm.tutor(
-                    &bundle,
-                    &rt.course().workflow,
-                    Some(tokio::time::Instant::now() + timeout),
-                );
-                Some(tutor.decide(&plan.input).await)
-            }
-        };
-        let llm_ms = calling.elapsed();
+            plan,
+            load_time,
+            plan_time: planning.elapsed(),
+        })
+    }
 
-        // The fallback when the reply is invalid, and where a valid one came from.
+    /// The one tutor call, unless a safety response stands in for it.
+    async fn ask_tutor(&self, call: &TurnCall<'_>, plan: &Plan) -> TutorReply {
+        if let Some(hit) = &plan.safety {
+            if hit.notify_teacher {
+                self.notify_teacher(&call.who.student_id, call.thread_id, &hit.rule_id)
+                    .await;
+            }
+            return None;
+        }
+        let timeout = StdDuration::from_millis(call.rt.workflow().llm.tutor.timeout_ms);
+        let tutor = self.llm.tutor(
+            &call.bundle,
+            &call.rt.course().workflow,
+            Some(tokio::time::Instant::now() + timeout),
+        );
+        Some(tutor.decide(&plan.input).await)
+    }
+
+    /// Validate the reply (or fall back), apply it to the planned state, and
+    /// build the unit of work that commits it with the response.
+    fn apply_turn(
+        &self,
+        call: &TurnCall<'_>,
+        planned: &Planned,
+        tutor_reply: &TutorReply,
+        attempt: usize,
+    ) -> Result<(UnitOfWork, Settled), ServiceError> {
+        let applying = Instant::now();
+        let (rt, plan, now) = (&call.rt, &planned.plan, planned.now);
         let offline = OfflineTutor::new(rt.bundle.clone(), &rt.course().workflow);
         let valid_origin = if self.llm.provider(LlmCall::Tutor).is_some() {
             ReplyOrigin::Llm
         } else {
             ReplyOrigin::Offline
         };
-        let offline = &offline;
-        let (rt, event, turn_id_ref, personalization) = (&rt, &event, &turn_id, &personalization);
-        let moderation = &moderation;
-        let tutor_reply = &tutor_reply;
-        let first_plan = &plan;
-        let lockouts_first = &lockouts;
-        let snapshot_first = (&snapshot, &snapshot_read);
-        let record_first = &record;
-        let committed = commit_with_retries(self, |attempt| {
-            let turn_id = turn_id_ref;
-            async move {
-                // After a conflict everything pure runs again on fresh state.
-                let fresh;
-                let fresh_snapshot_read;
-                let fresh_snapshot;
-                let fresh_lockouts;
-                let replanned;
-                let (record, snapshot_read, snapshot, lockouts, plan, now) = if attempt == 0 {
-                    (
-                        record_first,
-                        snapshot_first.1,
-                        snapshot_first.0,
-                        lockouts_first,
-                        first_plan,
-                        now,
-                    )
-                } else {
-                    let mut reread = owned_thread(self, who, thread_id, RECENT_MESSAGES).await?;
-                    with_problem(&mut reread.thread, shape, self.clock.now());
-                    fresh = reread;
-                    fresh_snapshot_read = self
-                        .store
-                        .get_snapshot(&who.student_id, &fresh.thread.course_id)
-                        .await?;
-                    fresh_snapshot = snapshot_or_new(
-                        fresh_snapshot_read.as_ref(),
-                        &who.student_id,
-                        &fresh.thread.course_id,
-                        &rt.course().entry_unit,
-                    );
-                    let now = self.clock.now();
-                    let state = TurnState {
-                        thread: &fresh.thread,
-                        history: &fresh.recent_messages,
-                        snapshot: &fresh_snapshot,
-                    };
-                    let wanted = turn::interpret(rt, state, event, now, turn_id)
-                        .map_err(turn_error)?
-                        .exam_questions;
-                    fresh_lockouts = self
-                        .exams
-                        .statuses(self.store.as_ref(), &fresh_snapshot, &wanted, now)
-                        .await?;
-                    let env = TurnEnv {
-                        now,
-                        turn_id,
-                        seed,
-                        drill_key: &self.drill_key,
-                        drill_ttl,
-                        lockouts: &fresh_lockouts,
-                        personalization,
-                    };
-                    let mut again = turn::plan(rt, state, event, &env).map_err(turn_error)?;
-                    if again.safety.is_none() {
-                        again.safety = moderation.clone();
-                    }
-                    replanned = again;
-                    (
-                        &fresh,
-                        &fresh_snapshot_read,
-                        &fresh_snapshot,
-                        &fresh_lockouts,
-                        &replanned,
-                        now,
-                    )
-                };
-                let applying = Instant::now();
-                let env = TurnEnv {
-                    now,
-                    turn_id,
-                    seed,
-                    drill_key: &self.drill_key,
-                    drill_ttl,
-                    lockouts,
-                    personalization,
-                };
-                let decision = tutor_reply.as_ref().map(|r| {
-                    reply::decide(
-                        rt.workflow(),
-                        plan,
-                        r,
-                        &event.client_event,
-                        offline,
-                        valid_origin,
-                    )
-                });
-                let state = TurnState {
-                    thread: &record.thread,
-                    history: &record.recent_messages,
-                    snapshot,
-                };
-                let applied = turn::apply(
-                    rt,
-                    state,
-                    plan,
-                    decision.as_ref().map(|d| (&d.reply, d.origin)),
-                    &env,
-                )
-                .map_err(turn_error)?;
-                let lite = build_snapshot_lite(
-                    &applied.snapshot,
-                    rt.course(),
-                    rt.workflow(),
-                    lockouts,
-                    now,
-                );
-                let response = TurnResponse {
-                    turn_id: turn_id.clone(),
-                    messages: applied.messages.clone(),
-                    snapshot_lite: lite,
-                    state: state_view(&applied.thread),
-                };
-                let entry =
-                    turn_log::log_entry(plan, decision.as_ref(), applied.drill_evidence.as_ref());
-                let action = progression(
-                    rt.workflow(),
-                    plan,
-                    &record.thread,
-                    &applied.thread,
-                    matches!(shape, Shape::Webhook(_)),
-                );
-                let mut work = UnitOfWork::new();
-                work.put_thread(record.update(applied.thread, applied.messages))
-                    .put_snapshot(applied.snapshot, Expected::of(snapshot_read.as_ref()))
-                    .log_turn(TurnLog {
-                        thread_id: thread_id.to_owned(),
-                        turn_id: turn_id.clone(),
-                        student_id: who.student_id.clone(),
-                        created_at: now,
-                        entry: entry.clone(),
-                    });
-                let output = match shape {
-                    Shape::App => respond(&mut work, lock, 200, &response)?,
-                    Shape::Webhook(_) => respond(
-                        &mut work,
-                        lock,
-                        200,
-                        &webhook_reply(&response, plan, action),
-                    )?,
-                };
-                Ok((
-                    work,
-                    (output, entry, applying.elapsed(), attempt + 1, action),
-                ))
-            }
-        })
-        .await;
-        let (output, entry, apply_ms, attempts_used, action) = committed?;
-        if action == ProgressionAction::Intervene && plan.safety.is_none() {
-            self.notify_teacher(&who.student_id, thread_id, "stuck")
-                .await;
-        }
-        tracing::info!(
-            target: "tutorflow::turn",
-            turn_id = %turn_id,
-            thread_id = %thread_id,
-            student_id = %who.student_id,
-            chain = %entry,
-            load_ms = load_ms.as_millis() as u64,
-            plan_us = plan_ms.as_micros() as u64,
-            llm_ms = llm_ms.as_millis() as u64,
-            apply_us = apply_ms.as_micros() as u64,
-            total_ms = started.elapsed().as_millis() as u64,
-            commit_attempts = attempts_used,
-            "turn"
+        let decision = tutor_reply.as_ref().map(|r| {
+            reply::decide(
+                rt.workflow(),
+                plan,
+                r,
+                &call.event.client_event,
+                &offline,
+                valid_origin,
+            )
+        });
+        let applied = turn::apply(
+            rt,
+            planned.state(),
+            plan,
+            decision.as_ref().map(|d| (&d.reply, d.origin)),
+            &call.env(now, &planned.lockouts),
+        )
+        .map_err(turn_error)?;
+        let response = TurnResponse {
+            turn_id: call.turn_id.clone(),
+            messages: applied.messages.clone(),
+            snapshot_lite: build_snapshot_lite(
+                &applied.snapshot,
+                rt.course(),
+                rt.workflow(),
+                &planned.lockouts,
+                now,
+            ),
+            state: state_view(&applied.thread),
+        };
+        let entry = turn_log::log_entry(plan, decision.as_ref(), applied.drill_evidence.as_ref());
+        let action = progression(
+            rt.workflow(),
+            plan,
+            &planned.record.thread,
+            &applied.thread,
+            matches!(call.shape, Shape::Webhook(_)),
         );
-        Ok(output)
+        let mut work = UnitOfWork::new();
+        work.put_thread(planned.record.update(applied.thread, applied.messages))
+            .put_snapshot(
+                applied.snapshot,
+                Expected::of(planned.snapshot_read.as_ref()),
+            )
+            .log_turn(TurnLog {
+                thread_id: call.thread_id.to_owned(),
+                turn_id: call.turn_id.clone(),
+                student_id: call.who.student_id.clone(),
+                created_at: now,
+                entry: entry.clone(),
+            });
+        let output = match call.shape {
+            Shape::App => respond(&mut work, call.lock, 200, &response)?,
+            Shape::Webhook(_) => respond(
+                &mut work,
+                call.lock,
+                200,
+                &webhook_reply(&response, plan, action),
+            )?,
+        };
+        let settled = Settled {
+            output,
+            entry,
+            action,
+            safety_reply: plan.safety.is_some(),
+            load_time: planned.load_time,
+            plan_time: planned.plan_time,
+            apply_time: applying.elapsed(),
+            attempts: attempt + 1,
+        };
+        Ok((work, settled))
     }
 
     /// The optional safety call (one more LLM call, only where the workflow
@@ -515,6 +559,39 @@ fn webhook_reply(
     }
 }
 
-fn turn_error(e: turn::TurnError) -> ServiceError {
-    ServiceError::internal(e.to_string())
+/// The turn's one structured log line: the policy chain and timings.
+fn log_turn(call: &TurnCall<'_>, settled: &Settled, llm_time: StdDuration, total: StdDuration) {
+    tracing::info!(
+        target: "tutorflow::turn",
+        turn_id = %call.turn_id,
+        thread_id = %call.thread_id,
+        student_id = %call.who.student_id,
+        chain = %settled.entry,
+        load_ms = settled.load_time.as_millis() as u64,
+        plan_us = settled.plan_time.as_micros() as u64,
+        llm_ms = llm_time.as_millis() as u64,
+        apply_us = settled.apply_time.as_micros() as u64,
+        total_ms = total.as_millis() as u64,
+        commit_attempts = settled.attempts,
+        "turn"
+    );
+}
+
+/// The optional safety call's verdict, where the rule-based gate let the
+/// message through.
+fn screen(plan: &mut Plan, moderation: Option<&SafetyHit>) {
+    if plan.safety.is_none() {
+        plan.safety = moderation.cloned();
+    }
+}
+
+fn turn_error(e: TurnError) -> ServiceError {
+    match e {
+        TurnError::ModeNotAvailable(_) => ServiceError::unprocessable(
+            "mode-not-available",
+            "Mode not available yet",
+            e.to_string(),
+        ),
+        e => ServiceError::internal(e.to_string()),
+    }
 }
