@@ -187,3 +187,72 @@ fn session_state_survives_storage() {
     assert_eq!(sparse.turn_count, 2);
     assert!(sparse.pending_question.is_none());
 }
+
+/// A thread as the store held it before sessions had a mode state (it
+/// still carries the per-mode fields of that time, always empty) loads as
+/// a guided thread with everything else as it was.
+#[test]
+fn a_thread_stored_before_mode_state_loads_as_guided() {
+    let stored = fixture("stored_thread_before_mode_state.json");
+    let thread: Thread = serde_json::from_value(stored.clone())
+        .unwrap_or_else(|e| panic!("the stored thread does not load: {e}"));
+    assert_eq!(thread.mode, Mode::Guided);
+    assert_eq!(thread.session.mode_state, ModeState::Guided);
+    assert_eq!(thread.session.turn_count, 6);
+    assert_eq!(
+        thread.session.last_category.as_deref(),
+        Some("conceptual_question")
+    );
+    let pending = thread.session.pending_question.as_ref().unwrap();
+    assert_eq!(pending.unit_id, "whole-numbers");
+    assert_eq!(pending.text, "Does that make sense?");
+
+    // Saved again, it says its mode state and drops the old fields.
+    let written = serde_json::to_value(&thread).unwrap();
+    assert_eq!(
+        written["session"]["modeState"],
+        serde_json::json!({"mode": "guided"})
+    );
+    for old in ["studyPlan", "exam", "problemSet"] {
+        assert!(
+            written["session"].get(old).is_none(),
+            "{old} is still written"
+        );
+    }
+    let mut expected = stored;
+    let session = expected["session"].as_object_mut().unwrap();
+    for old in ["studyPlan", "exam", "problemSet"] {
+        session.remove(old);
+    }
+    session.insert("modeState".into(), serde_json::json!({"mode": "guided"}));
+    assert_eq!(written, expected);
+}
+
+/// A mode's state is saved tagged with its mode and loads back the same.
+#[test]
+fn mode_state_round_trips_tagged_with_its_mode() {
+    let session = SessionState {
+        turn_count: 2,
+        mode_state: ModeState::TeachMe(StudyPlan {
+            steps: vec![PlanStep {
+                step_id: "s1".into(),
+                title: "What a fraction is".into(),
+                kind: StepKind::Explain,
+                concept: "fractions".into(),
+                success_criteria: None,
+                status: StepStatus::InProgress,
+                progress: StepProgress::default(),
+            }],
+            plan_version: 1,
+            replan_count: 0,
+            max_replans: 3,
+            extension_turns: 0,
+        }),
+        ..SessionState::default()
+    };
+    let json = serde_json::to_value(&session).unwrap();
+    assert_eq!(json["modeState"]["mode"], "teach_me");
+    assert_eq!(json["modeState"]["steps"][0]["status"], "in_progress");
+    let back: SessionState = serde_json::from_value(json).unwrap();
+    assert_eq!(back, session);
+}

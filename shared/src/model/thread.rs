@@ -87,13 +87,31 @@ pub struct SessionState {
     pub graded_drills: Vec<String>,
     /// Code grades of recent answers, oldest first (bounded): the pacing trend.
     pub recent_outcomes: Vec<super::api::GradeOutcome>,
-    pub study_plan: Option<StudyPlan>,
     pub concepts_discussed: Vec<String>,
-    pub exam: Option<ExamSession>,
-    pub problem_set: Option<ProblemSetState>,
+    /// What the thread's mode keeps of its own.
+    pub mode_state: ModeState,
     /// The last problem an integration sent (seed 003 webhook): it is not
     /// asked again once answered.
     pub last_problem: Option<String>,
+}
+
+/// What a thread's mode keeps between turns, beside the session state
+/// every mode shares: each mode that needs state has its variant here,
+/// created by the mode's `start` and updated by its `apply`. A thread
+/// stored before modes kept state of their own reads as guided.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "mode", rename_all = "snake_case")]
+pub enum ModeState {
+    /// The guided loop keeps its progress in the student's snapshot.
+    #[default]
+    Guided,
+    /// A study plan and its steps' statuses.
+    TeachMe(StudyPlan),
+    /// The questions chosen at creation, their expected answers (kept
+    /// server-side) and the student's answers.
+    Exam(ExamSession),
+    /// The problems to work through and where the student is.
+    ProblemSet(ProblemSetState),
 }
 
 /// How a question's answer is checked by code.
