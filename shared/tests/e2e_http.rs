@@ -598,3 +598,86 @@ async fn a_failing_model_falls_back_to_the_offline_tutor() {
         assert!(entry["llm"]["error"].is_string() || entry["validation"]["violations"].is_array(), "{entry}");
     }
 }
+
+/// A mode that is not built yet is refused when a thread is created in it,
+/// naming the field, and creates nothing; a thread stored in such a mode
+/// (written before a rollback, say) cannot take turns either.
+#[tokio::test]
+async fn modes_not_built_yet_are_refused() {
+    use tutorflow::model::{Mode, SessionState, Thread, ThreadStatus};
+    use tutorflow::store::{Committer, SqliteStore, ThreadChange, ThreadStore, UnitOfWork};
+    let dir = tempfile::tempdir().unwrap();
+    let config = base_config(dir.path());
+    let sqlite = config.store.sqlite_path.clone();
+    let h = Harness::start(config, dir, None).await;
+    let student = "student-modes";
+    let unbuilt: Vec<Mode> = Mode::ALL
+        .into_iter()
+        .filter(|m| tutorflow::engine::modes::for_mode(*m).is_none())
+        .collect();
+    assert!(
+        !unbuilt.is_empty(),
+        "every mode is built: this test has nothing left to check"
+    );
+    for mode in &unbuilt {
+        let r = h
+            .post(
+                student,
+                "/threads",
+                json!({"courseId": "prealgebra", "mode": mode.as_str()}),
+            )
+            .await;
+        assert_eq!(r.status, 422, "{}", r.body);
+        assert_eq!(
+            r.body["type"], "urn:tutorflow:problem:mode-not-available",
+            "{}",
+            r.body
+        );
+        assert_eq!(r.body["field"], "mode", "{}", r.body);
+    }
+    let listed = h.get(student, "/me/threads").await;
+    assert_eq!(listed.body["threads"], json!([]), "{}", listed.body);
+
+    let store = SqliteStore::open(
+        &sqlite,
+        tutorflow::store::Retention::from_config(&Config::default().store),
+    )
+    .await
+    .unwrap();
+    let now = chrono::Utc::now();
+    let thread = Thread {
+        thread_id: "stored-in-an-unbuilt-mode".into(),
+        student_id: student.into(),
+        course_id: "prealgebra".into(),
+        mode: unbuilt[0],
+        status: ThreadStatus::Active,
+        goal: None,
+        unit_id: None,
+        created_at: now,
+        updated_at: now,
+        session: SessionState::default(),
+    };
+    let mut work = UnitOfWork::new();
+    work.put_thread(ThreadChange::create(thread, Vec::new()));
+    store.commit(work).await.unwrap();
+    let r = h
+        .post(
+            student,
+            "/threads/stored-in-an-unbuilt-mode/turn",
+            json!({"messageText": "what is a ratio?"}),
+        )
+        .await;
+    assert_eq!(r.status, 422, "{}", r.body);
+    assert_eq!(
+        r.body["type"], "urn:tutorflow:problem:mode-not-available",
+        "{}",
+        r.body
+    );
+    let stored = store
+        .get_thread("stored-in-an-unbuilt-mode", 10)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored.message_count, 0);
+    assert_eq!(stored.thread.session.turn_count, 0);
+}
