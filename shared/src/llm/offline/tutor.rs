@@ -16,10 +16,10 @@ use crate::content::tutor_text::{FollowUp, OfflinePhrases, PhraseSlot};
 use crate::content::workflow::Workflow;
 use crate::engine::fallback::{self, ValidationContext};
 use crate::model::{
-    CallUsage, CheckReply, ClientEvent, ExamCandidate, FallbackTutor, LlmConceptCard, LlmDrillCard,
-    LlmError, LlmExamSuggestion, LlmMappedUnit, LlmTurnAnalysis, LlmTutorResponse,
-    LlmWorkedExample, MAX_REPLY_LIST, Reply, StudentIntent, Tutor, TutorAction, TutorTurnInput,
-    UnderstandingSignal, UnitAnchor,
+    CallUsage, CheckReply, ClientEvent, ExamCandidate, LlmConceptCard, LlmDrillCard, LlmError,
+    LlmExamSuggestion, LlmMappedUnit, LlmTurnAnalysis, LlmTutorResponse, LlmWorkedExample,
+    MAX_REPLY_LIST, Reply, StudentIntent, Tutor, TutorAction, TutorTurnInput, UnderstandingSignal,
+    UnitAnchor,
 };
 
 /// Longest passage of lesson text quoted as an explanation, in characters.
@@ -41,7 +41,7 @@ impl Tutor for OfflineTutor {
     }
 }
 
-impl FallbackTutor for OfflineTutor {
+impl crate::model::FallbackTutor for OfflineTutor {
     fn reply(&self, input: &TutorTurnInput) -> Result<LlmTutorResponse, LlmError> {
         OfflineTutor::reply(self, input)
     }
