@@ -118,6 +118,25 @@ async fn journey_to_bronze(h: &Harness) {
         )
         .await;
     assert_eq!(again.status, 409, "{}", again.body);
+
+    // The course graph shows the student's tier per unit.
+    let course = h.get(student, "/courses/prealgebra").await;
+    assert_eq!(course.status, 200, "{}", course.body);
+    assert_eq!(course.body["started"], true);
+    let units = course.body["units"].as_array().unwrap();
+    assert_eq!(units[0]["unitId"], "whole-numbers");
+    assert_eq!(units[0]["masteryTier"], "bronze");
+    assert!(units[1..].iter().all(|u| u["masteryTier"] == "none"));
+    assert!(
+        course.body["edges"]
+            .as_array()
+            .unwrap()
+            .contains(&json!({"from": "whole-numbers", "to": "multiplication-division"}))
+    );
+    let newcomer = h
+        .get("student-catalog-newcomer", "/courses/prealgebra")
+        .await;
+    assert_eq!(newcomer.body["started"], false);
 }
 
 /// A failed question locks and goes on the revisit list; a viewed memo too.

@@ -46,6 +46,8 @@ const SEQUENCE: &[(&str, u16)] = &[
     ("summary/get-thread.json", 200),
     ("summary/list-threads.json", 200),
     ("summary/course-report.json", 200),
+    ("summary/list-courses.json", 200),
+    ("summary/get-course.json", 200),
     // Signed when the fixture was written, so outside the replay window
     // (and no integration is configured locally); see
     // `the_webhook_fixture_is_accepted_when_signed_on_sending`.

@@ -536,6 +536,16 @@ async fn a_students_session_answers_as_documented() {
     checked
         .send(call(Call::get("/me/courses/no-such-course/report")), 404)
         .await;
+    let catalog = checked.send(call(Call::get("/courses")), 200).await.json();
+    assert_eq!(catalog["courses"][0]["courseId"], COURSE, "{catalog}");
+    let course = checked
+        .send(call(Call::get(&format!("/courses/{COURSE}"))), 200)
+        .await
+        .json();
+    assert_eq!(course["started"], true);
+    checked
+        .send(call(Call::get("/courses/no-such-course")), 404)
+        .await;
 
     let audio = webm();
     let transcript = checked

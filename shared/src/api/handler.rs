@@ -243,6 +243,8 @@ impl App {
             }
             Route::ListThreads => self.list_threads(who, page(&incoming.uri)?).await,
             Route::CourseReport => self.course_report(who, param(params, "courseId")?).await,
+            Route::ListCourses => self.list_courses().await,
+            Route::GetCourse => self.get_course(who, param(params, "courseId")?).await,
             _ => Err(ServiceError::internal(format!(
                 "{route:?} is not a read route"
             ))),

@@ -54,6 +54,8 @@ pub enum Route {
     GetThread,
     ListThreads,
     CourseReport,
+    ListCourses,
+    GetCourse,
 }
 
 /// A route's method, path template (API Gateway syntax) and function.
@@ -148,6 +150,20 @@ pub const ROUTES: &[RouteSpec] = &[
         Route::CourseReport,
         Method::GET,
         "/me/courses/{courseId}/report",
+        Function::Summary,
+        false,
+    ),
+    spec(
+        Route::ListCourses,
+        Method::GET,
+        "/courses",
+        Function::Summary,
+        false,
+    ),
+    spec(
+        Route::GetCourse,
+        Method::GET,
+        "/courses/{courseId}",
         Function::Summary,
         false,
     ),
@@ -286,6 +302,10 @@ mod tests {
         assert_eq!(params.get("courseId"), Some("prealgebra"));
         assert_eq!(found(Method::GET, "/threads/abc").0, Route::GetThread);
         assert_eq!(found(Method::POST, "/threads").0, Route::CreateThread);
+        assert_eq!(found(Method::GET, "/courses").0, Route::ListCourses);
+        let (route, params) = found(Method::GET, "/courses/prealgebra");
+        assert_eq!(route, Route::GetCourse);
+        assert_eq!(params.get("courseId"), Some("prealgebra"));
         assert_eq!(
             found(Method::POST, "/threads/a%20b/drill/grade")
                 .1

@@ -3,6 +3,7 @@
 //! per process (at a Lambda's cold start, or by the local server) and
 //! borrowed by every request.
 
+mod catalog;
 mod drills;
 pub mod error;
 mod exams;
@@ -19,6 +20,7 @@ use std::sync::{Arc, Mutex};
 
 use chrono::{DateTime, Utc};
 
+pub use catalog::{CourseDetail, CourseList, CourseSummary, CourseUnit, PrerequisiteEdge};
 pub use error::ServiceError;
 pub use exams::ExamGateway;
 pub use reports::{ConfusionLine, ReportCard, RevisitLine, ThreadSummaryReport, UnitLine};

@@ -10,8 +10,8 @@ use tutorflow::model::{
     TurnResponse, WebhookTurnRequest, WebhookTurnResponse,
 };
 use tutorflow::service::{
-    ReportCard, ThreadList, ThreadReplay, ThreadSummaryReport, TranscriptBody, UploadRequest,
-    UploadTicket, UploadedAudio,
+    CourseDetail, CourseList, ReportCard, ThreadList, ThreadReplay, ThreadSummaryReport,
+    TranscriptBody, UploadRequest, UploadTicket, UploadedAudio,
 };
 
 /// Where OpenAPI keeps reusable schemas; every `$ref` points here.
@@ -45,6 +45,8 @@ pub fn generated() -> Map<String, Value> {
     add::<ThreadReplay>(&mut responses);
     add::<ThreadList>(&mut responses);
     add::<ReportCard>(&mut responses);
+    add::<CourseList>(&mut responses);
+    add::<CourseDetail>(&mut responses);
 
     let mut schemas = requests.take_definitions(true);
     for schema in schemas.values_mut() {
