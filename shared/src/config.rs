@@ -21,6 +21,7 @@ pub struct Config {
     pub notifications: NotificationConfig,
     pub limits: Limits,
     pub server: ServerConfig,
+    pub debug: DebugConfig,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -95,6 +96,9 @@ pub struct AuthConfig {
     pub webhooks: Vec<WebhookIntegration>,
     /// Accepted clock difference for webhook signatures.
     pub webhook_tolerance_seconds: u64,
+    /// Members of this group (the token's `groups` or `cognito:groups`
+    /// claim) are staff: with `debug.enabled` they see policy traces.
+    pub staff_group: String,
 }
 
 /// An n8n or LMS integration allowed to post turns for its students.
@@ -255,6 +259,7 @@ impl Default for AuthConfig {
             jwks_refresh_seconds: 300,
             webhooks: Vec::new(),
             webhook_tolerance_seconds: 300,
+            staff_group: "staff".into(),
         }
     }
 }
@@ -340,6 +345,14 @@ impl Default for Limits {
     }
 }
 
+/// The policy trace in turn replies (the web page's debug drawer). Off by
+/// default; when on, only staff tokens get it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DebugConfig {
+    pub enabled: bool,
+}
+
 impl Default for ServerConfig {
     fn default() -> Self {
         ServerConfig {
@@ -354,6 +367,8 @@ impl Default for ServerConfig {
 pub enum EnvType {
     Str,
     Int,
+    /// `true` or `false` (also `1`/`0`).
+    Bool,
     /// A JSON value, for settings that are lists of tables (a Lambda
     /// function has no configuration file to write them in).
     Json,
@@ -474,6 +489,8 @@ pub const ENV_OVERRIDES: &[(&str, &str, EnvType)] = &[
     ),
     ("TUTORFLOW_HOST", "server.host", EnvType::Str),
     ("TUTORFLOW_PORT", "server.port", EnvType::Int),
+    ("TUTORFLOW_DEBUG", "debug.enabled", EnvType::Bool),
+    ("TUTORFLOW_STAFF_GROUP", "auth.staff_group", EnvType::Str),
 ];
 
 /// The variable naming a configuration file to read.
@@ -530,6 +547,16 @@ impl Config {
                         var: (*var).to_owned(),
                         message: format!("`{raw}` is not a whole number"),
                     })?,
+                EnvType::Bool => match raw.trim() {
+                    "true" | "1" => toml::Value::Boolean(true),
+                    "false" | "0" => toml::Value::Boolean(false),
+                    _ => {
+                        return Err(ConfigError::Env {
+                            var: (*var).to_owned(),
+                            message: format!("`{raw}` is not true or false"),
+                        });
+                    }
+                },
                 EnvType::Json => serde_json::from_str::<serde_json::Value>(&raw)
                     .map_err(|e| e.to_string())
                     .and_then(|json| toml::Value::try_from(json).map_err(|e| e.to_string()))

@@ -21,6 +21,8 @@ use crate::config::{AuthConfig, AuthMode, ConfigError, SecretRef};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Principal {
     pub student_id: String,
+    /// Member of the configured staff group: may see debug traces.
+    pub staff: bool,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -32,11 +34,16 @@ struct Claims {
     client_id: Option<String>,
     #[serde(default)]
     token_use: Option<String>,
+    #[serde(default)]
+    groups: Vec<String>,
+    #[serde(default, rename = "cognito:groups")]
+    cognito_groups: Vec<String>,
 }
 
 /// Checks a request's credentials. Built once per process and shared.
 pub struct Authenticator {
     verifier: Verifier,
+    staff_group: String,
     cognito_client_id: Option<String>,
     token_use: Option<String>,
 }
@@ -108,6 +115,7 @@ impl Authenticator {
         };
         Ok(Authenticator {
             verifier,
+            staff_group: config.staff_group.clone(),
             cognito_client_id: config.cognito_client_id.clone(),
             token_use: config.token_use.clone(),
         })
@@ -131,6 +139,12 @@ impl Authenticator {
                     sub: claims.get("sub").cloned().unwrap_or_default(),
                     client_id: claims.get("client_id").cloned(),
                     token_use: claims.get("token_use").cloned(),
+                    groups: claims
+                        .get("groups")
+                        .map_or_else(Vec::new, |g| authorizer_list(g)),
+                    cognito_groups: claims
+                        .get("cognito:groups")
+                        .map_or_else(Vec::new, |g| authorizer_list(g)),
                 }
             }
             Verifier::Hs256 { key, validation } => decode(bearer(headers)?, key, validation)?,
@@ -159,10 +173,28 @@ impl Authenticator {
         if claims.sub.trim().is_empty() {
             return Err(Problem::unauthorized("the token has no subject (sub)"));
         }
+        let staff = claims
+            .groups
+            .iter()
+            .chain(&claims.cognito_groups)
+            .any(|g| *g == self.staff_group);
         Ok(Principal {
             student_id: claims.sub,
+            staff,
         })
     }
+}
+
+/// A list claim as an API Gateway authorizer passes it on: `[a b]`.
+fn authorizer_list(value: &str) -> Vec<String> {
+    value
+        .trim()
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .split([' ', ','])
+        .filter(|g| !g.is_empty())
+        .map(str::to_owned)
+        .collect()
 }
 
 fn missing(key: &str) -> ConfigError {
@@ -295,17 +327,30 @@ impl JwksCache {
 
 /// An HS256 token for `student_id`, valid for `ttl`: for local use and tests.
 pub fn dev_token(secret: &str, student_id: &str, ttl: Duration) -> String {
+    dev_token_in_groups(secret, student_id, &[], ttl)
+}
+
+/// [`dev_token`] with a `groups` claim (e.g. the staff group).
+pub fn dev_token_in_groups(
+    secret: &str,
+    student_id: &str,
+    groups: &[&str],
+    ttl: Duration,
+) -> String {
     #[derive(Serialize)]
     struct DevClaims<'a> {
         sub: &'a str,
         exp: u64,
         iat: u64,
+        #[serde(skip_serializing_if = "<[_]>::is_empty")]
+        groups: &'a [&'a str],
     }
     let now = jsonwebtoken::get_current_timestamp();
     let claims = DevClaims {
         sub: student_id,
         exp: now + ttl.as_secs(),
         iat: now,
+        groups,
     };
     jsonwebtoken::encode(
         &Header::new(Algorithm::HS256),
@@ -313,4 +358,17 @@ pub fn dev_token(secret: &str, student_id: &str, ttl: Duration) -> String {
         &EncodingKey::from_secret(secret.as_bytes()),
     )
     .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::authorizer_list;
+
+    #[test]
+    fn list_claims_from_an_authorizer_are_read() {
+        assert_eq!(authorizer_list("[staff teachers]"), ["staff", "teachers"]);
+        assert_eq!(authorizer_list("[staff,admins]"), ["staff", "admins"]);
+        assert_eq!(authorizer_list("staff"), ["staff"]);
+        assert!(authorizer_list("[]").is_empty());
+    }
 }

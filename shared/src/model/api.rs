@@ -118,6 +118,30 @@ pub struct TurnResponse {
     pub messages: Vec<TutorMessage>,
     pub snapshot_lite: SnapshotLite,
     pub state: ThreadStateView,
+    /// How the policy decided this turn: only when the server runs with
+    /// `debug.enabled` and the caller's token is in the staff group.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub debug: Option<TurnDebug>,
+}
+
+/// A turn's policy trace, for the web page's debug drawer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TurnDebug {
+    /// The turn log's policy chain: mapped units, the policy (focus,
+    /// blocker, scope, allowed actions, exam readiness), the top candidate
+    /// units with their scores, the chosen action and its validation.
+    pub trace: serde_json::Value,
+    /// The mastery tier of the focus and of every unit in scope.
+    pub unit_tiers: Vec<UnitTier>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UnitTier {
+    pub unit_id: String,
+    pub title: String,
+    pub mastery_tier: MasteryTier,
 }
 
 /// `POST /threads` reply: the new thread, its welcome and state.

@@ -348,6 +348,7 @@ impl App {
             &call.env(now, &planned.lockouts),
         )
         .map_err(turn_error)?;
+        let entry = turn_log::log_entry(plan, decision.as_ref(), applied.drill_evidence.as_ref());
         let response = TurnResponse {
             turn_id: call.turn_id.clone(),
             messages: applied.messages.clone(),
@@ -359,8 +360,14 @@ impl App {
                 now,
             ),
             state: state_view(&applied.thread),
+            debug: self.turn_debug(
+                call.who,
+                &entry,
+                &plan.policy.policy,
+                &applied.snapshot,
+                rt.course(),
+            ),
         };
-        let entry = turn_log::log_entry(plan, decision.as_ref(), applied.drill_evidence.as_ref());
         let action = progression(
             rt.workflow(),
             plan,

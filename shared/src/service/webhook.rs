@@ -54,6 +54,7 @@ impl App {
         let thread_id = session_thread_id(&integration.id, &request.session_id);
         let who = Principal {
             student_id: request.student_id.clone(),
+            staff: false,
         };
         self.ensure_session_thread(integration, &who, &thread_id)
             .await?;
@@ -108,6 +109,8 @@ impl App {
             unit_id: None,
             created_at: now,
             updated_at: now,
+            title: None,
+            preview: None,
             session: SessionState::default(),
         };
         let mut work = UnitOfWork::new();
