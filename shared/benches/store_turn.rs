@@ -26,6 +26,8 @@ fn message(thread_id: &str, n: u64, role: Role) -> TutorMessage {
             .repeat(3),
         latex: Some("3x + 4 = 19".into()),
         card: None,
+        card_state: None,
+        event: None,
         created_at: Utc::now(),
     }
 }
@@ -104,6 +106,8 @@ fn bench(c: &mut Criterion) {
                 unit_id: None,
                 created_at: now,
                 updated_at: now,
+                title: None,
+                preview: None,
                 session: SessionState::default(),
             },
             vec![],

@@ -51,6 +51,8 @@ fn fixture() -> Fixture {
         unit_id: None,
         created_at: at,
         updated_at: at,
+        title: None,
+        preview: None,
         session: SessionState {
             turn_count: 8,
             ..SessionState::default()
@@ -72,6 +74,8 @@ fn fixture() -> Fixture {
             },
             latex: None,
             card: None,
+            card_state: None,
+            event: None,
             created_at: at,
         })
         .collect();

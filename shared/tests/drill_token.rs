@@ -275,6 +275,22 @@ fn replay_keys_tell_tokens_apart() {
 }
 
 #[test]
+fn a_cards_token_names_the_replay_key_its_grading_records() {
+    let token = drill_token::issue(&blueprint_claims(), KEY).unwrap();
+    let verified = drill_token::verify(&token, KEY, THREAD, now(), ttl()).unwrap();
+    assert_eq!(
+        drill_token::replay_key_of(&token),
+        Some(verified.replay_key)
+    );
+    assert_eq!(drill_token::replay_key_of("not a token!"), None);
+    assert_eq!(
+        drill_token::replay_key_of("AAAA"),
+        None,
+        "shorter than a MAC"
+    );
+}
+
+#[test]
 fn a_drill_regenerates_into_the_item_that_was_shown() {
     let bp = &BLUEPRINTS["MATH.ARITH.ADD.2DIGIT"];
     let issued = drill::issue_generated(bp, 0.5, 77, "whole-numbers", THREAD, now(), KEY).unwrap();

@@ -16,7 +16,7 @@ use e2e_support::{
     wrong_option,
 };
 use serde_json::{Value, json};
-use tutorflow::api::auth::dev_token;
+use tutorflow::api::auth::{dev_token, dev_token_in_groups};
 use tutorflow::config::{Config, ProviderKind};
 use tutorflow::store::Order;
 
@@ -119,6 +119,57 @@ async fn journey_to_bronze(h: &Harness) {
         .await;
     assert_eq!(again.status, 409, "{}", again.body);
 
+    // Read back, the conversation shows what became of every card.
+    let replay = h
+        .get(student, &format!("/threads/{thread}?limit=100"))
+        .await;
+    assert_eq!(replay.status, 200, "{}", replay.body);
+    let messages = replay.body["messages"].as_array().unwrap();
+    let drills: Vec<&Value> = messages
+        .iter()
+        .filter(|m| m["card"]["type"] == "DRILL" && m.get("cardState").is_some())
+        .collect();
+    assert_eq!(drills.len(), 4, "the four answered drills: {}", replay.body);
+    let verdicts: Vec<&Value> = drills
+        .iter()
+        .map(|m| &m["cardState"]["isCorrect"])
+        .collect();
+    assert_eq!(verdicts, [false, false, true, true], "{}", replay.body);
+    assert!(drills.iter().all(|m| m["cardState"]["type"] == "DRILL"
+        && m["cardState"]["answer"].is_string()
+        && m["cardState"]["feedbackText"].is_string()));
+    let exam_card = messages
+        .iter()
+        .find(|m| m["card"]["type"] == "EXAM")
+        .unwrap();
+    assert_eq!(exam_card["cardState"]["status"], "passed", "{exam_card}");
+    assert_eq!(
+        exam_card["cardState"]["selectedOption"],
+        correct_option(question).as_str()
+    );
+    let events: Vec<&str> = messages
+        .iter()
+        .filter_map(|m| m["event"]["type"].as_str())
+        .collect();
+    // Four first answers and two repeats; the refused resubmission is not an event.
+    assert_eq!(
+        events.iter().filter(|e| **e == "DRILL_GRADED").count(),
+        6,
+        "{events:?}"
+    );
+    assert_eq!(events.iter().filter(|e| **e == "EXAM_SUBMITTED").count(), 1);
+    let listed = h.get(student, "/me/threads").await;
+    let summary = &listed.body["threads"][0];
+    assert_eq!(summary["threadId"], thread.as_str());
+    assert_eq!(
+        summary["title"], "I want to practise adding whole numbers",
+        "the first message titles the thread: {summary}"
+    );
+    assert!(
+        summary["preview"].as_str().unwrap().starts_with("I chose"),
+        "{summary}"
+    );
+
     // The course graph shows the student's tier per unit.
     let course = h.get(student, "/courses/prealgebra").await;
     assert_eq!(course.status, 200, "{}", course.body);
@@ -189,6 +240,20 @@ async fn failures_lock_and_queue_revisits(h: &Harness) {
         .map(|r| r["questionId"].as_str().unwrap())
         .collect();
     assert_eq!(queued, vec!["EX-WHN-B1", "EX-WHN-S1"]);
+    // Both actions are in the timeline.
+    let replay = h.get(student, &format!("/threads/{thread}")).await;
+    let events: Vec<&Value> = replay.body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m.get("event"))
+        .collect();
+    assert_eq!(events.len(), 2, "{}", replay.body);
+    assert_eq!(events[0]["type"], "EXAM_SUBMITTED");
+    assert_eq!(events[0]["isCorrect"], false);
+    assert!(events[0]["lockedUntil"].is_string());
+    assert_eq!(events[1]["type"], "SUPPORT_VIEWED");
+    assert_eq!(events[1]["supportType"], "memo");
 }
 
 /// Retrying with the same key returns the same response and applies nothing twice.
@@ -674,6 +739,8 @@ async fn modes_not_built_yet_are_refused() {
         unit_id: None,
         created_at: now,
         updated_at: now,
+        title: None,
+        preview: None,
         session: SessionState::default(),
     };
     let mut work = UnitOfWork::new();
@@ -699,4 +766,66 @@ async fn modes_not_built_yet_are_refused() {
         .unwrap();
     assert_eq!(stored.message_count, 0);
     assert_eq!(stored.thread.session.turn_count, 0);
+}
+
+/// The debug drawer's trace: only with `debug.enabled`, only for staff.
+#[tokio::test]
+async fn the_policy_trace_is_for_staff_on_a_debug_server_only() {
+    async fn turn_as(h: &Harness, token: &str) -> Value {
+        let created = h
+            .send(
+                h.http()
+                    .post(format!("{}/threads", h.base()))
+                    .bearer_auth(token)
+                    .json(&json!({"courseId": "prealgebra"})),
+            )
+            .await;
+        let thread = created.body["threadId"].as_str().unwrap().to_owned();
+        let reply = h
+            .send(
+                h.http()
+                    .post(format!("{}/threads/{thread}/turn", h.base()))
+                    .bearer_auth(token)
+                    .json(&json!({"messageText": "how do I add 47 and 38?"})),
+            )
+            .await;
+        assert_eq!(reply.status, 200, "{}", reply.body);
+        reply.body
+    }
+    let hour = Duration::from_secs(3600);
+    let staff = dev_token_in_groups(e2e_support::JWT_SECRET, "teacher-1", &["staff"], hour);
+    let student = dev_token(e2e_support::JWT_SECRET, "student-debug", hour);
+
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = base_config(dir.path());
+    config.debug.enabled = true;
+    let debug_server = Harness::start(config, dir, None).await;
+    let traced = turn_as(&debug_server, &staff).await;
+    let debug = &traced["debug"];
+    assert!(
+        debug["trace"]["policy"]["focusUnitId"].is_string(),
+        "{traced}"
+    );
+    assert!(
+        debug["trace"]["topCandidates"]
+            .as_array()
+            .is_some_and(|c| !c.is_empty())
+    );
+    assert!(
+        debug["trace"]["topCandidates"][0]["score"].is_number(),
+        "{debug}"
+    );
+    assert_eq!(
+        debug["unitTiers"][0]["unitId"],
+        debug["trace"]["policy"]["focusUnitId"]
+    );
+    assert!(
+        turn_as(&debug_server, &student)
+            .await
+            .get("debug")
+            .is_none()
+    );
+
+    let plain_server = Harness::sqlite().await;
+    assert!(turn_as(&plain_server, &staff).await.get("debug").is_none());
 }

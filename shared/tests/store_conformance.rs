@@ -177,7 +177,11 @@ mod suite {
         let record = store.get_thread("t1", 5).await.unwrap().unwrap();
         assert_eq!((record.version, record.message_count), (1, 2));
         assert_eq!(texts(&record.recent_messages), ["message 0", "message 1"]);
-        assert_eq!(record.thread, thread("t1", "s1", 5));
+        // Saved as written, with the title and preview line a listing shows.
+        let mut saved = thread("t1", "s1", 5);
+        saved.title = Some("fractions".into());
+        saved.preview = Some("message 1".into());
+        assert_eq!(record.thread, saved);
         assert!(store.get_snapshot("s1", "c1").await.unwrap().is_some());
         let replay = store
             .begin_idempotency(&key, "hash", t(1), Duration::seconds(30))

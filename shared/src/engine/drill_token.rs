@@ -223,8 +223,22 @@ pub fn verify(
     if now > expired_at {
         return Err(DrillTokenError::Expired { expired_at });
     }
-    let replay_key = tag[..16].iter().map(|b| format!("{b:02x}")).collect();
-    Ok(VerifiedDrill { claims, replay_key })
+    Ok(VerifiedDrill {
+        claims,
+        replay_key: replay_key(tag),
+    })
+}
+
+/// The replay key of `token` without checking it: to recognise, on a
+/// card read back, the drill a verified answer was for.
+pub fn replay_key_of(token: &str) -> Option<String> {
+    let bytes = URL_SAFE_NO_PAD.decode(token.as_bytes()).ok()?;
+    let tag = bytes.get(bytes.len().checked_sub(MAC_BYTES)?..)?;
+    (bytes.len() > MAC_BYTES).then(|| replay_key(tag))
+}
+
+fn replay_key(tag: &[u8]) -> String {
+    tag[..16].iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The key that encrypts authored answers, derived from the signing key.

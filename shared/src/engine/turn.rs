@@ -511,7 +511,7 @@ fn compose(
     let student_lines: Vec<&str> = state
         .history
         .iter()
-        .filter(|m| m.role == Role::Student)
+        .filter(|m| m.role == Role::Student && m.is_conversation())
         .map(|m| m.text.as_str())
         .chain(said.as_deref())
         .collect();
@@ -591,7 +591,8 @@ fn compose(
 }
 
 fn history_of(messages: &[TutorMessage], keep: usize) -> Vec<HistoryMessage> {
-    messages[messages.len().saturating_sub(keep)..]
+    let said: Vec<&TutorMessage> = messages.iter().filter(|m| m.is_conversation()).collect();
+    said[said.len().saturating_sub(keep)..]
         .iter()
         .map(|m| HistoryMessage {
             role: m.role,
@@ -993,6 +994,8 @@ fn message(
         text,
         latex,
         card,
+        card_state: None,
+        event: None,
         created_at: env.now,
     }
 }

@@ -4,6 +4,7 @@ use chrono::{DateTime, Utc};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::api::{GradeOutcome, SupportType};
 use super::tier::ExamTier;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -24,7 +25,111 @@ pub struct TutorMessage {
     pub latex: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub card: Option<TutorCard>,
+    /// What became of `card` since: filled in when a conversation is read
+    /// back (`GET /threads/{threadId}`); absent while the card is open.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub card_state: Option<CardState>,
+    /// Set on a student's action on a card (a drill answered, an exam
+    /// question submitted, a memo opened): the timeline records it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event: Option<TimelineEvent>,
     pub created_at: DateTime<Utc>,
+}
+
+impl TutorMessage {
+    /// Part of the conversation the tutor reads back (events are not).
+    pub fn is_conversation(&self) -> bool {
+        self.event.is_none()
+    }
+}
+
+/// A student's action on a card, as the timeline records it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(
+    tag = "type",
+    rename_all = "SCREAMING_SNAKE_CASE",
+    rename_all_fields = "camelCase"
+)]
+pub enum TimelineEvent {
+    /// A drill card's answer was checked.
+    DrillGraded {
+        /// The graded token's replay key (`engine::drill_token::replay_key_of`).
+        drill_key: String,
+        unit_id: String,
+        #[serde(flatten)]
+        grade: DrillCardState,
+        /// Whether it counted as evidence (only a first attempt does).
+        counted: bool,
+    },
+    /// An exam card's answer was submitted.
+    ExamSubmitted {
+        question_id: String,
+        unit_id: String,
+        tier: ExamTier,
+        selected_option: String,
+        is_correct: bool,
+        feedback_text: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        locked_until: Option<DateTime<Utc>>,
+    },
+    /// An exam card's memo or video was opened (which locks the question).
+    SupportViewed {
+        question_id: String,
+        unit_id: String,
+        support_type: SupportType,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        locked_until: Option<DateTime<Utc>>,
+    },
+}
+
+/// A card as the student left it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum CardState {
+    Drill(DrillCardState),
+    Exam(ExamCardState),
+}
+
+/// A drill card's checked answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DrillCardState {
+    pub answer: String,
+    pub result: GradeOutcome,
+    pub is_correct: bool,
+    pub feedback_text: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub correct_answer: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ExamCardStatus {
+    /// Answered correctly.
+    Passed,
+    /// Answered wrongly: locked until `lockedUntil`, then on the revisit list.
+    Failed,
+    /// The memo or video was opened before answering: locked too.
+    Locked,
+}
+
+/// An exam card's outcome.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ExamCardState {
+    pub status: ExamCardStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selected_option: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feedback_text: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub locked_until: Option<DateTime<Utc>>,
+    /// The supports opened (memo, video), in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub supports_viewed: Vec<SupportType>,
+    /// The worked solution, once the memo was opened.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memo: Option<String>,
 }
 
 /// An interactive card in the timeline.

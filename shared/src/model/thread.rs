@@ -68,7 +68,61 @@ pub struct Thread {
     pub unit_id: Option<String>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
+    /// What the conversation is about: the goal, else the student's first
+    /// message (see [`Thread::note_messages`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// The latest message, shortened, for thread listings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preview: Option<String>,
     pub session: SessionState,
+}
+
+/// Longest title and preview kept, in characters.
+const TITLE_CHARS: usize = 80;
+const PREVIEW_CHARS: usize = 140;
+
+impl Thread {
+    /// Keeps the title and preview up to date with `appended` messages.
+    pub fn note_messages(&mut self, appended: &[super::message::TutorMessage]) {
+        if self.title.is_none() {
+            self.title = self
+                .goal
+                .as_deref()
+                .or_else(|| {
+                    appended
+                        .iter()
+                        .find(|m| m.role == super::message::Role::Student && m.is_conversation())
+                        .map(|m| m.text.as_str())
+                })
+                .and_then(|t| shorten(t, TITLE_CHARS));
+        }
+        if let Some(latest) = appended
+            .iter()
+            .rev()
+            .find_map(|m| shorten(&m.text, PREVIEW_CHARS))
+        {
+            self.preview = Some(latest);
+        }
+    }
+}
+
+/// `text` on one line, cut at a word boundary to at most `max` characters
+/// (with an ellipsis); `None` when it is blank.
+fn shorten(text: &str, max: usize) -> Option<String> {
+    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if line.is_empty() {
+        return None;
+    }
+    if line.chars().count() <= max {
+        return Some(line);
+    }
+    let cut: String = line.chars().take(max - 1).collect();
+    let kept = match cut.rfind(' ') {
+        Some(space) if space > max / 2 => &cut[..space],
+        _ => cut.as_str(),
+    };
+    Some(format!("{}…", kept.trim_end_matches([',', '.', ';', ':'])))
 }
 
 /// Everything a turn needs besides the snapshot and the content bundle.
@@ -93,6 +147,19 @@ pub struct SessionState {
     /// The last problem an integration sent (seed 003 webhook): it is not
     /// asked again once answered.
     pub last_problem: Option<String>,
+    /// What became of the conversation's recent cards (newest last,
+    /// bounded), so a conversation read back shows each card as it was left.
+    /// Not written while empty, so a thread without any reads as it did.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub card_states: Vec<RecordedCardState>,
+}
+
+/// The state of the card in message `message_id`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RecordedCardState {
+    pub message_id: String,
+    pub state: super::message::CardState,
 }
 
 /// What a thread's mode keeps between turns, beside the session state
@@ -390,4 +457,73 @@ pub struct ProblemSetState {
     pub current_index: u32,
     pub last_action: ProgressionAction,
     pub analytics: SessionAnalytics,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Role, TutorMessage};
+
+    fn said(role: Role, text: &str) -> TutorMessage {
+        TutorMessage {
+            id: text.into(),
+            thread_id: "t".into(),
+            role,
+            text: text.into(),
+            latex: None,
+            card: None,
+            card_state: None,
+            event: None,
+            created_at: DateTime::<Utc>::UNIX_EPOCH,
+        }
+    }
+
+    fn thread(goal: Option<&str>) -> Thread {
+        Thread {
+            thread_id: "t".into(),
+            student_id: "s".into(),
+            course_id: "c".into(),
+            mode: Mode::Guided,
+            status: ThreadStatus::Active,
+            goal: goal.map(str::to_owned),
+            unit_id: None,
+            created_at: DateTime::<Utc>::UNIX_EPOCH,
+            updated_at: DateTime::<Utc>::UNIX_EPOCH,
+            title: None,
+            preview: None,
+            session: SessionState::default(),
+        }
+    }
+
+    #[test]
+    fn the_first_student_message_titles_a_thread_and_the_latest_message_previews_it() {
+        let mut t = thread(None);
+        t.note_messages(&[said(Role::Assistant, "Welcome!")]);
+        assert_eq!(t.title, None);
+        assert_eq!(t.preview.as_deref(), Some("Welcome!"));
+        t.note_messages(&[
+            said(Role::Student, "  how do I\nadd fractions? "),
+            said(Role::Assistant, "Let's look at the denominators."),
+        ]);
+        assert_eq!(t.title.as_deref(), Some("how do I add fractions?"));
+        assert_eq!(
+            t.preview.as_deref(),
+            Some("Let's look at the denominators.")
+        );
+        t.note_messages(&[said(Role::Student, "what about 1/2 + 1/3?")]);
+        assert_eq!(t.title.as_deref(), Some("how do I add fractions?"), "kept");
+    }
+
+    #[test]
+    fn a_goal_titles_a_thread_and_long_text_is_cut_at_a_word() {
+        let mut t = thread(Some("ratios for my test on Friday"));
+        t.note_messages(&[said(Role::Student, "hi")]);
+        assert_eq!(t.title.as_deref(), Some("ratios for my test on Friday"));
+        let long = "word ".repeat(60);
+        t.note_messages(&[said(Role::Assistant, &long)]);
+        let preview = t.preview.unwrap();
+        assert!(preview.ends_with("word…"), "{preview}");
+        assert!(preview.chars().count() <= PREVIEW_CHARS);
+        assert_eq!(shorten("   ", 10), None);
+    }
 }

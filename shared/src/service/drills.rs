@@ -5,7 +5,10 @@
 use chrono::Duration;
 
 use super::error::ServiceError;
-use super::threads::{commit_with_retries, owned_thread, respond, snapshot_or_new};
+use super::threads::{
+    RECENT_MESSAGES, commit_with_retries, owned_thread, respond, snapshot_or_new,
+};
+use super::timeline::{card_message, card_state, event_message, set_card_state};
 use super::{App, Output};
 use crate::api::auth::Principal;
 use crate::api::problem::Problem;
@@ -19,8 +22,8 @@ use crate::engine::lifecycle;
 use crate::engine::snapshot_lite::{build_snapshot_lite, revisit_question_ids};
 use crate::engine::turn::{record_ability, remember_drill};
 use crate::model::{
-    DrillGradeRequest, DrillGradeResponse, DrillGradingInput, GradeOutcome, Judgement,
-    MistakeTagBrief,
+    CardState, DrillCardState, DrillGradeRequest, DrillGradeResponse, DrillGradingInput,
+    GradeOutcome, Judgement, MistakeTagBrief, TimelineEvent, TutorCard,
 };
 use crate::store::{Expected as Condition, IdempotencyLock, UnitOfWork};
 
@@ -136,7 +139,7 @@ impl App {
         };
         commit_with_retries(self, |_| async {
             let now = self.clock.now();
-            let fresh = owned_thread(self, who, thread_id, 0).await?;
+            let fresh = owned_thread(self, who, thread_id, RECENT_MESSAGES).await?;
             let read = self.store.get_snapshot(&who.student_id, &course.id).await?;
             let mut snapshot = snapshot_or_new(
                 read.as_ref(),
@@ -184,8 +187,36 @@ impl App {
                     }
                 }
                 thread.updated_at = now;
+                // The timeline records the answer; the card keeps the first.
+                let grade = DrillCardState {
+                    answer: answer.clone(),
+                    result: verdict.outcome,
+                    is_correct: verdict.is_correct(),
+                    feedback_text: feedback.clone(),
+                    correct_answer: (!verdict.is_correct()).then(|| verdict.correct_answer.clone()),
+                };
+                let card = card_message(&fresh.recent_messages, |c| {
+                    matches!(c, TutorCard::Drill(d) if d.drill_token.as_deref() == Some(request.drill_token.as_str()))
+                });
+                if let Some(card) = card
+                    && card_state(&thread.session, &card.id).is_none()
+                {
+                    set_card_state(&mut thread.session, &card.id, CardState::Drill(grade.clone()));
+                }
+                let event = event_message(
+                    &thread,
+                    self.ids.new_id(),
+                    answer.clone(),
+                    TimelineEvent::DrillGraded {
+                        drill_key: verified.replay_key.clone(),
+                        unit_id: unit.id.clone(),
+                        grade,
+                        counted: first_attempt,
+                    },
+                    now,
+                );
                 work.put_snapshot(snapshot.clone(), Condition::of(read.as_ref()));
-                work.put_thread(fresh.update(thread, Vec::new()));
+                work.put_thread(fresh.update(thread, vec![event]));
             }
             let lockouts = self
                 .exams

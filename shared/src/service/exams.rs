@@ -9,7 +9,10 @@ use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::error::ServiceError;
-use super::threads::{commit_with_retries, owned_thread, respond, snapshot_or_new};
+use super::threads::{
+    RECENT_MESSAGES, commit_with_retries, owned_thread, respond, snapshot_or_new,
+};
+use super::timeline::{card_message, card_state, event_message, exam_state, set_card_state};
 use super::{App, Output, StartupError};
 use crate::api::auth::Principal;
 use crate::api::problem::Problem;
@@ -19,8 +22,9 @@ use crate::engine::evidence::{self, ExamSubmitted, SupportViewed, TransitionCont
 use crate::engine::lockout::LockoutStatus;
 use crate::engine::snapshot_lite::{build_snapshot_lite, revisit_question_ids};
 use crate::model::{
-    McqSubmitRequest, McqSubmitResponse, RevisitReason, StudentSnapshot, SupportType,
-    SupportViewedRequest, SupportViewedResponse,
+    ExamCardState, ExamCardStatus, McqSubmitRequest, McqSubmitResponse, RevisitReason,
+    StudentSnapshot, SupportType, SupportViewedRequest, SupportViewedResponse, Thread,
+    TimelineEvent, TutorCard, TutorMessage,
 };
 use crate::store::{ExamLockout, Expected, IdempotencyLock, Store, UnitOfWork};
 
@@ -314,7 +318,10 @@ impl App {
         let lockout_hours = workflow.policy.exam_lockout_hours;
         commit_with_retries(self, |_| async {
             let now = self.clock.now();
-            let read = self.store.get_snapshot(&who.student_id, &course.id).await?;
+            let (fresh, read) = tokio::try_join!(
+                owned_thread(self, who, thread_id, RECENT_MESSAGES),
+                async { Ok(self.store.get_snapshot(&who.student_id, &course.id).await?) },
+            )?;
             let mut snapshot = snapshot_or_new(read.as_ref(), &who.student_id, &course.id, &course.entry_unit);
             let status = self
                 .exams
@@ -414,6 +421,42 @@ impl App {
                 snapshot_lite: build_snapshot_lite(&snapshot, course, workflow, &lockouts, now),
             };
             work.put_snapshot(snapshot, Expected::of(read.as_ref()));
+            let mut thread = fresh.thread.clone();
+            let event = TimelineEvent::ExamSubmitted {
+                question_id: item.id.clone(),
+                unit_id: unit.id.clone(),
+                tier: item.tier,
+                selected_option: ExamItem::option_id(chosen),
+                is_correct: verdict.correct,
+                feedback_text: response.feedback_text.clone(),
+                locked_until: verdict.locked_until,
+            };
+            let text = format!(
+                "I chose {}: {}",
+                ExamItem::option_id(chosen),
+                item.options[chosen].trim()
+            );
+            let message = record_exam_action(
+                &mut thread,
+                &fresh.recent_messages,
+                &item.id,
+                ExamCardStatus::Failed,
+                |s| {
+                    s.status = if verdict.correct {
+                        ExamCardStatus::Passed
+                    } else {
+                        ExamCardStatus::Failed
+                    };
+                    s.selected_option = Some(ExamItem::option_id(chosen));
+                    s.feedback_text = Some(response.feedback_text.clone());
+                    s.locked_until = verdict.locked_until;
+                },
+                event,
+                text,
+                self.ids.new_id(),
+                now,
+            );
+            work.put_thread(fresh.update(thread, vec![message]));
             let output = respond(&mut work, lock, 200, &response)?;
             Ok((work, output))
         })
@@ -448,7 +491,10 @@ impl App {
         let lockout_hours = workflow.policy.exam_lockout_hours;
         commit_with_retries(self, |_| async {
             let now = self.clock.now();
-            let read = self.store.get_snapshot(&who.student_id, &course.id).await?;
+            let (fresh, read) =
+                tokio::try_join!(owned_thread(self, who, thread_id, RECENT_MESSAGES), async {
+                    Ok(self.store.get_snapshot(&who.student_id, &course.id).await?)
+                },)?;
             let mut snapshot = snapshot_or_new(
                 read.as_ref(),
                 &who.student_id,
@@ -542,11 +588,71 @@ impl App {
                 snapshot_lite: build_snapshot_lite(&snapshot, course, workflow, &lockouts, now),
             };
             work.put_snapshot(snapshot, Expected::of(read.as_ref()));
+            let mut thread = fresh.thread.clone();
+            let event = TimelineEvent::SupportViewed {
+                question_id: item.id.clone(),
+                unit_id: unit.id.clone(),
+                support_type: request.support_type,
+                locked_until,
+            };
+            let text = match request.support_type {
+                SupportType::Memo => "I opened the memo.",
+                SupportType::Video => "I watched the video.",
+            };
+            let support = request.support_type;
+            let message = record_exam_action(
+                &mut thread,
+                &fresh.recent_messages,
+                &item.id,
+                ExamCardStatus::Locked,
+                |s| {
+                    if !s.supports_viewed.contains(&support) {
+                        s.supports_viewed.push(support);
+                    }
+                    s.locked_until = s.locked_until.max(locked_until);
+                    if support == SupportType::Memo {
+                        s.memo = Some(item.memo.trim().to_owned());
+                    }
+                },
+                event,
+                text.to_owned(),
+                self.ids.new_id(),
+                now,
+            );
+            work.put_thread(fresh.update(thread, vec![message]));
             let output = respond(&mut work, lock, 200, &response)?;
             Ok((work, output))
         })
         .await
     }
+}
+
+/// Records an action on the exam card of `question_id` (the latest one
+/// shown, if still among `recent`): `update` changes its state, which
+/// starts as `initial`. Returns the action's timeline item.
+#[allow(clippy::too_many_arguments)]
+fn record_exam_action(
+    thread: &mut Thread,
+    recent: &[TutorMessage],
+    question_id: &str,
+    initial: ExamCardStatus,
+    update: impl FnOnce(&mut ExamCardState),
+    event: TimelineEvent,
+    text: String,
+    message_id: String,
+    now: DateTime<Utc>,
+) -> TutorMessage {
+    let card = card_message(
+        recent,
+        |c| matches!(c, TutorCard::Exam(e) if e.question_id == question_id),
+    );
+    if let Some(card) = card {
+        let state = exam_state(card_state(&thread.session, &card.id), update, initial);
+        let card_id = card.id.clone();
+        set_card_state(&mut thread.session, &card_id, state);
+    }
+    thread.updated_at = now;
+    event_message(thread, message_id, text, event, now)
 }
 
 /// Fractional hours from the workflow, as a duration.

@@ -4,12 +4,14 @@
 //! borrowed by every request.
 
 mod catalog;
+mod debug;
 mod drills;
 pub mod error;
 mod exams;
 mod notify;
 mod reports;
 mod threads;
+mod timeline;
 mod transcribe;
 mod turn;
 mod views;

@@ -191,6 +191,7 @@ impl App {
         let transcript = record
             .recent_messages
             .iter()
+            .filter(|m| m.is_conversation())
             .map(|m| HistoryMessage {
                 role: m.role,
                 text: m.text.clone(),

@@ -7,6 +7,7 @@ use chrono::Duration;
 use serde::Serialize;
 
 use super::error::ServiceError;
+use super::timeline::with_card_states;
 use super::views;
 use super::{App, Output};
 use crate::api::auth::Principal;
@@ -207,6 +208,8 @@ impl App {
                 unit_id: request.unit_id.clone(),
                 created_at: now,
                 updated_at: now,
+                title: None,
+                preview: None,
                 session: started.session.clone(),
             };
             let message = TutorMessage {
@@ -216,6 +219,8 @@ impl App {
                 text: started.welcome.clone(),
                 latex: None,
                 card: None,
+                card_state: None,
+                event: None,
                 created_at: now,
             };
             let lite = build_snapshot_lite(&snapshot, course, workflow, &NoLockouts, now);
@@ -246,10 +251,11 @@ impl App {
         page: PageRequest,
     ) -> Result<Output, ServiceError> {
         let record = owned_thread(self, who, thread_id, 0).await?;
-        let messages = self
+        let mut messages = self
             .store
             .list_messages(thread_id, Order::OldestFirst, &page)
             .await?;
+        with_card_states(&mut messages.items, &record.thread.session);
         let body = views::ThreadReplay {
             thread_id: record.thread.thread_id.clone(),
             course_id: record.thread.course_id.clone(),

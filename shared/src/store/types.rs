@@ -133,7 +133,8 @@ pub struct ThreadRecord {
 impl ThreadRecord {
     /// Saves `thread` over this record and appends `messages` after the
     /// ones it had, conditioned on nothing having changed since the read.
-    pub fn update(&self, thread: Thread, messages: Vec<TutorMessage>) -> ThreadChange {
+    pub fn update(&self, mut thread: Thread, messages: Vec<TutorMessage>) -> ThreadChange {
+        thread.note_messages(&messages);
         ThreadChange {
             thread,
             expected: Expected::Version(self.version),
@@ -154,7 +155,8 @@ pub struct ThreadChange {
 
 impl ThreadChange {
     /// A new thread (it must not exist yet) with its first messages.
-    pub fn create(thread: Thread, messages: Vec<TutorMessage>) -> Self {
+    pub fn create(mut thread: Thread, messages: Vec<TutorMessage>) -> Self {
+        thread.note_messages(&messages);
         ThreadChange {
             thread,
             expected: Expected::New,
@@ -185,6 +187,13 @@ pub struct ThreadSummary {
     pub goal: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unit_id: Option<String>,
+    /// What the conversation is about: the goal or the student's first
+    /// message, else the kind of session.
+    #[serde(default)]
+    pub title: String,
+    /// The latest message, shortened.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preview: Option<String>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }
@@ -198,9 +207,26 @@ impl From<&Thread> for ThreadSummary {
             status: t.status,
             goal: t.goal.clone(),
             unit_id: t.unit_id.clone(),
+            title: t
+                .title
+                .clone()
+                .unwrap_or_else(|| untitled(t.mode).to_owned()),
+            preview: t.preview.clone(),
             created_at: t.created_at,
             updated_at: t.updated_at,
         }
+    }
+}
+
+/// The title of a thread with no goal and no student message yet.
+fn untitled(mode: crate::model::Mode) -> &'static str {
+    use crate::model::Mode;
+    match mode {
+        Mode::Guided => "Guided session",
+        Mode::TeachMe => "Teach me",
+        Mode::ClarifyDoubts => "Questions",
+        Mode::Exam => "Practice exam",
+        Mode::ProblemSet => "Problem set",
     }
 }
 

@@ -134,6 +134,14 @@ impl Harness {
         Some(Harness::start(config, dir, Some(cleanup)).await)
     }
 
+    pub fn http(&self) -> &reqwest::Client {
+        &self.http
+    }
+
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
     pub fn token(&self, student: &str) -> String {
         dev_token(JWT_SECRET, student, Duration::from_secs(3600))
     }

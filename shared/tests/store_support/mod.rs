@@ -205,6 +205,8 @@ pub fn thread(id: &str, student: &str, updated: i64) -> Thread {
         unit_id: None,
         created_at: t(0),
         updated_at: t(updated),
+        title: None,
+        preview: None,
         session: SessionState::default(),
     }
 }
@@ -221,6 +223,8 @@ pub fn message(thread_id: &str, n: u32) -> TutorMessage {
         text: format!("message {n}"),
         latex: None,
         card: None,
+        card_state: None,
+        event: None,
         created_at: t(i64::from(n)),
     }
 }
