@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tutorflow::api::auth::dev_token;
+use tutorflow::api::site::{LocalSite, PageConfig};
 use tutorflow::api::{logging, server};
 use tutorflow::config::{AuthMode, Config, ContentSourceKind, SecretRef};
 use tutorflow::service::App;
@@ -23,6 +24,9 @@ pub struct Args {
     /// Address to listen on; overrides server.host.
     #[arg(long)]
     host: Option<String>,
+    /// The built web page to serve at `/` (`npm --prefix web run build`).
+    #[arg(long, default_value = "web/dist")]
+    web: PathBuf,
 }
 
 /// Local edits to content show up within this many seconds.
@@ -89,7 +93,30 @@ pub async fn run(args: Args) -> ExitCode {
         Ok(a) => format!("http://{a}"),
         Err(_) => format!("http://{address}"),
     };
+    let dev_secret = match config.auth.mode {
+        AuthMode::Hs256 => jwt_secret.clone(),
+        AuthMode::Jwks | AuthMode::Apigw => None,
+    };
+    let built = args.web.join("index.html").is_file();
+    let site = LocalSite {
+        root: Some(args.web.clone()),
+        dev_secret: dev_secret.clone(),
+        staff_group: config.auth.staff_group.clone(),
+        page_config: PageConfig {
+            api_base_url: String::new(),
+            auth: if dev_secret.is_some() { "dev" } else { "oidc" }.to_owned(),
+            transcription: app.transcription_available(),
+            debug: config.debug.enabled,
+        },
+    };
     println!("tutorflow is ready at {url}");
+    if built {
+        println!("  open {url}/ in a browser to learn (sign in as any student id)");
+    } else {
+        println!(
+            "  the web page is not built: npm --prefix web ci && npm --prefix web run build (then reload {url}/)"
+        );
+    }
     if let (AuthMode::Hs256, Some(secret)) = (config.auth.mode, jwt_secret) {
         let token = dev_token(&secret, "student-1", Duration::from_secs(12 * 3600));
         println!("  a token for student-1 (12 h): {token}");
@@ -97,7 +124,7 @@ pub async fn run(args: Args) -> ExitCode {
             "  try: curl -s -X POST {url}/threads -H 'authorization: Bearer {token}' -H 'content-type: application/json' -d '{{\"courseId\":\"prealgebra\"}}'"
         );
     }
-    server::serve(app, listener, async {
+    server::serve_with_site(app, Arc::new(site), listener, async {
         let _ = tokio::signal::ctrl_c().await;
     })
     .await;

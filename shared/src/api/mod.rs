@@ -11,4 +11,5 @@ pub mod logging;
 pub mod problem;
 pub mod routes;
 pub mod server;
+pub mod site;
 pub mod webhook;

@@ -1,5 +1,6 @@
 //! The local API server (`tutorflow serve`): every route of every function
-//! on one port, through the same handler the Lambda functions use.
+//! on one port, through the same handler the Lambda functions use, and the
+//! web page beside it ([`LocalSite`]).
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -16,10 +17,21 @@ use tokio::net::TcpListener;
 
 use super::handler::Incoming;
 use super::problem::Problem;
+use super::site::LocalSite;
 use crate::service::App;
 
-/// Accepts connections on `listener` until `shutdown` completes.
+/// Accepts connections on `listener` until `shutdown` completes: the API only.
 pub async fn serve(app: Arc<App>, listener: TcpListener, shutdown: impl Future<Output = ()>) {
+    serve_with_site(app, Arc::new(LocalSite::default()), listener, shutdown).await;
+}
+
+/// [`serve`] with the web page and its local helpers.
+pub async fn serve_with_site(
+    app: Arc<App>,
+    site: Arc<LocalSite>,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()>,
+) {
     tokio::pin!(shutdown);
     loop {
         let (stream, _) = tokio::select! {
@@ -32,11 +44,11 @@ pub async fn serve(app: Arc<App>, listener: TcpListener, shutdown: impl Future<O
             },
             () = &mut shutdown => break,
         };
-        let app = app.clone();
+        let (app, site) = (app.clone(), site.clone());
         tokio::spawn(async move {
             let service = service_fn(move |request| {
-                let app = app.clone();
-                async move { Ok::<_, Infallible>(respond(&app, request).await) }
+                let (app, site) = (app.clone(), site.clone());
+                async move { Ok::<_, Infallible>(respond(&app, &site, request).await) }
             });
             if let Err(e) = http1::Builder::new()
                 .serve_connection(TokioIo::new(stream), service)
@@ -55,7 +67,7 @@ fn read_limit(app: &App) -> usize {
     app.config.limits.max_body_bytes.max(audio)
 }
 
-async fn respond(app: &App, request: Request<Body>) -> Response<Full<Bytes>> {
+async fn respond(app: &App, site: &LocalSite, request: Request<Body>) -> Response<Full<Bytes>> {
     let request_id = uuid::Uuid::new_v4().to_string();
     let (parts, body) = request.into_parts();
     let body = match Limited::new(body, read_limit(app)).collect().await {
@@ -67,6 +79,10 @@ async fn respond(app: &App, request: Request<Body>) -> Response<Full<Bytes>> {
             return response.map(Full::new);
         }
     };
+    if let Some(answer) = site.respond(&parts.method, parts.uri.path(), &parts.headers, &body) {
+        let response = answer.unwrap_or_else(|p| p.to_response(parts.uri.path(), &request_id));
+        return response.map(Full::new);
+    }
     let incoming = Incoming {
         method: parts.method,
         uri: parts.uri,

@@ -230,6 +230,11 @@ impl App {
         })
     }
 
+    /// Whether voice notes can be transcribed here.
+    pub fn transcription_available(&self) -> bool {
+        self.transcriber.is_some()
+    }
+
     /// The bundle to serve this request from (refreshed when due).
     pub(crate) async fn bundle(&self) -> Arc<Bundle> {
         self.content.bundle().await
