@@ -1,0 +1,18 @@
+// Countdowns such as "Available in 18h 12m".
+
+/** `until` minus `now` as "18h 12m", "12m", "40s" (never negative). */
+export function countdown(until: Date, now: Date): string {
+  const seconds = Math.max(0, Math.ceil((until.getTime() - now.getTime()) / 1000));
+  const days = Math.floor(seconds / 86400);
+  const hours = Math.floor((seconds % 86400) / 3600);
+  const minutes = Math.floor((seconds % 3600) / 60);
+  if (days > 0) return `${days}d ${hours}h`;
+  if (hours > 0) return `${hours}h ${minutes}m`;
+  if (minutes > 0) return `${minutes}m`;
+  return `${seconds}s`;
+}
+
+/** Whether `until` (ISO time) is still ahead of `now`. */
+export function isAhead(until: string | null | undefined, now: Date): until is string {
+  return !!until && new Date(until).getTime() > now.getTime();
+}

@@ -1,0 +1,365 @@
+// The page's state and every call it makes. Components read these fields
+// and call these methods; nothing else talks to the API.
+import { apiClient, newKey, unwrap, type Client } from './api';
+import type { PageConfig, Session } from './auth';
+import { saveSession } from './auth';
+import { ApiError, describe } from './problem';
+import type {
+  CardState,
+  ClientEvent,
+  CourseSummary,
+  DrillCard,
+  ExamCard,
+  Mode,
+  SnapshotLite,
+  ThreadStateView,
+  ThreadSummary,
+  TurnDebug,
+  TutorMessage,
+} from './types';
+import { tagged } from './types';
+
+export interface OpenThread {
+  threadId: string;
+  courseId: string;
+  mode: Mode;
+  messages: TutorMessage[];
+  /** Each card's state by message id: read back, or set by this page. */
+  states: Record<string, CardState>;
+  /** The memo or video of an exam card, once opened. */
+  supports: Record<string, { memo?: string; videoUrl?: string }>;
+  snapshotLite: SnapshotLite | null;
+  state: ThreadStateView | null;
+  debug: TurnDebug | null;
+}
+
+/** A turn that failed, kept so Retry sends it again with the same key. */
+interface FailedTurn {
+  body: TurnBody;
+  key: string;
+  shown: string;
+}
+
+export interface TurnBody {
+  messageText?: string;
+  messageLatex?: string;
+  clientEvent?: ClientEvent;
+}
+
+export class Workspace {
+  readonly config: PageConfig;
+  readonly client: Client;
+  session = $state<Session | null>(null);
+  courses = $state<CourseSummary[]>([]);
+  threads = $state<ThreadSummary[]>([]);
+  thread = $state<OpenThread | null>(null);
+  /** A turn on its way: the student's words shown while the tutor answers. */
+  pendingTurn = $state<string | null>(null);
+  failedTurn = $state<FailedTurn | null>(null);
+  /** Errors shown next to what caused them. */
+  composerError = $state<string | null>(null);
+  cardErrors = $state<Record<string, string>>({});
+  cardBusy = $state<Record<string, string>>({});
+  pageError = $state<string | null>(null);
+  loading = $state(false);
+  /** Bumped to put the cursor in the composer ("Ask follow-up"). */
+  focusComposer = $state(0);
+
+  constructor(config: PageConfig, session: Session | null) {
+    this.config = config;
+    this.session = session;
+    this.client = apiClient(config.apiBaseUrl, { token: () => this.session?.token ?? null });
+  }
+
+  signIn(session: Session): void {
+    saveSession(session);
+    this.session = session;
+  }
+
+  signOut(): void {
+    saveSession(null);
+    this.session = null;
+    this.thread = null;
+    this.threads = [];
+  }
+
+  /** Handles an error everywhere alike: an expired sign-in signs out. */
+  private fail(error: unknown): string {
+    if (error instanceof ApiError && error.signInAgain) {
+      this.signOut();
+      this.pageError = describe(error);
+    }
+    return describe(error);
+  }
+
+  async start(): Promise<void> {
+    this.pageError = null;
+    try {
+      const [courses, threads] = await Promise.all([
+        unwrap(this.client.GET('/courses')),
+        unwrap(this.client.GET('/me/threads', { params: { query: { limit: 50 } } })),
+      ]);
+      this.courses = courses.courses;
+      this.threads = threads.threads;
+    } catch (e) {
+      this.pageError = this.fail(e);
+    }
+  }
+
+  private async refreshThreads(): Promise<void> {
+    try {
+      const threads = await unwrap(this.client.GET('/me/threads', { params: { query: { limit: 50 } } }));
+      this.threads = threads.threads;
+    } catch {
+      // The list is a convenience; the conversation carries on.
+    }
+  }
+
+  courseTitle(courseId: string): string {
+    return this.courses.find((c) => c.courseId === courseId)?.title ?? courseId;
+  }
+
+  async newThread(courseId: string, mode: Mode, goal: string | null): Promise<void> {
+    this.loading = true;
+    this.pageError = null;
+    try {
+      const created = await unwrap(
+        this.client.POST('/threads', {
+          body: { courseId, mode, ...(goal ? { goal } : {}) },
+        }),
+      );
+      this.thread = {
+        threadId: created.threadId,
+        courseId,
+        mode: created.mode,
+        messages: tagged(created.messages),
+        states: {},
+        supports: {},
+        snapshotLite: created.snapshotLite,
+        state: created.state,
+        debug: null,
+      };
+      this.failedTurn = null;
+      this.composerError = null;
+      await this.refreshThreads();
+    } catch (e) {
+      this.pageError = this.fail(e);
+    } finally {
+      this.loading = false;
+    }
+  }
+
+  /** Reads a conversation back, every page of it, cards with their states. */
+  async openThread(threadId: string): Promise<void> {
+    this.loading = true;
+    this.pageError = null;
+    try {
+      const messages: TutorMessage[] = [];
+      let cursor: string | null = null;
+      let replay;
+      do {
+        replay = await unwrap(
+          this.client.GET('/threads/{threadId}', {
+            params: { path: { threadId }, query: { limit: 100, ...(cursor ? { cursor } : {}) } },
+          }),
+        );
+        messages.push(...tagged(replay.messages));
+        cursor = replay.nextCursor ?? null;
+      } while (cursor);
+      const states: Record<string, CardState> = {};
+      const supports: OpenThread['supports'] = {};
+      for (const m of messages) {
+        if (m.cardState) states[m.id] = m.cardState;
+        if (m.cardState?.type === 'EXAM' && m.cardState.memo) supports[m.id] = { memo: m.cardState.memo };
+      }
+      const report = await unwrap(
+        this.client.GET('/me/courses/{courseId}/report', { params: { path: { courseId: replay.courseId } } }),
+      );
+      this.thread = {
+        threadId,
+        courseId: replay.courseId,
+        mode: replay.mode,
+        messages,
+        states,
+        supports,
+        snapshotLite: report.snapshotLite,
+        state: replay.state,
+        debug: null,
+      };
+      this.failedTurn = null;
+      this.composerError = null;
+      this.cardErrors = {};
+    } catch (e) {
+      this.pageError = this.fail(e);
+    } finally {
+      this.loading = false;
+    }
+  }
+
+  /** Sends a turn: a message, a card's button, or both. */
+  async turn(body: TurnBody, shown: string | null, key = newKey()): Promise<boolean> {
+    const thread = this.thread;
+    if (!thread || this.pendingTurn !== null) return false;
+    this.pendingTurn = shown ?? '';
+    this.composerError = null;
+    this.failedTurn = null;
+    try {
+      const reply = await unwrap(
+        this.client.POST('/threads/{threadId}/turn', {
+          params: { path: { threadId: thread.threadId } },
+          headers: { 'idempotency-key': key },
+          body,
+        }),
+      );
+      thread.messages.push(...tagged(reply.messages));
+      thread.snapshotLite = reply.snapshotLite;
+      thread.state = reply.state;
+      thread.debug = reply.debug ?? null;
+      void this.refreshThreads();
+      return true;
+    } catch (e) {
+      this.composerError = this.fail(e);
+      this.failedTurn = { body, key, shown: shown ?? '' };
+      return false;
+    } finally {
+      this.pendingTurn = null;
+    }
+  }
+
+  retryTurn(): void {
+    const failed = this.failedTurn;
+    if (failed) void this.turn(failed.body, failed.shown || null, failed.key);
+  }
+
+  private async onCard<T>(messageId: string, label: string, call: () => Promise<T>): Promise<T | null> {
+    if (this.cardBusy[messageId]) return null;
+    this.cardBusy[messageId] = label;
+    delete this.cardErrors[messageId];
+    try {
+      return await call();
+    } catch (e) {
+      this.cardErrors[messageId] = this.fail(e);
+      return null;
+    } finally {
+      delete this.cardBusy[messageId];
+    }
+  }
+
+  async gradeDrill(messageId: string, card: DrillCard, answer: string, startedAt: number): Promise<void> {
+    const thread = this.thread;
+    if (!thread || !card.drillToken) return;
+    const key = newKey();
+    const graded = await this.onCard(messageId, 'Checking…', () =>
+      unwrap(
+        this.client.POST('/threads/{threadId}/drill/grade', {
+          params: { path: { threadId: thread.threadId } },
+          headers: { 'idempotency-key': key },
+          body: {
+            drillToken: card.drillToken!,
+            studentAnswer: answer,
+            responseTimeMs: Math.max(0, Math.round(performance.now() - startedAt)),
+          },
+        }),
+      ),
+    );
+    if (!graded) return;
+    thread.snapshotLite = graded.snapshotLite;
+    if (graded.result === 'unverifiable') {
+      this.cardErrors[messageId] = graded.feedbackText;
+      return;
+    }
+    thread.states[messageId] = {
+      type: 'DRILL',
+      answer,
+      result: graded.result,
+      isCorrect: graded.isCorrect,
+      feedbackText: graded.feedbackText,
+      ...(graded.correctAnswer ? { correctAnswer: graded.correctAnswer } : {}),
+    };
+  }
+
+  async submitExam(messageId: string, card: ExamCard, option: string): Promise<void> {
+    const thread = this.thread;
+    if (!thread) return;
+    const key = newKey();
+    const submitted = await this.onCard(messageId, 'Submitting…', () =>
+      unwrap(
+        this.client.POST('/threads/{threadId}/exam/mcq-submit', {
+          params: { path: { threadId: thread.threadId } },
+          headers: { 'idempotency-key': key },
+          body: {
+            questionId: card.questionId,
+            selectedOption: option,
+            unitId: card.unitId,
+            difficultyTier: card.tier,
+          },
+        }),
+      ),
+    );
+    if (!submitted) return;
+    thread.snapshotLite = submitted.snapshotLite;
+    const previous = thread.states[messageId];
+    thread.states[messageId] = {
+      ...(previous?.type === 'EXAM' ? previous : {}),
+      type: 'EXAM',
+      status: submitted.isCorrect ? 'passed' : 'failed',
+      selectedOption: option,
+      feedbackText: submitted.feedbackText,
+      ...(submitted.lockedUntil ? { lockedUntil: submitted.lockedUntil } : {}),
+    };
+  }
+
+  async viewSupport(messageId: string, card: ExamCard, supportType: 'memo' | 'video'): Promise<void> {
+    const thread = this.thread;
+    if (!thread) return;
+    const key = newKey();
+    const viewed = await this.onCard(messageId, supportType === 'memo' ? 'Opening the memo…' : 'Opening the video…', () =>
+      unwrap(
+        this.client.POST('/threads/{threadId}/exam/support-viewed', {
+          params: { path: { threadId: thread.threadId } },
+          headers: { 'idempotency-key': key },
+          body: { questionId: card.questionId, supportType, unitId: card.unitId },
+        }),
+      ),
+    );
+    if (!viewed) return;
+    thread.snapshotLite = viewed.snapshotLite;
+    thread.supports[messageId] = {
+      ...thread.supports[messageId],
+      ...(viewed.memo ? { memo: viewed.memo } : {}),
+      ...(viewed.videoUrl ? { videoUrl: viewed.videoUrl } : {}),
+    };
+    const previous = thread.states[messageId];
+    const before = previous?.type === 'EXAM' ? previous : null;
+    thread.states[messageId] = {
+      type: 'EXAM',
+      status: before?.status ?? 'locked',
+      ...(before?.selectedOption ? { selectedOption: before.selectedOption } : {}),
+      ...(before?.feedbackText ? { feedbackText: before.feedbackText } : {}),
+      ...(viewed.lockedUntil ? { lockedUntil: viewed.lockedUntil } : {}),
+      supportsViewed: [...new Set([...(before?.supportsViewed ?? []), supportType])],
+      ...(viewed.memo ? { memo: viewed.memo } : {}),
+    };
+    if (viewed.videoUrl) window.open(viewed.videoUrl, '_blank', 'noopener');
+  }
+
+  /** Voice: audio in the body, or uploaded first when it is too large. */
+  async transcribe(audio: Blob): Promise<string> {
+    const type = audio.type.split(';')[0] || 'audio/webm';
+    const inline = await this.client.POST('/transcribe', {
+      body: audio as never,
+      bodySerializer: (b: unknown) => b as Blob,
+      headers: { 'content-type': type },
+    });
+    if (inline.response.status !== 413) {
+      return (await unwrap(Promise.resolve(inline))).text;
+    }
+    const ticket = await unwrap(
+      this.client.POST('/transcribe/uploads', { body: { contentType: type, sizeBytes: audio.size } }),
+    );
+    const put = await fetch(ticket.uploadUrl, { method: 'PUT', headers: ticket.headers, body: audio });
+    if (!put.ok) throw new ApiError(put.status, null);
+    const done = await unwrap(this.client.POST('/transcribe', { body: { key: ticket.key } }));
+    return done.text;
+  }
+}
