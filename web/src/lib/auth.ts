@@ -32,7 +32,7 @@ const PKCE_KEY = 'tutorflow.pkce';
 
 export function loadSession(now = Date.now()): Session | null {
   try {
-    const session = JSON.parse(sessionStorage.getItem(KEY) ?? 'null') as Session | null;
+    const session = JSON.parse(localStorage.getItem(KEY) ?? 'null') as Session | null;
     return session && session.expiresAt > now ? session : null;
   } catch {
     return null;
@@ -40,8 +40,8 @@ export function loadSession(now = Date.now()): Session | null {
 }
 
 export function saveSession(session: Session | null): void {
-  if (session) sessionStorage.setItem(KEY, JSON.stringify(session));
-  else sessionStorage.removeItem(KEY);
+  if (session) localStorage.setItem(KEY, JSON.stringify(session));
+  else localStorage.removeItem(KEY);
 }
 
 export async function loadConfig(): Promise<PageConfig> {

@@ -1,0 +1,419 @@
+// The tutor workspace in a real browser: Debian's Chromium driven by
+// playwright-core, against `tutorflow serve` on a fresh SQLite store and a
+// free port, with a stand-in transcription provider. A student's whole loop
+// by clicking only, a reload, voice, the learning path, the debug drawer,
+// errors, a phone-sized screen and an axe-core scan. Screenshots of each
+// card land in web/test-results/ (look at them).
+//
+// usage: node e2e/run.mjs   (TUTORFLOW_BIN, CHROMIUM override the defaults)
+import { spawn } from 'node:child_process';
+import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const web = join(dirname(fileURLToPath(import.meta.url)), '..');
+const root = join(web, '..');
+const bin = process.env.TUTORFLOW_BIN ?? join(root, 'target/debug/tutorflow');
+const browserPath = process.env.CHROMIUM ?? '/usr/bin/chromium';
+const shots = join(web, 'test-results');
+const work = mkdtempSync(join(tmpdir(), 'tutorflow-web-e2e-'));
+mkdirSync(shots, { recursive: true });
+
+const HEARD = 'x squared plus three equals twelve';
+const results = [];
+let server;
+let stub;
+let context;
+
+async function check(name, fn) {
+  const started = Date.now();
+  try {
+    await fn();
+    results.push({ name, ok: true });
+    console.log(`ok    ${name} (${Date.now() - started} ms)`);
+  } catch (e) {
+    results.push({ name, ok: false });
+    console.log(`FAIL  ${name}: ${e?.stack ?? e}`);
+    throw e;
+  }
+}
+
+function expect(condition, message) {
+  if (!condition) throw new Error(message);
+}
+
+/** The stand-in transcription provider (OpenAI's /audio/transcriptions). */
+function startStub() {
+  return new Promise((resolve) => {
+    const s = http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        const ok = req.method === 'POST' && req.url === '/v1/audio/transcriptions';
+        res.writeHead(ok ? 200 : 404, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(ok ? { text: HEARD } : { error: { message: 'not found' } }));
+      });
+    });
+    s.listen(0, '127.0.0.1', () => resolve(s));
+  });
+}
+
+function startServer(stubPort) {
+  const config = join(work, 'tutorflow.toml');
+  writeFileSync(
+    config,
+    [
+      '[store]',
+      `sqlite_path = "${join(work, 'tutorflow.sqlite')}"`,
+      '[transcription]',
+      'provider = "openai"',
+      `base_url = "http://127.0.0.1:${stubPort}/v1"`,
+      'api_key = "env:E2E_TRANSCRIPTION_KEY"',
+      '[debug]',
+      'enabled = true',
+    ].join('\n'),
+  );
+  const child = spawn(bin, ['serve', '--port', '0', '--config', config, '--web', join(web, 'dist')], {
+    cwd: root,
+    env: {
+      ...process.env,
+      E2E_TRANSCRIPTION_KEY: 'stub-key',
+      TUTORFLOW_DEV_JWT_SECRET: 'e2e-jwt-secret-0123456789abcdef',
+      TUTORFLOW_DEV_DRILL_SECRET: 'e2e-drill-secret-0123456789abcdef',
+      RUST_LOG: 'warn',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let errors = '';
+  child.stderr.on('data', (d) => (errors += d));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`serve did not start: ${errors}`)), 30_000);
+    child.stdout.on('data', (d) => {
+      const url = String(d).match(/ready at (http:\/\/\S+)/)?.[1];
+      if (url) {
+        clearTimeout(timer);
+        resolve({ child, url });
+      }
+    });
+    child.on('exit', (code) => reject(new Error(`serve exited with ${code}: ${errors}`)));
+  });
+}
+
+/** The value of simple arithmetic such as "58 + 27" or "72 - 38". */
+function arithmetic(text) {
+  const m = text.replace(/\\times/g, '*').replace(/\\div/g, '/').match(/(-?\d+)\s*([-+*/])\s*(-?\d+)/);
+  if (!m) return null;
+  const [a, op, b] = [Number(m[1]), m[2], Number(m[3])];
+  return { '+': a + b, '-': a - b, '*': a * b, '/': a / b }[op];
+}
+
+const latestCard = (page) => page.locator('.timeline > li.msg').filter({ has: page.locator('article.card') }).last().locator('article.card');
+
+async function waitIdle(page) {
+  await page.locator('.thinking').waitFor({ state: 'detached', timeout: 15_000 });
+}
+
+async function shot(page, name, locator = null) {
+  const path = join(shots, `${name}.png`);
+  if (locator) await locator.screenshot({ path });
+  else await page.screenshot({ path });
+}
+
+async function answerDrill(page, card, correct) {
+  // KaTeX keeps the TeX it rendered in a MathML annotation.
+  const tex = card.locator('.question annotation');
+  const question = (await tex.count()) ? await tex.textContent() : '';
+  const prompt = await card.locator('.prompt').textContent();
+  const value = arithmetic(question) ?? arithmetic(prompt ?? '');
+  expect(value !== null, `cannot work out the drill "${prompt}"`);
+  const options = card.locator('.option');
+  if ((await options.count()) > 0) {
+    const texts = (await options.allTextContents()).map((t) => t.trim());
+    const index = texts.findIndex((t) => (Number(t) === value) === correct);
+    expect(index >= 0, `no ${correct ? 'right' : 'wrong'} option among ${texts}`);
+    await options.nth(index).click();
+  } else {
+    await card.getByLabel('Your answer').fill(String(correct ? value : value + 1));
+  }
+  await card.getByRole('button', { name: 'Check Answer' }).click();
+  await card.locator('.pill').waitFor();
+  const pill = (await card.locator('.pill').textContent()).trim();
+  expect(pill === (correct ? 'Correct' : 'Incorrect'), `the pill says ${pill}`);
+}
+
+async function axe(page, label) {
+  await page.addScriptTag({ content: readFileSync(join(web, 'node_modules/axe-core/axe.min.js'), 'utf8') });
+  const found = await page.evaluate(async () => {
+    // eslint-disable-next-line no-undef
+    const r = await axe.run(document, { resultTypes: ['violations'] });
+    return r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.slice(0, 4).map((n) => n.target.join(' ') + ' ' + (n.any[0]?.message ?? '')) }));
+  });
+  const serious = found.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  if (found.length) console.log(`      axe (${label}):`, JSON.stringify(found));
+  expect(serious.length === 0, `serious accessibility violations on ${label}: ${JSON.stringify(serious)}`);
+}
+
+async function signIn(page, url, studentId, staff = false) {
+  await page.goto(url);
+  await page.getByLabel('Student id').fill(studentId);
+  if (staff) await page.getByLabel(/Staff/).check();
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: '+ New session' }).waitFor();
+}
+
+async function newSession(page, goal) {
+  await page.getByRole('button', { name: '+ New session' }).click();
+  await page.getByLabel(/What do you want to work on/).fill(goal);
+  await page.getByRole('button', { name: 'Start' }).click();
+  await page.locator('.timeline').waitFor();
+}
+
+async function say(page, words) {
+  await page.getByLabel('Message to your tutor').fill(words);
+  await page.getByRole('button', { name: 'Send' }).click();
+  await waitIdle(page);
+}
+
+async function main() {
+  stub = await startStub();
+  server = await startServer(stub.address().port);
+  const { url } = server;
+  context = await chromium.launchPersistentContext(join(work, 'profile'), {
+    executablePath: browserPath,
+    headless: true,
+    args: [
+      '--headless=new', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync', '--no-first-run',
+      '--use-fake-ui-for-media-stream', '--use-fake-device-for-media-stream',
+    ],
+    viewport: { width: 1280, height: 860 },
+  });
+  const page = context.pages()[0] ?? (await context.newPage());
+  const pageErrors = [];
+  page.on('pageerror', (e) => pageErrors.push(e.message));
+  const student = `e2e-${Date.now().toString(36)}`;
+
+  await check('sign in and see the modes the server offers', async () => {
+    await page.goto(url);
+    await shot(page, '00-sign-in');
+    await axe(page, 'sign-in');
+    await signIn(page, url, student);
+    await page.getByRole('button', { name: '+ New session' }).click();
+    const offered = await page.evaluate(async () => {
+      const token = JSON.parse(localStorage.getItem('tutorflow.session')).token;
+      const r = await fetch('/courses', { headers: { authorization: `Bearer ${token}` } });
+      return (await r.json()).courses[0].modes;
+    });
+    const shown = await page.locator('.new-session input[name=ns-mode]').evaluateAll((els) => els.map((e) => e.value));
+    expect(JSON.stringify(shown) === JSON.stringify(offered), `modes shown ${shown}, offered ${offered}`);
+    await page.getByRole('button', { name: '+ New session' }).click();
+  });
+
+  await check('new session, ask, and get a drill', async () => {
+    await newSession(page, 'adding whole numbers');
+    await say(page, 'I want to practise adding whole numbers');
+    for (let i = 0; i < 3 && (await latestCard(page).count()) === 0; i++) {
+      await say(page, 'Can I have a practice question?');
+    }
+    expect(await latestCard(page).locator('text=Check Answer').count() > 0, 'a drill card to answer');
+    await shot(page, '01-drill-card', latestCard(page));
+  });
+
+  await check("wrong answers, then I'm stuck brings a concept card", async () => {
+    let wrong = 0;
+    for (let step = 0; step < 8; step++) {
+      const card = latestCard(page);
+      if ((await card.count()) && (await card.getAttribute('aria-label')) === 'Key idea') break;
+      const open = (await card.count()) && (await card.getByRole('button', { name: 'Check Answer' }).count());
+      if (open && wrong < 2) {
+        await answerDrill(page, card, false);
+        wrong += 1;
+        if (wrong === 1) await shot(page, '02-drill-incorrect', card);
+      } else if (open) {
+        await card.getByRole('button', { name: "I'm stuck" }).click();
+        await waitIdle(page);
+      } else if ((await card.count()) && (await card.getByRole('button', { name: 'Try another' }).count())) {
+        await card.getByRole('button', { name: 'Try another' }).click();
+        await waitIdle(page);
+      } else {
+        await say(page, "I'm stuck");
+      }
+    }
+    const concept = latestCard(page);
+    expect((await concept.getAttribute('aria-label')) === 'Key idea', 'a concept card');
+    expect((await concept.locator('li').count()) <= 3 + 10, 'key ideas listed');
+    await concept.locator('summary').click();
+    await shot(page, '03-concept-card', concept);
+  });
+
+  await check('Try a Drill, right answers, Continue until an exam block', async () => {
+    await latestCard(page).getByRole('button', { name: 'Try a Drill' }).click();
+    await waitIdle(page);
+    for (let step = 0; step < 10; step++) {
+      const card = latestCard(page);
+      if ((await card.getAttribute('aria-label')) === 'Exam question') break;
+      if (await card.getByRole('button', { name: 'Check Answer' }).count()) {
+        await answerDrill(page, card, true);
+        if (step === 0) await shot(page, '04-drill-correct', card);
+        await card.getByRole('button', { name: 'Continue' }).click();
+      } else if (await card.getByRole('button', { name: 'Try a Drill' }).count()) {
+        await card.getByRole('button', { name: 'Try a Drill' }).click();
+      } else if (await card.getByRole('button', { name: 'Continue' }).count()) {
+        await card.getByRole('button', { name: 'Continue' }).click();
+      } else {
+        await say(page, 'Can I have another practice question?');
+      }
+      await waitIdle(page);
+    }
+    const exam = latestCard(page);
+    expect((await exam.getAttribute('aria-label')) === 'Exam question', 'an exam block after two right answers');
+    await shot(page, '05-exam-card', exam);
+  });
+
+  await check('a wrong exam answer locks with a countdown; the memo opens; the panel counts the revisit', async () => {
+    const exam = latestCard(page);
+    const stem = await exam.locator('.stem').textContent();
+    const value = arithmetic(stem);
+    const texts = (await exam.locator('.option').allTextContents()).map((t) => t.trim().replace(/^[A-Z]/, '').trim());
+    const wrong = texts.findIndex((t) => Number(t) !== value);
+    await exam.locator('.option').nth(wrong).click();
+    await exam.getByRole('button', { name: 'Submit' }).click();
+    await exam.locator('.lock').waitFor();
+    const lock = await exam.locator('.lock').textContent();
+    expect(/Available in (23h \d+m|1d 0h)/.test(lock), `countdown: ${lock}`);
+    await exam.getByRole('button', { name: 'View Memo' }).click();
+    await exam.locator('.memo').waitFor();
+    await page.locator('[data-testid=revisit-count]').waitFor();
+    const count = await page.locator('[data-testid=revisit-count]').textContent();
+    expect(Number(count) >= 1, `revisit count ${count}`);
+    await shot(page, '06-exam-locked-memo', exam);
+    await shot(page, '07-workspace');
+    await axe(page, 'workspace with cards');
+  });
+
+  await check('the conversation survives a reload', async () => {
+    await page.reload();
+    await page.locator('.timeline').waitFor();
+    const exam = page.locator('article.card.exam').last();
+    await exam.locator('.memo').waitFor();
+    expect(await exam.locator('.lock').count(), 'the lock countdown is back');
+    const pills = await page.locator('article.card.drill .pill').allTextContents();
+    expect(pills.includes('Incorrect') && pills.includes('Correct'), `drill pills after reload: ${pills}`);
+    const listed = await page.locator('.threads .title').first().textContent();
+    expect(listed.trim() === 'adding whole numbers', `the thread's title: ${listed}`);
+  });
+
+  await check('pass an exam question; the learning path shows the tier', async () => {
+    await latestCard(page).getByRole('button', { name: 'Continue' }).click().catch(() => {});
+    await waitIdle(page);
+    for (let step = 0; step < 12; step++) {
+      const card = latestCard(page);
+      const kind = await card.getAttribute('aria-label');
+      if (kind === 'Exam question' && (await card.getByRole('button', { name: 'Submit' }).count())) {
+        const value = arithmetic(await card.locator('.stem').textContent());
+        const texts = (await card.locator('.option').allTextContents()).map((t) => t.trim().replace(/^[A-Z]/, '').trim());
+        await card.locator('.option').nth(texts.findIndex((t) => Number(t) === value)).click();
+        await card.getByRole('button', { name: 'Submit' }).click();
+        await card.locator('.badge.passed').waitFor();
+        await shot(page, '08-exam-passed', card);
+        break;
+      }
+      if (await card.getByRole('button', { name: 'Check Answer' }).count()) {
+        await answerDrill(page, card, true);
+        await card.getByRole('button', { name: 'Continue' }).click();
+      } else if (await card.getByRole('button', { name: /Continue|Try a Drill/ }).count()) {
+        await card.getByRole('button', { name: /Continue|Try a Drill/ }).first().click();
+      } else {
+        await say(page, 'Can I have another practice question?');
+      }
+      await waitIdle(page);
+    }
+    await page.getByRole('link', { name: 'Learning path →' }).click();
+    await page.locator('svg g.node').first().waitFor();
+    const tiers = await page.locator('svg g.node').evaluateAll((gs) => gs.map((g) => [g.dataset.unit, g.dataset.tier]));
+    expect(tiers.length === 15, `${tiers.length} units drawn`);
+    expect(tiers.some(([, t]) => t === 'bronze'), `a bronze unit: ${JSON.stringify(tiers)}`);
+    expect(await page.locator('svg g.node.focus').count() === 1, 'the focus unit is ringed');
+    await shot(page, '09-learning-path');
+    await axe(page, 'learning path');
+    await page.getByRole('link', { name: /Back to the conversation/ }).click();
+  });
+
+  await check('voice: record, confirm the words and the maths, send', async () => {
+    await page.getByRole('button', { name: 'Record a voice note' }).click();
+    await page.waitForTimeout(700);
+    await page.getByRole('button', { name: 'Stop recording' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.waitFor();
+    expect((await dialog.getByLabel('What we heard').inputValue()) === HEARD, 'the transcript');
+    const latex = await dialog.getByLabel(/Maths we found/).inputValue();
+    expect(latex === 'x^{2} + 3 = 12', `detected LaTeX: ${latex}`);
+    await shot(page, '10-voice-confirm', dialog);
+    await dialog.getByRole('button', { name: 'Send' }).click();
+    await waitIdle(page);
+    const said = await page.locator('.msg.student .bubble').last().textContent();
+    expect(said.includes(HEARD), `sent: ${said}`);
+  });
+
+  await check('an unreachable server shows a retry that sends once', async () => {
+    await page.route('**/turn', (route) => route.abort('connectionrefused'));
+    await page.getByLabel('Message to your tutor').fill('what is 9 + 6?');
+    await page.getByRole('button', { name: 'Send' }).click();
+    const alert = page.locator('.composer .error');
+    await alert.waitFor();
+    expect((await alert.textContent()).includes("Can't reach the tutor"), await alert.textContent());
+    await page.unroute('**/turn');
+    const before = await page.locator('.msg.student').count();
+    await alert.getByRole('button', { name: 'Retry' }).click();
+    await waitIdle(page);
+    expect((await page.locator('.msg.student').count()) === before + 1, 'the retried message arrived once');
+  });
+
+  await check('a phone: sessions behind the menu, progress behind Info', async () => {
+    const phone = await context.newPage();
+    await phone.setViewportSize({ width: 390, height: 844 });
+    await phone.goto(url);
+    await phone.locator('.timeline, .welcome').first().waitFor();
+    expect(!(await phone.locator('.left').isVisible()), 'the sessions are hidden');
+    await phone.getByRole('button', { name: 'Sessions' }).click();
+    await phone.locator('.left .threads a').first().click();
+    await phone.locator('.timeline').waitFor();
+    await shot(phone, '11-phone');
+    await phone.getByRole('button', { name: 'Info' }).click();
+    await phone.locator('.right .focus').waitFor({ state: 'visible' });
+    await shot(phone, '12-phone-info');
+    await phone.close();
+  });
+
+  await check('the debug drawer: only for staff on a debug server', async () => {
+    expect((await page.getByRole('button', { name: 'Debug' }).count()) === 0, 'no drawer for a student');
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await signIn(page, url, 'teacher-1', true);
+    await newSession(page, 'ratios');
+    await say(page, 'what is a ratio?');
+    await page.getByRole('button', { name: 'Debug' }).click();
+    const drawer = page.getByRole('complementary', { name: 'Debug drawer' });
+    await drawer.waitFor();
+    expect((await drawer.locator('tbody tr').count()) > 0, 'top candidate units with scores');
+    await shot(page, '13-debug-drawer');
+  });
+
+  expect(pageErrors.length === 0, `errors in the page: ${pageErrors}`);
+}
+
+try {
+  await main();
+} catch {
+  // reported by check()
+} finally {
+  await context?.close().catch(() => {});
+  server?.child.kill();
+  stub?.close();
+  rmSync(work, { recursive: true, force: true });
+}
+const passed = results.filter((r) => r.ok).length;
+const failed = results.length - passed;
+console.log(`web e2e: ${passed} passed, ${failed} failed`);
+process.exit(failed === 0 && passed > 0 ? 0 : 1);
