@@ -184,4 +184,7 @@ cargo run --quiet --locked --bin tutorflow -- validate .
 step "workflow tests"
 cargo run --quiet --locked --bin tutorflow -- test workflows/tests
 
+step "web page (npm ci, API types, type check, unit tests, build size, Chromium)"
+bash scripts/web-test.sh
+
 printf '\nall checks passed\n'
