@@ -1293,6 +1293,7 @@ fn buckets_are_private_encrypted_and_tls_only() {
     for (bucket, policy) in [
         ("ContentBucket", "ContentBucketPolicy"),
         ("AudioBucket", "AudioBucketPolicy"),
+        ("WebBucket", "WebBucketPolicy"),
     ] {
         let p = stack.eval(&stack.resource(bucket)["Properties"]).unwrap();
         assert_eq!(
@@ -1335,4 +1336,51 @@ fn buckets_are_private_encrypted_and_tls_only() {
         audio["CorsConfiguration"]["CorsRules"][0]["AllowedMethods"],
         json!(["PUT"])
     );
+}
+
+/// The web page: a private bucket read only by its CloudFront distribution,
+/// whose origin the API and the audio bucket accept from browsers.
+#[test]
+fn the_web_page_is_served_privately_and_allowed_by_cors() {
+    let stack = Stack::new(template(), "dev", &samconfig_overrides("dev"));
+    let distribution = stack
+        .eval(&stack.resource("WebDistribution")["Properties"]["DistributionConfig"])
+        .unwrap();
+    assert_eq!(distribution["DefaultRootObject"], "index.html");
+    let origin = &distribution["Origins"][0];
+    assert_eq!(origin["DomainName"], "<WebBucket.RegionalDomainName>");
+    assert_eq!(origin["OriginAccessControlId"], "<WebOriginAccess.Id>");
+    assert_eq!(
+        distribution["DefaultCacheBehavior"]["ViewerProtocolPolicy"],
+        "redirect-to-https"
+    );
+    let policy = stack
+        .eval(&stack.resource("WebBucketPolicy")["Properties"])
+        .unwrap();
+    let reads: Vec<&Json> = policy["PolicyDocument"]["Statement"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["Effect"] == "Allow")
+        .collect();
+    assert_eq!(reads.len(), 1, "only the distribution reads: {policy}");
+    assert_eq!(reads[0]["Principal"]["Service"], "cloudfront.amazonaws.com");
+    assert_eq!(reads[0]["Action"], "s3:GetObject");
+    assert!(
+        reads[0]["Condition"]["StringEquals"]["AWS:SourceArn"]
+            .as_str()
+            .unwrap()
+            .ends_with("distribution/<WebDistribution>")
+    );
+    let site = "https://<WebDistribution.DomainName>";
+    let api = stack
+        .eval(&stack.resource("HttpApi")["Properties"]["CorsConfiguration"])
+        .unwrap();
+    let allowed = strings(&api["AllowOrigins"]);
+    assert!(allowed.contains(&site.to_owned()), "API CORS: {allowed:?}");
+    assert!(allowed.contains(&"http://localhost:3000".to_owned()), "{allowed:?}");
+    let audio = stack
+        .eval(&stack.resource("AudioBucket")["Properties"]["CorsConfiguration"])
+        .unwrap();
+    assert!(strings(&audio["CorsRules"][0]["AllowedOrigins"]).contains(&site.to_owned()));
 }
