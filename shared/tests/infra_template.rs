@@ -1378,7 +1378,10 @@ fn the_web_page_is_served_privately_and_allowed_by_cors() {
         .unwrap();
     let allowed = strings(&api["AllowOrigins"]);
     assert!(allowed.contains(&site.to_owned()), "API CORS: {allowed:?}");
-    assert!(allowed.contains(&"http://localhost:3000".to_owned()), "{allowed:?}");
+    assert!(
+        allowed.contains(&"http://localhost:3000".to_owned()),
+        "{allowed:?}"
+    );
     let audio = stack
         .eval(&stack.resource("AudioBucket")["Properties"]["CorsConfiguration"])
         .unwrap();

@@ -36,10 +36,10 @@ pub(crate) fn event_message(
 }
 
 /// The latest of `messages` whose card `matches`.
-pub(crate) fn card_message<'m>(
-    messages: &'m [TutorMessage],
+pub(crate) fn card_message(
+    messages: &[TutorMessage],
     matches: impl Fn(&TutorCard) -> bool,
-) -> Option<&'m TutorMessage> {
+) -> Option<&TutorMessage> {
     messages
         .iter()
         .rev()
