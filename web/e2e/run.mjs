@@ -282,7 +282,7 @@ async function main() {
     await exam.getByRole('button', { name: 'Submit' }).click();
     await exam.locator('.lock').waitFor();
     const lock = await exam.locator('.lock').textContent();
-    expect(/Available in (23h \d+m|1d 0h)/.test(lock), `countdown: ${lock}`);
+    expect(/Available in (23h \d+m|24h 0m)/.test(lock), `countdown: ${lock}`);
     await exam.getByRole('button', { name: 'View Memo' }).click();
     await exam.locator('.memo').waitFor();
     await page.locator('[data-testid=revisit-count]').waitFor();
@@ -383,6 +383,8 @@ async function main() {
     await shot(phone, '11-phone');
     await phone.getByRole('button', { name: 'Info' }).click();
     await phone.locator('.right .focus').waitFor({ state: 'visible' });
+    // The drawer slides in; photograph it once it has arrived.
+    await phone.waitForFunction(() => getComputedStyle(document.querySelector('.right')).transform === 'none');
     await shot(phone, '12-phone-info');
     await phone.close();
   });

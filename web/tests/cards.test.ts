@@ -156,12 +156,17 @@ describe('ExamCard', () => {
     });
     expect(root.querySelector('.lock')?.textContent).toContain('Locked for now');
     expect(root.querySelector<HTMLInputElement>('input[value=B]')!.checked).toBe(true);
+    expect(root.querySelector('.lock')?.textContent).toContain('Available in 24h 0m');
+    expect(root.querySelector('.option.wrong')?.textContent).toContain('715');
+    expect(root.querySelector('.option.wrong .mark')?.textContent).toBe('✗ your answer');
     button(root, 'Continue')!.click();
     expect(h.onContinue).toHaveBeenCalledWith('locked');
     unmount(mounted!);
     mounted = null;
     const passed = render(ExamCard, { card, now, outcome: { type: 'EXAM', status: 'passed', selectedOption: 'A' }, ...h });
     expect(passed.querySelector('.badge.passed')?.textContent).toBe('Passed');
+    expect(passed.querySelector('.option.right')?.textContent).toContain('85');
+    expect(passed.querySelector('.option.wrong')).toBeNull();
     button(passed, 'Continue')!.click();
     expect(h.onContinue).toHaveBeenLastCalledWith('passed');
   });

@@ -25,7 +25,9 @@ describe('countdowns', () => {
   const later = (s: number) => new Date(now.getTime() + s * 1000);
   it.each([
     [18 * 3600 + 12 * 60, '18h 12m'],
-    [25 * 3600, '1d 1h'],
+    [24 * 3600 - 60, '23h 59m'],
+    [25 * 3600, '25h 0m'],
+    [50 * 3600 + 59 * 60, '2d 2h'],
     [125, '2m'],
     [40, '40s'],
     [-5, '0s'],
@@ -75,8 +77,10 @@ describe('course graph layout', () => {
     expect(b.y).toBe(c.y);
     expect(b.x).toBeLessThan(c.x);
   });
-  it('wraps long titles in two lines', () => {
-    expect(wrap('Whole numbers, adding and subtracting')).toEqual(['Whole numbers, adding', 'and subtracting']);
-    expect(wrap('Inverse operations and working backwards and forwards').length).toBe(2);
+  it('wraps long titles in at most three short lines', () => {
+    expect(wrap('Whole numbers, adding and subtracting')).toEqual(['Whole numbers,', 'adding and', 'subtracting']);
+    expect(wrap('Decimals')).toEqual(['Decimals']);
+    const long = wrap('Inverse operations and working backwards and forwards');
+    expect(long).toEqual(['Inverse', 'operations and', 'working backwards…']);
   });
 });

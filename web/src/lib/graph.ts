@@ -21,7 +21,9 @@ export interface Layout<U extends GraphUnit> {
   height: number;
 }
 
-export const NODE = { w: 168, h: 56, gapX: 20, gapY: 64, pad: 16 };
+// Narrow boxes with three short lines keep a five-wide row near the page's
+// width, so titles stay readable when the picture is scaled to fit.
+export const NODE = { w: 144, h: 70, gapX: 14, gapY: 56, pad: 16, line: 17 };
 
 export function layout<U extends GraphUnit>(units: U[]): Layout<U> {
   const byId = new Map(units.map((u) => [u.unitId, u]));
@@ -67,15 +69,15 @@ export function layout<U extends GraphUnit>(units: U[]): Layout<U> {
   return { nodes, edges, width, height };
 }
 
-/** A title in at most two lines of about `max` characters. */
-export function wrap(title: string, max = 22): string[] {
+/** A title in at most `most` lines of about `max` characters. */
+export function wrap(title: string, max = 17, most = 3): string[] {
   const words = title.split(/\s+/);
   const lines: string[] = [''];
   for (const w of words) {
     const line = lines[lines.length - 1]!;
     if (line && (line + ' ' + w).length > max) {
-      if (lines.length === 2) {
-        lines[1] = `${line}…`;
+      if (lines.length === most) {
+        lines[most - 1] = `${line}…`;
         return lines;
       }
       lines.push(w);

@@ -1,12 +1,13 @@
 // Countdowns such as "Available in 18h 12m".
 
-/** `until` minus `now` as "18h 12m", "12m", "40s" (never negative). */
+/** `until` minus `now` as "18h 12m", "12m", "40s", and "3d 4h" only past
+ * two days, so a day's lock reads "23h 59m" (never negative). */
 export function countdown(until: Date, now: Date): string {
   const seconds = Math.max(0, Math.ceil((until.getTime() - now.getTime()) / 1000));
   const days = Math.floor(seconds / 86400);
-  const hours = Math.floor((seconds % 86400) / 3600);
+  const hours = Math.floor(seconds / 3600);
   const minutes = Math.floor((seconds % 3600) / 60);
-  if (days > 0) return `${days}d ${hours}h`;
+  if (hours >= 48) return `${days}d ${hours % 24}h`;
   if (hours > 0) return `${hours}h ${minutes}m`;
   if (minutes > 0) return `${minutes}m`;
   return `${seconds}s`;
