@@ -27,9 +27,11 @@ npm --prefix web run --silent size
 # Debian's Chromium (Playwright's own browser download is not used).
 CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
 if [[ ! -x "$CHROMIUM" ]]; then
-    if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
-        apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+    as_root=()
+    [[ $(id -u) == 0 ]] || as_root=(sudo -n)
+    if command -v apt-get >/dev/null && "${as_root[@]}" true 2>/dev/null; then
+        "${as_root[@]}" apt-get update -qq
+        "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
     else
         echo "the browser tests need Chromium at $CHROMIUM: sudo apt-get install chromium" >&2
         exit 1
