@@ -93,6 +93,52 @@ pub struct Unit {
     /// BKT parameters of this unit, over the workflow's `mastery.bkt`.
     #[serde(default)]
     pub bkt: Option<BktOverride>,
+    /// The kinds of problem this unit teaches: a message containing such a
+    /// problem ("2x + 3 = 11", "3/4 of 20") is about this unit.
+    #[serde(default)]
+    pub problem_shapes: Vec<ProblemShape>,
+    /// Mistake tags that point to a prerequisite: a drill answer with one
+    /// of these mistakes earns a quick check on that prerequisite (any unit
+    /// this one depends on, however far down).
+    #[serde(default)]
+    pub prerequisite_checks: BTreeMap<String, String>,
+}
+
+/// A kind of problem code can recognise in a message, whatever the words
+/// around it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProblemShape {
+    /// Whole numbers added or subtracted: 47 + 38, 72 - 38.
+    WholeAddSub,
+    /// Whole numbers multiplied or divided: 12 × 3, 144 ÷ 12.
+    WholeMulDiv,
+    /// Negative numbers without arithmetic: which is bigger, -3 or -5?
+    NegativeNumbers,
+    /// Arithmetic with a negative number: -3 + 5, (-3) × (-5).
+    IntegerArithmetic,
+    /// Different operations, brackets or powers together: 2 + 3 × 4.
+    MixedOperations,
+    /// One fraction on its own: simplify 12/18.
+    SingleFraction,
+    /// Fractions added or subtracted: 1/2 + 1/3.
+    FractionAddSub,
+    /// Fractions multiplied or divided: 2/3 × 3/4.
+    FractionMulDiv,
+    /// A fraction of an amount: 3/4 of 20.
+    FractionOfAmount,
+    /// Decimals: 0.3 + 0.45.
+    DecimalArithmetic,
+    /// A percentage: 25% of 80.
+    Percentage,
+    /// A ratio: 3:5.
+    Ratio,
+    /// Letters and numbers without an equals sign: 3x + 2x.
+    Expression,
+    /// An equation solved in one step: x + 7 = 12, 4x = 28.
+    OneStepEquation,
+    /// An equation solved in two steps or more: 2x + 3 = 11.
+    TwoStepEquation,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -1179,6 +1179,7 @@ impl Loader {
         let mut question_ids: BTreeMap<&str, &str> = BTreeMap::new();
         for unit in units {
             self.check_unit(unit, blueprints, &mut question_ids);
+            self.check_prerequisite_checks(unit, c);
         }
         let sets = root.key("problem_sets");
         let mut set_ids = BTreeSet::new();
@@ -1407,6 +1408,49 @@ impl Loader {
         }
         for (i, q) in u.exam.iter().enumerate() {
             self.check_exam_item(doc, &root.key("exam").index(i), q, question_ids);
+        }
+    }
+
+    /// Each mistake tag a unit maps to a prerequisite check is one of its
+    /// own tags, and the unit it points to is one the unit depends on.
+    fn check_prerequisite_checks(&mut self, doc: &Doc<Unit>, course: &CourseFile) {
+        let u = &doc.value;
+        if u.prerequisite_checks.is_empty() {
+            return;
+        }
+        let requires: BTreeMap<&str, &[String]> = course
+            .units
+            .iter()
+            .map(|n| (n.id.as_str(), n.requires.as_slice()))
+            .collect();
+        let mut below: BTreeSet<&str> = BTreeSet::new();
+        let mut stack: Vec<&str> = vec![u.id.as_str()];
+        while let Some(next) = stack.pop() {
+            for p in requires.get(next).copied().unwrap_or_default() {
+                if below.insert(p.as_str()) {
+                    stack.push(p.as_str());
+                }
+            }
+        }
+        let root = YamlPath::root().key("prerequisite_checks");
+        for (tag, prereq) in &u.prerequisite_checks {
+            let at = root.key(tag);
+            if !u.mistake_tags.iter().any(|t| t.id == *tag) {
+                self.at_key(
+                    doc,
+                    &at,
+                    format!("`{tag}` is not one of this unit's mistake_tags"),
+                );
+            } else if !below.contains(prereq.as_str()) {
+                self.at(
+                    doc,
+                    &at,
+                    format!(
+                        "`{prereq}` is not a unit `{}` depends on, so it cannot be checked as its prerequisite",
+                        u.id
+                    ),
+                );
+            }
         }
     }
 

@@ -119,6 +119,31 @@ pub enum BlockerChoice {
     HighestPriority,
 }
 
+/// Which prerequisites below `prereq_min_tier` block the unit that needs them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BlockerEvidence {
+    /// Only a prerequisite with evidence of weakness (or one that leads down
+    /// to such a unit) blocks. A unit never worked on is unknown, not
+    /// missing: the student is taught where they asked, and a prerequisite
+    /// is checked only when a wrong answer points to it.
+    #[default]
+    WeakOnly,
+    /// Every prerequisite below the tier blocks, worked on or not (seed 004).
+    AnyMissing,
+}
+
+/// How the policy places a student: what counts as held, and as weak.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PlacementSettings {
+    /// A unit whose BKT probability reached `mastery.bkt.mastered_at` from
+    /// graded evidence is held, whatever its tier.
+    pub known_by_mastery: bool,
+    /// A unit with graded evidence and a BKT probability below this is weak.
+    pub weak_below: f64,
+}
+
 /// Seed 004 PF-3.2 to PF-3.4 numbers.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -138,6 +163,9 @@ pub struct PolicySettings {
     pub clarify_min_confidence: f64,
     /// A prerequisite is missing until the student holds this tier in it.
     pub prereq_min_tier: MasteryTier,
+    /// Which missing prerequisites block.
+    pub blocker_evidence: BlockerEvidence,
+    pub placement: PlacementSettings,
     /// With no confident mapped unit and a gold focus, move on to the best
     /// unfinished unit in progress or the next unit of the course.
     pub advance_from_mastered: bool,
@@ -231,6 +259,10 @@ pub struct MasterySettings {
     pub silver: TierRule,
     pub gold: TierRule,
     pub bkt: BktParams,
+    /// Asking for help on a practice item before answering it is that
+    /// item's first attempt, and a wrong one (OATutor's BKT): the answer
+    /// that follows is no longer a first attempt.
+    pub hints_as_evidence: bool,
 }
 
 /// A tier is reached when the lower tier is held, the drill streak is at
@@ -552,6 +584,8 @@ impl Default for PolicySettings {
             primary_target_min_confidence: 0.55,
             clarify_min_confidence: 0.25,
             prereq_min_tier: MasteryTier::Bronze,
+            blocker_evidence: BlockerEvidence::WeakOnly,
+            placement: PlacementSettings::default(),
             advance_from_mastered: true,
             units_in_progress_cap: 5,
             candidates: CandidateCaps::default(),
@@ -561,6 +595,15 @@ impl Default for PolicySettings {
             blocker: BlockerChoice::default(),
             constraints: ConstraintSettings::default(),
             exam_lockout_hours: 24.0,
+        }
+    }
+}
+
+impl Default for PlacementSettings {
+    fn default() -> Self {
+        PlacementSettings {
+            known_by_mastery: true,
+            weak_below: 0.5,
         }
     }
 }
@@ -662,6 +705,7 @@ impl Default for MasterySettings {
                 exam_passes: 1,
             },
             bkt: BktParams::default(),
+            hints_as_evidence: false,
         }
     }
 }
@@ -891,6 +935,7 @@ pub(crate) fn unit_interval_fields(w: &Workflow) -> Vec<(&'static [&'static str]
             &["policy", "clarify_min_confidence"],
             p.clarify_min_confidence,
         ),
+        (&["policy", "placement", "weak_below"], p.placement.weak_below),
         (&["mastery", "bkt", "prior"], m.bkt.prior),
         (&["mastery", "bkt", "learn"], m.bkt.learn),
         (&["mastery", "bkt", "guess"], m.bkt.guess),

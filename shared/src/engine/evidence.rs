@@ -13,7 +13,12 @@
 //!   first interaction with the question (viewing its memo counts as one:
 //!   an answer after reading the solution says little);
 //! - any event touches its unit: `lastTouchedAt`, `not_started` →
-//!   `in_progress`, and the unit moves to the front of `unitsInProgress`.
+//!   `in_progress`, and the unit moves to the front of `unitsInProgress`;
+//! - a wrong drill answer whose mistake the unit's `prerequisite_checks`
+//!   trace to a prerequisite the student does not hold asks for a quick
+//!   check on it ([`StudentSnapshot::prereq_check`]); graded evidence on
+//!   that prerequisite answers it, and moving to work that does not need
+//!   it drops it.
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -21,9 +26,10 @@ use serde::{Deserialize, Serialize};
 use crate::content::{Course, Workflow};
 use crate::engine::bkt;
 use crate::engine::mastery_tier::recompute_tier;
-use crate::engine::prereq::is_course_unit;
+use crate::engine::prereq::{Gate, is_course_unit};
 use crate::model::{
-    ExamTier, MasteryTier, RevisitEntry, RevisitReason, StudentSnapshot, TutorPolicy, UnitStatus,
+    ExamTier, MasteryTier, PrereqCheck, RevisitEntry, RevisitReason, StudentSnapshot, TutorPolicy,
+    UnitStatus,
 };
 
 /// What every transition needs besides the snapshot and the event.
@@ -143,8 +149,58 @@ pub fn apply_drill_graded(
         effect.tier_after = recompute_tier(progress, &ctx.workflow.mastery);
     }
     effect.mastery_probability = progress.mastery_probability;
+    if event.first_attempt {
+        if snapshot
+            .prereq_check
+            .as_ref()
+            .is_some_and(|c| c.unit_id == event.unit_id)
+        {
+            snapshot.prereq_check = None;
+        }
+        if let Some(tag) = accepted_tag {
+            raise_prereq_check(snapshot, ctx, &event.unit_id, tag);
+        }
+    }
     settle_in_progress(snapshot, ctx, &event.unit_id);
     Ok(effect)
+}
+
+/// A wrong answer with `tag` on `unit_id`: a quick check on the
+/// prerequisite the unit traces that mistake to, unless it is held.
+fn raise_prereq_check(
+    snapshot: &mut StudentSnapshot,
+    ctx: &TransitionContext<'_>,
+    unit_id: &str,
+    tag: &str,
+) {
+    let Some(prereq) = ctx
+        .course
+        .unit(unit_id)
+        .and_then(|u| u.prerequisite_checks.get(tag))
+    else {
+        return;
+    };
+    if is_course_unit(ctx.course, prereq)
+        && !Gate::new(ctx.course, ctx.workflow).is_held(snapshot, prereq)
+    {
+        snapshot.prereq_check = Some(PrereqCheck {
+            unit_id: prereq.clone(),
+            from_unit_id: unit_id.to_owned(),
+            mistake_tag: tag.to_owned(),
+        });
+    }
+}
+
+/// The student says their last right answer on `unit_id` was a guess: it
+/// no longer counts towards the drill streak (or the right answers). BKT
+/// is left as it is: its guess parameter already allows for lucky answers.
+pub fn retract_guess(snapshot: &mut StudentSnapshot, unit_id: &str) {
+    if let Some(progress) = snapshot.unit_progress.get_mut(unit_id)
+        && progress.drill.streak_correct > 0
+    {
+        progress.drill.streak_correct -= 1;
+        progress.drill.correct = progress.drill.correct.saturating_sub(1);
+    }
 }
 
 /// Seed 004 PF-5.2: touched, `passedByTier` and the revisit queue, BKT on
@@ -255,6 +311,14 @@ pub fn apply_turn(
     ];
     reorder_in_progress(snapshot, ctx, &front);
     snapshot.last_turn_at = Some(ctx.now);
+    // A check only matters for work that needs the prerequisite.
+    if snapshot.prereq_check.as_ref().is_some_and(|c| {
+        !course
+            .ancestors(&policy.primary_target_unit_id)
+            .contains(&c.unit_id)
+    }) {
+        snapshot.prereq_check = None;
+    }
 }
 
 fn check_unit(course: &Course, unit_id: &str) -> Result<(), EvidenceError> {

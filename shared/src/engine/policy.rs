@@ -22,13 +22,25 @@
 //!   moves on to the best-scored unit that is not gold among the units in
 //!   progress and the units that build directly on the focus; otherwise the
 //!   tutor would stay on a finished unit until the student names a new one.
-//! - **Blocker**: a prerequisite of the target below `prereq_min_tier`
-//!   (bronze by default, as the course files say). `policy.blocker` picks
+//! - **Blocker**: a prerequisite of the target that blocks it
+//!   ([`crate::engine::prereq::Gate`]): by default only one with evidence
+//!   of weakness, or one leading down to such a unit (a unit never worked
+//!   on is unknown, not missing); with `blocker_evidence: any_missing`,
+//!   every one below `prereq_min_tier` (seed 004). `policy.blocker` picks
 //!   among several: the first one the unit lists (seed v1) or the one with
-//!   the highest priority score. The blocker's own missing prerequisites are
-//!   followed the same way until a unit that can be started now; that unit
-//!   is `prereqBlockingUnitId` and the focus (seed A2: "focus shifts to the
-//!   prereq"). So the focus never has a missing prerequisite.
+//!   the highest priority score. The chain is followed down until a unit
+//!   that can be started now; that unit is `prereqBlockingUnitId` and the
+//!   focus (seed A2: "focus shifts to the prereq"). So the focus is never
+//!   blocked itself.
+//! - **Prerequisite check**: with nothing blocking, a check a graded
+//!   mistake raised ([`StudentSnapshot::prereq_check`]) on a prerequisite
+//!   of the target becomes the blocker for one quick question: the
+//!   student is placed where they asked, and a prerequisite is probed only
+//!   when a wrong answer points to it.
+//! - **Moving on** when the student asks to (and names nothing): the
+//!   target becomes the unit after the focus — the first unit that builds
+//!   on it, else the next one in the course — unless the focus shows
+//!   weakness, in which case the target stays and the trace says why.
 //! - **Exam readiness** is judged on the focus: its prerequisites held and
 //!   its drill streak at `exam_ready_streak`. The seed also requires "no
 //!   blocker", but the focus *is* the blocker whenever there is one, and a
@@ -61,7 +73,7 @@ use crate::content::{Course, Workflow};
 use crate::engine::bkt;
 use crate::engine::lockout::{ExamReport, LockoutSource, exam_availability};
 use crate::engine::mastery_tier::desired_exam_tier;
-use crate::engine::prereq::{blocker_chain, is_course_unit, missing_prereqs};
+use crate::engine::prereq::{Gate, Standing, is_course_unit};
 use crate::engine::scope::{ScopeInput, candidate_units, scoped_units};
 use crate::engine::score::{self, ScoredUnit, UnitSignals, unit_interval};
 use crate::model::{
@@ -79,6 +91,30 @@ pub struct PolicyInput<'a> {
     pub mapped_units: &'a [MappedUnit],
     pub now: DateTime<Utc>,
     pub turn_id: &'a str,
+    /// What the student asked of the session this turn.
+    pub request: StudentRequest,
+}
+
+/// A request of the student's that changes what to work on.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StudentRequest {
+    #[default]
+    None,
+    /// "Can we move on?": on to the unit after the focus.
+    MoveOn,
+}
+
+/// What became of a request to move on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum MoveOn {
+    /// On to the target, from `from`.
+    Moved { from: String },
+    /// The focus shows weakness: finish it first.
+    NotYet { unit_id: String },
+    /// Nothing comes after the focus that is not finished.
+    NothingAfter { unit_id: String },
 }
 
 /// The policy and how it was reached, for the turn log and the CLI.
@@ -105,6 +141,12 @@ pub struct PolicyTrace {
     pub ambiguous_mapping: bool,
     /// Mapped unit ids that are not units of the course.
     pub ignored_mapped_units: Vec<String>,
+    /// The blocker is a quick check a graded mistake asked for.
+    #[serde(default)]
+    pub prereq_check: bool,
+    /// What became of a request to move on, if the student made one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub move_on: Option<MoveOn>,
 }
 
 /// How the primary target was chosen.
@@ -119,6 +161,8 @@ pub enum TargetReason {
     FocusStandIn { snapshot_focus: String },
     /// The focus was gold and nothing new was named: the tutor moved on.
     AdvancedFromMastered { from: String },
+    /// The student asked to move on.
+    MovedOn { from: String },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -229,6 +273,8 @@ pub fn compute_policy(
             blocker_chain: decision.chain,
             ambiguous_mapping: decision.ambiguous,
             ignored_mapped_units: decision.ignored_mapped,
+            prereq_check: decision.prereq_check,
+            move_on: decision.move_on,
         },
     })
 }
@@ -275,6 +321,8 @@ struct Decision {
     target: String,
     target_reason: TargetReason,
     chain: Vec<String>,
+    prereq_check: bool,
+    move_on: Option<MoveOn>,
     focus: String,
     ambiguous: bool,
     stuck: bool,
@@ -304,7 +352,9 @@ fn decide(input: &PolicyInput<'_>) -> Result<Decision, PolicyError> {
         scored: Vec::new(),
     };
 
+    let gate = Gate::new(course, input.workflow);
     let top = mapped.first();
+    let mut move_on = None;
     let (target, target_reason) = match top {
         Some(m) if m.confidence >= settings.primary_target_min_confidence => (
             m.unit_id.clone(),
@@ -320,25 +370,46 @@ fn decide(input: &PolicyInput<'_>) -> Result<Decision, PolicyError> {
                     snapshot_focus: snapshot.focus_unit_id.clone(),
                 }
             };
-            match advance_from(&mut scorer, snapshot_focus) {
-                Some(next) => (
-                    next,
-                    TargetReason::AdvancedFromMastered {
-                        from: snapshot_focus.to_owned(),
-                    },
-                ),
-                None => (snapshot_focus.to_owned(), stay),
+            let asked = (input.request == StudentRequest::MoveOn)
+                .then(|| move_on_from(input, &gate, snapshot_focus));
+            if let Some((outcome, next)) = asked {
+                move_on = Some(outcome);
+                if let Some(next) = next {
+                    (
+                        next,
+                        TargetReason::MovedOn {
+                            from: snapshot_focus.to_owned(),
+                        },
+                    )
+                } else {
+                    (snapshot_focus.to_owned(), stay)
+                }
+            } else {
+                match advance_from(&mut scorer, snapshot_focus) {
+                    Some(next) => (
+                        next,
+                        TargetReason::AdvancedFromMastered {
+                            from: snapshot_focus.to_owned(),
+                        },
+                    ),
+                    None => (snapshot_focus.to_owned(), stay),
+                }
             }
         }
     };
-    let chain = blocker_chain(
-        course,
-        snapshot,
-        &target,
-        settings.prereq_min_tier,
-        settings.blocker,
-        &mut |unit| scorer.score(unit),
-    );
+    let mut chain = gate.blocker_chain(snapshot, &target, settings.blocker, &mut |unit| {
+        scorer.score(unit)
+    });
+    let mut prereq_check = false;
+    if chain.is_empty()
+        && let Some(check) = &snapshot.prereq_check
+        && is_course_unit(course, &check.unit_id)
+        && course.ancestors(&target).contains(&check.unit_id)
+        && !gate.is_held(snapshot, &check.unit_id)
+    {
+        chain.push(check.unit_id.clone());
+        prereq_check = true;
+    }
     let focus = chain.last().unwrap_or(&target).clone();
     // A weak mapping to the unit already being worked on is no ambiguity.
     let ambiguous = !matches!(target_reason, TargetReason::Mapped { .. })
@@ -369,9 +440,7 @@ fn decide(input: &PolicyInput<'_>) -> Result<Decision, PolicyError> {
         .unit_progress
         .get(&focus)
         .map_or(0, |p| p.drill.streak_correct);
-    let prereqs_held = missing_prereqs(course, snapshot, &focus, settings.prereq_min_tier)
-        .next()
-        .is_none();
+    let prereqs_held = gate.blocking_prereqs(snapshot, &focus).is_empty();
     let exam_ready = prereqs_held && streak >= settings.exam_ready_streak;
 
     Ok(Decision {
@@ -382,6 +451,8 @@ fn decide(input: &PolicyInput<'_>) -> Result<Decision, PolicyError> {
         target,
         target_reason,
         chain,
+        prereq_check,
+        move_on,
         focus,
         ambiguous,
         stuck,
@@ -416,6 +487,38 @@ fn course_mapped_units(course: &Course, mapped: &[MappedUnit]) -> (Vec<MappedUni
             .then_with(|| a.unit_id.cmp(&b.unit_id))
     });
     (kept, ignored)
+}
+
+/// Whether the student may move on from `focus`, and the unit to move on
+/// to when they may.
+fn move_on_from(input: &PolicyInput<'_>, gate: &Gate<'_>, focus: &str) -> (MoveOn, Option<String>) {
+    let unit_id = focus.to_owned();
+    if gate.standing(input.snapshot, focus) == Standing::Weak {
+        return (MoveOn::NotYet { unit_id }, None);
+    }
+    match next_after(input, focus) {
+        Some(next) => (MoveOn::Moved { from: unit_id }, Some(next)),
+        None => (MoveOn::NothingAfter { unit_id }, None),
+    }
+}
+
+/// The unit after `focus`: the first unit that builds on it, else the next
+/// one in the course's order; never a gold unit.
+fn next_after(input: &PolicyInput<'_>, focus: &str) -> Option<String> {
+    let course = input.course;
+    let open = |u: &&str| *u != focus && input.snapshot.tier_of(u) != MasteryTier::Gold;
+    let later = course
+        .order
+        .iter()
+        .map(String::as_str)
+        .skip_while(|u| *u != focus)
+        .skip(1);
+    course
+        .dependents(focus)
+        .into_iter()
+        .chain(later)
+        .find(open)
+        .map(str::to_owned)
 }
 
 /// The unit to move on to from a gold focus, if `advance_from_mastered` is

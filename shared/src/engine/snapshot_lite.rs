@@ -7,7 +7,7 @@
 //!   (see [`crate::engine::evidence::apply_turn`]), with the policy's
 //!   stand-in when it is not a unit of the course.
 //! - `prereqNudge` is what must be learned first: the end of the focus's
-//!   chain of missing prerequisites (the unit the tutor is teaching in its
+//!   chain of blocking prerequisites (the unit the tutor is teaching in its
 //!   place), chosen by the workflow's `policy.blocker` rule; for
 //!   `highest_priority` the scores are computed without this turn's mapping,
 //!   which the summary does not have.
@@ -23,8 +23,8 @@ use chrono::{DateTime, Utc};
 
 use crate::content::{Course, Workflow};
 use crate::engine::lockout::{LockoutSource, LockoutStatus};
-use crate::engine::policy::{PolicyInput, resolve_focus, score_unit};
-use crate::engine::prereq::{blocker_chain, is_course_unit};
+use crate::engine::policy::{PolicyInput, StudentRequest, resolve_focus, score_unit};
+use crate::engine::prereq::{Gate, is_course_unit};
 use crate::model::{
     FocusSummary, MasteryTier, ProgressSummary, RevisitSummary, SnapshotLite, StudentSnapshot,
     UnitRef,
@@ -78,13 +78,12 @@ fn prereq_nudge(
         mapped_units: &[],
         now,
         turn_id: "",
+        request: StudentRequest::None,
     };
     let mut priority = |unit: &str| score_unit(&input, &[], focus, unit).score;
-    let chain = blocker_chain(
-        course,
+    let chain = Gate::new(course, workflow).blocker_chain(
         snapshot,
         focus,
-        settings.prereq_min_tier,
         settings.blocker,
         &mut priority,
     );

@@ -28,7 +28,9 @@ use crate::engine::irt;
 use crate::engine::lifecycle;
 use crate::engine::lockout::{LockoutSource, LockoutStatus};
 use crate::engine::modes::{self, ModeBlock, ModePlan, ModeTurn, Outcome, SessionMode};
-use crate::engine::policy::{PolicyError, PolicyInput, PolicyOutcome, compute_policy};
+use crate::engine::policy::{
+    PolicyError, PolicyInput, PolicyOutcome, StudentRequest, compute_policy,
+};
 use crate::engine::retrieve::CourseIndex;
 use crate::engine::safety::{SafetyGate, SafetyHit, Sanitizer};
 use crate::engine::scaffolding;
@@ -242,6 +244,7 @@ pub fn interpret(
         mapped_units: &mapped_units,
         now,
         turn_id,
+        request: StudentRequest::None,
     })?;
     for q in state.snapshot.revisit_queue.keys() {
         if !exam_questions.contains(q) {
@@ -279,6 +282,7 @@ pub fn plan_interpreted(
             mapped_units: &read.mapped_units,
             now: env.now,
             turn_id: env.turn_id,
+            request: StudentRequest::None,
         },
         env.lockouts,
     )?;

@@ -27,6 +27,22 @@ pub struct StudentSnapshot {
     /// The LLM's reading of the previous turn (never confusion tags).
     pub last_turn_analysis: Option<TurnAnalysis>,
     pub last_turn_at: Option<DateTime<Utc>>,
+    /// A prerequisite a wrong answer pointed to, to check with one quick
+    /// question before going on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prereq_check: Option<PrereqCheck>,
+}
+
+/// A quick check on a prerequisite, raised by a graded mistake that the
+/// unit's content says comes from that prerequisite.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PrereqCheck {
+    /// The prerequisite to check.
+    pub unit_id: String,
+    /// The unit whose answer showed the mistake.
+    pub from_unit_id: String,
+    pub mistake_tag: String,
 }
 
 impl StudentSnapshot {
@@ -42,6 +58,7 @@ impl StudentSnapshot {
             revisit_queue: BTreeMap::new(),
             last_turn_analysis: None,
             last_turn_at: None,
+            prereq_check: None,
         }
     }
 
