@@ -1,0 +1,803 @@
+//! The mathematics in a student's message, read the way students write it:
+//! the runs of it between the words ("How do I solve 2x+3=11?" holds
+//! `2x+3=11`), what kind of problem each run is ([`ProblemShape`]), a
+//! problem the student brings to be worked out ("what is 47 + 38?"), and a
+//! worked claim to check ("72 - 38 = 46"). Pure text work: no course, no
+//! state.
+
+use crate::content::course::ProblemShape;
+use crate::engine::math::{self, Number, ParseOptions, Value};
+
+/// One piece of a run of mathematics.
+#[derive(Debug, Clone, PartialEq)]
+enum Piece {
+    /// A number as written; `decimal` when it has a decimal point.
+    Num { text: String, decimal: bool },
+    /// A fraction written `a/b` with no spaces.
+    Frac(String),
+    Var(char),
+    /// `+ - * ÷ / ^ = : ( ) %`; `/` only when spaced (`144 / 12`).
+    Op(char),
+    /// "of", between a fraction or percentage and an amount.
+    Of,
+}
+
+/// A run of mathematics found in a message.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MathRun {
+    pieces: Vec<Piece>,
+}
+
+impl MathRun {
+    /// The run written out compactly: `2x+3=11`, `3/4*20` (with `of` as `*`).
+    pub fn compact(&self) -> String {
+        self.pieces
+            .iter()
+            .map(|p| match p {
+                Piece::Num { text, .. } | Piece::Frac(text) => text.clone(),
+                Piece::Var(v) => v.to_string(),
+                Piece::Op('÷') => "/".to_owned(),
+                Piece::Op(c) => c.to_string(),
+                Piece::Of => "*".to_owned(),
+            })
+            .collect()
+    }
+
+    /// The run as a reader would write it: `72 - 38 = 46`, `3/4 of 20`.
+    pub fn display(&self) -> String {
+        let mut out = String::new();
+        for (i, p) in self.pieces.iter().enumerate() {
+            let prev = i.checked_sub(1).map(|j| &self.pieces[j]);
+            let text = match p {
+                Piece::Num { text, .. } | Piece::Frac(text) => text.clone(),
+                Piece::Var(v) => v.to_string(),
+                Piece::Op('*') => "×".to_owned(),
+                Piece::Op(c) => c.to_string(),
+                Piece::Of => "of".to_owned(),
+            };
+            let glued = match (prev, p) {
+                (None, _) => true,
+                (Some(Piece::Num { .. }), Piece::Var(_)) => true,
+                (Some(Piece::Op('(')), _) | (_, Piece::Op(')' | '%' | '^')) => true,
+                (Some(Piece::Op('^')), _) => true,
+                (Some(Piece::Op('-')), Piece::Num { .. }) if self.is_sign(i - 1) => true,
+                (Some(Piece::Num { .. } | Piece::Var(_) | Piece::Op(')')), Piece::Op('(')) => true,
+                _ => false,
+            };
+            if !glued {
+                out.push(' ');
+            }
+            out.push_str(&text);
+        }
+        out
+    }
+
+    /// Whether the `-` at `i` is a sign (at the start or after an operator).
+    fn is_sign(&self, i: usize) -> bool {
+        self.pieces[i] == Piece::Op('-')
+            && (i == 0
+                || matches!(
+                    self.pieces[i - 1],
+                    Piece::Op('+' | '-' | '*' | '÷' | '/' | '=' | '(' | '^')
+                ))
+    }
+
+    fn has_decimal(&self) -> bool {
+        self.pieces
+            .iter()
+            .any(|p| matches!(p, Piece::Num { decimal: true, .. }))
+    }
+
+    fn has_var(&self) -> bool {
+        self.pieces.iter().any(|p| matches!(p, Piece::Var(_)))
+    }
+
+    fn has_op(&self, op: char) -> bool {
+        self.pieces.contains(&Piece::Op(op))
+    }
+
+    /// The run's pieces before and after its one `=`, if it has exactly one.
+    fn sides(&self) -> Option<(&[Piece], &[Piece])> {
+        let at: Vec<usize> = self
+            .pieces
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| **p == Piece::Op('='))
+            .map(|(i, _)| i)
+            .collect();
+        match at[..] {
+            [i] if i > 0 && i + 1 < self.pieces.len() => {
+                Some((&self.pieces[..i], &self.pieces[i + 1..]))
+            }
+            _ => None,
+        }
+    }
+
+    /// What kind of problem the run is, if any: a lone number is none, nor
+    /// is a bare answer like `x = 4`.
+    pub fn shape(&self) -> Option<ProblemShape> {
+        if self.has_var() {
+            return match self.sides() {
+                Some((left, right)) => equation_shape(left, right),
+                None if self.has_op('=') => None,
+                None => Some(ProblemShape::Expression),
+            };
+        }
+        let pieces = match self.sides() {
+            Some((left, _)) => left,
+            None => &self.pieces[..],
+        };
+        arithmetic_shape(pieces)
+    }
+}
+
+fn is_value(p: &Piece) -> bool {
+    matches!(p, Piece::Num { .. } | Piece::Frac(_) | Piece::Var(_))
+}
+
+fn arithmetic_shape(pieces: &[Piece]) -> Option<ProblemShape> {
+    let count = |f: &dyn Fn(&Piece) -> bool| pieces.iter().filter(|p| f(p)).count();
+    let values = count(&|p| matches!(p, Piece::Num { .. } | Piece::Frac(_)));
+    let fractions = count(&|p| matches!(p, Piece::Frac(_)));
+    let has = |c: char| pieces.contains(&Piece::Op(c));
+    if has('%') {
+        return Some(ProblemShape::Percentage);
+    }
+    if has(':') {
+        return (values >= 2).then_some(ProblemShape::Ratio);
+    }
+    if fractions > 0 && pieces.contains(&Piece::Of) {
+        return Some(ProblemShape::FractionOfAmount);
+    }
+    let add_sub = pieces
+        .iter()
+        .enumerate()
+        .any(|(i, p)| matches!(p, Piece::Op('+' | '-')) && i > 0 && !signs(pieces, i));
+    let mul_div = has('*') || has('÷') || has('/');
+    if fractions > 0 {
+        return Some(if values == 1 {
+            ProblemShape::SingleFraction
+        } else if mul_div {
+            ProblemShape::FractionMulDiv
+        } else {
+            ProblemShape::FractionAddSub
+        });
+    }
+    if values < 2 {
+        let negative = (0..pieces.len()).any(|i| signs(pieces, i));
+        return (negative && values == 1).then_some(ProblemShape::NegativeNumbers);
+    }
+    if pieces
+        .iter()
+        .any(|p| matches!(p, Piece::Num { decimal: true, .. }))
+    {
+        return Some(ProblemShape::DecimalArithmetic);
+    }
+    if (0..pieces.len()).any(|i| signs(pieces, i)) {
+        return Some(ProblemShape::IntegerArithmetic);
+    }
+    if has('(') || has('^') || (add_sub && mul_div) {
+        return Some(ProblemShape::MixedOperations);
+    }
+    if mul_div {
+        Some(ProblemShape::WholeMulDiv)
+    } else if add_sub {
+        Some(ProblemShape::WholeAddSub)
+    } else {
+        None
+    }
+}
+
+/// Whether the `-` at `i` of `pieces` is the sign of a number.
+fn signs(pieces: &[Piece], i: usize) -> bool {
+    pieces[i] == Piece::Op('-')
+        && pieces.get(i + 1).is_some_and(is_value)
+        && (i == 0 || matches!(pieces[i - 1], Piece::Op('+' | '-' | '*' | '÷' | '/' | '(' | '=')))
+}
+
+/// One step or two: how many operations stand between the unknown and
+/// the number on the other side.
+fn equation_shape(left: &[Piece], right: &[Piece]) -> Option<ProblemShape> {
+    let holds_var = |side: &[Piece]| side.iter().any(|p| matches!(p, Piece::Var(_)));
+    let (with_var, without) = match (holds_var(left), holds_var(right)) {
+        (true, true) => return Some(ProblemShape::TwoStepEquation),
+        (true, false) => (left, right),
+        (false, true) => (right, left),
+        (false, false) => return None,
+    };
+    if with_var.len() == 1 && without.len() == 1 {
+        // `x = 4` is an answer, not a problem.
+        return None;
+    }
+    // Each number beside the unknown is one operation to undo (2x + 3:
+    // a coefficient and a term); a bracket always needs two.
+    let steps = with_var
+        .iter()
+        .filter(|p| matches!(p, Piece::Num { .. } | Piece::Frac(_)))
+        .count();
+    let bracket = with_var
+        .windows(2)
+        .any(|w| matches!(w, [Piece::Num { .. }, Piece::Op('(')]));
+    match steps {
+        0 => None,
+        1 if !bracket => Some(ProblemShape::OneStepEquation),
+        _ => Some(ProblemShape::TwoStepEquation),
+    }
+}
+
+/// The runs of mathematics in `message`, in order.
+pub fn math_runs(message: &str) -> Vec<MathRun> {
+    let text = prepared(message);
+    let chars: Vec<char> = text.chars().collect();
+    let mut runs = Vec::new();
+    let mut current: Vec<Piece> = Vec::new();
+    let mut i = 0;
+    let end = |current: &mut Vec<Piece>, runs: &mut Vec<MathRun>| {
+        trim_run(current);
+        let lone_fraction = matches!(current[..], [Piece::Frac(_)]);
+        if current.iter().any(is_value) && (current.len() > 1 || lone_fraction) {
+            runs.push(MathRun {
+                pieces: std::mem::take(current),
+            });
+        }
+        current.clear();
+    };
+    while i < chars.len() {
+        let c = chars[i];
+        if c.is_ascii_digit() || (c == '.' && chars.get(i + 1).is_some_and(char::is_ascii_digit)) {
+            let start = i;
+            while i < chars.len()
+                && (chars[i].is_ascii_digit()
+                    || (matches!(chars[i], '.' | ',')
+                        && chars.get(i + 1).is_some_and(char::is_ascii_digit)
+                        && (chars[i] == '.' || thousands(&chars, i))))
+            {
+                i += 1;
+            }
+            let number: String = chars[start..i].iter().filter(|c| **c != ',').collect();
+            // `3/4` with no spaces is a fraction; `144 / 12` a division.
+            if chars.get(i) == Some(&'/') && chars.get(i + 1).is_some_and(char::is_ascii_digit) {
+                let den_start = i + 1;
+                let mut j = den_start;
+                while j < chars.len() && chars[j].is_ascii_digit() {
+                    j += 1;
+                }
+                let den: String = chars[den_start..j].iter().collect();
+                if !number.contains('.') {
+                    current.push(Piece::Frac(format!("{number}/{den}")));
+                    i = j;
+                    continue;
+                }
+            }
+            current.push(Piece::Num {
+                decimal: number.contains('.'),
+                text: number,
+            });
+            continue;
+        }
+        if c.is_alphabetic() {
+            let start = i;
+            while i < chars.len() && chars[i].is_alphabetic() {
+                i += 1;
+            }
+            let word: String = chars[start..i].iter().collect();
+            let before = chars[..start].iter().rev().find(|c| **c != ' ').copied();
+            let after = chars[i..].iter().find(|c| **c != ' ').copied();
+            let attached = start > 0 && chars[start - 1].is_ascii_digit();
+            let operator_near = |c: Option<char>| c.is_some_and(|c| "+-*/÷=^()".contains(c));
+            match word.as_str() {
+                "of" if current
+                    .last()
+                    .is_some_and(|p| matches!(p, Piece::Frac(_) | Piece::Op('%')))
+                    && after.is_some_and(|c| c.is_ascii_digit()) =>
+                {
+                    current.push(Piece::Of);
+                }
+                _ if word.chars().count() == 1
+                    && (attached || operator_near(after) || operator_near(before)) =>
+                {
+                    current.push(Piece::Var(word.chars().next().unwrap_or('x')));
+                }
+                _ => end(&mut current, &mut runs),
+            }
+            continue;
+        }
+        match c {
+            '+' | '-' | '*' | '÷' | '/' | '=' | ':' | '(' | ')' | '%' | '^' => {
+                // A colon only joins numbers (3:5); elsewhere it ends a sentence.
+                let ratio = c == ':'
+                    && current.last().is_some_and(is_value)
+                    && chars.get(i + 1).is_some_and(char::is_ascii_digit);
+                if c == ':' && !ratio {
+                    end(&mut current, &mut runs);
+                } else {
+                    current.push(Piece::Op(c));
+                }
+            }
+            ' ' => {}
+            _ => end(&mut current, &mut runs),
+        }
+        i += 1;
+    }
+    end(&mut current, &mut runs);
+    runs
+}
+
+/// Whether the comma at `i` separates thousands (`1,250`): three digits follow.
+fn thousands(chars: &[char], i: usize) -> bool {
+    (1..=3).all(|k| chars.get(i + k).is_some_and(char::is_ascii_digit))
+        && !chars.get(i + 4).is_some_and(char::is_ascii_digit)
+}
+
+/// Drops operators a run cannot end or start with (a trailing `=`, a `)`
+/// with no partner at the start).
+fn trim_run(pieces: &mut Vec<Piece>) {
+    while pieces
+        .last()
+        .is_some_and(|p| matches!(p, Piece::Op('+' | '*' | '÷' | '/' | '=' | '(' | '^')) || *p == Piece::Of)
+    {
+        pieces.pop();
+    }
+    while pieces
+        .first()
+        .is_some_and(|p| matches!(p, Piece::Op('+' | '*' | '÷' | '/' | '=' | ')' | '^' | '%')) || *p == Piece::Of)
+    {
+        pieces.remove(0);
+    }
+}
+
+/// Lower case, one kind of minus and times, and the operator words
+/// students use between numbers (`3 times 4`, `20 percent of 50`).
+fn prepared(message: &str) -> String {
+    let mut text: String = message
+        .to_lowercase()
+        .chars()
+        .map(|c| match c {
+            '−' | '–' | '—' => '-',
+            '×' | '·' | '⋅' | '∙' => '*',
+            '\u{2044}' | '∕' => '/',
+            '?' | '!' | ';' | '"' | '“' | '”' => ' ',
+            _ => c,
+        })
+        .collect();
+    for (word, op) in [
+        (" multiplied by ", " * "),
+        (" times ", " * "),
+        (" divided by ", " ÷ "),
+        (" plus ", " + "),
+        (" minus ", " - "),
+        (" per cent", "%"),
+        (" percent", "%"),
+        (" equals ", " = "),
+    ] {
+        text = between_numbers(&text, word, op);
+    }
+    times_sign(&text)
+}
+
+/// Replaces `word` with `op` where a number stands right before it.
+fn between_numbers(text: &str, word: &str, op: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(word) {
+        let before = &rest[..at];
+        out.push_str(before);
+        let after_number = before
+            .trim_end()
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_ascii_digit() || c == ')' || c == '%');
+        out.push_str(if after_number { op } else { word });
+        rest = &rest[at + word.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// An `x` between two numbers is a times sign: `12 x 3`, `12x3`.
+fn times_sign(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    for (i, &c) in chars.iter().enumerate() {
+        if c == 'x' {
+            let before = chars[..i].iter().rev().find(|c| **c != ' ');
+            let after = chars[i + 1..].iter().find(|c| **c != ' ');
+            let word_before = i > 0 && chars[i - 1].is_alphabetic();
+            let word_after = chars.get(i + 1).is_some_and(|c| c.is_alphabetic());
+            if !word_before
+                && !word_after
+                && before.is_some_and(|c| c.is_ascii_digit() || *c == ')')
+                && after.is_some_and(|c| c.is_ascii_digit() || *c == '(')
+                && chars.get(i + 1) != Some(&'(')
+            {
+                out.push('*');
+                continue;
+            }
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The kinds of problem in `message`, each once, in order of appearance.
+pub fn shapes(message: &str) -> Vec<ProblemShape> {
+    let mut out = Vec::new();
+    for run in math_runs(message) {
+        if let Some(shape) = run.shape()
+            && !out.contains(&shape)
+        {
+            out.push(shape);
+        }
+    }
+    out
+}
+
+/// A problem the student wrote, worked out by code.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StudentProblem {
+    /// The problem as the tutor will repeat it: `47 + 38`, `2x + 3 = 11`.
+    pub text: String,
+    /// The answer: a number (`85`, `5/6`) or the solution (`x = 4`).
+    pub answer: String,
+    /// Whether `answer` is an equation's solution.
+    pub solves_for: Option<char>,
+}
+
+/// The first problem in `message` that code can work out: arithmetic with
+/// at least one operation, or a linear equation in one unknown.
+pub fn student_problem(message: &str) -> Option<StudentProblem> {
+    math_runs(message)
+        .into_iter()
+        .filter(|r| r.shape().is_some())
+        .find_map(|run| work_out(&run))
+}
+
+fn work_out(run: &MathRun) -> Option<StudentProblem> {
+    if run.has_var() {
+        let (variable, value) = solve_linear(run)?;
+        return Some(StudentProblem {
+            text: run.display(),
+            answer: format!("{variable} = {value}"),
+            solves_for: Some(variable),
+        });
+    }
+    let operates = run
+        .pieces
+        .iter()
+        .any(|p| matches!(p, Piece::Op(c) if *c != '(' && *c != ')') || *p == Piece::Of);
+    if run.has_op('=') || !operates {
+        return None;
+    }
+    let value = evaluate(&run.compact(), run.has_decimal())?;
+    Some(StudentProblem {
+        text: run.display(),
+        answer: value,
+        solves_for: None,
+    })
+}
+
+/// The value of an arithmetic expression in the student grammar, written
+/// exactly: a whole number, else a decimal when the problem has decimals
+/// and the value ends, else a fraction (`5/6`).
+fn evaluate(expression: &str, decimals: bool) -> Option<String> {
+    value_of(expression).map(|n| number_text(n, decimals))
+}
+
+fn number_text(n: Number, decimals: bool) -> String {
+    let ends = |d: i128| {
+        let mut d = d;
+        for p in [2, 5] {
+            while d % p == 0 {
+                d /= p;
+            }
+        }
+        d == 1
+    };
+    match n.exact() {
+        Some(r) if r.is_integer() => r.numer().to_string(),
+        Some(r) if decimals && ends(r.denom()) => {
+            let text = format!("{:.6}", r.to_f64());
+            text.trim_end_matches('0').trim_end_matches('.').to_owned()
+        }
+        Some(r) => format!("{}/{}", r.numer(), r.denom()),
+        None => format!("{}", n.to_f64()),
+    }
+}
+
+/// The solution of a linear equation in one unknown, found from the
+/// equation's value at two points and checked by substituting it back.
+fn solve_linear(run: &MathRun) -> Option<(char, String)> {
+    let variables: Vec<char> = run
+        .pieces
+        .iter()
+        .filter_map(|p| match p {
+            Piece::Var(v) => Some(*v),
+            _ => None,
+        })
+        .collect();
+    let variable = *variables.first()?;
+    if variables.iter().any(|v| *v != variable) {
+        return None;
+    }
+    let (left, right) = run.sides()?;
+    let side = |pieces: &[Piece]| MathRun {
+        pieces: pieces.to_vec(),
+    };
+    let difference = format!("({}) - ({})", side(left).compact(), side(right).compact());
+    let expr = math::parse(&difference, ParseOptions::student()).ok()?;
+    let name = variable.to_string();
+    let at = |x: Number| -> Option<Number> {
+        let value = math::evaluate(&expr, &|v| (v == name).then_some(x)).ok()?;
+        match value {
+            Value::Num(n) => Some(n),
+            Value::Bool(_) => None,
+        }
+    };
+    let f0 = at(Number::int(0))?;
+    let f1 = at(Number::int(1))?;
+    let slope = f1.checked_sub(f0).ok()?;
+    let root = Number::int(0).checked_sub(f0).ok()?.checked_div(slope).ok()?;
+    // Linear only: the value at 2 is on the same line, and the root solves it.
+    let on_line = f0.checked_add(slope.checked_mul(Number::int(2)).ok()?).ok()?;
+    if !at(Number::int(2))?.approx_eq(on_line) || !at(root)?.approx_eq(Number::int(0)) {
+        return None;
+    }
+    Some((variable, number_text(root, run.has_decimal())))
+}
+
+/// A worked claim of the student's, checked by code.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Claim {
+    /// What was worked out: `72 - 38`, or the equation `2x + 3 = 11`.
+    pub problem: StudentProblem,
+    /// What the student says it comes to: `46`, or `x = 4`.
+    pub claimed: String,
+    pub correct: bool,
+    /// The likely slip behind a wrong claim, when code can tell.
+    pub mistake: Option<ClaimMistake>,
+}
+
+/// A slip code can recognise in a wrong worked claim.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClaimMistake {
+    /// Added where the problem subtracts, or the other way round.
+    SwappedAddSubtract,
+    /// Added where the problem multiplies.
+    AddedInsteadOfMultiplying,
+    /// Took the smaller digit from the larger in a column instead of borrowing.
+    NoBorrowing,
+    /// Dropped the carried ten.
+    NoCarrying,
+    /// Added the numerators and the denominators.
+    AddedAcross,
+    /// One column (a power of ten) out.
+    OneColumnOut,
+    /// Near the right value.
+    Close,
+}
+
+/// A claim in `message`: an arithmetic `a op b = c`, or an equation with a
+/// proposed solution (`2x + 3 = 11`, `x = 4`).
+pub fn claim(message: &str) -> Option<Claim> {
+    let runs = math_runs(message);
+    for run in &runs {
+        if run.has_var() {
+            continue;
+        }
+        let Some((left, right)) = run.sides() else {
+            continue;
+        };
+        let lhs = MathRun {
+            pieces: left.to_vec(),
+        };
+        let rhs = MathRun {
+            pieces: right.to_vec(),
+        };
+        // The worked side has an operation, the answer side is one value.
+        let answer_side = right.len() == 1 || (right.len() == 2 && right[0] == Piece::Op('-'));
+        if lhs.shape().is_none() || !answer_side {
+            continue;
+        }
+        let Some(problem) = work_out(&lhs) else {
+            continue;
+        };
+        let claimed = rhs.compact();
+        let correct = same_value(&problem.answer, &claimed);
+        let mistake = if correct {
+            None
+        } else {
+            diagnose(&lhs, &problem.answer, &claimed)
+        };
+        return Some(Claim {
+            problem,
+            claimed: rhs.display(),
+            correct,
+            mistake,
+        });
+    }
+    // An equation, then `x = value` as its proposed solution.
+    let equation = runs
+        .iter()
+        .find(|r| matches!(r.shape(), Some(ProblemShape::OneStepEquation | ProblemShape::TwoStepEquation)))?;
+    let proposal = runs.iter().find(|r| {
+        r.has_var() && r.pieces.len() >= 3 && r.shape().is_none() && r.sides().is_some()
+    })?;
+    let problem = work_out(equation)?;
+    let (_, value) = proposal.sides()?;
+    let claimed_value = MathRun {
+        pieces: value.to_vec(),
+    }
+    .compact();
+    let solution = problem.answer.split('=').nth(1)?.trim().to_owned();
+    Some(Claim {
+        correct: same_value(&solution, &claimed_value),
+        claimed: proposal.display(),
+        problem,
+        mistake: None,
+    })
+}
+
+fn value_of(text: &str) -> Option<Number> {
+    let expr = math::parse(text, ParseOptions::student()).ok()?;
+    match math::evaluate(&expr, &|_| None).ok()? {
+        Value::Num(n) => Some(n),
+        Value::Bool(_) => None,
+    }
+}
+
+fn same_value(a: &str, b: &str) -> bool {
+    match (value_of(a), value_of(b)) {
+        (Some(x), Some(y)) => x.approx_eq(y),
+        _ => false,
+    }
+}
+
+/// The slip behind `claimed` for the two-operand problem `lhs`, if one of
+/// the common ones explains it.
+fn diagnose(lhs: &MathRun, answer: &str, claimed: &str) -> Option<ClaimMistake> {
+    let claimed_value = value_of(claimed)?;
+    let matches = |expression: String| value_of(&expression).is_some_and(|v| v.approx_eq(claimed_value));
+    if let [a, Piece::Op(op), b] = &lhs.pieces[..] {
+        let (a_text, b_text) = (piece_text(a)?, piece_text(b)?);
+        match (a, op, b) {
+            (Piece::Frac(x), '+', Piece::Frac(y)) => {
+                let (n1, d1) = x.split_once('/')?;
+                let (n2, d2) = y.split_once('/')?;
+                let across = format!(
+                    "({n1}+{n2})/({d1}+{d2})"
+                );
+                if matches(across) {
+                    return Some(ClaimMistake::AddedAcross);
+                }
+            }
+            (Piece::Num { decimal: false, .. }, '-', Piece::Num { decimal: false, .. }) => {
+                if matches(format!("{a_text}+{b_text}")) {
+                    return Some(ClaimMistake::SwappedAddSubtract);
+                }
+                if let Some(v) = columnwise(&a_text, &b_text, |x, y| x.abs_diff(y))
+                    && matches(v.to_string())
+                {
+                    return Some(ClaimMistake::NoBorrowing);
+                }
+            }
+            (Piece::Num { decimal: false, .. }, '+', Piece::Num { decimal: false, .. }) => {
+                if matches(format!("{a_text}-{b_text}")) || matches(format!("{b_text}-{a_text}")) {
+                    return Some(ClaimMistake::SwappedAddSubtract);
+                }
+                if let Some(v) = columnwise(&a_text, &b_text, |x, y| (x + y) % 10)
+                    && matches(v.to_string())
+                {
+                    return Some(ClaimMistake::NoCarrying);
+                }
+            }
+            (_, '*', _) if matches(format!("{a_text}+{b_text}")) => {
+                return Some(ClaimMistake::AddedInsteadOfMultiplying);
+            }
+            _ => {}
+        }
+    }
+    let right = value_of(answer)?;
+    let gap = claimed_value.checked_sub(right).ok()?.to_f64().abs();
+    if [1.0, 10.0, 100.0, 1000.0].contains(&gap) && right.to_f64().abs() >= 10.0 {
+        return Some(ClaimMistake::OneColumnOut);
+    }
+    let scale = right.to_f64().abs().max(1.0);
+    (gap <= 0.2 * scale).then_some(ClaimMistake::Close)
+}
+
+fn piece_text(p: &Piece) -> Option<String> {
+    match p {
+        Piece::Num { text, .. } | Piece::Frac(text) => Some(text.clone()),
+        _ => None,
+    }
+}
+
+/// Column by column on two whole numbers, right-aligned, with `digit`
+/// combining each pair (no carries or borrows between columns).
+fn columnwise(a: &str, b: &str, digit: impl Fn(u32, u32) -> u32) -> Option<u64> {
+    let width = a.len().max(b.len());
+    let pad = |s: &str| format!("{s:0>width$}");
+    let (a, b) = (pad(a), pad(b));
+    let mut out = String::new();
+    for (x, y) in a.chars().zip(b.chars()) {
+        out.push(char::from_digit(digit(x.to_digit(10)?, y.to_digit(10)?), 10)?);
+    }
+    out.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ProblemShape::*;
+
+    fn shape(message: &str) -> Option<ProblemShape> {
+        shapes(message).first().copied()
+    }
+
+    #[test]
+    fn shapes_of_what_students_write() {
+        let cases: &[(&str, Option<ProblemShape>)] = &[
+            ("How do I solve equations like 2x + 3 = 11?", Some(TwoStepEquation)),
+            ("2x+3=11", Some(TwoStepEquation)),
+            ("solve x/2 + 1 = 6", Some(TwoStepEquation)),
+            ("3(x + 2) = 21", Some(TwoStepEquation)),
+            ("11x = 132", Some(OneStepEquation)),
+            ("x + 7 = 12", Some(OneStepEquation)),
+            ("what's 3/4 of 20", Some(FractionOfAmount)),
+            ("what is 1/2 + 1/3", Some(FractionAddSub)),
+            ("2/3 × 3/4", Some(FractionMulDiv)),
+            ("simplify 12/18", Some(SingleFraction)),
+            ("what is 25% of 80?", Some(Percentage)),
+            ("20 percent of 50", Some(Percentage)),
+            ("share 60 in the ratio 2:3", Some(Ratio)),
+            ("0.3 + 0.45", Some(DecimalArithmetic)),
+            ("-3 + 5", Some(IntegerArithmetic)),
+            ("what is (-3) x (-5)", Some(IntegerArithmetic)),
+            ("2 + 3 × 4", Some(MixedOperations)),
+            ("12 x 3", Some(WholeMulDiv)),
+            ("144 ÷ 12", Some(WholeMulDiv)),
+            ("what is 47 + 38?", Some(WholeAddSub)),
+            ("check my answer: 72 - 38 = 46", Some(WholeAddSub)),
+            ("simplify 3x + 2x", Some(Expression)),
+            ("is -3 bigger than -5", Some(NegativeNumbers)),
+            ("x = 4", None),
+            ("I am 12", None),
+            ("what is a ratio?", None),
+            ("did u watch the football", None),
+        ];
+        for (message, expected) in cases {
+            assert_eq!(shape(message), *expected, "{message}");
+        }
+    }
+
+    #[test]
+    fn a_problem_is_worked_out() {
+        let p = student_problem("what is 47 + 38?").unwrap();
+        assert_eq!((p.text.as_str(), p.answer.as_str()), ("47 + 38", "85"));
+        assert_eq!(student_problem("what is 1/2 + 1/3").unwrap().answer, "5/6");
+        assert_eq!(student_problem("what's 3/4 of 20").unwrap().answer, "15");
+        assert_eq!(student_problem("25% of 80").unwrap().answer, "20");
+        let eq = student_problem("How do I solve 2x + 3 = 11?").unwrap();
+        assert_eq!((eq.text.as_str(), eq.answer.as_str()), ("2x + 3 = 11", "x = 4"));
+        assert_eq!(student_problem("what is a ratio?"), None);
+        assert_eq!(student_problem("x^2 = 9"), None, "not linear");
+    }
+
+    #[test]
+    fn claims_are_checked_and_slips_named() {
+        let c = claim("can you check my answer? 72 - 38 = 46").unwrap();
+        assert!(!c.correct);
+        assert_eq!(c.problem.answer, "34");
+        assert_eq!(c.mistake, Some(ClaimMistake::NoBorrowing));
+        let c = claim("is this right? 47 + 38 = 85").unwrap();
+        assert!(c.correct);
+        assert_eq!(claim("47 + 38 = 75").unwrap().mistake, Some(ClaimMistake::NoCarrying));
+        assert_eq!(claim("72 - 38 = 110").unwrap().mistake, Some(ClaimMistake::SwappedAddSubtract));
+        assert_eq!(claim("1/2 + 1/3 = 2/5").unwrap().mistake, Some(ClaimMistake::AddedAcross));
+        assert_eq!(claim("6 x 4 = 10").unwrap().mistake, Some(ClaimMistake::AddedInsteadOfMultiplying));
+        let eq = claim("is x = 4 right for 2x + 3 = 11?").unwrap();
+        assert!(eq.correct);
+        assert!(!claim("2x + 3 = 11 so x = 7").unwrap().correct);
+        assert_eq!(claim("what is 47 + 38?"), None);
+    }
+}
