@@ -71,7 +71,7 @@ const STOPWORDS: &[&str] = &[
 /// Everyday words that also name maths ideas: they count only in a
 /// message with numbers in it.
 const EVERYDAY: &[&str] = &[
-    "balance", "below", "big", "bigger", "bracket", "brackets", "cancel", "compare", "decrease",
+    "balance", "below", "big", "bigger", "cancel", "compare", "decrease",
     "discount", "first", "flip", "increase", "left", "letter", "letters", "line", "mix", "money",
     "opposite", "order", "part", "parts", "place", "point", "power", "powers", "recipe",
     "reverse", "sale", "share", "small", "smaller", "split", "temperature", "tip", "undo",
@@ -173,15 +173,15 @@ impl UnitMapper {
                 below: course.ancestors(&unit.id),
             });
         }
-        // A one-word term several units share counts for each in proportion.
+        // A term several units share counts for each in proportion.
         let mut sharing: BTreeMap<Vec<String>, usize> = BTreeMap::new();
         for unit in &units {
-            for term in unit.terms.iter().filter(|t| t.stems.len() == 1) {
+            for term in &unit.terms {
                 *sharing.entry(term.stems.clone()).or_default() += 1;
             }
         }
         for unit in &mut units {
-            for term in unit.terms.iter_mut().filter(|t| t.stems.len() == 1) {
+            for term in &mut unit.terms {
                 term.weight /= sharing.get(&term.stems).copied().unwrap_or(1) as f64;
             }
         }
@@ -199,8 +199,11 @@ impl UnitMapper {
     pub fn rank(&self, message: &str) -> Vec<UnitMatch> {
         let shapes = student_math::shapes(message);
         let has_numbers = message.chars().any(|c| c.is_ascii_digit());
+        // Stopwords go on both sides, so "order of operations" meets the
+        // tag "order of operations" word for word.
         let read: Vec<String> = words(message)
             .into_iter()
+            .filter(|w| !STOPWORDS.contains(&w.as_str()))
             .map(|w| self.corrected(w))
             .collect();
         let stems: Vec<String> = read.iter().map(|w| stem(&self.stemmer, w)).collect();
