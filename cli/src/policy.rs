@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use chrono::{DateTime, Utc};
 use tutorflow::content::{Bundle, ContentSource, FsSource};
 use tutorflow::engine::lockout::LockoutStatus;
-use tutorflow::engine::policy::{PolicyInput, compute_policy};
+use tutorflow::engine::policy::{PolicyInput, StudentRequest, compute_policy};
 use tutorflow::engine::snapshot_lite::build_snapshot_lite;
 use tutorflow::model::{MappedUnit, StudentSnapshot};
 
@@ -150,6 +150,7 @@ async fn policy_json(args: Args) -> Result<String, String> {
         mapped_units: &args.mapped,
         now,
         turn_id: &args.turn_id,
+        request: StudentRequest::None,
     };
     let outcome = compute_policy(&input, &lockouts).map_err(|e| e.to_string())?;
     let lite = build_snapshot_lite(&snapshot, course, workflow, &lockouts, now);

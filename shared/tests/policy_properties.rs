@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use chrono::Duration;
 use policy_support::*;
 use proptest::prelude::*;
-use tutorflow::content::workflow::BlockerChoice;
+use tutorflow::content::workflow::{BlockerChoice, BlockerEvidence};
 use tutorflow::content::{Course, Workflow};
 use tutorflow::engine::evidence::{
     DrillGraded, ExamSubmitted, SupportViewed, TransitionContext, apply_drill_graded,
@@ -17,9 +17,9 @@ use tutorflow::engine::evidence::{
 use tutorflow::engine::fallback::{ValidationContext, Verdict, validate_reply};
 use tutorflow::engine::lockout::LockoutStatus;
 use tutorflow::engine::policy::{
-    PolicyInput, PolicyOutcome, compute_policy, exam_questions_to_check,
+    PolicyInput, PolicyOutcome, StudentRequest, compute_policy, exam_questions_to_check,
 };
-use tutorflow::engine::prereq::{is_course_unit, missing_prereqs};
+use tutorflow::engine::prereq::{Gate, Standing, is_course_unit};
 use tutorflow::engine::snapshot_lite::build_snapshot_lite;
 use tutorflow::model::*;
 
@@ -33,6 +33,7 @@ struct Knobs {
     prereq_min_tier: MasteryTier,
     advance: bool,
     mastery_gap: f64,
+    blocker_evidence: BlockerEvidence,
 }
 
 fn arb_knobs() -> impl Strategy<Value = Knobs> {
@@ -45,14 +46,18 @@ fn arb_knobs() -> impl Strategy<Value = Knobs> {
         arb_tier(),
         any::<bool>(),
         prop_oneof![Just(0.0), 0.0f64..=1.0],
+        prop::sample::select(vec![BlockerEvidence::WeakOnly, BlockerEvidence::AnyMissing]),
     )
         .prop_map(
-            |(blocker, max_scoped, prereq_min_tier, advance, mastery_gap)| Knobs {
-                blocker,
-                max_scoped,
-                prereq_min_tier,
-                advance,
-                mastery_gap,
+            |(blocker, max_scoped, prereq_min_tier, advance, mastery_gap, blocker_evidence)| {
+                Knobs {
+                    blocker,
+                    max_scoped,
+                    prereq_min_tier,
+                    advance,
+                    mastery_gap,
+                    blocker_evidence,
+                }
             },
         )
 }
@@ -64,6 +69,7 @@ fn workflow_from(knobs: &Knobs) -> Workflow {
     w.policy.prereq_min_tier = knobs.prereq_min_tier;
     w.policy.advance_from_mastered = knobs.advance;
     w.policy.weights.mastery_gap = knobs.mastery_gap;
+    w.policy.blocker_evidence = knobs.blocker_evidence;
     w
 }
 
@@ -114,6 +120,7 @@ fn run(
         mapped_units,
         now: now(),
         turn_id: "turn",
+        request: StudentRequest::None,
     };
     compute_policy(&input, lockouts).expect("random courses have units")
 }
@@ -168,13 +175,54 @@ proptest! {
     ) {
         let w = workflow_from(&knobs);
         let p = run(&course, &snapshot, &mapped, &lockouts, &w).policy;
-        let missing: Vec<&str> =
-            missing_prereqs(&course, &snapshot, &p.focus_unit_id, knobs.prereq_min_tier).collect();
+        let missing = Gate::new(&course, &w).blocking_prereqs(&snapshot, &p.focus_unit_id);
         prop_assert!(missing.is_empty(), "focus {} misses {:?}", p.focus_unit_id, missing);
         prop_assert!(is_course_unit(&course, &p.primary_target_unit_id));
         match &p.prereq_blocking_unit_id {
             Some(b) => prop_assert_eq!(b, &p.focus_unit_id),
             None => prop_assert_eq!(&p.focus_unit_id, &p.primary_target_unit_id),
+        }
+    }
+
+    #[test]
+    fn a_student_with_no_evidence_is_taught_where_they_asked(
+        (course, mut snapshot, mapped, lockouts, mut knobs) in arb_scenario()
+    ) {
+        knobs.blocker_evidence = BlockerEvidence::WeakOnly;
+        snapshot.unit_progress.clear();
+        snapshot.revisit_queue.clear();
+        let w = workflow_from(&knobs);
+        let p = run(&course, &snapshot, &mapped, &lockouts, &w).policy;
+        prop_assert_eq!(p.prereq_blocking_unit_id, None);
+        prop_assert_eq!(&p.focus_unit_id, &p.primary_target_unit_id);
+    }
+
+    #[test]
+    fn under_weak_only_the_unit_taught_first_shows_weakness(
+        (course, snapshot, mapped, lockouts, mut knobs) in arb_scenario()
+    ) {
+        knobs.blocker_evidence = BlockerEvidence::WeakOnly;
+        let w = workflow_from(&knobs);
+        let p = run(&course, &snapshot, &mapped, &lockouts, &w).policy;
+        if let Some(blocker) = &p.prereq_blocking_unit_id {
+            prop_assert_eq!(Gate::new(&course, &w).standing(&snapshot, blocker), Standing::Weak);
+        }
+    }
+
+    #[test]
+    fn weak_only_never_blocks_more_than_the_seed_rule(
+        (course, snapshot, _mapped, _lockouts, knobs) in arb_scenario()
+    ) {
+        let mut weak = knobs.clone();
+        weak.blocker_evidence = BlockerEvidence::WeakOnly;
+        let mut seed = knobs;
+        seed.blocker_evidence = BlockerEvidence::AnyMissing;
+        let (weak, seed) = (workflow_from(&weak), workflow_from(&seed));
+        for unit in &course.order {
+            let weak_blocks = Gate::new(&course, &weak).blocking_prereqs(&snapshot, unit);
+            let seed_blocks = Gate::new(&course, &seed).blocking_prereqs(&snapshot, unit);
+            prop_assert!(weak_blocks.iter().all(|u| seed_blocks.contains(u)),
+                "{unit}: {weak_blocks:?} not within {seed_blocks:?}");
         }
     }
 
@@ -211,6 +259,7 @@ proptest! {
         let input = PolicyInput {
             snapshot: &snapshot, course: &course, workflow: &w,
             mapped_units: &mapped, now: now(), turn_id: "turn",
+            request: StudentRequest::None,
         };
         prop_assert_eq!(exam_questions_to_check(&input).unwrap(), first.exam.candidate_question_ids);
     }
@@ -451,6 +500,7 @@ proptest! {
                     let input = PolicyInput {
                         snapshot: &s, course: &course, workflow: &w,
                         mapped_units: mapped, now: ctx.now, turn_id: "t",
+                        request: StudentRequest::None,
                     };
                     let outcome = compute_policy(&input, &BTreeMap::new()).unwrap();
                     apply_turn(&mut s, &ctx, &outcome.policy);
@@ -495,9 +545,7 @@ proptest! {
         }
         prop_assert!(is_course_unit(&course, &lite.focus.unit_id));
         if let Some(nudge) = &lite.prereq_nudge {
-            prop_assert!(missing_prereqs(&course, &snapshot, &nudge.unit_id, w.policy.prereq_min_tier)
-                .next()
-                .is_none());
+            prop_assert!(Gate::new(&course, &w).blocking_prereqs(&snapshot, &nudge.unit_id).is_empty());
             prop_assert!(nudge.unit_id != lite.focus.unit_id);
         }
     }
@@ -515,6 +563,7 @@ fn an_empty_course_is_an_error_not_a_panic() {
         mapped_units: &mapped(&[("x", 0.9)]),
         now: now(),
         turn_id: "t",
+        request: StudentRequest::None,
     };
     let err = compute_policy(&input, &BTreeMap::new()).unwrap_err();
     assert_eq!(

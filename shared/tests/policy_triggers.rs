@@ -19,7 +19,8 @@ use tutorflow::engine::fallback::{
 };
 use tutorflow::engine::lockout::{LockoutStatus, NoLockouts};
 use tutorflow::engine::policy::{
-    PolicyInput, PolicyOutcome, TargetReason, compute_policy, exam_questions_to_check,
+    MoveOn, PolicyInput, PolicyOutcome, StudentRequest, TargetReason, compute_policy,
+    exam_questions_to_check,
 };
 use tutorflow::engine::snapshot_lite::build_snapshot_lite;
 use tutorflow::model::*;
@@ -54,6 +55,12 @@ fn seed_now() -> DateTime<Utc> {
     "2026-03-01T10:05:00Z".parse().unwrap()
 }
 
+/// Seed 004's blocker rule: every prerequisite below the tier blocks,
+/// worked on or not. The seed's trigger examples are written for it.
+fn seed_rule() -> Workflow {
+    workflow_with("policy: {blocker_evidence: any_missing}")
+}
+
 fn policy_at(
     course: &Course,
     snapshot: &StudentSnapshot,
@@ -61,7 +68,7 @@ fn policy_at(
     now: DateTime<Utc>,
     lockouts: &BTreeMap<String, LockoutStatus>,
 ) -> PolicyOutcome {
-    let workflow = workflow();
+    let workflow = seed_rule();
     let input = PolicyInput {
         snapshot,
         course,
@@ -69,6 +76,7 @@ fn policy_at(
         mapped_units,
         now,
         turn_id: "turn-1",
+        request: StudentRequest::None,
     };
     compute_policy(&input, lockouts).expect("a course with units")
 }
@@ -218,7 +226,7 @@ fn the_seed_snapshot_lite_example() {
     .map(|(q, until)| (q.to_owned(), LockoutStatus::Locked { until }))
     .collect();
 
-    let lite = build_snapshot_lite(&s, &c, &workflow(), &lockouts, seed_now());
+    let lite = build_snapshot_lite(&s, &c, &seed_rule(), &lockouts, seed_now());
     assert_eq!(
         serde_json::to_value(&lite).unwrap(),
         fixture("snapshot_lite.json")
@@ -327,7 +335,7 @@ fn a2_the_blocker_rule_can_prefer_the_highest_priority_prerequisite() {
     let first = policy(&c, &s, &mapped(&[("geometry", 0.9)]));
     assert_eq!(first.policy.focus_unit_id, "area", "first listed");
 
-    let w = workflow_with("policy: {blocker: highest_priority}");
+    let w = workflow_with("policy: {blocker: highest_priority, blocker_evidence: any_missing}");
     let input = PolicyInput {
         snapshot: &s,
         course: &c,
@@ -335,6 +343,7 @@ fn a2_the_blocker_rule_can_prefer_the_highest_priority_prerequisite() {
         mapped_units: &mapped(&[("geometry", 0.9)]),
         now: now(),
         turn_id: "t",
+        request: StudentRequest::None,
     };
     let best = compute_policy(&input, &NoLockouts).unwrap();
     assert_eq!(best.policy.focus_unit_id, "angles");
@@ -432,6 +441,7 @@ fn a5_exam_ready_and_available_allows_an_exam_block_at_the_desired_tier() {
         mapped_units: &[],
         now: now(),
         turn_id: "t",
+        request: StudentRequest::None,
     };
     assert_eq!(
         exam_questions_to_check(&input).unwrap(),
@@ -765,6 +775,7 @@ fn a_gold_focus_moves_on_to_the_next_unit() {
         mapped_units: &[],
         now: now(),
         turn_id: "t",
+        request: StudentRequest::None,
     };
     let stayed = compute_policy(&input, &NoLockouts).unwrap();
     assert_eq!(stayed.policy.primary_target_unit_id, "fractions");
@@ -802,4 +813,187 @@ fn a_focus_outside_the_course_and_mapped_units_outside_it_are_handled() {
     s2.units_in_progress = vec!["gone".into(), "decimals".into()];
     let outcome = policy(&c, &s2, &[]);
     assert_eq!(outcome.policy.primary_target_unit_id, "decimals");
+}
+
+// ---------------------------------------------------------------------------
+// Placement (blocker_evidence: weak_only, the default)
+// ---------------------------------------------------------------------------
+
+fn run_with(
+    w: &Workflow,
+    c: &Course,
+    s: &StudentSnapshot,
+    mapped_units: &[MappedUnit],
+    request: StudentRequest,
+) -> PolicyOutcome {
+    let input = PolicyInput {
+        snapshot: s,
+        course: c,
+        workflow: w,
+        mapped_units,
+        now: now(),
+        turn_id: "t",
+        request,
+    };
+    compute_policy(&input, &NoLockouts).unwrap()
+}
+
+/// Six units below two-step equations, as in the shipped course.
+fn equations_course() -> Course {
+    course(&[
+        ("whole", &[]),
+        ("muldiv", &["whole"]),
+        ("ops-order", &["muldiv"]),
+        ("expressions", &["ops-order"]),
+        ("inverse", &["expressions"]),
+        ("one-step", &["inverse"]),
+        ("two-step", &["one-step"]),
+    ])
+}
+
+#[test]
+fn a_new_student_is_taught_at_the_unit_they_asked_about() {
+    let c = a_course();
+    let s = snapshot("fractions");
+    let outcome = run_with(
+        &workflow(),
+        &c,
+        &s,
+        &mapped(&[("percentages", 0.9)]),
+        StudentRequest::None,
+    );
+    assert_eq!(outcome.policy.focus_unit_id, "percentages");
+    assert_eq!(outcome.policy.prereq_blocking_unit_id, None);
+    assert!(outcome.trace.blocker_chain.is_empty());
+}
+
+#[test]
+fn a_weak_prerequisite_deep_down_is_reached_through_the_whole_chain() {
+    let c = equations_course();
+    let mut s = snapshot("two-step");
+    // Two wrong drills on whole-number arithmetic: evidence of weakness.
+    progress(&mut s, "whole", MasteryTier::None, 2, 0);
+    s.unit_progress
+        .get_mut("whole")
+        .unwrap()
+        .mastery_probability = Some(0.05);
+    let outcome = run_with(
+        &workflow(),
+        &c,
+        &s,
+        &mapped(&[("two-step", 0.9)]),
+        StudentRequest::None,
+    );
+    assert_eq!(
+        outcome.trace.blocker_chain,
+        vec![
+            "one-step",
+            "inverse",
+            "expressions",
+            "ops-order",
+            "muldiv",
+            "whole"
+        ]
+    );
+    assert_eq!(outcome.policy.focus_unit_id, "whole");
+    // Once it is held, nothing below the goal blocks.
+    progress(&mut s, "whole", MasteryTier::Bronze, 2, 2);
+    let outcome = run_with(
+        &workflow(),
+        &c,
+        &s,
+        &mapped(&[("two-step", 0.9)]),
+        StudentRequest::None,
+    );
+    assert_eq!(outcome.policy.focus_unit_id, "two-step");
+}
+
+#[test]
+fn a_bkt_probability_at_mastered_at_is_held_when_placement_says_so() {
+    let c = a_course();
+    let mut s = snapshot("fractions");
+    // Three answers, the last one wrong (streak 0), but a high probability.
+    progress(&mut s, "decimals", MasteryTier::None, 3, 0);
+    s.unit_progress
+        .get_mut("decimals")
+        .unwrap()
+        .mastery_probability = Some(0.97);
+    let on = run_with(
+        &workflow(),
+        &c,
+        &s,
+        &mapped(&[("percentages", 0.9)]),
+        StudentRequest::None,
+    );
+    assert_eq!(
+        on.policy.focus_unit_id, "percentages",
+        "BKT says decimals is known"
+    );
+    let off = workflow_with("policy: {placement: {known_by_mastery: false}}");
+    let off = run_with(
+        &off,
+        &c,
+        &s,
+        &mapped(&[("percentages", 0.9)]),
+        StudentRequest::None,
+    );
+    assert_eq!(
+        off.policy.focus_unit_id, "decimals",
+        "stuck by the drill rule"
+    );
+}
+
+#[test]
+fn a_prerequisite_check_a_mistake_raised_is_the_blocker_for_one_question() {
+    let c = equations_course();
+    let mut s = snapshot("two-step");
+    s.prereq_check = Some(PrereqCheck {
+        unit_id: "inverse".into(),
+        from_unit_id: "two-step".into(),
+        mistake_tag: "wrong_inverse".into(),
+    });
+    let outcome = run_with(&workflow(), &c, &s, &[], StudentRequest::None);
+    assert!(outcome.trace.prereq_check);
+    assert_eq!(
+        outcome.policy.prereq_blocking_unit_id.as_deref(),
+        Some("inverse")
+    );
+    // A check on a unit the goal does not need is ignored.
+    let mut other = s.clone();
+    other.focus_unit_id = "muldiv".into();
+    let outcome = run_with(&workflow(), &c, &other, &[], StudentRequest::None);
+    assert!(!outcome.trace.prereq_check);
+    assert_eq!(outcome.policy.focus_unit_id, "muldiv");
+}
+
+#[test]
+fn moving_on_goes_to_the_next_unit_unless_the_focus_shows_weakness() {
+    let c = equations_course();
+    let mut s = snapshot("one-step");
+    progress(&mut s, "one-step", MasteryTier::None, 3, 3);
+    s.unit_progress
+        .get_mut("one-step")
+        .unwrap()
+        .mastery_probability = Some(0.7);
+    let moved = run_with(&workflow(), &c, &s, &[], StudentRequest::MoveOn);
+    assert_eq!(moved.policy.primary_target_unit_id, "two-step");
+    assert_eq!(
+        moved.trace.target_reason,
+        TargetReason::MovedOn {
+            from: "one-step".into()
+        }
+    );
+    progress(&mut s, "one-step", MasteryTier::None, 3, 0);
+    s.unit_progress
+        .get_mut("one-step")
+        .unwrap()
+        .mastery_probability = Some(0.1);
+    let stayed = run_with(&workflow(), &c, &s, &[], StudentRequest::MoveOn);
+    assert_eq!(stayed.policy.primary_target_unit_id, "one-step");
+    assert_eq!(
+        stayed.trace.move_on,
+        Some(MoveOn::NotYet {
+            unit_id: "one-step".into()
+        })
+    );
 }

@@ -935,7 +935,10 @@ pub(crate) fn unit_interval_fields(w: &Workflow) -> Vec<(&'static [&'static str]
             &["policy", "clarify_min_confidence"],
             p.clarify_min_confidence,
         ),
-        (&["policy", "placement", "weak_below"], p.placement.weak_below),
+        (
+            &["policy", "placement", "weak_below"],
+            p.placement.weak_below,
+        ),
         (&["mastery", "bkt", "prior"], m.bkt.prior),
         (&["mastery", "bkt", "learn"], m.bkt.learn),
         (&["mastery", "bkt", "guess"], m.bkt.guess),

@@ -70,7 +70,9 @@ impl<'a> Gate<'a> {
         }
         let params = bkt::params_for(&self.workflow.mastery.bkt, self.course, unit_id);
         let p = probability.unwrap_or(params.prior);
-        if policy.placement.known_by_mastery && probability.is_some() && bkt::is_mastered(p, &params)
+        if policy.placement.known_by_mastery
+            && probability.is_some()
+            && bkt::is_mastered(p, &params)
         {
             return Standing::Held;
         }
@@ -255,7 +257,12 @@ mod tests {
         0.0
     }
 
-    fn chain(w: &Workflow, s: &StudentSnapshot, target: &str, choice: BlockerChoice) -> Vec<String> {
+    fn chain(
+        w: &Workflow,
+        s: &StudentSnapshot,
+        target: &str,
+        choice: BlockerChoice,
+    ) -> Vec<String> {
         let course = diamond();
         Gate::new(&course, w).blocker_chain(s, target, choice, &mut no_scores)
     }
@@ -306,7 +313,10 @@ mod tests {
         graded(&mut s, "c", 0.96, 3, 3);
         assert_eq!(gate.standing(&s, "c"), Standing::Held, "BKT says known");
         let off = workflow("{placement: {known_by_mastery: false}}");
-        assert_eq!(Gate::new(&course, &off).standing(&s, "c"), Standing::Learning);
+        assert_eq!(
+            Gate::new(&course, &off).standing(&s, "c"),
+            Standing::Learning
+        );
         // Stuck by the drill rule is weak whatever the probability says.
         graded(&mut s, "d", 0.6, 2, 0);
         assert_eq!(gate.standing(&s, "d"), Standing::Weak);
@@ -351,7 +361,11 @@ mod tests {
             vec!["b", "c"]
         );
         let none = workflow("{blocker_evidence: any_missing, prereq_min_tier: none}");
-        assert!(Gate::new(&course, &none).blocking_prereqs(&s, "d").is_empty());
+        assert!(
+            Gate::new(&course, &none)
+                .blocking_prereqs(&s, "d")
+                .is_empty()
+        );
     }
 
     #[test]
@@ -360,8 +374,12 @@ mod tests {
         course.requires.insert("a".into(), vec!["e".into()]);
         let s = holding(&[]);
         let w = seed_rule();
-        let chain =
-            Gate::new(&course, &w).blocker_chain(&s, "e", BlockerChoice::FirstMissing, &mut no_scores);
+        let chain = Gate::new(&course, &w).blocker_chain(
+            &s,
+            "e",
+            BlockerChoice::FirstMissing,
+            &mut no_scores,
+        );
         assert_eq!(chain, vec!["d", "b", "a"]);
     }
 }

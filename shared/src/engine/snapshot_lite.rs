@@ -81,12 +81,8 @@ fn prereq_nudge(
         request: StudentRequest::None,
     };
     let mut priority = |unit: &str| score_unit(&input, &[], focus, unit).score;
-    let chain = Gate::new(course, workflow).blocker_chain(
-        snapshot,
-        focus,
-        settings.blocker,
-        &mut priority,
-    );
+    let chain =
+        Gate::new(course, workflow).blocker_chain(snapshot, focus, settings.blocker, &mut priority);
     chain.last().map(|unit| UnitRef {
         unit_id: unit.clone(),
         title: title_of(course, unit),

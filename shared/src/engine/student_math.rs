@@ -12,7 +12,10 @@ use crate::engine::math::{self, Number, ParseOptions, Value};
 #[derive(Debug, Clone, PartialEq)]
 enum Piece {
     /// A number as written; `decimal` when it has a decimal point.
-    Num { text: String, decimal: bool },
+    Num {
+        text: String,
+        decimal: bool,
+    },
     /// A fraction written `a/b` with no spaces.
     Frac(String),
     Var(char),
@@ -192,7 +195,11 @@ fn arithmetic_shape(pieces: &[Piece]) -> Option<ProblemShape> {
 fn signs(pieces: &[Piece], i: usize) -> bool {
     pieces[i] == Piece::Op('-')
         && pieces.get(i + 1).is_some_and(is_value)
-        && (i == 0 || matches!(pieces[i - 1], Piece::Op('+' | '-' | '*' | '÷' | '/' | '(' | '=')))
+        && (i == 0
+            || matches!(
+                pieces[i - 1],
+                Piece::Op('+' | '-' | '*' | '÷' | '/' | '(' | '=')
+            ))
 }
 
 /// One step or two: how many operations stand between the unknown and
@@ -332,16 +339,14 @@ fn thousands(chars: &[char], i: usize) -> bool {
 /// Drops operators a run cannot end or start with (a trailing `=`, a `)`
 /// with no partner at the start).
 fn trim_run(pieces: &mut Vec<Piece>) {
-    while pieces
-        .last()
-        .is_some_and(|p| matches!(p, Piece::Op('+' | '*' | '÷' | '/' | '=' | '(' | '^')) || *p == Piece::Of)
-    {
+    while pieces.last().is_some_and(|p| {
+        matches!(p, Piece::Op('+' | '*' | '÷' | '/' | '=' | '(' | '^')) || *p == Piece::Of
+    }) {
         pieces.pop();
     }
-    while pieces
-        .first()
-        .is_some_and(|p| matches!(p, Piece::Op('+' | '*' | '÷' | '/' | '=' | ')' | '^' | '%')) || *p == Piece::Of)
-    {
+    while pieces.first().is_some_and(|p| {
+        matches!(p, Piece::Op('+' | '*' | '÷' | '/' | '=' | ')' | '^' | '%')) || *p == Piece::Of
+    }) {
         pieces.remove(0);
     }
 }
@@ -536,9 +541,15 @@ fn solve_linear(run: &MathRun) -> Option<(char, String)> {
     let f0 = at(Number::int(0))?;
     let f1 = at(Number::int(1))?;
     let slope = f1.checked_sub(f0).ok()?;
-    let root = Number::int(0).checked_sub(f0).ok()?.checked_div(slope).ok()?;
+    let root = Number::int(0)
+        .checked_sub(f0)
+        .ok()?
+        .checked_div(slope)
+        .ok()?;
     // Linear only: the value at 2 is on the same line, and the root solves it.
-    let on_line = f0.checked_add(slope.checked_mul(Number::int(2)).ok()?).ok()?;
+    let on_line = f0
+        .checked_add(slope.checked_mul(Number::int(2)).ok()?)
+        .ok()?;
     if !at(Number::int(2))?.approx_eq(on_line) || !at(root)?.approx_eq(Number::int(0)) {
         return None;
     }
@@ -616,9 +627,12 @@ pub fn claim(message: &str) -> Option<Claim> {
         });
     }
     // An equation, then `x = value` as its proposed solution.
-    let equation = runs
-        .iter()
-        .find(|r| matches!(r.shape(), Some(ProblemShape::OneStepEquation | ProblemShape::TwoStepEquation)))?;
+    let equation = runs.iter().find(|r| {
+        matches!(
+            r.shape(),
+            Some(ProblemShape::OneStepEquation | ProblemShape::TwoStepEquation)
+        )
+    })?;
     let proposal = runs.iter().find(|r| {
         r.has_var() && r.pieces.len() >= 3 && r.shape().is_none() && r.sides().is_some()
     })?;
@@ -656,16 +670,15 @@ fn same_value(a: &str, b: &str) -> bool {
 /// the common ones explains it.
 fn diagnose(lhs: &MathRun, answer: &str, claimed: &str) -> Option<ClaimMistake> {
     let claimed_value = value_of(claimed)?;
-    let matches = |expression: String| value_of(&expression).is_some_and(|v| v.approx_eq(claimed_value));
+    let matches =
+        |expression: String| value_of(&expression).is_some_and(|v| v.approx_eq(claimed_value));
     if let [a, Piece::Op(op), b] = &lhs.pieces[..] {
         let (a_text, b_text) = (piece_text(a)?, piece_text(b)?);
         match (a, op, b) {
             (Piece::Frac(x), '+', Piece::Frac(y)) => {
                 let (n1, d1) = x.split_once('/')?;
                 let (n2, d2) = y.split_once('/')?;
-                let across = format!(
-                    "({n1}+{n2})/({d1}+{d2})"
-                );
+                let across = format!("({n1}+{n2})/({d1}+{d2})");
                 if matches(across) {
                     return Some(ClaimMistake::AddedAcross);
                 }
@@ -720,7 +733,10 @@ fn columnwise(a: &str, b: &str, digit: impl Fn(u32, u32) -> u32) -> Option<u64> 
     let (a, b) = (pad(a), pad(b));
     let mut out = String::new();
     for (x, y) in a.chars().zip(b.chars()) {
-        out.push(char::from_digit(digit(x.to_digit(10)?, y.to_digit(10)?), 10)?);
+        out.push(char::from_digit(
+            digit(x.to_digit(10)?, y.to_digit(10)?),
+            10,
+        )?);
     }
     out.parse().ok()
 }
@@ -737,7 +753,10 @@ mod tests {
     #[test]
     fn shapes_of_what_students_write() {
         let cases: &[(&str, Option<ProblemShape>)] = &[
-            ("How do I solve equations like 2x + 3 = 11?", Some(TwoStepEquation)),
+            (
+                "How do I solve equations like 2x + 3 = 11?",
+                Some(TwoStepEquation),
+            ),
             ("2x+3=11", Some(TwoStepEquation)),
             ("solve x/2 + 1 = 6", Some(TwoStepEquation)),
             ("3(x + 2) = 21", Some(TwoStepEquation)),
@@ -778,7 +797,10 @@ mod tests {
         assert_eq!(student_problem("what's 3/4 of 20").unwrap().answer, "15");
         assert_eq!(student_problem("25% of 80").unwrap().answer, "20");
         let eq = student_problem("How do I solve 2x + 3 = 11?").unwrap();
-        assert_eq!((eq.text.as_str(), eq.answer.as_str()), ("2x + 3 = 11", "x = 4"));
+        assert_eq!(
+            (eq.text.as_str(), eq.answer.as_str()),
+            ("2x + 3 = 11", "x = 4")
+        );
         assert_eq!(student_problem("what is a ratio?"), None);
         assert_eq!(student_problem("x^2 = 9"), None, "not linear");
     }
@@ -791,10 +813,22 @@ mod tests {
         assert_eq!(c.mistake, Some(ClaimMistake::NoBorrowing));
         let c = claim("is this right? 47 + 38 = 85").unwrap();
         assert!(c.correct);
-        assert_eq!(claim("47 + 38 = 75").unwrap().mistake, Some(ClaimMistake::NoCarrying));
-        assert_eq!(claim("72 - 38 = 110").unwrap().mistake, Some(ClaimMistake::SwappedAddSubtract));
-        assert_eq!(claim("1/2 + 1/3 = 2/5").unwrap().mistake, Some(ClaimMistake::AddedAcross));
-        assert_eq!(claim("6 x 4 = 10").unwrap().mistake, Some(ClaimMistake::AddedInsteadOfMultiplying));
+        assert_eq!(
+            claim("47 + 38 = 75").unwrap().mistake,
+            Some(ClaimMistake::NoCarrying)
+        );
+        assert_eq!(
+            claim("72 - 38 = 110").unwrap().mistake,
+            Some(ClaimMistake::SwappedAddSubtract)
+        );
+        assert_eq!(
+            claim("1/2 + 1/3 = 2/5").unwrap().mistake,
+            Some(ClaimMistake::AddedAcross)
+        );
+        assert_eq!(
+            claim("6 x 4 = 10").unwrap().mistake,
+            Some(ClaimMistake::AddedInsteadOfMultiplying)
+        );
         let eq = claim("is x = 4 right for 2x + 3 = 11?").unwrap();
         assert!(eq.correct);
         assert!(!claim("2x + 3 = 11 so x = 7").unwrap().correct);

@@ -163,6 +163,8 @@ pub fn synthetic(
         study_plan: None,
         exam: vec![],
         bkt: None,
+        problem_shapes: vec![],
+        prerequisite_checks: Default::default(),
     }
 }
 
