@@ -172,7 +172,14 @@ async fn classify_message(args: &Args) -> Result<String, String> {
         },
         ..SessionState::default()
     };
-    let interpretation = classify::interpret(&workflow, &session, &args.message, reading.as_ref());
+    let interpretation = classify::interpret(
+        &workflow,
+        &session,
+        &args.message,
+        reading.as_ref(),
+        // Without a course nothing says whether the message is about it.
+        false,
+    );
     if args.json {
         let value = serde_json::json!({
             "category": interpretation.classification.category,

@@ -81,7 +81,7 @@ fn category(
         intent,
         answer_text: text.map(str::to_owned),
     });
-    classify::interpret(workflow, &session(state), message, reading.as_ref())
+    classify::interpret(workflow, &session(state), message, reading.as_ref(), false)
         .classification
         .category
 }
@@ -193,7 +193,7 @@ fn the_llm_decides_whether_it_is_an_answer_and_code_how_good() {
         intent: Unknown,
         answer_text: None,
     };
-    let result = classify::interpret(&workflow, &session(Pending), "x = 4", Some(&reading));
+    let result = classify::interpret(&workflow, &session(Pending), "x = 4", Some(&reading), false);
     assert_eq!(
         result.classification.intent_source,
         IntentSource::Heuristics
@@ -221,6 +221,7 @@ fn detection_semantics_conditions_priority_and_declaration_order() {
                 intent,
                 answer_text: None,
             }),
+            unrelated: false,
         })
     };
     // Every matching category is reported; the highest priority wins.
@@ -272,7 +273,7 @@ fn detection_semantics_conditions_priority_and_declaration_order() {
 #[test]
 fn the_explanation_names_intent_grade_rule_and_every_category() {
     let workflow = default_workflow();
-    let result = classify::interpret(&workflow, &session(State::Pending), "x = 5", None);
+    let result = classify::interpret(&workflow, &session(State::Pending), "x = 5", None, false);
     let text = result.classification.explain();
     for needle in [
         "category: wrong_operation",
@@ -314,7 +315,7 @@ mod properties {
                 StudentIntent::OffTopic, StudentIntent::Done, StudentIntent::Unknown,
             ];
             let reading = intent.map(|i| MessageReading { intent: intents[i], answer_text });
-            let result = classify::interpret(&WORKFLOW, &session(state), &message, reading.as_ref());
+            let result = classify::interpret(&WORKFLOW, &session(state), &message, reading.as_ref(), false);
             let category = &result.classification.category;
             prop_assert!(WORKFLOW.category(category).is_some(), "{category}");
             prop_assert_eq!(result.classification.checks.len(), WORKFLOW.categories.len());

@@ -490,12 +490,12 @@ impl Loader {
                 );
             }
             let d = &c.detect;
-            if d.grades.is_empty() && d.intents.is_empty() && d.phrases.is_empty() {
+            if d.grades.is_empty() && d.intents.is_empty() && d.phrases.is_empty() && !d.unrelated {
                 self.at_key(
                     doc,
                     &at.key("detect"),
                     format!(
-                        "category `{}` can never be detected: give it grades, intents or phrases",
+                        "category `{}` can never be detected: give it grades, intents, phrases or unrelated",
                         c.id
                     ),
                 );
@@ -514,6 +514,7 @@ impl Loader {
                 (Transition::StartTeachBack, Transition::EndTeachBack),
                 (Transition::CountOffTopic, Transition::ResetOffTopic),
                 (Transition::ClearQuestion, Transition::RecordWrongAttempt),
+                (Transition::Harder, Transition::Easier),
             ] {
                 if c.transitions.contains(&a) && c.transitions.contains(&b) {
                     self.at_key(
@@ -1602,5 +1603,9 @@ fn transition_name(t: Transition) -> &'static str {
         Transition::EndTeachBack => "end_teach_back",
         Transition::CountOffTopic => "count_off_topic",
         Transition::ResetOffTopic => "reset_off_topic",
+        Transition::MoveOn => "move_on",
+        Transition::Harder => "harder",
+        Transition::Easier => "easier",
+        Transition::RetractGuess => "retract_guess",
     }
 }

@@ -57,6 +57,7 @@ impl PromptRole {
                 "scaffold_depth",
                 "unit_title",
                 "misconceptions",
+                "code_note",
             ],
             PromptRole::DrillGrading => &[
                 "unit_title",

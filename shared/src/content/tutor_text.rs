@@ -180,6 +180,10 @@ pub struct Moves {
     pub exam_block: Vec<String>,
     /// Said first when the tutor turns to a prerequisite the student is missing.
     pub prerequisite: Vec<String>,
+    /// Said last when the student brought a problem of their own: it is
+    /// now their question to try.
+    #[serde(default)]
+    pub own_problem: Vec<String>,
 }
 
 /// Which phrase list a placeholder catalogue applies to.
@@ -197,6 +201,7 @@ pub enum PhraseSlot {
     DrillCard,
     ExamBlock,
     Prerequisite,
+    OwnProblem,
 }
 
 impl PhraseSlot {
@@ -230,6 +235,7 @@ impl PhraseSlot {
             PhraseSlot::DrillCard => &["unit_title", "drill_prompt"],
             PhraseSlot::ExamBlock => &["unit_title", "tier"],
             PhraseSlot::Prerequisite => &["unit_title", "prereq_title"],
+            PhraseSlot::OwnProblem => &["unit_title", "own_problem"],
         }
     }
 
@@ -260,6 +266,7 @@ impl PhraseSlot {
             PhraseSlot::DrillCard => "drill_card",
             PhraseSlot::ExamBlock => "exam_block",
             PhraseSlot::Prerequisite => "prerequisite",
+            PhraseSlot::OwnProblem => "own_problem",
         }
     }
 }
@@ -278,12 +285,13 @@ impl Moves {
             PhraseSlot::DrillCard => &self.drill_card,
             PhraseSlot::ExamBlock => &self.exam_block,
             PhraseSlot::Prerequisite => &self.prerequisite,
+            PhraseSlot::OwnProblem => &self.own_problem,
             PhraseSlot::Reaction => &[],
         }
     }
 
     /// Every move slot, in YAML order.
-    pub const SLOTS: [PhraseSlot; 11] = [
+    pub const SLOTS: [PhraseSlot; 12] = [
         PhraseSlot::Ask,
         PhraseSlot::AskPending,
         PhraseSlot::TeachBack,
@@ -295,6 +303,7 @@ impl Moves {
         PhraseSlot::DrillCard,
         PhraseSlot::ExamBlock,
         PhraseSlot::Prerequisite,
+        PhraseSlot::OwnProblem,
     ];
 }
 

@@ -84,6 +84,10 @@ pub struct Detection {
     pub intents: Vec<StudentIntent>,
     /// Offline heuristics: case-insensitive phrases; a match selects the category.
     pub phrases: Vec<String>,
+    /// Selects the category when the message holds no maths and names
+    /// nothing in the course, yet says more than a greeting or a "thanks":
+    /// chatter about something else.
+    pub unrelated: bool,
     /// Match only when a question is (or is not) pending.
     pub pending_question: Option<bool>,
     pub scaffolding: Option<bool>,
@@ -106,6 +110,16 @@ pub enum Transition {
     EndTeachBack,
     CountOffTopic,
     ResetOffTopic,
+    /// On to the unit after the focus (unless the focus shows weakness);
+    /// the pending question is dropped.
+    MoveOn,
+    /// The next practice item is harder (or easier) than the student's
+    /// ability alone would pick, by `irt.request_step`, until they ask again.
+    Harder,
+    Easier,
+    /// The student's last right answer was a guess: it no longer counts
+    /// towards their drill streak.
+    RetractGuess,
 }
 
 /// Which blocking prerequisite becomes the focus when several are missing.
@@ -323,6 +337,9 @@ pub struct IrtSettings {
     pub k: f64,
     /// Success probability that next-item difficulty aims for.
     pub target_success: f64,
+    /// How far a request for a harder (or easier) item moves its
+    /// difficulty, on the [0,1] scale.
+    pub request_step: f64,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -737,6 +754,7 @@ impl Default for IrtSettings {
             initial_ability: 0.5,
             k: 0.1,
             target_success: 0.75,
+            request_step: 0.25,
         }
     }
 }
@@ -947,6 +965,7 @@ pub(crate) fn unit_interval_fields(w: &Workflow) -> Vec<(&'static [&'static str]
         (&["irt", "initial_ability"], w.irt.initial_ability),
         (&["irt", "k"], w.irt.k),
         (&["irt", "target_success"], w.irt.target_success),
+        (&["irt", "request_step"], w.irt.request_step),
         (
             &["modes", "exam", "difficulty_mix", "easy"],
             w.modes.exam.difficulty_mix.easy,

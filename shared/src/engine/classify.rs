@@ -119,6 +119,9 @@ pub struct ClassifyInput<'a> {
     pub grade: Option<&'a Grade>,
     /// The LLM's reading, if there is one.
     pub reading: Option<&'a MessageReading>,
+    /// The message holds no maths and names nothing in the course
+    /// ([`crate::engine::mapping::UnitMapper::is_unrelated`]).
+    pub unrelated: bool,
 }
 
 /// The grade and category of one message.
@@ -137,6 +140,7 @@ pub fn interpret(
     session: &SessionState,
     message: &str,
     reading: Option<&MessageReading>,
+    unrelated: bool,
 ) -> Interpretation {
     let grade = answer_grade(&workflow.grading, session, message, reading);
     let classification = classify(&ClassifyInput {
@@ -145,6 +149,7 @@ pub fn interpret(
         message,
         grade: grade.as_ref(),
         reading,
+        unrelated,
     });
     Interpretation {
         grade,
@@ -195,7 +200,16 @@ pub fn classify(input: &ClassifyInput) -> Classification {
         .workflow
         .categories
         .iter()
-        .map(|category| check(category, input.session, answer_grade, intent, &text))
+        .map(|category| {
+            check(
+                category,
+                input.session,
+                answer_grade,
+                intent,
+                &text,
+                input.unrelated,
+            )
+        })
         .collect();
     let winner = checks
         .iter()
@@ -251,6 +265,7 @@ fn check(
     grade: Option<GradeOutcome>,
     intent: StudentIntent,
     text: &str,
+    unrelated: bool,
 ) -> CategoryCheck {
     let verdict = |matched: bool, detail: String| CategoryCheck {
         id: category.id.clone(),
@@ -286,6 +301,9 @@ fn check(
     }
     if detect.intents.contains(&intent) {
         signals.push(format!("intent {}", intent.as_str()));
+    }
+    if detect.unrelated && unrelated {
+        signals.push("unrelated to the course".to_owned());
     }
     signals.extend(
         detect

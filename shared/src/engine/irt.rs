@@ -114,6 +114,7 @@ mod tests {
             initial_ability: 0.5,
             k,
             target_success: target,
+            request_step: 0.25,
         }
     }
 
@@ -163,6 +164,7 @@ mod tests {
             initial_ability: f64::NAN,
             k: f64::NAN,
             target_success: f64::NAN,
+            request_step: f64::NAN,
         };
         assert!((0.0..=1.0).contains(&target_difficulty(None, &broken)));
         assert!((0.0..=1.0).contains(&update(None, &answer(0.3, false), &broken)));

@@ -258,6 +258,14 @@ const EVERYDAY: &[&str] = &[
     "zero",
 ];
 
+/// Greetings, thanks and short replies: a message of only these (and
+/// stopwords) is part of the conversation, not chatter about something else.
+const SMALL_TALK: &[&str] = &[
+    "bye", "cheers", "cool", "fine", "good", "great", "hello", "hey", "hi", "hiya", "k", "morning",
+    "nah", "nice", "nope", "right", "sure", "thank", "thanks", "thx", "ty", "yeah", "yep", "yo",
+    "yup",
+];
+
 /// One way a message can name a unit: a run of word stems.
 #[derive(Debug, Clone)]
 struct Term {
@@ -481,6 +489,18 @@ impl UnitMapper {
                 },
             })
             .collect()
+    }
+
+    /// Whether the message is chatter about something else: no maths in
+    /// it, no unit of the course named, and some word beyond greetings,
+    /// thanks and stopwords ("did u watch the football", "lol").
+    pub fn is_unrelated(&self, message: &str) -> bool {
+        student_math::math_runs(message).is_empty()
+            && !message.chars().any(|c| c.is_ascii_digit())
+            && self.rank(message).is_empty()
+            && words(message)
+                .iter()
+                .any(|w| !STOPWORDS.contains(&w.as_str()) && !SMALL_TALK.contains(&w.as_str()))
     }
 
     fn profile(&self, unit_id: &str) -> Option<&UnitProfile> {

@@ -17,6 +17,9 @@ pub struct TransitionContext<'a> {
 
 /// Applies `category`'s transitions in the order they are listed and
 /// records it as the last category.
+/// Steps a student can ask practice to move, either way.
+const MAX_SHIFT: i8 = 2;
+
 pub fn apply_category(state: &mut SessionState, category: &Category, context: TransitionContext) {
     apply_transitions(state, &category.transitions, context);
     state.last_category = Some(category.id.clone());
@@ -63,6 +66,13 @@ fn apply(state: &mut SessionState, transition: Transition, context: TransitionCo
             state.off_topic_count = state.off_topic_count.saturating_add(1)
         }
         Transition::ResetOffTopic => state.off_topic_count = 0,
+        Transition::MoveOn => {
+            lifecycle::clear_question(state);
+        }
+        Transition::Harder => state.difficulty_shift = (state.difficulty_shift + 1).min(MAX_SHIFT),
+        Transition::Easier => state.difficulty_shift = (state.difficulty_shift - 1).max(-MAX_SHIFT),
+        // Evidence, not session state: the turn retracts it from the snapshot.
+        Transition::RetractGuess => {}
     }
 }
 

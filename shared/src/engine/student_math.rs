@@ -587,6 +587,54 @@ pub enum ClaimMistake {
     Close,
 }
 
+impl Claim {
+    /// What a tutor says about the claim: right, or what the right value
+    /// is and the slip that most likely explains the wrong one.
+    pub fn verdict(&self) -> String {
+        let problem = &self.problem.text;
+        if self.correct {
+            return match self.problem.solves_for {
+                Some(_) => format!(
+                    "Yes, {} is right: put it back into {problem} and both sides match.",
+                    self.claimed
+                ),
+                None => format!("Yes, {problem} = {} is right.", self.claimed),
+            };
+        }
+        let right = match self.problem.solves_for {
+            Some(_) => format!(
+                "Not quite: {} does not make {problem} true; the solution is {}.",
+                self.claimed, self.problem.answer
+            ),
+            None => format!(
+                "Not quite: {problem} is {}, not {}.",
+                self.problem.answer, self.claimed
+            ),
+        };
+        let why = self.mistake.map(|m| match m {
+            ClaimMistake::SwappedAddSubtract => {
+                "It looks like you added instead of subtracting, or the other way round."
+            }
+            ClaimMistake::AddedInsteadOfMultiplying => {
+                "It looks like you added the numbers instead of multiplying them."
+            }
+            ClaimMistake::NoBorrowing => {
+                "It looks like you took the smaller digit from the larger one in a column instead of borrowing."
+            }
+            ClaimMistake::NoCarrying => "It looks like the carried ten went missing.",
+            ClaimMistake::AddedAcross => {
+                "It looks like you added the tops and the bottoms; the fractions need a common denominator first."
+            }
+            ClaimMistake::OneColumnOut => "You're one place value out: check each column again.",
+            ClaimMistake::Close => "You're close: check your working one step at a time.",
+        });
+        match why {
+            Some(why) => format!("{right} {why}"),
+            None => right,
+        }
+    }
+}
+
 /// A claim in `message`: an arithmetic `a op b = c`, or an equation with a
 /// proposed solution (`2x + 3 = 11`, `x = 4`).
 pub fn claim(message: &str) -> Option<Claim> {

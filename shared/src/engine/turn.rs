@@ -18,6 +18,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Duration, Utc};
 use serde::Serialize;
 
+use crate::content::workflow::Transition;
 use crate::content::{Bundle, Course, Unit, Workflow};
 use crate::engine::classify::{self, Interpretation};
 use crate::engine::drill::{self, IssuedDrill};
@@ -29,19 +30,20 @@ use crate::engine::lifecycle;
 use crate::engine::lockout::{LockoutSource, LockoutStatus};
 use crate::engine::modes::{self, ModeBlock, ModePlan, ModeTurn, Outcome, SessionMode};
 use crate::engine::policy::{
-    PolicyError, PolicyInput, PolicyOutcome, StudentRequest, compute_policy,
+    MoveOn, PolicyError, PolicyInput, PolicyOutcome, StudentRequest, compute_policy,
 };
 use crate::engine::retrieve::CourseIndex;
 use crate::engine::safety::{SafetyGate, SafetyHit, Sanitizer};
 use crate::engine::scaffolding;
 use crate::engine::signals::{self, PacingInput, Trend};
+use crate::engine::student_math;
 use crate::model::{
-    CategoryCue, ClientEvent, CodeReading, ConceptCard, ContentChunk, CourseBrief, ExamCandidate,
-    ExamCard, ExamOption, ExpectedAnswer, GradeOutcome, HistoryMessage, LlmTutorResponse,
-    MappedUnit, Mode, PendingQuestion, Personalization, PracticeItem, QuestionPhase, QuestionState,
-    RevisitBrief, Role, SessionState, SnapshotLiteForLlm, StudentInput, StudentIntent,
-    StudentSnapshot, Thread, TurnAnalysis, TutorAction, TutorCard, TutorContext, TutorMessage,
-    TutorTurnInput, UnitAnchor, WorkedExample,
+    AnswerKind, CategoryCue, ClientEvent, CodeReading, ConceptCard, ContentChunk, CourseBrief,
+    ExamCandidate, ExamCard, ExamOption, ExpectedAnswer, GradeOutcome, HistoryMessage,
+    LlmTutorResponse, MappedUnit, MasteryTier, Mode, PendingQuestion, Personalization,
+    PracticeItem, QuestionPhase, QuestionState, RevisitBrief, Role, SessionState,
+    SnapshotLiteForLlm, StudentInput, StudentIntent, StudentSnapshot, Thread, TurnAnalysis,
+    TutorAction, TutorCard, TutorContext, TutorMessage, TutorTurnInput, UnitAnchor, WorkedExample,
 };
 
 /// Units a message may map to, at most.
@@ -225,7 +227,13 @@ pub fn interpret(
     let safety = said.as_deref().and_then(|s| rt.safety.check(s)).cloned();
 
     let interpretation = match (&said, &safety) {
-        (Some(text), None) => Some(classify::interpret(workflow, session, text, None)),
+        (Some(text), None) => Some(classify::interpret(
+            workflow,
+            session,
+            text,
+            None,
+            rt.index.mapper.is_unrelated(text),
+        )),
         _ => None,
     };
     let category = forced_category(workflow, &event.client_event)
@@ -244,7 +252,7 @@ pub fn interpret(
         mapped_units: &mapped_units,
         now,
         turn_id,
-        request: StudentRequest::None,
+        request: request_of(workflow, &category),
     })?;
     for q in state.snapshot.revisit_queue.keys() {
         if !exam_questions.contains(q) {
@@ -282,7 +290,7 @@ pub fn plan_interpreted(
             mapped_units: &read.mapped_units,
             now: env.now,
             turn_id: env.turn_id,
-            request: StudentRequest::None,
+            request: request_of(workflow, &read.category),
         },
         env.lockouts,
     )?;
@@ -337,6 +345,14 @@ pub fn plan_interpreted(
     })
 }
 
+/// What the category asks of the policy.
+fn request_of(workflow: &Workflow, category: &str) -> StudentRequest {
+    match workflow.category(category) {
+        Some(c) if c.transitions.contains(&Transition::MoveOn) => StudentRequest::MoveOn,
+        _ => StudentRequest::None,
+    }
+}
+
 /// A button that says what the student wants outright.
 fn forced_category(workflow: &Workflow, event: &ClientEvent) -> Option<String> {
     match event {
@@ -380,7 +396,12 @@ fn map_units(
     // hold back this turn (a button press has no words to clear it up).
     let carries = rt.workflow().policy.primary_target_min_confidence;
     if let Some(previous) = &snapshot.last_turn_analysis {
-        for m in &previous.mapped_units {
+        // A unit finished at gold is not carried on: the student moves on.
+        for m in previous
+            .mapped_units
+            .iter()
+            .filter(|m| snapshot.tier_of(&m.unit_id) != MasteryTier::Gold)
+        {
             let confidence = m.confidence * PREVIOUS_READING_WEIGHT;
             if confidence >= carries {
                 mapped.push(MappedUnit {
@@ -510,7 +531,12 @@ fn compose(
         .collect();
     let question = preview.pending_question.as_ref();
     let pending_before = state.thread.session.pending_question.as_ref();
-    let unit_title = focus.map(|u| u.title.clone()).unwrap_or_default();
+    // The unit the message is about (the focus may be a prerequisite).
+    let unit_title = course
+        .unit(&p.primary_target_unit_id)
+        .or(focus)
+        .map(|u| u.title.clone())
+        .unwrap_or_default();
     let history = history_of(state.history, workflow.history_messages as usize);
     let student_lines: Vec<&str> = state
         .history
@@ -571,6 +597,20 @@ fn compose(
             phase: question.map_or(QuestionPhase::Asked, |q| q.phase),
             scaffold_depth: preview.scaffolding.depth,
             unit_title,
+            code_note: code_note(
+                course,
+                policy,
+                category,
+                workflow,
+                interpretation,
+                said.as_deref(),
+            ),
+            own_problem: own_problem(
+                state.thread.session.pending_question.is_some(),
+                said.as_deref(),
+            )
+            .map(|p| p.text)
+            .unwrap_or_default(),
             misconceptions: focus
                 .map(|u| {
                     u.misconceptions
@@ -591,6 +631,51 @@ fn compose(
             intent: interpretation.map_or(StudentIntent::Unknown, |i| i.classification.intent),
         },
         seed: env.seed,
+    }
+}
+
+/// What code established about this message that the reply must say: the
+/// check of a worked claim ("is this right? 72 - 38 = 46") that is not an
+/// answer to the pending question, or what became of a request to move on.
+fn code_note(
+    course: &Course,
+    policy: &PolicyOutcome,
+    category: &str,
+    workflow: &Workflow,
+    interpretation: Option<&Interpretation>,
+    said: Option<&str>,
+) -> String {
+    let title = |unit: &str| {
+        course
+            .unit(unit)
+            .map_or(unit, |u| u.title.as_str())
+            .to_owned()
+    };
+    let moving_on = workflow
+        .category(category)
+        .is_some_and(|c| c.transitions.contains(&Transition::MoveOn));
+    if moving_on && let Some(outcome) = &policy.trace.move_on {
+        return match outcome {
+            MoveOn::Moved { .. } => format!(
+                "OK, on to {}.",
+                title(&policy.policy.primary_target_unit_id)
+            ),
+            MoveOn::NotYet { unit_id } => format!(
+                "Let's get {} solid first, then we'll move on.",
+                title(unit_id)
+            ),
+            MoveOn::NothingAfter { unit_id } => format!(
+                "Nothing comes after {} that you haven't finished, so let's keep it sharp.",
+                title(unit_id)
+            ),
+        };
+    }
+    let graded = interpretation
+        .and_then(|i| i.classification.answer_grade)
+        .is_some_and(|g| g != GradeOutcome::Unverifiable);
+    match said.and_then(student_math::claim) {
+        Some(claim) if !graded => claim.verdict(),
+        _ => String::new(),
     }
 }
 
@@ -719,7 +804,11 @@ pub fn apply(
                 answer: plan.said.as_deref(),
             },
         );
+        if c.transitions.contains(&Transition::RetractGuess) {
+            evidence::retract_guess(&mut snapshot, &plan.policy.policy.focus_unit_id);
+        }
     }
+    track_student_problem(session, plan, course, env.now);
     if let Some(grade) = plan.interpretation.as_ref().and_then(|i| i.grade.as_ref())
         && grade.result != GradeOutcome::Unverifiable
     {
@@ -776,8 +865,14 @@ pub fn apply(
     ));
 
     // The snapshot: focus and units in progress, and this turn's reading.
-    evidence::apply_turn(&mut snapshot, &ctx, &plan.policy.policy);
-    snapshot.last_turn_analysis = Some(match origin {
+    // Chatter about something else changes nothing the student's record shows.
+    let off_topic = workflow
+        .category(&plan.category)
+        .is_some_and(|c| c.transitions.contains(&Transition::CountOffTopic));
+    if !off_topic {
+        evidence::apply_turn(&mut snapshot, &ctx, &plan.policy.policy);
+    }
+    let analysis = match origin {
         ReplyOrigin::Llm => TurnAnalysis {
             mapped_units: reply
                 .mapped_units
@@ -798,7 +893,10 @@ pub fn apply(
             understanding_signal: reply.turn_analysis.understanding_signal,
             suggested_prereq_units: Vec::new(),
         },
-    });
+    };
+    if !off_topic {
+        snapshot.last_turn_analysis = Some(analysis);
+    }
     mode_of(state.thread)?.apply(
         &ModeTurn { rt, state, env },
         plan,
@@ -955,6 +1053,56 @@ fn track_tutor_question(
     {
         lifecycle::ask(session, tutor_question(question, unit, now));
     }
+}
+
+/// A problem the student typed with nothing pending, that is not a worked
+/// claim to check.
+fn own_problem(pending: bool, said: Option<&str>) -> Option<student_math::StudentProblem> {
+    let said = said?;
+    if pending || student_math::claim(said).is_some() {
+        return None;
+    }
+    student_math::student_problem(said)
+}
+
+/// A problem the student typed ("what is 47 + 38?", "how do I solve
+/// 2x + 3 = 11?") with nothing pending becomes their question, worked out
+/// by code, so their answer to it ("85") is graded rather than taken for
+/// a new message. A worked claim ("72 - 38 = 46") is checked instead.
+fn track_student_problem(
+    session: &mut SessionState,
+    plan: &Plan,
+    course: &Course,
+    now: DateTime<Utc>,
+) {
+    if plan.input.category.own_problem.is_empty() {
+        return;
+    }
+    let Some(problem) = own_problem(session.pending_question.is_some(), plan.said.as_deref())
+    else {
+        return;
+    };
+    let unit_id = plan
+        .mapped_units
+        .first()
+        .map_or(plan.policy.policy.focus_unit_id.as_str(), |m| {
+            m.unit_id.as_str()
+        });
+    let Some(unit) = course.unit(unit_id) else {
+        return;
+    };
+    let mut question = tutor_question(problem.text, unit, now);
+    question.expected = Some(ExpectedAnswer {
+        kind: if problem.solves_for.is_some() {
+            AnswerKind::Equation
+        } else {
+            AnswerKind::Number
+        },
+        value: problem.answer,
+        unit: None,
+        options: Vec::new(),
+    });
+    lifecycle::ask(session, question);
 }
 
 /// The last sentence of `text` that asks something.

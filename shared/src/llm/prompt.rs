@@ -192,6 +192,7 @@ impl FixedParts {
                 ("scaffold_depth", cue.scaffold_depth.to_string()),
                 ("unit_title", cue.unit_title.clone()),
                 ("misconceptions", misconceptions),
+                ("code_note", cue.code_note.clone()),
             ]),
         )?;
         let tokens = tokens::message_tokens(&system) + tokens::message_tokens(&policy);

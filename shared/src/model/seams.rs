@@ -280,6 +280,15 @@ pub struct CategoryCue {
     pub unit_title: String,
     /// Known misconceptions of the unit, as tutor notes.
     pub misconceptions: Vec<String>,
+    /// What code established about this message that the reply must say:
+    /// the check of a worked answer the student asked about, or what became
+    /// of a request to move on. Empty when there is nothing.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub code_note: String,
+    /// A problem the student brought ("what is 47 + 38?"), which becomes
+    /// their question to try; empty when they brought none.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub own_problem: String,
 }
 
 /// A pending question without its expected answer.

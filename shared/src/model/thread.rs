@@ -152,6 +152,14 @@ pub struct SessionState {
     /// Not written while empty, so a thread without any reads as it did.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub card_states: Vec<RecordedCardState>,
+    /// Steps of `irt.request_step` the student asked practice to move by:
+    /// positive is harder, negative easier.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub difficulty_shift: i8,
+}
+
+fn is_zero(shift: &i8) -> bool {
+    *shift == 0
 }
 
 /// The state of the card in message `message_id`.

@@ -228,6 +228,8 @@ pub fn turn_input(units: &[Unit]) -> TutorTurnInput {
                 .iter()
                 .map(|m| m.description.clone())
                 .collect(),
+            code_note: String::new(),
+            own_problem: String::new(),
         },
         question: None,
         pacing: PacingDirective::Steady,

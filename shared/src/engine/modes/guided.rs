@@ -4,15 +4,15 @@
 //! is ready. Its progress lives in the student's snapshot, which every turn
 //! updates, so it keeps no state of its own in the session.
 
+use crate::content::Workflow;
 use crate::engine::drill::{self, IssuedDrill};
 use crate::engine::irt;
 use crate::engine::modes::{
     ModeBlock, ModePlan, ModeTurn, Outcome, SessionMode, Start, StartError, Started, welcome,
 };
 use crate::engine::policy::PolicyOutcome;
-use crate::engine::turn::{
-    CourseRuntime, Interpreted, Plan, TurnEnv, TurnEvent, TurnState, event_unit,
-};
+use crate::engine::scaffolding;
+use crate::engine::turn::{Interpreted, Plan, TurnEvent, event_unit};
 use crate::model::{ClientEvent, LlmTutorResponse, Mode, SessionState, TutorAction};
 
 /// The guided mode.
@@ -31,10 +31,10 @@ impl SessionMode for Guided {
         &self,
         turn: &ModeTurn<'_>,
         event: &TurnEvent,
-        _read: &Interpreted,
+        read: &Interpreted,
         policy: PolicyOutcome,
     ) -> ModePlan {
-        let practice = practice_item(turn.rt, turn.state, &policy, &event.client_event, turn.env);
+        let practice = practice_item(turn, read, &policy, &event.client_event);
         ModePlan {
             policy,
             practice,
@@ -57,12 +57,12 @@ impl SessionMode for Guided {
 /// A blueprint item for the unit a drill would target, when drills are
 /// allowed: the button's unit if in scope, else the policy's focus.
 fn practice_item(
-    rt: &CourseRuntime,
-    state: TurnState<'_>,
+    turn: &ModeTurn<'_>,
+    read: &Interpreted,
     policy: &PolicyOutcome,
     event: &ClientEvent,
-    env: &TurnEnv<'_>,
 ) -> Option<IssuedDrill> {
+    let (rt, state, env) = (turn.rt, turn.state, turn.env);
     let p = &policy.policy;
     if !p.allows(TutorAction::DrillCard) {
         return None;
@@ -81,7 +81,12 @@ fn practice_item(
         .unit_progress
         .get(unit_id)
         .and_then(|p| p.ability);
-    let target = irt::target_difficulty(ability, &rt.workflow().irt);
+    let target = requested_difficulty(
+        irt::target_difficulty(ability, &rt.workflow().irt),
+        rt.workflow(),
+        &state.thread.session,
+        &read.category,
+    );
     drill::issue_generated(
         blueprint,
         target,
@@ -92,4 +97,27 @@ fn practice_item(
         env.drill_key,
     )
     .ok()
+}
+
+/// `difficulty` moved by the steps the student asked for, this turn's
+/// request included: "harder" is answered with the very next item.
+fn requested_difficulty(
+    difficulty: f64,
+    workflow: &Workflow,
+    session: &SessionState,
+    category: &str,
+) -> f64 {
+    let mut preview = session.clone();
+    if let Some(c) = workflow.category(category) {
+        scaffolding::apply_category(
+            &mut preview,
+            c,
+            scaffolding::TransitionContext { answer: None },
+        );
+    }
+    let step = workflow.irt.request_step;
+    if !step.is_finite() {
+        return difficulty;
+    }
+    (difficulty + f64::from(preview.difficulty_shift) * step).clamp(0.0, 1.0)
 }

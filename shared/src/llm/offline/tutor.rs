@@ -291,6 +291,10 @@ fn compose(
         reaction.openings(input.category.phase),
         &values.map,
     ));
+    let note = input.category.code_note.trim();
+    if !note.is_empty() {
+        parts.push(note.to_owned());
+    }
     let blocker = input.policy.prereq_blocking_unit_id.as_deref();
     if follow_up == FollowUp::Continue
         && blocker == Some(target)
@@ -319,6 +323,12 @@ fn compose(
     };
     if let Some(slot) = slot {
         parts.push(pick.phrase(slot.name(), phrases.moves.phrases(slot), &values.map));
+    }
+    let own = input.category.own_problem.trim();
+    if !own.is_empty() && action != TutorAction::DrillCard {
+        let mut map = values.map.clone();
+        map.insert("own_problem", own.to_owned());
+        parts.push(pick.phrase("own_problem", &phrases.moves.own_problem, &map));
     }
     let tutor_text = tidy(&parts.join(" "));
     if tutor_text.is_empty() {
@@ -461,7 +471,11 @@ impl Values {
         let key_idea = if ideas.is_empty() {
             first_sentences(&unit.anchor_text, 1)
         } else {
-            ideas[pick.index("key_idea", ideas.len())].trim().to_owned()
+            let asked = input.student.said().unwrap_or_default();
+            closest_idea(&ideas, &asked)
+                .unwrap_or_else(|| ideas[pick.index("key_idea", ideas.len())])
+                .trim()
+                .to_owned()
         };
         map.insert("key_idea", key_idea);
         map.insert("explanation", explanation(input, unit));
@@ -512,6 +526,33 @@ impl Values {
         }
         map
     }
+}
+
+/// The key idea that shares most words with what the student asked (the
+/// first listed among equals; a "why" question prefers an idea that gives
+/// a reason), or none when no idea shares a word with it.
+fn closest_idea<'a>(ideas: &[&'a String], asked: &str) -> Option<&'a String> {
+    let content = |text: &str| -> Vec<String> {
+        text.to_lowercase()
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| w.chars().count() >= 4)
+            .map(|w| w.strip_suffix('s').unwrap_or(w).to_owned())
+            .collect()
+    };
+    let wanted = content(asked);
+    let why = asked.trim_start().to_lowercase().starts_with("why");
+    let mut best: Option<(usize, &String)> = None;
+    for idea in ideas {
+        let words = content(idea);
+        let mut score = wanted.iter().filter(|w| words.contains(w)).count() * 2;
+        if score > 0 && why && (idea.contains(" so ") || idea.contains("because")) {
+            score += 3;
+        }
+        if score > 0 && best.is_none_or(|(top, _)| score > top) {
+            best = Some((score, idea));
+        }
+    }
+    best.map(|(_, idea)| idea)
 }
 
 /// The opening of the best-ranked lesson passage about `unit`, unless it
