@@ -273,10 +273,6 @@ pub struct MasterySettings {
     pub silver: TierRule,
     pub gold: TierRule,
     pub bkt: BktParams,
-    /// Asking for help on a practice item before answering it is that
-    /// item's first attempt, and a wrong one (OATutor's BKT): the answer
-    /// that follows is no longer a first attempt.
-    pub hints_as_evidence: bool,
 }
 
 /// A tier is reached when the lower tier is held, the drill streak is at
@@ -722,7 +718,6 @@ impl Default for MasterySettings {
                 exam_passes: 1,
             },
             bkt: BktParams::default(),
-            hints_as_evidence: false,
         }
     }
 }

@@ -386,7 +386,19 @@ fn map_units(
     let mut mapped: Vec<MappedUnit> = said
         .map(|s| rt.index.map_message(s, MAPPED_UNITS))
         .unwrap_or_default();
-    if let Some(unit) = event_unit(event).filter(|u| rt.course().unit(u).is_some()) {
+    // "Next" after practice on a prerequisite of the student's goal goes
+    // back towards the goal: the policy returns to the prerequisite only
+    // while it still blocks.
+    let below_goal = |unit: &str| {
+        matches!(event, ClientEvent::DrillContinue { .. })
+            && rt
+                .course()
+                .ancestors(&snapshot.focus_unit_id)
+                .contains(unit)
+    };
+    if let Some(unit) =
+        event_unit(event).filter(|u| rt.course().unit(u).is_some() && !below_goal(u))
+    {
         mapped.push(MappedUnit {
             unit_id: unit.to_owned(),
             confidence: EVENT_UNIT_CONFIDENCE,
@@ -605,12 +617,9 @@ fn compose(
                 interpretation,
                 said.as_deref(),
             ),
-            own_problem: own_problem(
-                state.thread.session.pending_question.is_some(),
-                said.as_deref(),
-            )
-            .map(|p| p.text)
-            .unwrap_or_default(),
+            own_problem: own_problem(has_problem_pending(&state.thread.session), said.as_deref())
+                .map(|p| p.text)
+                .unwrap_or_default(),
             misconceptions: focus
                 .map(|u| {
                     u.misconceptions
@@ -670,9 +679,14 @@ fn code_note(
             ),
         };
     }
+    // A graded answer to the pending question is the grade's to judge,
+    // unless the student asked for their own working to be checked.
     let graded = interpretation
         .and_then(|i| i.classification.answer_grade)
-        .is_some_and(|g| g != GradeOutcome::Unverifiable);
+        .is_some_and(|g| g != GradeOutcome::Unverifiable)
+        && workflow
+            .category(category)
+            .is_none_or(|c| !c.detect.grades.is_empty());
     match said.and_then(student_math::claim) {
         Some(claim) if !graded => claim.verdict(),
         _ => String::new(),
@@ -1055,8 +1069,17 @@ fn track_tutor_question(
     }
 }
 
-/// A problem the student typed with nothing pending, that is not a worked
-/// claim to check.
+/// Whether a problem with a known answer is pending (an open question
+/// of the tutor's, "Does that make sense?", is not one).
+fn has_problem_pending(session: &SessionState) -> bool {
+    session
+        .pending_question
+        .as_ref()
+        .is_some_and(|q| q.expected.is_some())
+}
+
+/// A problem the student typed with no problem pending, that is not a
+/// worked claim to check.
 fn own_problem(pending: bool, said: Option<&str>) -> Option<student_math::StudentProblem> {
     let said = said?;
     if pending || student_math::claim(said).is_some() {
@@ -1078,8 +1101,7 @@ fn track_student_problem(
     if plan.input.category.own_problem.is_empty() {
         return;
     }
-    let Some(problem) = own_problem(session.pending_question.is_some(), plan.said.as_deref())
-    else {
+    let Some(problem) = own_problem(has_problem_pending(session), plan.said.as_deref()) else {
         return;
     };
     let unit_id = plan

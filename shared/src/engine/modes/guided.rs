@@ -67,8 +67,12 @@ fn practice_item(
     if !p.allows(TutorAction::DrillCard) {
         return None;
     }
+    // "Next" on a drill card names the card's unit, but a prerequisite the
+    // policy turned to comes first.
+    let continuing =
+        matches!(event, ClientEvent::DrillContinue { .. }) && p.prereq_blocking_unit_id.is_some();
     let unit_id = event_unit(event)
-        .filter(|u| p.scoped_unit_ids.iter().any(|s| s == u))
+        .filter(|u| !continuing && p.scoped_unit_ids.iter().any(|s| s == u))
         .unwrap_or(&p.focus_unit_id);
     let unit = rt.course().unit(unit_id)?;
     if unit.blueprints.is_empty() {

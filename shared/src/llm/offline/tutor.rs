@@ -244,10 +244,18 @@ fn exam_choice(input: &TutorTurnInput) -> Option<(&ExamCandidate, &str)> {
 fn target_unit<'a>(input: &'a TutorTurnInput, follow_up: FollowUp) -> Option<&'a str> {
     let policy = &input.policy;
     let usable = |u: &&'a str| in_scope(input, u) && anchor(input, u).is_some();
-    let about_question = matches!(
-        follow_up,
-        FollowUp::Retry | FollowUp::Scaffold | FollowUp::TeachBack | FollowUp::Clarify
-    );
+    // A question that names another unit is answered about that unit
+    // (the policy's target), not about the question being worked on.
+    let names_a_unit = input
+        .reading
+        .mapped_units
+        .first()
+        .is_some_and(|m| m.unit_id == policy.primary_target_unit_id);
+    let about_question = match follow_up {
+        FollowUp::Retry | FollowUp::Scaffold | FollowUp::TeachBack => true,
+        FollowUp::Clarify => !names_a_unit,
+        _ => false,
+    };
     let question_unit = input
         .question
         .as_ref()
