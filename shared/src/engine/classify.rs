@@ -486,7 +486,11 @@ pub fn heuristic_intent(
             "the message repeats the question".to_owned(),
         );
     }
-    if session.teach_back.awaiting_explanation && (has_any(text, EXPLAIN).is_some() || words >= 6) {
+    // A question of their own ("why do we need a common denominator?") is
+    // not an explanation, however long.
+    if session.teach_back.awaiting_explanation
+        && (has_any(text, EXPLAIN).is_some() || (words >= 6 && !asks))
+    {
         return (
             StudentIntent::Explain,
             "teach-back is awaiting an explanation and the message explains".to_owned(),
