@@ -10,7 +10,7 @@ use std::hint::black_box;
 use criterion::{Criterion, criterion_group, criterion_main};
 use policy_support::{busy_snapshot, layered_course, mapped, now, workflow, workflow_with};
 use tutorflow::engine::lockout::LockoutStatus;
-use tutorflow::engine::policy::{PolicyInput, compute_policy};
+use tutorflow::engine::policy::{PolicyInput, StudentRequest, compute_policy};
 use tutorflow::engine::snapshot_lite::build_snapshot_lite;
 
 fn bench_policy(c: &mut Criterion) {
@@ -38,10 +38,15 @@ fn bench_policy(c: &mut Criterion) {
         })
         .collect();
     for (name, workflow) in [
-        ("first_missing", workflow()),
+        // Seed 004's blocker rule: every untouched prerequisite blocks, so
+        // the chain walk is exercised in full.
+        (
+            "first_missing",
+            workflow_with("policy: {blocker_evidence: any_missing}"),
+        ),
         (
             "highest_priority",
-            workflow_with("policy: {blocker: highest_priority}"),
+            workflow_with("policy: {blocker: highest_priority, blocker_evidence: any_missing}"),
         ),
     ] {
         let input = PolicyInput {
@@ -51,6 +56,7 @@ fn bench_policy(c: &mut Criterion) {
             mapped_units: &mapped_units,
             now: now(),
             turn_id: "bench-turn",
+            request: StudentRequest::None,
         };
         let outcome = compute_policy(&input, &lockouts).expect("policy");
         assert!(!outcome.candidates.is_empty());
