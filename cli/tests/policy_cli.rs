@@ -175,18 +175,16 @@ fn help_documents_every_option() {
 }
 
 #[test]
-fn a_new_student_asking_about_equations_is_sent_down_the_prerequisite_chain() {
+fn a_new_student_asking_about_equations_is_taught_equations() {
     let dir = bundle();
     let json = success(&policy(dir.path(), &["--mapped", "equations:0.9"], None));
     let p = &json["policy"];
+    // Units never worked on are unknown, not missing: nothing blocks.
     assert_eq!(p["primaryTargetUnitId"], "equations");
-    assert_eq!(p["prereqBlockingUnitId"], "counting");
-    assert_eq!(p["focusUnitId"], "counting");
+    assert_eq!(p["prereqBlockingUnitId"], serde_json::Value::Null);
+    assert_eq!(p["focusUnitId"], "equations");
     assert_eq!(p["turnId"], "cli");
-    assert_eq!(
-        json["trace"]["blockerChain"],
-        serde_json::json!(["adding", "counting"])
-    );
+    assert_eq!(json["trace"]["blockerChain"], serde_json::json!([]));
     let candidates = json["candidates"].as_array().unwrap();
     assert!(candidates.iter().any(|c| c["unitId"] == "equations"));
     for c in candidates {

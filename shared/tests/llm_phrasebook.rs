@@ -100,7 +100,7 @@ fn every_move_needs_a_phrase_that_can_always_be_said() {
     );
 
     let files = mutated(
-        "      - \"{{explanation}} Does that make sense?\"\n      - \"Here's the idea: {{key_idea}} For example: {{example_problem}} {{example_steps}} Does that help?\"",
+        "      - \"Here's the idea: {{key_idea}} For example: {{example_problem}} {{example_steps}} Does that help?\"\n      - \"{{key_idea}} Here's an example. {{example_problem}} {{example_steps}} Does that make sense?\"\n      - \"Here's the idea: {{key_idea}} Does that make sense?\"",
         "      - \"For example: {{example_problem}} Does that help?\"",
     );
     assert_reported(

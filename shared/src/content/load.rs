@@ -1434,7 +1434,8 @@ impl Loader {
             }
         }
         // With a prerequisite missing from the graph (reported already),
-        // what a unit depends on is not known.
+        // what a unit depends on is not known. A check naming a unit this
+        // course does not have is never raised, so it is not an error.
         let graph_whole = requires
             .values()
             .all(|r| r.iter().all(|p| requires.contains_key(p.as_str())));
@@ -1447,7 +1448,10 @@ impl Loader {
                     &at,
                     format!("`{tag}` is not one of this unit's mistake_tags"),
                 );
-            } else if graph_whole && !below.contains(prereq.as_str()) {
+            } else if graph_whole
+                && requires.contains_key(prereq.as_str())
+                && !below.contains(prereq.as_str())
+            {
                 self.at(
                     doc,
                     &at,
