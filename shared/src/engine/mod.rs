@@ -37,3 +37,4 @@ pub mod snapshot_lite;
 pub mod template;
 pub mod turn;
 pub mod turn_log;
+pub mod worked;
