@@ -292,6 +292,7 @@ proptest! {
             memo: format!("The answer is {} because {memo}.", options[correct]),
             video_url: None,
             tags: vec!["generated".into()],
+            steps: Vec::new(),
         };
         let mut input = turn_input(&units);
         input.question = Some(QuestionState::from(&pending));
