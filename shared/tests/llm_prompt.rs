@@ -273,6 +273,7 @@ proptest! {
                 value: answer.clone(),
                 unit: None,
                 options: if kind == AnswerKind::Mcq { options.clone() } else { vec![] },
+                mistakes: Vec::new(),
             }),
             unit_id: units[0].id.clone(),
             concept: "solving".into(),

@@ -891,6 +891,7 @@ fn drill_card(
             value: answer,
             unit: None,
             options: Vec::new(),
+            mistakes: Vec::new(),
         }),
         unit_id: target.id.clone(),
         concept: format!("drill {}", env.turn_id),
