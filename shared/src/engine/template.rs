@@ -138,9 +138,15 @@ fn ipv4(r: Rational) -> Option<String> {
 #[derive(Debug, Clone, PartialEq)]
 enum Segment {
     Text(String),
-    Slot { name: String, format: Format },
+    Slot {
+        name: String,
+        format: Format,
+    },
     /// A formula placeholder: `{a + b}`.
-    Formula { expr: Expr, format: Format },
+    Formula {
+        expr: Expr,
+        format: Format,
+    },
 }
 
 /// A template problem, with the character offset where it starts.
