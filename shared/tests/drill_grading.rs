@@ -226,3 +226,61 @@ fn value(item: &tutorflow::engine::generate::Item, name: &str) -> i128 {
         _ => 100 * digit("bh") + 10 * digit("bt") + digit("bo"),
     }
 }
+
+/// For every unit and every blueprint it practises: each wrong answer the
+/// blueprint computes is explained in the unit's own words, by grading the
+/// typed answer; the item's hints carry its numbers and never its answer.
+#[test]
+fn every_computed_mistake_is_explained_and_every_item_has_hints() {
+    use tutorflow::engine::drill_grade::expected_answer;
+    use tutorflow::engine::solution::{Solution, explain_mistake, hint_for};
+    let bundle = bundle();
+    let settings = &bundle.workflows["default"].grading;
+    let mut explained = 0;
+    for course in bundle.courses.values() {
+        for unit in course.units.values() {
+            for id in &unit.blueprints {
+                let blueprint = &bundle.blueprints[id];
+                for seed in 0..20u64 {
+                    let item = generate(blueprint, (seed % 5) as f64 / 4.0, seed).unwrap();
+                    let expected = expected_answer(&item);
+                    for m in item.mistakes.iter().filter(|m| m.mistake_tag.is_some()) {
+                        let e = explain_mistake(&expected, &m.text, &unit.mistake_tags, settings)
+                            .unwrap_or_else(|| {
+                                panic!("{} {id} seed {seed}: {} not explained", unit.id, m.text)
+                            });
+                        let tag = e.mistake_tag.as_deref().unwrap();
+                        let words = &unit
+                            .mistake_tags
+                            .iter()
+                            .find(|t| t.id == tag)
+                            .unwrap()
+                            .explain;
+                        assert_eq!(&e.explain, words.trim());
+                        explained += 1;
+                    }
+                    let first =
+                        hint_for(&item, 0).unwrap_or_else(|| panic!("{id} seed {seed}: no hint"));
+                    let solution = Solution::of_item(&item);
+                    assert!(
+                        first.tell.chars().any(|c| c.is_ascii_digit()),
+                        "{id} seed {seed}: a hint with the item's numbers: {}",
+                        first.tell
+                    );
+                    assert!(
+                        solution
+                            .hints()
+                            .iter()
+                            .all(|h| h.expects.is_some() || h.ask == h.tell)
+                    );
+                    let context = serde_json::to_string(&solution).unwrap();
+                    assert!(
+                        !context.contains(&solution.worked().last().unwrap().to_string()),
+                        "{id} seed {seed}: the step that gives the answer is left open: {context}"
+                    );
+                }
+            }
+        }
+    }
+    assert!(explained > 500, "{explained}");
+}

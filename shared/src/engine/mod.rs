@@ -34,6 +34,7 @@ pub mod scope;
 pub mod score;
 pub mod signals;
 pub mod snapshot_lite;
+pub mod solution;
 pub mod template;
 pub mod turn;
 pub mod turn_log;
