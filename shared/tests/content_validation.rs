@@ -499,7 +499,7 @@ fn an_authored_step_must_not_state_the_answer() {
         column,
         "states the answer `x = 4`",
     );
-    let six = format!("steps: [{}]}}", vec!["\"a step\""; 6].join(", "));
+    let six = format!("steps: [{}]}}", ["\"a step\""; 6].join(", "));
     let files = mutated(
         &shipped(),
         COURSE,
