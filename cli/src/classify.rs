@@ -105,6 +105,7 @@ fn read_question(path: &PathBuf) -> Result<PendingQuestion, String> {
             value,
             unit,
             options,
+            mistakes: Vec::new(),
         }
     });
     Ok(PendingQuestion {

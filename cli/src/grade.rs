@@ -86,6 +86,7 @@ fn expected_answer(
         value: value.to_owned(),
         unit: unit.filter(|u| !u.trim().is_empty()),
         options,
+        mistakes: Vec::new(),
     }
 }
 

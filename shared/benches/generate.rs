@@ -1,5 +1,7 @@
-//! Item generation per shipped blueprint, drill tokens, and bundle loading
-//! (`load` tries each blueprint scenario once; `validate` tries 16 seeds).
+//! Item generation per shipped blueprint, grading a typed drill answer
+//! against the regenerated item and all its mistakes, drill tokens, and
+//! bundle loading (`load` tries each blueprint scenario once; `validate`
+//! tries 16 seeds).
 //!
 //! `cargo bench -p tutorflow --bench generate`
 
@@ -10,6 +12,8 @@ use chrono::{Duration, TimeZone, Utc};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use tutorflow::content::blueprint_check::{Probe, check};
 use tutorflow::content::{Bundle, ContentFiles, ContentSource, FsSource};
+use tutorflow::engine::drill::Expected;
+use tutorflow::engine::drill_grade::grade_drill;
 use tutorflow::engine::drill_token::{self, DrillClaims, DrillSource};
 use tutorflow::engine::generate::generate;
 
@@ -42,6 +46,35 @@ fn generation(c: &mut Criterion) {
         }
         group.finish();
     }
+}
+
+/// What drill-grade does with a typed answer once the token is verified:
+/// regenerate the item, then grade by value and against every mistake. The
+/// answer typed is the item's last computed mistake (the most comparisons).
+fn typed_answers(c: &mut Criterion) {
+    let (_, bundle) = shipped();
+    let settings = &bundle.workflows["default"].grading;
+    let mut group = c.benchmark_group("drill_grade/typed_mistake");
+    for id in [
+        "MATH.ARITH.SUB.BORROW",
+        "MATH.FRAC.ADD.UNLIKE",
+        "MATH.ALG.EQ.TWOSTEP",
+    ] {
+        let bp = &bundle.blueprints[id];
+        let item = generate(bp, 0.8, 7).expect("valid blueprint");
+        let typed = item.mistakes.last().expect("mistakes").text.clone();
+        group.bench_function(BenchmarkId::from_parameter(id), |b| {
+            b.iter(|| {
+                let item = generate(bp, 0.8, 7).expect("valid blueprint");
+                black_box(grade_drill(
+                    &Expected::Generated(Box::new(item)),
+                    &typed,
+                    settings,
+                ))
+            })
+        });
+    }
+    group.finish();
 }
 
 fn tokens(c: &mut Criterion) {
@@ -104,5 +137,5 @@ fn loading(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, generation, tokens, loading);
+criterion_group!(benches, generation, typed_answers, tokens, loading);
 criterion_main!(benches);

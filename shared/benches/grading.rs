@@ -47,6 +47,7 @@ fn cases() -> Vec<Case> {
                     value: f[2].to_owned(),
                     unit: (!f[5].is_empty()).then(|| f[5].to_owned()),
                     options,
+                    mistakes: Vec::new(),
                 },
                 answer: f[3].to_owned(),
                 question: (!f[7].is_empty()).then(|| f[7].to_owned()),
@@ -61,6 +62,7 @@ fn single(kind: AnswerKind, value: &str, options: &[&str]) -> ExpectedAnswer {
         value: value.to_owned(),
         unit: None,
         options: options.iter().map(|o| o.to_string()).collect(),
+        mistakes: Vec::new(),
     }
 }
 

@@ -32,6 +32,7 @@ fn question(text: &str, expected: &str) -> PendingQuestion {
             value: expected.to_owned(),
             unit: None,
             options: Vec::new(),
+            mistakes: Vec::new(),
         }),
         unit_id: "two-step-equations".to_owned(),
         concept: "two-step equations".to_owned(),

@@ -452,3 +452,60 @@ proptest! {
         let _ = Bundle::load(&files);
     }
 }
+
+#[test]
+fn a_mistake_tag_needs_an_explanation_for_the_student() {
+    let explain = line_of(UNIT, "explain: \"To get x");
+    let files = mutated(&shipped(), UNIT, explain, "");
+    let (line, column) = position_of(&files, UNIT, "id: wrong_inverse");
+    assert_reported(&problems(&files), UNIT, line, column, "needs an `explain`");
+    let long = format!("    explain: \"{}\"\n", "Undo it. ".repeat(60));
+    let files = mutated(&shipped(), UNIT, explain, &long);
+    let (line, column) = position_of(&files, UNIT, "\"Undo it.");
+    assert_reported(&problems(&files), UNIT, line, column, "keep it to 400");
+}
+
+/// The whole line of `path` that holds `needle`, with its newline.
+fn line_of(path: &str, needle: &str) -> &'static str {
+    let text: &'static str = Box::leak(
+        std::fs::read_to_string(repo_root().join(path))
+            .unwrap()
+            .into_boxed_str(),
+    );
+    let at = text.find(needle).expect("needle");
+    let start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let end = text[at..].find('\n').map_or(text.len(), |i| at + i + 1);
+    &text[start..end]
+}
+
+#[test]
+fn an_authored_step_must_not_state_the_answer() {
+    const COURSE: &str = "workflows/courses/prealgebra/course.yaml";
+    let files = mutated(
+        &shipped(),
+        COURSE,
+        "\"Then undo the 2 ×: divide both sides by 2, x = 8 ÷ 2\"",
+        "\"Then undo the 2 ×: divide both sides by 2, so x = 4\"",
+    );
+    let (line, column) = position_of(
+        &files,
+        COURSE,
+        "\"Then undo the 2 ×: divide both sides by 2, so",
+    );
+    assert_reported(
+        &problems(&files),
+        COURSE,
+        line,
+        column,
+        "states the answer `x = 4`",
+    );
+    let six = format!("steps: [{}]}}", ["\"a step\""; 6].join(", "));
+    let files = mutated(
+        &shipped(),
+        COURSE,
+        "steps: [\"Take 7 away from both sides to undo the + 7: x = 12 - 7\"]}",
+        &six,
+    );
+    let (line, column) = position_of(&files, COURSE, "steps: [\"a step\"");
+    assert_reported(&problems(&files), COURSE, line, column, "at most 5");
+}

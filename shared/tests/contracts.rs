@@ -163,6 +163,7 @@ fn session_state_survives_storage() {
             value: "7/8".into(),
             unit: None,
             options: vec![],
+            mistakes: Vec::new(),
         }),
         unit_id: "FRAC-ADD".into(),
         concept: "adding fractions".into(),

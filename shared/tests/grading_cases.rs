@@ -49,6 +49,7 @@ fn cases() -> Vec<Case> {
                 value: fields[2].to_owned(),
                 unit: (!fields[5].is_empty()).then(|| fields[5].to_owned()),
                 options,
+                mistakes: Vec::new(),
             },
             answer: fields[3].to_owned(),
             tags: fields[6]
@@ -158,6 +159,7 @@ fn the_shipped_course_grades_its_own_answers() {
                     value: item.answer.clone(),
                     unit: None,
                     options: item.options.clone(),
+                    mistakes: Vec::new(),
                 };
                 let correct = item.option_index(&item.answer).expect("validated");
                 for (i, option) in item.options.iter().enumerate() {
@@ -191,6 +193,7 @@ fn the_shipped_course_grades_its_own_answers() {
                     value: problem.answer.clone(),
                     unit: None,
                     options: Vec::new(),
+                    mistakes: Vec::new(),
                 };
                 let bare = problem
                     .answer

@@ -13,6 +13,7 @@ fn expected(kind: AnswerKind, value: &str) -> ExpectedAnswer {
         value: value.to_owned(),
         unit: None,
         options: Vec::new(),
+        mistakes: Vec::new(),
     }
 }
 
@@ -270,6 +271,7 @@ proptest! {
             value: expected_text,
             unit: Some("cm".to_owned()),
             options: vec!["1/2".to_owned(), "x = 4".to_owned(), "$36".to_owned()],
+            mistakes: Vec::new(),
         };
         let grade = grading::grade(&e, &answer, Some(&answer), &GradingSettings::default());
         if grade.result == GradeOutcome::Unverifiable {

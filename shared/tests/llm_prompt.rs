@@ -273,6 +273,7 @@ proptest! {
                 value: answer.clone(),
                 unit: None,
                 options: if kind == AnswerKind::Mcq { options.clone() } else { vec![] },
+                mistakes: Vec::new(),
             }),
             unit_id: units[0].id.clone(),
             concept: "solving".into(),
@@ -292,6 +293,7 @@ proptest! {
             memo: format!("The answer is {} because {memo}.", options[correct]),
             video_url: None,
             tags: vec!["generated".into()],
+            steps: Vec::new(),
         };
         let mut input = turn_input(&units);
         input.question = Some(QuestionState::from(&pending));

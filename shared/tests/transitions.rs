@@ -33,6 +33,7 @@ fn question(concept: &str, text: &str, expected: &str) -> PendingQuestion {
             value: expected.to_owned(),
             unit: None,
             options: Vec::new(),
+            mistakes: Vec::new(),
         }),
         unit_id: "integer-operations".to_owned(),
         concept: concept.to_owned(),

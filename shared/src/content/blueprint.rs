@@ -11,6 +11,12 @@
 //! different answer or offer different distractors: it then gives its own
 //! `stems`, `latex`, `answer` or `distractors`.
 //!
+//! Because the answer is computed, a blueprint can also say how it is
+//! worked out: `steps`, each a sentence over the parameters with the value
+//! it works out, and `representations`, the same question seen another way
+//! (a number line, an area model, a bar model). Hints are built from them.
+//! A scenario may give its own `steps` and `representations` too.
+//!
 //! Formulas use the language of [`crate::engine::math`]: `+ - * / ^`,
 //! `mod`, `floor`, `gcd`, comparisons and `and`/`or`/`not`. Nothing else
 //! is ever run.
@@ -54,6 +60,12 @@ pub struct Blueprint {
     pub answer: Option<Answer>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub distractors: Vec<Distractor>,
+    /// The worked solution, step by step; a step applies when its `when` holds.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<Step>,
+    /// The question in another form, for a student the steps did not help.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub representations: Vec<Representation>,
     #[serde(default)]
     pub presentation: Presentation,
     #[serde(default)]
@@ -142,6 +154,38 @@ pub struct Scenario {
     pub answer: Option<Answer>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub distractors: Option<Vec<Distractor>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steps: Option<Vec<Step>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub representations: Option<Vec<Representation>>,
+}
+
+/// One step of a worked solution: `text` says what to do with the item's
+/// numbers and shows what it gives where `{result}` is written; `value`
+/// is that result. A hint can show the step with its result left open.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Step {
+    pub text: Template,
+    pub value: Formula,
+    /// The step applies only when this holds (a borrow only when one is needed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub when: Option<Formula>,
+}
+
+/// The name a step's text uses for the step's own value.
+pub const STEP_RESULT: &str = "result";
+
+/// The question shown another way, e.g. as a number line or an area model.
+/// It poses the problem; it never works out the answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Representation {
+    /// What kind of picture it is: number_line, area_model, bar_model, ...
+    pub kind: String,
+    pub text: Template,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub when: Option<Formula>,
 }
 
 /// A parameter feature that makes an item a little harder (or easier).
@@ -363,8 +407,17 @@ impl Blueprint {
     /// A short digest of everything that shapes a generated item. A drill
     /// token records it, so that an item is never regenerated from an
     /// edited blueprint (which could give a different question or answer).
+    /// Steps and representations explain an item without changing it, so
+    /// editing them leaves the drills already handed out valid.
     pub fn fingerprint(&self) -> [u8; 8] {
-        let canonical = serde_json::to_vec(self).unwrap_or_default();
+        let mut shaping = self.clone();
+        shaping.steps.clear();
+        shaping.representations.clear();
+        for s in &mut shaping.difficulty.scenarios {
+            s.steps = None;
+            s.representations = None;
+        }
+        let canonical = serde_json::to_vec(&shaping).unwrap_or_default();
         let digest = Sha256::digest(&canonical);
         let mut out = [0u8; 8];
         out.copy_from_slice(&digest[..8]);
@@ -386,6 +439,17 @@ impl Blueprint {
 
     pub fn distractors_for<'a>(&'a self, scenario: &'a Scenario) -> &'a [Distractor] {
         scenario.distractors.as_deref().unwrap_or(&self.distractors)
+    }
+
+    pub fn steps_for<'a>(&'a self, scenario: &'a Scenario) -> &'a [Step] {
+        scenario.steps.as_deref().unwrap_or(&self.steps)
+    }
+
+    pub fn representations_for<'a>(&'a self, scenario: &'a Scenario) -> &'a [Representation] {
+        scenario
+            .representations
+            .as_deref()
+            .unwrap_or(&self.representations)
     }
 
     /// Whether two scenarios ask the same question (same LaTeX and same
@@ -704,5 +768,17 @@ mod tests {
         assert_eq!(a.fingerprint(), b.fingerprint());
         b.difficulty.scenarios[0].weight += 0.01;
         assert_ne!(a.fingerprint(), b.fingerprint());
+        let mut reworded = a.clone();
+        reworded.steps.push(Step {
+            text: Template::new("Add the ones: {result}"),
+            value: Formula::new("mod(a, 10) + mod(b, 10)"),
+            when: None,
+        });
+        reworded.representations.clear();
+        assert_eq!(
+            a.fingerprint(),
+            reworded.fingerprint(),
+            "explaining an item differently does not change the item"
+        );
     }
 }

@@ -7,15 +7,20 @@ use std::collections::BTreeSet;
 
 use super::blueprint::{
     Answer, AnswerKind, Blueprint, BuiltinStrategy, Distractor, EvaluationMethod, Formula,
-    Formulas, ItemFormat, Parameter, ParameterKind,
+    Formulas, ItemFormat, Parameter, ParameterKind, Representation, STEP_RESULT, Step,
 };
 use super::yaml_index::YamlPath;
-use crate::engine::generate::{self, MAX_PLACES, MIN_ACCEPTANCE};
+use crate::engine::generate::{self, Item, MAX_PLACES, MIN_ACCEPTANCE};
 use crate::engine::math::{Expr, ParseOptions, Rational, parse};
 use crate::engine::template::Template;
+use crate::engine::worked;
 
 /// Seeds tried per scenario by the thorough check.
 pub const PROBE_SEEDS: u64 = 16;
+
+/// How many steps a worked solution has: enough to be a hint, few enough
+/// to follow.
+pub const STEPS: std::ops::RangeInclusive<usize> = 2..=5;
 
 /// How hard validation tries generating items.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -201,6 +206,7 @@ impl<'a> Checker<'a> {
         self.check_scenarios(&all);
         self.check_features(&all);
         self.check_wording(&all);
+        self.check_explanations(&all);
         self.check_answers(&all);
         self.check_presentation();
         self.check_benchmarks();
@@ -226,7 +232,12 @@ impl<'a> Checker<'a> {
             .map(|n| (n, root.key("parameters").key(n)))
             .chain(bp.derived.names().map(|n| (n, root.key("derived").key(n))));
         for (name, at) in listed {
-            if !usable_name(name) {
+            if name == STEP_RESULT {
+                self.at_key(
+                    at,
+                    format!("`{STEP_RESULT}` is kept for the value of a step: choose another name"),
+                );
+            } else if !usable_name(name) {
                 self.at_key(
                     at,
                     format!(
@@ -587,6 +598,115 @@ impl<'a> Checker<'a> {
         }
     }
 
+    /// Steps and representations, wherever they are written, and that
+    /// every scenario has both.
+    fn check_explanations(&mut self, known: &BTreeSet<&str>) {
+        let bp = self.bp;
+        let root = YamlPath::root();
+        self.steps(&bp.steps, root.key("steps"), known);
+        self.representations(&bp.representations, root.key("representations"), known);
+        for (i, s) in bp.difficulty.scenarios.iter().enumerate() {
+            let at = scenario_path(i);
+            if let Some(list) = &s.steps {
+                self.steps(list, at.key("steps"), known);
+            }
+            if let Some(list) = &s.representations {
+                self.representations(list, at.key("representations"), known);
+            }
+            if bp.steps_for(s).is_empty() {
+                self.at(
+                    at.key("name"),
+                    format!(
+                        "scenario `{}` has no steps: give the blueprint or the scenario some, \
+                         so hints can walk through the item",
+                        s.name
+                    ),
+                );
+            }
+            if bp.representations_for(s).is_empty() {
+                self.at(
+                    at.key("name"),
+                    format!(
+                        "scenario `{}` has no representations: give the blueprint or the \
+                         scenario one, for a student the steps did not help",
+                        s.name
+                    ),
+                );
+            }
+        }
+    }
+
+    fn steps(&mut self, list: &[Step], at: YamlPath, known: &BTreeSet<&str>) {
+        let mut with_result = known.clone();
+        with_result.insert(STEP_RESULT);
+        for (i, step) in list.iter().enumerate() {
+            let at = at.index(i);
+            self.prose(&step.text, at.key("text"), &with_result);
+            if step.text.error().is_none() && !step.text.names().contains(&STEP_RESULT) {
+                self.at(
+                    at.key("text"),
+                    format!(
+                        "`{}` does not say what the step gives: write {{{STEP_RESULT}}} where \
+                         its value goes, as in \"Tens: {{at}} - {{bt}} = {{{STEP_RESULT}}}\"",
+                        step.text.text()
+                    ),
+                );
+            }
+            self.formula(&step.value, at.key("value"), known, Shape::Number);
+            if let Some(when) = &step.when {
+                self.formula(when, at.key("when"), known, Shape::Condition);
+            }
+        }
+    }
+
+    fn representations(&mut self, list: &[Representation], at: YamlPath, known: &BTreeSet<&str>) {
+        for (i, r) in list.iter().enumerate() {
+            let at = at.index(i);
+            if !is_slug(&r.kind) {
+                self.at(
+                    at.key("kind"),
+                    format!(
+                        "kind `{}` must be lowercase letters, digits and _, such as number_line",
+                        r.kind
+                    ),
+                );
+            }
+            self.prose(&r.text, at.key("text"), known);
+            if let Some(when) = &r.when {
+                self.formula(when, at.key("when"), known, Shape::Condition);
+            }
+        }
+    }
+
+    /// A template of plain words (a step, a representation): its names
+    /// must exist, its formulas be numbers, and it has no stray braces.
+    fn prose(&mut self, t: &Template, at: YamlPath, known: &BTreeSet<&str>) {
+        let before = self.findings.len();
+        self.template(t, at.clone(), known);
+        if self.findings.len() > before {
+            return;
+        }
+        for e in t.formulas() {
+            if let Err(problem) = shape(e).and_then(|s| match s {
+                Shape::Number => Ok(()),
+                Shape::Condition => Err(format!("`{{{e}}}` is a condition, not a number")),
+            }) {
+                self.at(at.clone(), format!("`{}`: {problem}", t.text()));
+                return;
+            }
+        }
+        if t.literal_text().contains(['{', '}']) {
+            self.at(
+                at,
+                format!(
+                    "`{}` has a brace that is not a placeholder: a placeholder starts with a \
+                     letter, as in {{bo + 10}} (not {{10 + bo}})",
+                    t.text()
+                ),
+            );
+        }
+    }
+
     fn check_answers(&mut self, known: &BTreeSet<&str>) {
         let bp = self.bp;
         let root = YamlPath::root();
@@ -829,7 +949,29 @@ impl<'a> Checker<'a> {
             let mut attempts = 0u64;
             for seed in 0..seeds {
                 match generate::generate_in_scenario(bp, i, seed) {
-                    Ok(item) => attempts += u64::from(item.attempts),
+                    Ok(item) => {
+                        attempts += u64::from(item.attempts);
+                        if let Some(problem) = item_problems(&item).into_iter().next() {
+                            let list = match problem.part {
+                                Part::Steps if s.steps.is_some() => scenario_path(i).key("steps"),
+                                Part::Steps => YamlPath::root().key("steps"),
+                                Part::Representations if s.representations.is_some() => {
+                                    scenario_path(i).key("representations")
+                                }
+                                Part::Representations => YamlPath::root().key("representations"),
+                            };
+                            self.at_key(
+                                list,
+                                format!(
+                                    "scenario `{}`, seed {seed} ({}): {}",
+                                    s.name,
+                                    drawn(&item),
+                                    problem.message
+                                ),
+                            );
+                            return;
+                        }
+                    }
                     Err(e) => {
                         self.at(
                             scenario_path(i).key("name"),
@@ -854,6 +996,150 @@ impl<'a> Checker<'a> {
             }
         }
     }
+}
+
+/// Which explanation of an item a problem is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    Steps,
+    Representations,
+}
+
+/// A problem with how one generated item is explained.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ItemProblem {
+    pub part: Part,
+    pub message: String,
+}
+
+/// What is wrong with how `item` is explained: steps or representations
+/// that could not be written, too few or too many steps, a last step that
+/// does not reach the answer, and an answer that shows where it must not
+/// (in a step before it is left open, or in a representation).
+pub fn item_problems(item: &Item) -> Vec<ItemProblem> {
+    let problem = |part, message: String| ItemProblem { part, message };
+    let mut out: Vec<ItemProblem> = item
+        .authoring_problems
+        .iter()
+        .map(|p| {
+            let part = if p.starts_with("representation") {
+                Part::Representations
+            } else {
+                Part::Steps
+            };
+            problem(part, p.clone())
+        })
+        .collect();
+    if !out.is_empty() {
+        return out;
+    }
+    let steps = &item.steps;
+    if !STEPS.contains(&steps.len()) {
+        out.push(problem(
+            Part::Steps,
+            format!(
+                "{} steps apply to this item; a worked solution has {} to {}",
+                steps.len(),
+                STEPS.start(),
+                STEPS.end()
+            ),
+        ));
+    }
+    if let Some(last) = steps.last()
+        && !last.gives_answer
+    {
+        out.push(problem(
+            Part::Steps,
+            format!(
+                "the last step (\"{}\") works out {}, but the answer is {}",
+                last.text, last.value, item.answer.text
+            ),
+        ));
+    }
+    // Only a step that works out the answer is checked: other working may
+    // show the answer's number by chance (6 + 6 = 12 in 4 × (6 + 6) - 6²),
+    // and so may a step after such a coincidence (72 - 36 = 36).
+    let coincidence = steps.iter().filter(|s| s.gives_answer).count() > 1;
+    let answer = if coincidence {
+        Vec::new()
+    } else {
+        answer_spellings(item)
+    };
+    for (k, step) in steps.iter().enumerate().filter(|(_, s)| s.gives_answer) {
+        // Nor does a lone digit tell anything (the 9 in 18 - 9 = 9).
+        if let Some(a) = answer
+            .iter()
+            .filter(|a| distinctive(a))
+            .find(|a| worked::mentions(step.answer_free(), a))
+        {
+            out.push(problem(
+                Part::Steps,
+                format!(
+                    "step {} gives away the answer {a} while the item is pending: \"{}\" \
+                     (only its {{{STEP_RESULT}}} is left open)",
+                    k + 1,
+                    step.answer_free()
+                ),
+            ));
+        }
+    }
+    if item.representations.is_empty() {
+        out.push(problem(
+            Part::Representations,
+            "no representation applies to this item".into(),
+        ));
+    }
+    for r in &item.representations {
+        if let Some(a) = answer
+            .iter()
+            .filter(|a| distinctive(a))
+            .find(|a| worked::mentions(&r.text, a))
+        {
+            out.push(problem(
+                Part::Representations,
+                format!(
+                    "the `{}` representation gives away the answer {a}: \"{}\"; it should \
+                     pose the question, not work it out",
+                    r.kind, r.text
+                ),
+            ));
+        }
+    }
+    out
+}
+
+/// How the answer could be written in a sentence (as an option shows it,
+/// and as a bare value), leaving out what the question itself shows: in
+/// 86 - 43 the answer 43 is no secret.
+fn answer_spellings(item: &Item) -> Vec<&str> {
+    let mut out = vec![item.answer.text.as_str()];
+    if item.answer.value != item.answer.text {
+        out.push(&item.answer.value);
+    }
+    out.retain(|a| !worked::mentions(&item.stem, a) && !worked::mentions(&item.question_latex, a));
+    out
+}
+
+/// Whether an answer is more than a lone digit (`-7`), so that finding it
+/// in a sentence is no coincidence.
+fn distinctive(answer: &str) -> bool {
+    answer.trim().trim_start_matches('-').chars().count() > 1
+}
+
+/// The drawn parameters, for messages: `a = 72, b = 38`.
+fn drawn(item: &Item) -> String {
+    item.parameters
+        .iter()
+        .map(|(name, value)| {
+            let shown = crate::engine::template::format_rational(
+                *value,
+                crate::engine::template::Format::Plain,
+            )
+            .unwrap_or_else(|_| value.to_string());
+            format!("{name} = {shown}")
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 #[cfg(test)]

@@ -59,6 +59,9 @@ pub struct Problem {
     pub text: String,
     /// Checked by code: a number, fraction, expression or equation.
     pub answer: String,
+    /// The worked solution up to the answer, for hints (never stating the answer).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<String>,
 }
 
 /// `units/<unitId>.yaml`: what the tutor knows about one unit.
@@ -163,7 +166,12 @@ pub struct Misconception {
 #[serde(deny_unknown_fields)]
 pub struct MistakeTag {
     pub id: String,
+    /// What the mistake is, for teachers and reports.
     pub description: String,
+    /// What the tutor tells a student who made it: why it goes wrong and
+    /// what to do instead, in a sentence or two.
+    #[serde(default)]
+    pub explain: String,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -213,6 +221,10 @@ pub struct ExamItem {
     pub video_url: Option<String>,
     #[serde(default)]
     pub tags: Vec<String>,
+    /// The worked solution up to the answer, for hints (never stating the
+    /// answer: the memo does that once the question is over).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<String>,
 }
 
 impl ExamItem {

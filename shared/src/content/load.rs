@@ -1219,6 +1219,8 @@ impl Loader {
                 }
                 if problem.answer.trim().is_empty() {
                     self.at(doc, &p_at.key("answer"), "answer is empty");
+                } else {
+                    self.check_authored_steps(doc, &p_at, &problem.steps, &problem.answer);
                 }
             }
         }
@@ -1388,6 +1390,29 @@ impl Loader {
             } else if !tags.insert(t.id.as_str()) {
                 self.at(doc, &at, format!("mistake tag `{}` appears twice", t.id));
             }
+            let entry = root.key("mistake_tags").index(i);
+            let explain = t.explain.trim();
+            if explain.is_empty() {
+                self.at(
+                    doc,
+                    &entry,
+                    format!(
+                        "mistake tag `{}` needs an `explain`: what the tutor tells a student \
+                         who made this mistake",
+                        t.id
+                    ),
+                );
+            } else if explain.chars().count() > MAX_EXPLAIN_CHARS {
+                self.at(
+                    doc,
+                    &entry.key("explain"),
+                    format!(
+                        "explain is {} characters; keep it to {MAX_EXPLAIN_CHARS}, a sentence \
+                         or two a student reads in the chat",
+                        explain.chars().count()
+                    ),
+                );
+            }
         }
         for (i, bp) in u.blueprints.iter().enumerate() {
             if blueprints.is_some_and(|known| !known.contains(bp)) {
@@ -1538,7 +1563,9 @@ impl Loader {
                 );
             }
         }
-        if q.option_index(&q.answer).is_none() {
+        if let Some(i) = q.option_index(&q.answer) {
+            self.check_authored_steps(doc, at, &q.steps, &q.options[i]);
+        } else {
             let ids: Vec<String> = (0..q.options.len()).map(ExamItem::option_id).collect();
             self.at(
                 doc,
@@ -1568,6 +1595,51 @@ impl Loader {
         }
     }
 }
+
+impl Loader {
+    /// Authored steps lead up to the answer and never state it: a hint may
+    /// show any of them while the question is pending.
+    fn check_authored_steps<T>(
+        &mut self,
+        doc: &Doc<T>,
+        at: &YamlPath,
+        steps: &[String],
+        answer: &str,
+    ) {
+        if steps.len() > AUTHORED_STEPS_MAX {
+            self.at_key(
+                doc,
+                &at.key("steps"),
+                format!(
+                    "{} steps: a worked solution has at most {AUTHORED_STEPS_MAX}",
+                    steps.len()
+                ),
+            );
+        }
+        for (i, step) in steps.iter().enumerate() {
+            let step_at = at.key("steps").index(i);
+            if step.trim().is_empty() {
+                self.at(doc, &step_at, "step is empty");
+            } else if crate::engine::worked::mentions(step, answer) {
+                self.at(
+                    doc,
+                    &step_at,
+                    format!(
+                        "the step states the answer `{}`: steps lead up to the answer, which \
+                         is only shown once the question is over",
+                        answer.trim()
+                    ),
+                );
+            }
+        }
+    }
+}
+
+/// Most authored steps an exam question or problem has.
+const AUTHORED_STEPS_MAX: usize = 5;
+
+/// Longest mistake explanation.
+const MAX_EXPLAIN_CHARS: usize = 400;
 
 /// A workflow's reference to a prompt, located only if it must be reported.
 struct PromptUse<'a> {

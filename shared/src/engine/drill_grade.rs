@@ -1,21 +1,29 @@
 //! Grading a drill answer by code: against the item regenerated from its
 //! blueprint, or against the answer an LLM-written drill was signed with.
-//! The wrong option a student chose (or typed the value of) names the
-//! mistake, so confusion tags come from grading alone (seed 004).
+//!
+//! A generated item is graded like a person would grade it: by value. Its
+//! options are a convenience, not the only answers that count, so a typed
+//! 88 for 86 is `close` and a letter picks the option it names. Every wrong
+//! answer the blueprint's mistakes can produce is recognised, shown as an
+//! option or not, and names the mistake; so confusion tags come from
+//! grading alone (seed 004). Only a blueprint graded `multiple_choice`
+//! counts nothing but its options.
 
 use crate::content::blueprint::{EvaluationMethod, ItemFormat};
 use crate::content::workflow::GradingSettings;
 use crate::engine::drill::Expected;
 use crate::engine::generate::Item;
 use crate::engine::grading::{self, Grade, SlipTag};
-use crate::model::{AnswerKind, ExpectedAnswer, GradeOutcome};
+use crate::model::{AnswerKind, ExpectedAnswer, GradeOutcome, KnownMistake};
 
 /// What code grading made of a drill answer.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DrillVerdict {
     pub outcome: GradeOutcome,
-    /// The distractor's mistake tag when the answer is one of the wrong options.
+    /// The unit's mistake tag of the mistake the answer comes from.
     pub mistake_tag: Option<String>,
+    /// That mistake, when the answer is one the blueprint can compute.
+    pub mistake: Option<KnownMistake>,
     pub tags: Vec<SlipTag>,
     /// For logs and teachers; may contain the expected answer.
     pub reason: String,
@@ -44,35 +52,52 @@ pub fn grade_drill(expected: &Expected, answer: &str, settings: &GradingSettings
                 value: expected_answer.clone(),
                 unit: None,
                 options: Vec::new(),
+                mistakes: Vec::new(),
             };
             let question = format!("{prompt} {question_latex}");
             let grade = grading::grade(&expected, answer, Some(&question), settings);
-            from_grade(grade, None, expected_answer.clone())
+            from_grade(grade, expected_answer.clone())
         }
     }
 }
 
-/// The answer of a generated item in the grader's terms.
+/// The answer of a generated item in the grader's terms: graded by value
+/// (options may be picked by letter), with every mistake the item's
+/// blueprint can compute. Kept server-side with the pending question.
 pub fn expected_answer(item: &Item) -> ExpectedAnswer {
-    if item.format == ItemFormat::MultipleChoice
-        || item.answer.method == EvaluationMethod::MultipleChoice
-    {
-        return ExpectedAnswer {
-            kind: AnswerKind::Mcq,
-            value: item.answer.text.clone(),
-            unit: None,
-            options: item.options.clone(),
-        };
-    }
-    let (kind, value) = match &item.answer.variable {
-        Some(_) => (AnswerKind::Equation, item.answer.text.clone()),
-        None => (AnswerKind::Number, item.answer.value.clone()),
+    let mcq_only = item.answer.method == EvaluationMethod::MultipleChoice;
+    let (kind, value) = match (&item.answer.variable, mcq_only) {
+        (_, true) => (AnswerKind::Mcq, item.answer.text.clone()),
+        (Some(_), false) => (AnswerKind::Equation, item.answer.text.clone()),
+        (None, false) => (AnswerKind::Number, item.answer.value.clone()),
     };
+    let mistakes = item
+        .mistakes
+        .iter()
+        .map(|m| KnownMistake {
+            value: match kind {
+                AnswerKind::Number => m.value.clone(),
+                _ => m.text.clone(),
+            },
+            strategy: m.strategy.clone(),
+            mistake_tag: m.mistake_tag.clone(),
+            slip: m.slip,
+        })
+        .collect();
     ExpectedAnswer {
         kind,
         value,
-        unit: item.answer.unit.clone(),
-        options: Vec::new(),
+        unit: if mcq_only {
+            None
+        } else {
+            item.answer.unit.clone()
+        },
+        options: if item.format == ItemFormat::MultipleChoice {
+            item.options.clone()
+        } else {
+            Vec::new()
+        },
+        mistakes,
     }
 }
 
@@ -82,10 +107,14 @@ fn grade_item(item: &Item, answer: &str, settings: &GradingSettings) -> DrillVer
     let expected = expected_answer(item);
     let mut grade = grading::grade(&expected, answer, Some(&question), settings);
     apply_method(item, answer, &mut grade, settings);
-    let mistake_tag = (grade.result != GradeOutcome::Correct)
-        .then(|| mistake_of(item, answer, &grade, settings))
-        .flatten();
-    from_grade(grade, mistake_tag, correct_answer)
+    match grade.result {
+        GradeOutcome::Correct | GradeOutcome::Unverifiable => grade.mistake = None,
+        GradeOutcome::Close | GradeOutcome::Wrong if grade.mistake.is_none() => {
+            grade.mistake = grading::known_mistake(&expected, answer, settings).cloned();
+        }
+        _ => {}
+    }
+    from_grade(grade, correct_answer)
 }
 
 /// Blueprint evaluation rules the general grader does not know about.
@@ -107,6 +136,7 @@ fn apply_method(item: &Item, answer: &str, grade: &mut Grade, settings: &Grading
             value: item.answer.value.clone(),
             unit: item.answer.unit.clone(),
             options: Vec::new(),
+            mistakes: Vec::new(),
         };
         let loose = GradingSettings {
             close_relative: 0.0,
@@ -120,49 +150,11 @@ fn apply_method(item: &Item, answer: &str, grade: &mut Grade, settings: &Grading
     }
 }
 
-/// The wrong option the answer is, by text (a chosen option) or by value
-/// (a typed answer worth the same as a distractor).
-fn mistake_of(
-    item: &Item,
-    answer: &str,
-    grade: &Grade,
-    settings: &GradingSettings,
-) -> Option<String> {
-    let chosen = grade.extracted.as_deref().unwrap_or(answer);
-    if let Some(d) = item
-        .distractor_for(chosen)
-        .or_else(|| item.distractor_for(answer))
-    {
-        return d.mistake_tag.clone();
-    }
-    let mcq = ExpectedAnswer {
-        kind: AnswerKind::Mcq,
-        value: item.answer.text.clone(),
-        unit: None,
-        options: item.options.clone(),
-    };
-    if let Some(picked) = grading::grade(&mcq, answer, None, settings).normalized
-        && let Some(d) = item.distractors.iter().find(|d| picked.ends_with(&d.text))
-    {
-        return d.mistake_tag.clone();
-    }
-    item.distractors.iter().find_map(|d| {
-        let as_expected = ExpectedAnswer {
-            kind: grading::infer_kind(&d.text, &[]),
-            value: d.text.clone(),
-            unit: None,
-            options: Vec::new(),
-        };
-        (grading::grade(&as_expected, answer, None, settings).result == GradeOutcome::Correct)
-            .then(|| d.mistake_tag.clone())
-            .flatten()
-    })
-}
-
-fn from_grade(grade: Grade, mistake_tag: Option<String>, correct_answer: String) -> DrillVerdict {
+fn from_grade(grade: Grade, correct_answer: String) -> DrillVerdict {
     DrillVerdict {
         outcome: grade.result,
-        mistake_tag,
+        mistake_tag: grade.mistake.as_ref().and_then(|m| m.mistake_tag.clone()),
+        mistake: grade.mistake,
         tags: grade.tags,
         reason: grade.reason,
         correct_answer,

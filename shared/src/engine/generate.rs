@@ -6,7 +6,9 @@
 //! the target, then draws parameters from the seeded stream until they fit
 //! the scenario and the constraints (at most [`MAX_ATTEMPTS`] draws), works
 //! out the answer from its formula, computes the distractors from their
-//! mistakes, and shuffles the options.
+//! mistakes, and shuffles the options. It also works out everything a hint
+//! may need: every wrong answer the blueprint's mistakes give (shown or
+//! not), the worked steps and the other representations of the question.
 //!
 //! The order in which the stream is consumed is part of the drill-token
 //! contract: scenario tie-break, stem, parameter draws, distractor choices,
@@ -19,9 +21,10 @@ use serde::{Serialize, Serializer};
 use super::math::{Number, Rational, Value, evaluate};
 use super::rng::SplitMix64;
 use super::template::{Format, Template, format_number, format_rational};
+use super::worked::{self, ItemRepresentation, WorkedStep};
 use crate::content::blueprint::{
     Answer, AnswerKind, Blueprint, BuiltinStrategy, Distractor, EvaluationMethod, Formula,
-    Formulas, ItemFormat, Parameter, ParameterKind, Scenario,
+    Formulas, ItemFormat, Parameter, ParameterKind, Representation, Scenario, Step,
 };
 
 /// Most parameter draws for one item. Validation requires every scenario to
@@ -52,6 +55,14 @@ pub struct Item {
     pub answer: ExpectedAnswer,
     /// The wrong options, in the order they appear in `options`.
     pub distractors: Vec<ItemDistractor>,
+    /// Every wrong answer the blueprint's mistakes give for this item,
+    /// shown as an option or not (a built-in slip in both directions).
+    pub mistakes: Vec<ItemMistake>,
+    /// The worked solution. Steps that give the answer must only be shown
+    /// open ([`WorkedStep::answer_free`]) while the item is pending.
+    pub steps: Vec<WorkedStep>,
+    /// The question shown other ways (number line, area model, ...).
+    pub representations: Vec<ItemRepresentation>,
     /// The drawn parameters (not the derived values), exact.
     #[serde(serialize_with = "exact_map")]
     pub parameters: Vec<(String, Rational)>,
@@ -61,6 +72,10 @@ pub struct Item {
     /// Parameter draws it took (for validation and benchmarks).
     #[serde(skip)]
     pub attempts: u32,
+    /// Steps or representations that could not be written for this item
+    /// (validation reports them; the item itself is unaffected).
+    #[serde(skip)]
+    pub authoring_problems: Vec<String>,
 }
 
 impl Item {
@@ -115,6 +130,25 @@ pub struct ItemDistractor {
     pub strategy: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mistake_tag: Option<String>,
+}
+
+/// A wrong answer one of the blueprint's mistakes gives for this item.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ItemMistake {
+    /// As an option would show it: `x = 6`, `12 kg`, `25 r 9`.
+    pub text: String,
+    /// Without the variable or unit: `6`, `12`, `25 r 9`.
+    pub value: String,
+    pub strategy: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mistake_tag: Option<String>,
+    /// The blueprint's description of the mistake.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    /// A built-in slip of the answer itself (one out, ten out), not a
+    /// mistake of method.
+    pub slip: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -364,6 +398,8 @@ struct Plan<'a> {
     latex: &'a Template,
     answer: &'a Answer,
     distractors: &'a [Distractor],
+    steps: &'a [Step],
+    representations: &'a [Representation],
 }
 
 fn domains_of<'a>(
@@ -417,6 +453,8 @@ impl<'a> Plan<'a> {
             latex,
             answer,
             distractors: blueprint.distractors_for(scenario),
+            steps: blueprint.steps_for(scenario),
+            representations: blueprint.representations_for(scenario),
         })
     }
 
@@ -463,9 +501,9 @@ impl<'a> Plan<'a> {
                 return Err(Rejection::Earlier(i));
             }
         }
-        let answer = evaluate_all(&self.answer.value, &env)
-            .and_then(|values| write(self.answer, self.answer.kind, &values))
-            .map_err(Rejection::Answer)?;
+        let answer_values = evaluate_all(&self.answer.value, &env).map_err(Rejection::Answer)?;
+        let answer =
+            write(self.answer, self.answer.kind, &answer_values).map_err(Rejection::Answer)?;
         let stem = self
             .stem
             .render(&lookup(&env))
@@ -477,7 +515,24 @@ impl<'a> Plan<'a> {
         let distractors = self
             .distractors(&answer, &env, rng)
             .map_err(Rejection::Distractors)?;
+        // Nothing below draws from the stream or can reject the draw.
+        let mut authoring_problems = Vec::new();
+        let mut steps = worked::render_steps(self.steps, &lookup(&env), &answer_values)
+            .unwrap_or_else(|e| {
+                authoring_problems.push(e);
+                Vec::new()
+            });
+        worked::show_what_the_question_shows(&mut steps, &[&stem, &question_latex]);
+        let representations = worked::render_representations(self.representations, &lookup(&env))
+            .unwrap_or_else(|e| {
+                authoring_problems.push(e);
+                Vec::new()
+            });
         Ok(Draft {
+            mistakes: self.mistakes(&answer, &env, &distractors),
+            steps,
+            representations,
+            authoring_problems,
             parameters: env[..self.domains.len()]
                 .iter()
                 .map(|(n, v)| ((*n).to_owned(), v.exact().unwrap_or(Rational::ZERO)))
@@ -520,6 +575,66 @@ impl<'a> Plan<'a> {
             | Rejection::Wording(e)
             | Rejection::Distractors(e) => e.clone(),
         }
+    }
+
+    /// Every wrong answer the scenario's mistakes give: the shown options'
+    /// own mistakes first (two mistakes may give the same wrong answer, and
+    /// an option is the mistake it was made by), then the others in the
+    /// order they are listed. Values equal to the answer or to an earlier
+    /// one are left out.
+    fn mistakes(
+        &self,
+        answer: &Written,
+        env: &Env<'_>,
+        shown: &[ItemDistractor],
+    ) -> Vec<ItemMistake> {
+        let simplest_form = self.blueprint.evaluation.simplest_form;
+        let mut all: Vec<ItemMistake> = Vec::new();
+        for d in self.distractors {
+            if let Some(when) = &d.when
+                && !condition(when, env).unwrap_or(false)
+            {
+                continue;
+            }
+            let (written, slip) = match &d.value {
+                Some(value) => (
+                    evaluate_all(value, env)
+                        .and_then(|values| {
+                            write(self.answer, d.kind.unwrap_or(self.answer.kind), &values)
+                        })
+                        .into_iter()
+                        .collect(),
+                    false,
+                ),
+                None => (builtin_both_ways(d, answer, self.answer), true),
+            };
+            for w in written {
+                if w.same_as(answer, simplest_form) {
+                    continue;
+                }
+                all.push(ItemMistake {
+                    text: w.text,
+                    value: w.value,
+                    strategy: d.strategy.clone(),
+                    mistake_tag: d.mistake_tag.clone(),
+                    description: d.description.clone(),
+                    slip,
+                });
+            }
+        }
+        let is_shown = |m: &ItemMistake| {
+            shown
+                .iter()
+                .any(|d| d.text == m.text && d.strategy == m.strategy)
+        };
+        let (mut out, rest): (Vec<_>, Vec<_>) = all.into_iter().partition(is_shown);
+        for m in rest {
+            if !out.iter().any(|o| o.text == m.text) {
+                out.push(m);
+            }
+        }
+        out.dedup_by(|later, earlier| later.text == earlier.text);
+        out
     }
 
     fn distractors(
@@ -605,6 +720,10 @@ impl Rejection {
 
 /// A successful draw, before the options are shuffled.
 struct Draft {
+    mistakes: Vec<ItemMistake>,
+    steps: Vec<WorkedStep>,
+    representations: Vec<ItemRepresentation>,
+    authoring_problems: Vec<String>,
     parameters: Vec<(String, Rational)>,
     difficulty: f64,
     stem: String,
@@ -689,10 +808,14 @@ fn finish(
             simplest_form: bp.evaluation.simplest_form,
         },
         distractors,
+        mistakes: draft.mistakes,
+        steps: draft.steps,
+        representations: draft.representations,
         parameters: draft.parameters,
         format: bp.presentation.format,
         time_limit_seconds: bp.presentation.time_limit_seconds,
         attempts,
+        authoring_problems: draft.authoring_problems,
     }
 }
 
@@ -821,13 +944,40 @@ fn write(answer: &Answer, kind: AnswerKind, values: &[Number]) -> Result<Written
     Ok(Written::new(answer, value, number, unsimplified))
 }
 
-/// The wrong answer a built-in strategy makes from the right one.
+/// The wrong answer a built-in strategy makes from the right one; the
+/// stream picks the direction of a shift.
 fn builtin(
     d: &Distractor,
     right: &Written,
     answer: &Answer,
     rng: &mut SplitMix64,
 ) -> Result<Written, String> {
+    // Only an applicable strategy draws from the stream.
+    builtin_inputs(d, right, answer)?;
+    let up = rng.below(2) == 0;
+    builtin_shifted(d, right, answer, up)
+}
+
+/// Both wrong answers a built-in strategy can make (one for a sign error
+/// or a swapped fraction), for recognising a typed answer.
+fn builtin_both_ways(d: &Distractor, right: &Written, answer: &Answer) -> Vec<Written> {
+    let mut out: Vec<Written> = Vec::new();
+    for up in [true, false] {
+        if let Ok(w) = builtin_shifted(d, right, answer, up)
+            && !out.iter().any(|o| o.text == w.text)
+        {
+            out.push(w);
+        }
+    }
+    out
+}
+
+/// The strategy, the answer's kind and its value, if the strategy applies.
+fn builtin_inputs(
+    d: &Distractor,
+    right: &Written,
+    answer: &Answer,
+) -> Result<(BuiltinStrategy, AnswerKind, Rational), String> {
     let strategy = BuiltinStrategy::from_name(&d.strategy)
         .ok_or_else(|| format!("`{}` needs a value", d.strategy))?;
     let kind = answer.kind;
@@ -839,7 +989,16 @@ fn builtin(
         ));
     }
     let value = right.number.ok_or("the answer is not a number")?;
-    let up = rng.below(2) == 0;
+    Ok((strategy, kind, value))
+}
+
+fn builtin_shifted(
+    d: &Distractor,
+    right: &Written,
+    answer: &Answer,
+    up: bool,
+) -> Result<Written, String> {
+    let (strategy, kind, value) = builtin_inputs(d, right, answer)?;
     let shift = |by: Rational| {
         if up {
             value.checked_add(by)

@@ -1,6 +1,10 @@
 //! Question templates with `{name}` and `{name:format}` placeholders, and
 //! how values are written for students.
 //!
+//! A placeholder may also hold a formula over the names, such as
+//! `{ao + 10 - bo}` or `{a * b:paren}`, so a worked step can state the
+//! numbers it works with without a derived value for each.
+//!
 //! A `{` that starts a placeholder is followed by a letter or `_`; any other
 //! brace is kept as written, so LaTeX works: `\frac{{n}}{{d}}` puts the
 //! values of `n` and `d` inside the braces of `\frac`.
@@ -9,7 +13,7 @@ use std::fmt;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use super::math::{Number, Rational};
+use super::math::{Expr, Number, ParseOptions, Rational, Value, evaluate};
 
 /// How a value is written in a question.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -134,7 +138,15 @@ fn ipv4(r: Rational) -> Option<String> {
 #[derive(Debug, Clone, PartialEq)]
 enum Segment {
     Text(String),
-    Slot { name: String, format: Format },
+    Slot {
+        name: String,
+        format: Format,
+    },
+    /// A formula placeholder: `{a + b}`.
+    Formula {
+        expr: Expr,
+        format: Format,
+    },
 }
 
 /// A template problem, with the character offset where it starts.
@@ -179,30 +191,111 @@ impl Template {
         match &self.parsed {
             Ok(segments) => segments
                 .iter()
-                .filter_map(|s| match s {
-                    Segment::Slot { name, .. } => Some(name.as_str()),
-                    Segment::Text(_) => None,
+                .flat_map(|s| match s {
+                    Segment::Slot { name, .. } => vec![name.as_str()],
+                    Segment::Formula { expr, .. } => expr.variables(),
+                    Segment::Text(_) => Vec::new(),
                 })
                 .collect(),
             Err(_) => Vec::new(),
         }
     }
 
+    /// The formulas inside its placeholders (not the plain names), for
+    /// validation to check that each is a number.
+    pub fn formulas(&self) -> Vec<&Expr> {
+        match &self.parsed {
+            Ok(segments) => segments
+                .iter()
+                .filter_map(|s| match s {
+                    Segment::Formula { expr, .. } => Some(expr),
+                    _ => None,
+                })
+                .collect(),
+            Err(_) => Vec::new(),
+        }
+    }
+
+    /// The text written around the placeholders, joined (validation looks
+    /// for braces there that were meant as placeholders).
+    pub fn literal_text(&self) -> String {
+        match &self.parsed {
+            Ok(segments) => segments
+                .iter()
+                .filter_map(|s| match s {
+                    Segment::Text(t) => Some(t.as_str()),
+                    _ => None,
+                })
+                .collect(),
+            Err(_) => String::new(),
+        }
+    }
+
     /// Fills every placeholder from `lookup`.
     pub fn render(&self, lookup: &dyn Fn(&str) -> Option<Number>) -> Result<String, FormatError> {
+        self.render_inner(lookup, None)
+    }
+
+    /// Fills every placeholder from `lookup`, but writes `mask` for each
+    /// one that uses `hidden` (a step with its result left open).
+    pub fn render_hiding(
+        &self,
+        lookup: &dyn Fn(&str) -> Option<Number>,
+        hidden: &str,
+        mask: &str,
+    ) -> Result<String, FormatError> {
+        self.render_inner(lookup, Some((hidden, mask)))
+    }
+
+    /// How the first placeholder naming `name` writes it.
+    pub fn format_of(&self, name: &str) -> Option<Format> {
+        self.parsed.as_ref().ok()?.iter().find_map(|s| match s {
+            Segment::Slot { name: n, format } if n == name => Some(*format),
+            _ => None,
+        })
+    }
+
+    fn render_inner(
+        &self,
+        lookup: &dyn Fn(&str) -> Option<Number>,
+        hiding: Option<(&str, &str)>,
+    ) -> Result<String, FormatError> {
         let segments = self
             .parsed
             .as_ref()
             .map_err(|e| FormatError(format!("template `{}`: {e}", self.text)))?;
+        let mask_for = |names: &[&str]| {
+            hiding
+                .filter(|(hidden, _)| names.contains(hidden))
+                .map(|(_, mask)| mask)
+        };
         let mut out = String::with_capacity(self.text.len() + 16);
         for segment in segments {
             match segment {
                 Segment::Text(t) => out.push_str(t),
-                Segment::Slot { name, format } => {
-                    let value = lookup(name)
-                        .ok_or_else(|| FormatError(format!("`{name}` has no value")))?;
-                    out.push_str(&format_number(value, *format)?);
-                }
+                Segment::Slot { name, format } => match mask_for(&[name]) {
+                    Some(mask) => out.push_str(mask),
+                    None => {
+                        let value = lookup(name)
+                            .ok_or_else(|| FormatError(format!("`{name}` has no value")))?;
+                        out.push_str(&format_number(value, *format)?);
+                    }
+                },
+                Segment::Formula { expr, format } => match mask_for(&expr.variables()) {
+                    Some(mask) => out.push_str(mask),
+                    None => {
+                        let value = match evaluate(expr, lookup) {
+                            Ok(Value::Num(n)) => n,
+                            Ok(Value::Bool(_)) => {
+                                return Err(FormatError(format!(
+                                    "`{{{expr}}}` is a condition, not a number"
+                                )));
+                            }
+                            Err(e) => return Err(FormatError(format!("`{{{expr}}}`: {e}"))),
+                        };
+                        out.push_str(&format_number(value, *format)?);
+                    }
+                },
             }
         }
         Ok(out)
@@ -238,14 +331,22 @@ fn parse(text: &str) -> Result<Vec<Segment>, TemplateError> {
             Some((name, format)) => (name.trim(), Some(format.trim())),
             None => (inside.trim(), None),
         };
-        if !is_identifier(name) {
-            return Err(TemplateError {
-                offset: start,
-                message: format!(
-                    "`{{{inside}}}` is not a placeholder: write {{name}} or {{name:format}}"
-                ),
-            });
-        }
+        let formula = if is_identifier(name) {
+            None
+        } else {
+            match super::math::parse(name, ParseOptions::formula()) {
+                Ok(expr) => Some(expr),
+                Err(e) => {
+                    return Err(TemplateError {
+                        offset: start,
+                        message: format!(
+                            "`{{{inside}}}` is not a placeholder: write {{name}}, \
+                             {{name:format}} or a formula such as {{a + b}} ({e})"
+                        ),
+                    });
+                }
+            }
+        };
         let format = match format {
             None => Format::Plain,
             Some(f) => Format::from_name(f).ok_or_else(|| TemplateError {
@@ -259,9 +360,12 @@ fn parse(text: &str) -> Result<Vec<Segment>, TemplateError> {
         if !literal.is_empty() {
             segments.push(Segment::Text(std::mem::take(&mut literal)));
         }
-        segments.push(Segment::Slot {
-            name: name.to_owned(),
-            format,
+        segments.push(match formula {
+            Some(expr) => Segment::Formula { expr, format },
+            None => Segment::Slot {
+                name: name.to_owned(),
+                format,
+            },
         });
         i = close + 1;
     }
@@ -360,11 +464,50 @@ mod tests {
     }
 
     #[test]
+    fn formulas_fill_placeholders_and_can_be_hidden() {
+        let t = Template::new("Borrow a ten: {ao + 10} - {bo} = {result}, then {ao * 2:paren}");
+        assert_eq!(t.names(), vec!["ao", "bo", "result", "ao"]);
+        assert_eq!(t.formulas().len(), 2);
+        let lookup = |name: &str| match name {
+            "ao" => Some(Number::int(-2)),
+            "bo" => Some(Number::int(8)),
+            "result" => Some(Number::int(0)),
+            _ => None,
+        };
+        assert_eq!(
+            t.render(&lookup).unwrap(),
+            "Borrow a ten: 8 - 8 = 0, then (-4)"
+        );
+        assert_eq!(
+            t.render_hiding(&lookup, "result", "?").unwrap(),
+            "Borrow a ten: 8 - 8 = ?, then (-4)"
+        );
+        let hidden_in_formula = Template::new("{result * 2}");
+        assert_eq!(
+            hidden_in_formula
+                .render_hiding(&lookup, "result", "?")
+                .unwrap(),
+            "?"
+        );
+        assert_eq!(t.literal_text(), "Borrow a ten:  -  = , then ");
+        assert_eq!(
+            Template::new("{result:fraction}").format_of("result"),
+            Some(Format::Fraction)
+        );
+        let condition = Template::new("{ao > bo}").render(&lookup);
+        assert!(condition.unwrap_err().0.contains("condition"));
+        let zero = Template::new("{ao / (bo - 8)}").render(&lookup);
+        assert!(zero.unwrap_err().0.contains("division by zero"));
+    }
+
+    #[test]
     fn template_mistakes_say_where() {
         for (text, offset, words) in [
             ("What is {a + {b}?", 8, "not a placeholder"),
             ("What is {a", 8, "not closed"),
             ("{a:bold}", 0, "unknown format `bold`"),
+            ("{a + b:bold}", 0, "unknown format `bold`"),
+            ("x {a + * b}", 2, "not a placeholder"),
         ] {
             let err = Template::new(text).error().cloned().unwrap();
             assert_eq!(err.offset, offset, "{text}");

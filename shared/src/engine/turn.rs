@@ -1007,6 +1007,7 @@ fn drill_card(
             value: answer,
             unit: None,
             options: Vec::new(),
+            mistakes: Vec::new(),
         }),
         unit_id: target.id.clone(),
         concept: format!("drill {}", env.turn_id),

@@ -211,9 +211,32 @@ pub struct ExpectedAnswer {
     /// Unit of measure the answer is in (`cm`, `kg`), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unit: Option<String>,
-    /// Choices, for `mcq`.
+    /// Choices: the only answers that count for `mcq`; for the other kinds
+    /// the options a student may also pick by letter or position.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub options: Vec<String>,
+    /// Wrong answers that known mistakes produce, shown as options or not:
+    /// grading names the mistake a wrong answer comes from.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mistakes: Vec<KnownMistake>,
+}
+
+/// A wrong answer and the mistake that produces it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KnownMistake {
+    /// Written like the expected answer's value (`75`, `x = 6`, `26 r 9`).
+    pub value: String,
+    /// How the mistake is made, e.g. `forgot_to_carry`.
+    pub strategy: String,
+    /// The unit's mistake tag it earns, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mistake_tag: Option<String>,
+    /// A slip in the answer itself (one out, ten out): an answer this near
+    /// the expected one is still `close`. Any other mistake is one of
+    /// method, and makes a near answer `wrong`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub slip: bool,
 }
 
 /// Escalation of a pending question after wrong answers (seed 000).

@@ -508,6 +508,7 @@ fn with_problem(thread: &mut Thread, shape: Shape<'_>, now: DateTime<Utc>) {
                 value: problem.correct_answer.clone(),
                 unit: None,
                 options: Vec::new(),
+                mistakes: Vec::new(),
             }),
             unit_id,
             concept,

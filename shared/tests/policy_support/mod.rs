@@ -67,6 +67,7 @@ pub fn exam_item(id: &str, tier: ExamTier) -> ExamItem {
         memo: "because".into(),
         video_url: None,
         tags: Vec::new(),
+        steps: Vec::new(),
     }
 }
 

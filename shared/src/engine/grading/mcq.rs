@@ -61,7 +61,7 @@ const FILLER: &[&str] = &[
     "definitely",
 ];
 
-fn letter(index: usize) -> char {
+pub(super) fn letter(index: usize) -> char {
     char::from(b'A' + (index % 26) as u8)
 }
 
@@ -136,6 +136,20 @@ fn expected_index(expected: &ExpectedAnswer) -> Option<usize> {
         .collect();
     match matching.as_slice() {
         [i] => Some(*i),
+        _ => None,
+    }
+}
+
+/// The option a message names by its letter, position or number (`B`,
+/// `the second one`, `option 2`), not by its content. A bare number is a
+/// value, not an option number, for questions graded by value.
+pub(super) fn picked_by_label(options: &[String], answer: &str) -> Option<usize> {
+    let bare = answer.trim().trim_end_matches(['.', '!', '?']).trim_end();
+    if options.is_empty() || bare.parse::<f64>().is_ok() {
+        return None;
+    }
+    match choose(options, answer) {
+        Choice::Option(i, "its letter" | "its position" | "its number") => Some(i),
         _ => None,
     }
 }
@@ -279,6 +293,7 @@ pub(super) fn grade(expected: &ExpectedAnswer, answer: &str, _settings: &Grading
                 extracted: Some(answer.trim().to_owned()),
                 normalized: Some(show(i)),
                 tags: Vec::new(),
+                mistake: None,
                 reason: if right {
                     format!("chose {} by {how}, the correct option", show(i))
                 } else {
@@ -295,6 +310,7 @@ pub(super) fn grade(expected: &ExpectedAnswer, answer: &str, _settings: &Grading
             extracted: Some(answer.trim().to_owned()),
             normalized: Some(show_number(value)),
             tags: vec![SlipTag::NotAnOption],
+            mistake: None,
             reason: format!(
                 "{} is none of the options; the correct option is {}",
                 show_number(value),

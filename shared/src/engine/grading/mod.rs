@@ -26,6 +26,15 @@
 //!   For an expected percentage, a bare `35` means 35%.
 //! - A separator that could be read two ways (`1,234`) is graded correct if
 //!   either reading is (tag `ambiguous_separator`).
+//! - A question with options whose answer is a value (a generated drill) is
+//!   graded by value: a typed number that is none of the options is still
+//!   `close` or `wrong`, and a letter or position picks the option it names.
+//!   Only `mcq` answers, where the options are all that counts, are graded
+//!   by the option chosen.
+//! - A wrong answer that a known mistake of the question produces is named
+//!   by it (`mistake`), shown as an option or not. Such an answer is not a
+//!   near miss: it is `wrong` even when it is near the expected value,
+//!   unless the mistake is a slip of the answer itself (one out, ten out).
 //!
 //! The reason may quote the expected answer: it is for logs, teachers and
 //! the CLI, not for the student or the tutor prompt.
@@ -38,6 +47,7 @@ mod latex;
 mod lex;
 mod literal;
 mod mcq;
+mod mistakes;
 mod normalize;
 mod numeric;
 mod pasted;
@@ -53,7 +63,7 @@ use self::expected::evaluate;
 use self::extract::Context;
 use crate::content::workflow::GradingSettings;
 use crate::engine::math::Number;
-use crate::model::{AnswerKind, ExpectedAnswer, GradeOutcome, PendingQuestion};
+use crate::model::{AnswerKind, ExpectedAnswer, GradeOutcome, KnownMistake, PendingQuestion};
 
 /// Longest message graded; longer ones are not answers.
 const MAX_ANSWER_CHARS: usize = 2000;
@@ -103,6 +113,9 @@ pub struct Grade {
     /// The graded answer in canonical form (`9/2`, `x = 4`, `C: 34`, `12 cm`).
     pub normalized: Option<String>,
     pub tags: Vec<SlipTag>,
+    /// The known mistake a wrong (or near) answer comes from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mistake: Option<KnownMistake>,
     pub reason: String,
 }
 
@@ -113,6 +126,7 @@ impl Grade {
             extracted: None,
             normalized: None,
             tags: Vec::new(),
+            mistake: None,
             reason: reason.into(),
         }
     }
@@ -144,6 +158,7 @@ impl Verdict {
             extracted: extracted.filter(|e| !e.is_empty()),
             normalized: self.normalized,
             tags: self.tags,
+            mistake: None,
             reason: self.reason,
         }
     }
@@ -177,20 +192,61 @@ pub fn grade(
     }
     // A question too long to compare is simply not compared.
     let question = question.filter(|q| q.chars().count() <= MAX_QUESTION_CHARS);
+    let picked = mcq::picked_by_label(&expected.options, answer);
     let mut grade = match expected.kind {
         AnswerKind::Text => {
             Grade::unverifiable("free-text answers are judged by the tutor, not by code")
         }
         AnswerKind::Mcq => mcq::grade(expected, answer, settings),
-        AnswerKind::Number => structured::grade(&expected.value, answer)
-            .unwrap_or_else(|| computed::computed(expected, answer, question, settings)),
-        AnswerKind::Expression | AnswerKind::Equation => {
-            computed::computed(expected, answer, question, settings)
-        }
+        _ => match picked {
+            // "B" or "the second one" on a question graded by value: the
+            // value of the option named.
+            Some(i) => {
+                let option = &expected.options[i];
+                let mut grade = grade_value(expected, option, question, settings);
+                grade.extracted = Some(answer.trim().to_owned());
+                grade.reason = format!(
+                    "chose option {} ({}); {}",
+                    mcq::letter(i),
+                    option.trim(),
+                    grade.reason
+                );
+                grade
+            }
+            None => grade_value(expected, answer, question, settings),
+        },
     };
+    // "B" is the mistake of the option it names.
+    let named = picked.map_or(answer, |i| expected.options[i].as_str());
+    mistakes::name(expected, named, settings, &mut grade);
     grade.tags.sort();
     grade.tags.dedup();
     grade
+}
+
+/// Grades a value (number, expression or equation) against `expected`.
+fn grade_value(
+    expected: &ExpectedAnswer,
+    answer: &str,
+    question: Option<&str>,
+    settings: &GradingSettings,
+) -> Grade {
+    match expected.kind {
+        AnswerKind::Number => structured::grade(&expected.value, answer)
+            .unwrap_or_else(|| computed::computed(expected, answer, question, settings)),
+        _ => computed::computed(expected, answer, question, settings),
+    }
+}
+
+/// The known mistake of `expected` that `answer` is, if any: what grading
+/// reports as `mistake` (also for callers that overrule the grade, such as
+/// a drill that wants the simplest form).
+pub fn known_mistake<'a>(
+    expected: &'a ExpectedAnswer,
+    answer: &str,
+    settings: &GradingSettings,
+) -> Option<&'a KnownMistake> {
+    mistakes::find(expected, answer, settings)
 }
 
 /// Grades an answer to a pending question; `None` when the question has no

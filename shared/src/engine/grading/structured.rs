@@ -34,6 +34,7 @@ fn verdict(result: GradeOutcome, reason: impl Into<String>) -> Grade {
         extracted: None,
         normalized: None,
         tags: Vec::new(),
+        mistake: None,
         reason: reason.into(),
     }
 }
@@ -45,8 +46,19 @@ fn grade_quotient_remainder(expected: &str, answer: &str) -> Grade {
             .filter_map(|t| t.parse().ok())
             .collect()
     };
+    // 26.2 is a decimal, not 26 r 2 (a full stop after a number is not).
+    let decimal = answer
+        .split(|c: char| !c.is_ascii_digit() && c != '.')
+        .map(|t| t.trim_matches('.'))
+        .any(|t| t.contains('.'));
     let want = numbers(expected);
     let got = numbers(answer);
+    if decimal {
+        return verdict(
+            GradeOutcome::Wrong,
+            "a decimal is not a quotient and a remainder",
+        );
+    }
     match (want.as_slice(), got.as_slice()) {
         ([q, r], [gq, gr]) if q == gq && r == gr => {
             verdict(GradeOutcome::Correct, "quotient and remainder match")
@@ -127,6 +139,17 @@ mod tests {
         assert_eq!(
             grade_quotient_remainder("26 r 2", "25 r 2").result,
             GradeOutcome::Wrong
+        );
+        for decimal in ["26.2", "26.5 r 2"] {
+            assert_eq!(
+                grade_quotient_remainder("26 r 2", decimal).result,
+                GradeOutcome::Wrong,
+                "{decimal}"
+            );
+        }
+        assert_eq!(
+            grade_quotient_remainder("26 r 2", "q=26, r=2.").result,
+            GradeOutcome::Correct
         );
         assert_eq!(
             grade_quotient_remainder("26 r 2", "no idea").result,
