@@ -13,6 +13,7 @@ pub mod drill;
 pub mod drill_grade;
 pub mod drill_token;
 pub mod evidence;
+pub mod exam_cards;
 pub mod fallback;
 pub mod generate;
 pub mod grading;

@@ -24,6 +24,7 @@ use crate::engine::drill::{self, IssuedDrill};
 use crate::engine::drill_grade::{self, DrillVerdict};
 use crate::engine::drill_token;
 use crate::engine::evidence::{self, DrillGraded, EvidenceEffect, TransitionContext};
+use crate::engine::exam_cards;
 use crate::engine::irt;
 use crate::engine::lifecycle;
 use crate::engine::lockout::{LockoutSource, LockoutStatus};
@@ -756,10 +757,11 @@ pub fn apply(
                 TutorCard::Drill(card)
             })
         }
-        TutorAction::ExamBlock => reply
-            .exam_suggestion
-            .as_ref()
-            .and_then(|s| exam_card(course, &s.question_id, env)),
+        TutorAction::ExamBlock => reply.exam_suggestion.as_ref().and_then(|s| {
+            let card = exam_card(course, &s.question_id, env)?;
+            exam_cards::record_shown(session, &s.question_id, env.now);
+            Some(card)
+        }),
     };
     messages.push(message(
         state.thread,

@@ -152,6 +152,9 @@ pub struct SessionState {
     /// Not written while empty, so a thread without any reads as it did.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub card_states: Vec<RecordedCardState>,
+    /// Exam cards shown in this thread, oldest first (bounded): only a
+    /// question shown here can be submitted, once per showing.
+    pub exam_cards: Vec<ShownExamCard>,
 }
 
 /// The state of the card in message `message_id`.
@@ -160,6 +163,16 @@ pub struct SessionState {
 pub struct RecordedCardState {
     pub message_id: String,
     pub state: super::message::CardState,
+}
+
+/// An exam card the tutor showed, and whether it has been answered.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ShownExamCard {
+    pub question_id: String,
+    pub shown_at: DateTime<Utc>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub submitted_at: Option<DateTime<Utc>>,
 }
 
 /// What a thread's mode keeps between turns, beside the session state
