@@ -7,6 +7,7 @@ mod catalog;
 mod debug;
 mod drills;
 pub mod error;
+mod events;
 mod exams;
 mod notify;
 mod reports;

@@ -15,6 +15,7 @@ use chrono::{DateTime, Duration, Utc};
 use serde_json::json;
 
 use super::error::ServiceError;
+use super::events::check_client_event;
 use super::threads::{
     RECENT_MESSAGES, commit_with_retries, owned_thread, respond, snapshot_or_new,
 };
@@ -222,6 +223,7 @@ impl App {
         }
         let bundle = self.bundle().await;
         let rt = self.runtime(&bundle, &record.thread.course_id)?;
+        check_client_event(rt.course(), &request.client_event)?;
         Ok(TurnCall {
             who,
             thread_id,
