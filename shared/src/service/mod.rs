@@ -27,7 +27,6 @@ pub use catalog::{CourseDetail, CourseList, CourseSummary, CourseUnit, Prerequis
 pub use error::ServiceError;
 pub use exams::ExamGateway;
 pub use reports::{ConfusionLine, ReportCard, RevisitLine, ThreadSummaryReport, UnitLine};
-pub(crate) use threads::idempotency_lock_time;
 pub use transcribe::{AudioStore, TranscriptBody, UploadRequest, UploadTicket, UploadedAudio};
 pub use views::{ThreadList, ThreadReplay};
 

@@ -3,7 +3,6 @@
 
 use std::future::Future;
 
-use chrono::Duration;
 use serde::Serialize;
 
 use super::error::ServiceError;
@@ -286,10 +285,4 @@ impl App {
             },
         )
     }
-}
-
-/// How long an idempotency lock is held: longer than the slowest request
-/// (a tutor call with its retries), so a duplicate never runs alongside it.
-pub(crate) fn idempotency_lock_time() -> Duration {
-    Duration::seconds(60)
 }
