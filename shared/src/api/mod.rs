@@ -7,6 +7,7 @@ pub mod body;
 pub mod deployment;
 pub mod handler;
 mod idempotency;
+pub mod intake;
 pub mod lambda;
 pub mod logging;
 pub mod problem;
