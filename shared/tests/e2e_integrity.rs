@@ -95,10 +95,7 @@ async fn exam_submissions_need_a_shown_card(h: &Harness) {
     let card = h.exam_card(student, &thread).await;
     let question = card["questionId"].as_str().unwrap().to_owned();
     // Another question of the same unit and tier was not shown.
-    let sibling = bundle()
-        .course("prealgebra")
-        .unwrap()
-        .units[card["unitId"].as_str().unwrap()]
+    let sibling = bundle().course("prealgebra").unwrap().units[card["unitId"].as_str().unwrap()]
         .exam
         .iter()
         .find(|q| q.tier == ExamTier::Bronze && q.id != question)
@@ -177,12 +174,7 @@ fn session_thread(session: &str) -> String {
     format!("wh-{hex}")
 }
 
-fn signed(
-    h: &Harness,
-    body: &[u8],
-    timestamp: i64,
-    key: Option<&str>,
-) -> reqwest::RequestBuilder {
+fn signed(h: &Harness, body: &[u8], timestamp: i64, key: Option<&str>) -> reqwest::RequestBuilder {
     let signature = tutorflow::api::webhook::sign(HOOK_SECRET.as_bytes(), timestamp, body);
     let mut request = h
         .http
@@ -352,7 +344,12 @@ async fn errors_name_their_cause(h: &Harness) {
             json!({"messageText": "what is a ratio?"}),
         ))
         .await;
-    assert_problem(&body, 422, "idempotency-key-reused", Some("idempotency-key"));
+    assert_problem(
+        &body,
+        422,
+        "idempotency-key-reused",
+        Some("idempotency-key"),
+    );
     assert!(
         body.body["detail"]
             .as_str()
@@ -368,7 +365,12 @@ async fn errors_name_their_cause(h: &Harness) {
             json!({"courseId": "prealgebra"}),
         ))
         .await;
-    assert_problem(&route, 422, "idempotency-key-reused", Some("idempotency-key"));
+    assert_problem(
+        &route,
+        422,
+        "idempotency-key-reused",
+        Some("idempotency-key"),
+    );
     assert!(
         route.body["detail"]
             .as_str()

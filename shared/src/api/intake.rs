@@ -61,10 +61,7 @@ pub async fn read_request(
         return refuse(too_large(rule.limit));
     }
     if rule.authenticate_first
-        && let Err(problem) = app
-            .auth
-            .authenticate(&parts.headers, None)
-            .await
+        && let Err(problem) = app.auth.authenticate(&parts.headers, None).await
     {
         return refuse(problem);
     }

@@ -39,7 +39,10 @@ pub(crate) fn check_client_event(course: &Course, event: &ClientEvent) -> Result
         {
             return Err(unknown(
                 "clientEvent.unitId",
-                format!("question `{question}` belongs to unit `{}`, not `{unit}`", owner.id),
+                format!(
+                    "question `{question}` belongs to unit `{}`, not `{unit}`",
+                    owner.id
+                ),
             ));
         }
     }

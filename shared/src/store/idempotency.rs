@@ -218,7 +218,9 @@ pub(crate) enum Existing {
     Vacant,
     Replay(StoredResponse),
     InProgress(DateTime<Utc>),
-    KeyReused { another_route: bool },
+    KeyReused {
+        another_route: bool,
+    },
 }
 
 /// Expiry is decided here, not by TTL: TTL deletion happens up to days late.
