@@ -55,7 +55,13 @@ impl Locks {
 pub(super) enum Begun {
     /// Done before: answer with this and apply nothing.
     Replay(StoredResponse),
-    Run(Locks),
+    Run(Box<Locks>),
+}
+
+impl Begun {
+    fn run(locks: Locks) -> Begun {
+        Begun::Run(Box::new(locks))
+    }
 }
 
 impl App {
@@ -83,13 +89,13 @@ impl App {
                 let (raw, field) = match (header, client_turn_id(spec, incoming)) {
                     (Some(raw), _) => (raw, IDEMPOTENCY_HEADER),
                     (None, Some(raw)) => (raw, "clientTurnId"),
-                    (None, None) => return Ok(Begun::Run(Locks::default())),
+                    (None, None) => return Ok(Begun::run(Locks::default())),
                 };
                 let key = IdempotencyKey::for_student(&who.student_id, &raw)
                     .map_err(|e| key_problem(e, field))?;
                 Ok(match begin(key).await? {
                     Begin::Replay(stored) => Begun::Replay(stored),
-                    Begin::Acquired(lock) => Begun::Run(Locks {
+                    Begin::Acquired(lock) => Begun::run(Locks {
                         primary: Some(lock),
                         header: None,
                     }),
@@ -99,7 +105,7 @@ impl App {
                 // A body without a student is refused by the use case before
                 // anything is applied: there is nothing to keep.
                 let Some(student) = webhook_student(&incoming.body) else {
-                    return Ok(Begun::Run(Locks::default()));
+                    return Ok(Begun::run(Locks::default()));
                 };
                 let scoped = |raw: &str| {
                     IdempotencyKey::for_integration(
@@ -111,20 +117,20 @@ impl App {
                 };
                 let Some(signed) = signature(incoming).and_then(|s| scoped(&format!("sig:{s}")))
                 else {
-                    return Ok(Begun::Run(Locks::default()));
+                    return Ok(Begun::run(Locks::default()));
                 };
                 let primary = match begin(signed).await? {
                     Begin::Replay(stored) => return Ok(Begun::Replay(stored)),
                     Begin::Acquired(lock) => lock,
                 };
                 let Some(key) = header.as_deref().and_then(scoped) else {
-                    return Ok(Begun::Run(Locks {
+                    return Ok(Begun::run(Locks {
                         primary: Some(primary),
                         header: None,
                     }));
                 };
                 match begin(key).await {
-                    Ok(Begin::Acquired(lock)) => Ok(Begun::Run(Locks {
+                    Ok(Begin::Acquired(lock)) => Ok(Begun::run(Locks {
                         primary: Some(primary),
                         header: Some(lock),
                     })),

@@ -49,8 +49,9 @@ pub async fn read_request(
     parts: Parts,
     body: Body,
     request_id: String,
-) -> Result<Incoming, Response<Bytes>> {
-    let refuse = |problem: Problem| Err(problem.to_response(parts.uri.path(), &request_id));
+) -> Result<Incoming, Box<Response<Bytes>>> {
+    let refuse =
+        |problem: Problem| Err(Box::new(problem.to_response(parts.uri.path(), &request_id)));
     let rule = body_rule(app, &parts);
     let declared = parts
         .headers

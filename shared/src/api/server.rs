@@ -67,7 +67,7 @@ async fn respond(app: &App, site: &LocalSite, request: Request<Body>) -> Respons
     let (parts, body) = request.into_parts();
     let incoming = match read_request(app, parts, body, request_id).await {
         Ok(incoming) => incoming,
-        Err(refused) => return refused.map(Full::new),
+        Err(refused) => return (*refused).map(Full::new),
     };
     if let Some(answer) = site.respond(
         &incoming.method,
@@ -75,8 +75,8 @@ async fn respond(app: &App, site: &LocalSite, request: Request<Body>) -> Respons
         &incoming.headers,
         &incoming.body,
     ) {
-        let response = answer
-            .unwrap_or_else(|p| p.to_response(incoming.uri.path(), &incoming.request_id));
+        let response =
+            answer.unwrap_or_else(|p| p.to_response(incoming.uri.path(), &incoming.request_id));
         return response.map(Full::new);
     }
     app.handle(incoming, None).await.map(Full::new)
