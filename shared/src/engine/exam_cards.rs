@@ -38,6 +38,11 @@ pub enum CardRefusal {
     },
 }
 
+/// How long a card takes an answer: the workflow's fractional hours.
+pub fn lifetime(hours: f64) -> Duration {
+    Duration::milliseconds((hours * 3_600_000.0).round() as i64)
+}
+
 /// Records that the card of `question_id` is on screen from `now`. Showing
 /// a question again (after its lockout) opens it for one more answer.
 pub fn record_shown(session: &mut SessionState, question_id: &str, now: DateTime<Utc>) {

@@ -7,6 +7,7 @@
 //! reading of a message) arrives as data or through a trait it is given.
 //! The engine never imports an adapter (`store`, `llm`, `api`).
 
+pub mod answer_guard;
 pub mod bkt;
 pub mod classify;
 pub mod drill;

@@ -19,6 +19,7 @@ use chrono::{DateTime, Duration, Utc};
 use serde::Serialize;
 
 use crate::content::{Bundle, Course, Unit, Workflow};
+use crate::engine::answer_guard::{self, PendingAnswer};
 use crate::engine::classify::{self, Interpretation};
 use crate::engine::drill::{self, IssuedDrill};
 use crate::engine::drill_grade::{self, DrillVerdict};
@@ -177,7 +178,13 @@ pub struct Plan {
     pub policy: PolicyOutcome,
     pub practice: Option<IssuedDrill>,
     pub chat_drill: Option<ChatDrill>,
+    /// The tutor's input, pending answers masked.
     pub input: TutorTurnInput,
+    /// Answers the reply must not state (see `engine::answer_guard`).
+    pub pending_answers: Vec<PendingAnswer>,
+    /// The answers of the exam questions the reply may show: not in the
+    /// context, and never stated.
+    pub exam_answers: Vec<PendingAnswer>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -308,7 +315,7 @@ pub fn plan_interpreted(
             },
         );
     }
-    let input = compose(
+    let mut input = compose(
         rt,
         state,
         event,
@@ -321,6 +328,14 @@ pub fn plan_interpreted(
         practice.as_ref(),
         block,
     );
+    let pending_answers = pending_answers(rt, &preview, practice.as_ref(), env.now);
+    answer_guard::mask_input(&mut input, &pending_answers);
+    let exam_answers = policy
+        .exam
+        .available_question_ids
+        .iter()
+        .filter_map(|q| PendingAnswer::for_exam(rt.course().exam_item(q)?.1))
+        .collect();
     Ok(Plan {
         said: read.said,
         safety: read.safety,
@@ -331,7 +346,35 @@ pub fn plan_interpreted(
         practice,
         chat_drill,
         input,
+        pending_answers,
+        exam_answers,
     })
+}
+
+/// The answers no reply may state this turn: the question still pending
+/// once this message is read, the exam cards on screen and the practice
+/// item the reply may show.
+fn pending_answers(
+    rt: &CourseRuntime,
+    preview: &SessionState,
+    practice: Option<&IssuedDrill>,
+    now: DateTime<Utc>,
+) -> Vec<PendingAnswer> {
+    let mut pending = answer_guard::pending_in_session(
+        rt.course(),
+        preview,
+        preview.pending_question.as_ref(),
+        now,
+        exam_cards::lifetime(rt.workflow().policy.exam_card_hours),
+    );
+    pending.extend(practice.and_then(|d| {
+        PendingAnswer::for_expected(
+            "practice item",
+            &format!("{} {}", d.card.prompt, d.card.question_latex),
+            &drill_grade::expected_answer(&d.item),
+        )
+    }));
+    pending
 }
 
 /// A button that says what the student wants outright.

@@ -154,6 +154,7 @@ pub struct SessionState {
     pub card_states: Vec<RecordedCardState>,
     /// Exam cards shown in this thread, oldest first (bounded): only a
     /// question shown here can be submitted, once per showing.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub exam_cards: Vec<ShownExamCard>,
 }
 
