@@ -12,7 +12,7 @@ mod e2e_support;
 use std::time::Duration;
 
 use e2e_support::{
-    HOOK_SECRET, Harness, Reply, base_config, correct_option, drill_answer, wrong_answer,
+    HOOK_SECRET, Harness, Reply, base_config, correct_option, drill_answer, join_all, wrong_answer,
     wrong_option,
 };
 use serde_json::{Value, json};
@@ -362,30 +362,6 @@ async fn concurrent_turns(h: &Harness) {
         1 + 2 * ok,
         "no lost or doubled message"
     );
-}
-
-/// Runs every request at once and waits for them all.
-async fn join_all<F: std::future::Future<Output = Reply>>(futures: Vec<F>) -> Vec<Reply> {
-    let mut pending: Vec<_> = futures.into_iter().map(Box::pin).collect();
-    let mut results: Vec<Option<Reply>> = (0..pending.len()).map(|_| None).collect();
-    std::future::poll_fn(|cx| {
-        let mut waiting = false;
-        for (i, f) in pending.iter_mut().enumerate() {
-            if results[i].is_none() {
-                match f.as_mut().poll(cx) {
-                    std::task::Poll::Ready(r) => results[i] = Some(r),
-                    std::task::Poll::Pending => waiting = true,
-                }
-            }
-        }
-        if waiting {
-            std::task::Poll::Pending
-        } else {
-            std::task::Poll::Ready(())
-        }
-    })
-    .await;
-    results.into_iter().map(Option::unwrap).collect()
 }
 
 /// Everything a caller can get wrong is refused with problem+json, and

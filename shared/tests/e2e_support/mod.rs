@@ -109,6 +109,11 @@ impl Harness {
 
     /// DynamoDB and S3 on the emulator; `None` when it is not running (and not CI).
     pub async fn aws(test: &str) -> Option<Harness> {
+        Harness::aws_with(test, |_| {}).await
+    }
+
+    /// [`Harness::aws`] with the configuration changed by `configure`.
+    pub async fn aws_with(test: &str, configure: impl FnOnce(&mut Config)) -> Option<Harness> {
         let Aws::Emulator(endpoint) = aws(test)? else {
             return None;
         };
@@ -136,6 +141,7 @@ impl Harness {
         config.content.bucket = Some(bucket.clone());
         config.content.prefix = "live".into();
         config.content.endpoint_url = Some(endpoint);
+        configure(&mut config);
         let cleanup = Cleanup::table(sdk, &table).and_bucket(&bucket);
         Some(Harness::start(config, dir, Some(cleanup)).await)
     }
@@ -382,4 +388,28 @@ pub fn bundle_files() -> tutorflow::content::ContentFiles {
     })
     .join()
     .unwrap()
+}
+
+/// Runs every request at once and waits for them all.
+pub async fn join_all<F: std::future::Future<Output = Reply>>(futures: Vec<F>) -> Vec<Reply> {
+    let mut pending: Vec<_> = futures.into_iter().map(Box::pin).collect();
+    let mut results: Vec<Option<Reply>> = (0..pending.len()).map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        let mut waiting = false;
+        for (i, f) in pending.iter_mut().enumerate() {
+            if results[i].is_none() {
+                match f.as_mut().poll(cx) {
+                    std::task::Poll::Ready(r) => results[i] = Some(r),
+                    std::task::Poll::Pending => waiting = true,
+                }
+            }
+        }
+        if waiting {
+            std::task::Poll::Pending
+        } else {
+            std::task::Poll::Ready(())
+        }
+    })
+    .await;
+    results.into_iter().map(Option::unwrap).collect()
 }
