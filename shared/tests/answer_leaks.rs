@@ -343,19 +343,21 @@ fn no_drill_answer_reaches_the_prompt_or_the_student_while_it_is_pending() {
             .unwrap();
             let expected = drill_grade::expected_answer(&issued.item);
             let question = format!("{} {}", issued.card.prompt, issued.card.question_latex);
-            let mut session = SessionState::default();
-            session.pending_question = Some(PendingQuestion {
-                text: question.clone(),
-                expected: Some(expected.clone()),
-                unit_id: unit.id.clone(),
-                concept: format!("drill {seed}"),
-                wrong_attempts: 0,
-                previous_answers: Vec::new(),
-                hints_used: 0,
-                phase: QuestionPhase::Asked,
-                asked_at: now() - Duration::minutes(1),
-                drill_token: issued.card.drill_token.clone(),
-            });
+            let session = SessionState {
+                pending_question: Some(PendingQuestion {
+                    text: question.clone(),
+                    expected: Some(expected.clone()),
+                    unit_id: unit.id.clone(),
+                    concept: format!("drill {seed}"),
+                    wrong_attempts: 0,
+                    previous_answers: Vec::new(),
+                    hints_used: 0,
+                    phase: QuestionPhase::Asked,
+                    asked_at: now() - Duration::minutes(1),
+                    drill_token: issued.card.drill_token.clone(),
+                }),
+                ..SessionState::default()
+            };
             let mut snapshot = StudentSnapshot::new("leak-student", "prealgebra", &unit.id);
             snapshot.units_in_progress = vec![unit.id.clone()];
             // A multiple-choice answer may be stored as its option's id.

@@ -12,7 +12,7 @@ mod e2e_support;
 use std::time::Duration;
 
 use e2e_support::{
-    HOOK_SECRET, Harness, Reply, base_config, correct_option, drill_answer, join_all, wrong_answer,
+    HOOK_SECRET, Harness, base_config, correct_option, drill_answer, join_all, wrong_answer,
     wrong_option,
 };
 use serde_json::{Value, json};
