@@ -241,10 +241,12 @@ pub fn mask_input(input: &mut TutorTurnInput, pending: &[PendingAnswer]) {
 }
 
 /// The first pending answer `reply` states in what the student reads: the
-/// tutor's words, a concept card, a drill's prompt and question. (Cards'
-/// options come from the bank, where the answer is one choice among others.)
+/// tutor's words, a concept card, and the drill it wrote itself (a server
+/// item is a new question, not an answer: pass `own_drill` false). Cards'
+/// options come from the bank, where the answer is one choice among others.
 pub fn leak_in<'p>(
     reply: &LlmTutorResponse,
+    own_drill: bool,
     pending: impl IntoIterator<Item = &'p PendingAnswer>,
 ) -> Option<&'p PendingAnswer> {
     let mut shown = vec![reply.tutor_text.clone()];
@@ -256,7 +258,7 @@ pub fn leak_in<'p>(
             shown.extend(example.steps_latex.iter().flatten().cloned());
         }
     }
-    if let Some(drill) = &reply.drill_card {
+    if let Some(drill) = reply.drill_card.as_ref().filter(|_| own_drill) {
         shown.push(drill.prompt.clone());
         shown.push(drill.question_latex.clone());
     }

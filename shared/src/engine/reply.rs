@@ -130,7 +130,9 @@ fn leak(plan: &Plan, reply: &LlmTutorResponse) -> Option<String> {
         .chain(&plan.exam_answers)
         .chain(own.as_ref())
         .collect();
-    answer_guard::leak_in(reply, guarded.iter().copied()).map(|p| p.owner.clone())
+    // The server's practice item, when there is one, is the drill shown.
+    let own_drill = plan.practice.is_none();
+    answer_guard::leak_in(reply, own_drill, guarded.iter().copied()).map(|p| p.owner.clone())
 }
 
 /// A Socratic reply on the focus with the workflow's neutral line: valid
