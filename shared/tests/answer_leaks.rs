@@ -51,6 +51,8 @@ fn thread(session: SessionState) -> Thread {
         status: ThreadStatus::Active,
         goal: None,
         unit_id: None,
+        title: None,
+        preview: None,
         created_at: now() - Duration::hours(1),
         updated_at: now() - Duration::hours(1),
         session,
