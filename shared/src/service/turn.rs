@@ -152,9 +152,10 @@ impl App {
         // commits, and no tutor call is spent on a reply that cannot commit.
         let lease = self.lease_thread(who, thread_id).await?;
         let waited = lease.waited;
-        let result = self
-            .leased_turn(who, thread_id, request, lock, shape, started, waited)
-            .await;
+        // On the heap: the turn's future is large, and a caller's stack
+        // (a test's thread, a debug build) need not hold it.
+        let result =
+            Box::pin(self.leased_turn(who, thread_id, request, lock, shape, started, waited)).await;
         self.release_thread(lease).await;
         result
     }
