@@ -217,6 +217,11 @@ pub struct Limits {
 pub struct ServerConfig {
     pub host: String,
     pub port: u16,
+    /// Time a client has to send a request's headers (or, on an idle
+    /// kept-alive connection, to start the next request).
+    pub header_timeout_ms: u64,
+    /// Time a client has to send a request's body once its headers arrived.
+    pub body_timeout_ms: u64,
 }
 
 impl Default for StoreConfig {
@@ -358,6 +363,8 @@ impl Default for ServerConfig {
         ServerConfig {
             host: "127.0.0.1".into(),
             port: 8787,
+            header_timeout_ms: 10_000,
+            body_timeout_ms: 30_000,
         }
     }
 }
@@ -596,6 +603,9 @@ impl Config {
         }
         if self.limits.max_body_bytes == 0 || self.limits.max_message_chars == 0 {
             return invalid("limits", "limits must be greater than zero");
+        }
+        if self.server.header_timeout_ms == 0 || self.server.body_timeout_ms == 0 {
+            return invalid("server", "timeouts must be greater than zero");
         }
         for (_, reference) in self.secret_references() {
             SecretRef::parse(reference)?;

@@ -12,7 +12,7 @@ mod e2e_support;
 use std::time::Duration;
 
 use e2e_support::{
-    HOOK_SECRET, Harness, Reply, base_config, correct_option, drill_answer, wrong_answer,
+    HOOK_SECRET, Harness, base_config, correct_option, drill_answer, join_all, wrong_answer,
     wrong_option,
 };
 use serde_json::{Value, json};
@@ -190,15 +190,19 @@ async fn journey_to_bronze(h: &Harness) {
     assert_eq!(newcomer.body["started"], false);
 }
 
-/// A failed question locks and goes on the revisit list; a viewed memo too.
+/// A failed question locks and goes on the revisit list; its memo can be
+/// opened and it cannot be answered again; a memo viewed locks too.
 async fn failures_lock_and_queue_revisits(h: &Harness) {
     let student = "student-revisit";
     let thread = h.new_thread(student).await;
+    let card = h.exam_card(student, &thread).await;
+    let question = card["questionId"].as_str().unwrap();
+    let submit = format!("/threads/{thread}/exam/mcq-submit");
     let failed = h
         .post(
             student,
-            &format!("/threads/{thread}/exam/mcq-submit"),
-            json!({"questionId": "EX-WHN-B1", "selectedOption": wrong_option("EX-WHN-B1")}),
+            &submit,
+            json!({"questionId": question, "selectedOption": wrong_option(question)}),
         )
         .await;
     assert_eq!(failed.status, 200, "{}", failed.body);
@@ -207,13 +211,13 @@ async fn failures_lock_and_queue_revisits(h: &Harness) {
     assert_eq!(failed.body["snapshotLite"]["revisit"]["lockedCount"], 1);
     assert_eq!(
         failed.body["snapshotLite"]["revisit"]["nextQuestionId"],
-        "EX-WHN-B1"
+        question
     );
     let locked = h
         .post(
             student,
-            &format!("/threads/{thread}/exam/mcq-submit"),
-            json!({"questionId": "EX-WHN-B1", "selectedOption": correct_option("EX-WHN-B1")}),
+            &submit,
+            json!({"questionId": question, "selectedOption": correct_option(question)}),
         )
         .await;
     assert_eq!(
@@ -221,7 +225,27 @@ async fn failures_lock_and_queue_revisits(h: &Harness) {
         "a locked question cannot be retried: {}",
         locked.body
     );
+    assert!(
+        locked.body["detail"]
+            .as_str()
+            .unwrap()
+            .contains("locked until"),
+        "{}",
+        locked.body
+    );
 
+    let viewed = h
+        .post(
+            student,
+            &format!("/threads/{thread}/exam/support-viewed"),
+            json!({"questionId": question, "supportType": "memo"}),
+        )
+        .await;
+    assert_eq!(viewed.status, 200, "{}", viewed.body);
+    assert!(viewed.body["memo"].as_str().unwrap().len() > 20);
+    assert_eq!(viewed.body["snapshotLite"]["revisit"]["lockedCount"], 1);
+    // A memo opened on a card still open locks its question too.
+    h.show_exam_cards(&thread, &["EX-WHN-S1"]).await;
     let viewed = h
         .post(
             student,
@@ -230,7 +254,6 @@ async fn failures_lock_and_queue_revisits(h: &Harness) {
         )
         .await;
     assert_eq!(viewed.status, 200, "{}", viewed.body);
-    assert!(viewed.body["memo"].as_str().unwrap().len() > 20);
     assert_eq!(viewed.body["snapshotLite"]["revisit"]["lockedCount"], 2);
     let report = h.report(student).await;
     let queued: Vec<&str> = report["revisit"]
@@ -239,21 +262,25 @@ async fn failures_lock_and_queue_revisits(h: &Harness) {
         .iter()
         .map(|r| r["questionId"].as_str().unwrap())
         .collect();
-    assert_eq!(queued, vec!["EX-WHN-B1", "EX-WHN-S1"]);
-    // Both actions are in the timeline.
-    let replay = h.get(student, &format!("/threads/{thread}")).await;
+    assert_eq!(queued, vec![question, "EX-WHN-S1"]);
+    // The exam actions are in the timeline (after the drills that led to the card).
+    let replay = h
+        .get(student, &format!("/threads/{thread}?limit=100"))
+        .await;
     let events: Vec<&Value> = replay.body["messages"]
         .as_array()
         .unwrap()
         .iter()
         .filter_map(|m| m.get("event"))
+        .filter(|e| e["type"] != "DRILL_GRADED")
         .collect();
-    assert_eq!(events.len(), 2, "{}", replay.body);
+    assert_eq!(events.len(), 3, "{}", replay.body);
     assert_eq!(events[0]["type"], "EXAM_SUBMITTED");
     assert_eq!(events[0]["isCorrect"], false);
     assert!(events[0]["lockedUntil"].is_string());
     assert_eq!(events[1]["type"], "SUPPORT_VIEWED");
     assert_eq!(events[1]["supportType"], "memo");
+    assert_eq!(events[2]["type"], "SUPPORT_VIEWED");
 }
 
 /// Retrying with the same key returns the same response and applies nothing twice.
@@ -335,30 +362,6 @@ async fn concurrent_turns(h: &Harness) {
         1 + 2 * ok,
         "no lost or doubled message"
     );
-}
-
-/// Runs every request at once and waits for them all.
-async fn join_all<F: std::future::Future<Output = Reply>>(futures: Vec<F>) -> Vec<Reply> {
-    let mut pending: Vec<_> = futures.into_iter().map(Box::pin).collect();
-    let mut results: Vec<Option<Reply>> = (0..pending.len()).map(|_| None).collect();
-    std::future::poll_fn(|cx| {
-        let mut waiting = false;
-        for (i, f) in pending.iter_mut().enumerate() {
-            if results[i].is_none() {
-                match f.as_mut().poll(cx) {
-                    std::task::Poll::Ready(r) => results[i] = Some(r),
-                    std::task::Poll::Pending => waiting = true,
-                }
-            }
-        }
-        if waiting {
-            std::task::Poll::Pending
-        } else {
-            std::task::Poll::Ready(())
-        }
-    })
-    .await;
-    results.into_iter().map(Option::unwrap).collect()
 }
 
 /// Everything a caller can get wrong is refused with problem+json, and

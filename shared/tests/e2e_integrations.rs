@@ -50,6 +50,8 @@ async fn the_external_exam_api_decides_verdicts_and_lockouts() {
     let h = Harness::start_with_env(config, dir, None, env_with_keys).await;
     let student = "student-exam-api";
     let thread = h.new_thread(student).await;
+    h.show_exam_cards(&thread, &["EX-WHN-B1", "EX-WHN-S1"])
+        .await;
     // The API's verdict stands, whatever the bank says.
     let r = h
         .post(
@@ -91,6 +93,7 @@ async fn an_exam_api_outage_is_a_clear_503_and_turns_carry_on() {
     let h = Harness::start(config, dir, None).await;
     let student = "student-exam-down";
     let thread = h.new_thread(student).await;
+    h.show_exam_cards(&thread, &["EX-WHN-B1"]).await;
     let r = h
         .post(
             student,

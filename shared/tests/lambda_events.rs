@@ -38,10 +38,10 @@ const SEQUENCE: &[(&str, u16)] = &[
     ("turn/turn.json", 200),
     ("turn/turn-request-drill.json", 200),
     ("drill-grade/drill-grade.json", 200),
-    // A wrong answer: the question locks and goes on the revisit list...
-    ("exam-submit/mcq-submit.json", 200),
-    // ...and then the student opens its memo.
-    ("support-viewed/support-viewed.json", 200),
+    // The tutor has shown this student no exam card yet: a submission and
+    // a memo view are refused (the exam flow is in shared/tests/e2e_http.rs).
+    ("exam-submit/mcq-submit.json", 409),
+    ("support-viewed/support-viewed.json", 409),
     ("summary/thread-summary.json", 200),
     ("summary/get-thread.json", 200),
     ("summary/list-threads.json", 200),

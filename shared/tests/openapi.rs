@@ -431,6 +431,19 @@ async fn a_students_session_answers_as_documented() {
         .await;
 
     let submit = format!("/threads/{thread}/exam/mcq-submit");
+    // A question the tutor has not shown is refused...
+    checked
+        .send(
+            call(Call::post(
+                &submit,
+                &json!({ "questionId": "EX-WHN-B1", "selectedOption": "A" }),
+            )),
+            409,
+        )
+        .await;
+    // ...and one on a card the tutor showed is answered.
+    api.show_exam_cards(&thread, &["EX-WHN-B1", "EX-WHN-B2", "EX-WHN-S1"])
+        .await;
     let passed = checked
         .send(
             call(Call::post(
@@ -857,6 +870,11 @@ async fn calls_to_the_exam_api_follow_its_contract() {
         .await
         .json();
     let thread = created["threadId"].as_str().unwrap().to_owned();
+    api.show_exam_cards(
+        &thread,
+        &["EX-WHN-B2", "EX-WHN-S1", "EX-WHN-S2", "EX-WHN-G1"],
+    )
+    .await;
     // The contract's examples: B2 is locked, B1 passed, and a submission
     // is wrong and locks the question.
     checked

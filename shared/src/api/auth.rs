@@ -73,6 +73,8 @@ impl Authenticator {
         let validation = |alg| {
             let mut v = Validation::new(alg);
             v.leeway = LEEWAY_SECONDS;
+            // jsonwebtoken checks `exp` by default but `nbf` only when asked.
+            v.validate_nbf = true;
             v.set_required_spec_claims(&["exp", "sub"]);
             if let Some(issuer) = &config.issuer {
                 v.set_issuer(&[issuer]);
@@ -170,9 +172,7 @@ impl Authenticator {
                 "expected an {expected} token"
             )));
         }
-        if claims.sub.trim().is_empty() {
-            return Err(Problem::unauthorized("the token has no subject (sub)"));
-        }
+        check_subject(&claims.sub)?;
         let staff = claims
             .groups
             .iter()
@@ -195,6 +195,54 @@ fn authorizer_list(value: &str) -> Vec<String> {
         .filter(|g| !g.is_empty())
         .map(str::to_owned)
         .collect()
+}
+
+/// Longest accepted subject: student ids key stored items.
+pub const MAX_SUBJECT_BYTES: usize = 200;
+
+/// Where the students of webhook integrations live (see
+/// [`Principal::integration_student`]); no token's subject may start with it.
+pub const INTEGRATION_NAMESPACE: &str = "integration:";
+
+impl Principal {
+    /// A student an integration acts for: namespaced by the integration, so
+    /// neither a token's subject nor another integration can reach its threads.
+    pub fn integration_student(integration_id: &str, student_id: &str) -> Principal {
+        Principal {
+            student_id: format!("{INTEGRATION_NAMESPACE}{integration_id}/{student_id}"),
+            staff: false,
+        }
+    }
+}
+
+/// The integration and its own id for a student an integration acts for.
+pub fn integration_student(student_id: &str) -> Option<(&str, &str)> {
+    student_id
+        .strip_prefix(INTEGRATION_NAMESPACE)?
+        .split_once('/')
+}
+
+/// A subject the store can key student state by, outside the integrations' namespace.
+fn check_subject(sub: &str) -> Result<(), Problem> {
+    if sub.trim().is_empty() {
+        return Err(Problem::unauthorized("the token has no subject (sub)"));
+    }
+    if sub.len() > MAX_SUBJECT_BYTES {
+        return Err(Problem::unauthorized(format!(
+            "the token's subject (sub) is longer than {MAX_SUBJECT_BYTES} bytes"
+        )));
+    }
+    if sub.chars().any(char::is_control) {
+        return Err(Problem::unauthorized(
+            "the token's subject (sub) contains a control character",
+        ));
+    }
+    if sub.starts_with(INTEGRATION_NAMESPACE) {
+        return Err(Problem::unauthorized(format!(
+            "the token's subject (sub) starts with `{INTEGRATION_NAMESPACE}`, which is reserved for integrations' students"
+        )));
+    }
+    Ok(())
 }
 
 fn missing(key: &str) -> ConfigError {

@@ -12,13 +12,11 @@ use tracing::Instrument;
 
 use super::auth::Principal;
 use super::body::parse_json;
+use super::idempotency::{Begun, Caller};
 use super::problem::Problem;
 use super::routes::{Function, Matched, PathParams, Route, RouteSpec, match_route};
-use crate::config::WebhookIntegration;
 use crate::service::{App, Output, ServiceError};
-use crate::store::{
-    Begin, IdempotencyKey, IdempotencyLock, PageRequest, StoredResponse, UnitOfWork, payload_hash,
-};
+use crate::store::{IdempotencyLock, PageRequest, StoreError};
 
 pub const IDEMPOTENCY_HEADER: &str = "idempotency-key";
 pub const REQUEST_ID_HEADER: &str = "x-request-id";
@@ -39,12 +37,6 @@ pub struct Incoming {
     pub request_id: String,
     /// Claims an API Gateway JWT authorizer verified, when there is one.
     pub authorizer_claims: Option<BTreeMap<String, String>>,
-}
-
-/// Who a request acts for.
-enum Caller<'a> {
-    Student(Principal),
-    Integration(&'a WebhookIntegration),
 }
 
 impl App {
@@ -72,6 +64,14 @@ impl App {
                         match &e {
                             ServiceError::Internal(detail) => {
                                 tracing::error!(error = %detail, "request failed")
+                            }
+                            // Expected outcomes of concurrent requests, not faults.
+                            ServiceError::Store(
+                                store @ (StoreError::Conflict(_)
+                                | StoreError::IdempotencyInProgress { .. }
+                                | StoreError::IdempotencyKeyReused { .. }),
+                            ) => {
+                                tracing::warn!(error = %store, "request refused: concurrent change")
                             }
                             ServiceError::Store(store) => {
                                 tracing::error!(error = %store, "store error")
@@ -132,80 +132,15 @@ impl App {
                 .map(ok_response);
         }
         // Mutating: an Idempotency-Key (or client turn id) makes a retry safe.
-        let idempotency = idempotency_key(spec, incoming)?;
-        let lock = match idempotency {
-            None => None,
-            Some(raw) => {
-                let key = match &caller {
-                    Caller::Student(who) => IdempotencyKey::for_student(&who.student_id, &raw),
-                    Caller::Integration(i) => {
-                        let student = webhook_student(&incoming.body).unwrap_or_default();
-                        IdempotencyKey::for_integration(&i.id, &student, &raw)
-                    }
-                }
-                .map_err(|e| {
-                    ServiceError::from(
-                        Problem::bad_request(format!("Idempotency-Key: {e}"))
-                            .with_field(IDEMPOTENCY_HEADER),
-                    )
-                })?;
-                let mut payload = incoming.uri.path().as_bytes().to_vec();
-                payload.push(b'\n');
-                payload.extend_from_slice(&incoming.body);
-                match self
-                    .store
-                    .begin_idempotency(
-                        &key,
-                        &payload_hash(&payload),
-                        self.clock_now(),
-                        crate::service::idempotency_lock_time(),
-                    )
-                    .await?
-                {
-                    Begin::Replay(stored) => return Ok(replayed(stored)),
-                    Begin::Acquired(lock) => Some(lock),
-                }
-            }
+        let locks = match self.begin_request(spec, &caller, incoming).await? {
+            Begun::Replay(stored) => return Ok(replayed(stored)),
+            Begun::Run(locks) => locks,
         };
         let result = self
-            .mutate(spec.route, &caller, &params, incoming, lock.as_ref())
+            .mutate(spec.route, &caller, &params, incoming, locks.primary())
             .await;
-        if let Some(lock) = &lock {
-            match &result {
-                Err(_) => self.release(lock).await,
-                // The other routes store their response in the commit that
-                // changes state; a transcript has no such commit.
-                Ok(output) if spec.route == Route::Transcribe => {
-                    self.keep_response(lock, output).await;
-                }
-                // A presigned URL expires: a retry gets a fresh one.
-                Ok(_) if spec.route == Route::TranscribeUpload => self.release(lock).await,
-                Ok(_) => {}
-            }
-        }
+        self.finish_request(spec.route, &locks, &result).await;
         result.map(ok_response)
-    }
-
-    async fn keep_response(&self, lock: &IdempotencyLock, output: &Output) {
-        let mut work = UnitOfWork::new();
-        work.complete_idempotency(
-            lock.clone(),
-            StoredResponse {
-                status: output.status,
-                content_type: "application/json".into(),
-                body: output.body.clone(),
-            },
-        );
-        if let Err(e) = self.store.commit(work).await {
-            tracing::warn!(error = %e, "could not store a response for replay");
-            self.release(lock).await;
-        }
-    }
-
-    async fn release(&self, lock: &IdempotencyLock) {
-        if let Err(e) = self.store.release_idempotency(lock).await {
-            tracing::warn!(error = %e, "could not release an idempotency lock");
-        }
     }
 
     async fn authenticate<'a>(
@@ -398,45 +333,6 @@ fn page(uri: &Uri) -> Result<PageRequest, ServiceError> {
         Some(cursor) if !cursor.is_empty() => PageRequest::after(cursor, limit),
         _ => PageRequest::first(limit),
     })
-}
-
-/// The request's idempotency key: the header, or a turn's `clientTurnId`.
-fn idempotency_key(spec: &RouteSpec, incoming: &Incoming) -> Result<Option<String>, ServiceError> {
-    if let Some(value) = incoming.headers.get(IDEMPOTENCY_HEADER) {
-        let key = value
-            .to_str()
-            .map_err(|_| {
-                ServiceError::from(
-                    Problem::bad_request("Idempotency-Key must be text")
-                        .with_field(IDEMPOTENCY_HEADER),
-                )
-            })?
-            .trim();
-        return Ok((!key.is_empty()).then(|| key.to_owned()));
-    }
-    // An integration's exact replay (same signature) inside the tolerance
-    // window returns the stored reply instead of running twice.
-    if spec.route == Route::WebhookTurn
-        && let Some(signature) = incoming
-            .headers
-            .get(super::webhook::SIGNATURE_HEADER)
-            .and_then(|v| v.to_str().ok())
-    {
-        return Ok(Some(format!("sig:{}", signature.trim())));
-    }
-    if spec.route == Route::Turn
-        && let Ok(value) = serde_json::from_slice::<serde_json::Value>(&incoming.body)
-        && let Some(id) = value.get("clientTurnId").and_then(|v| v.as_str())
-    {
-        return Ok(Some(format!("turn:{id}")));
-    }
-    Ok(None)
-}
-
-/// The student a webhook acts for, to scope its idempotency records.
-fn webhook_student(body: &[u8]) -> Option<String> {
-    let value: serde_json::Value = serde_json::from_slice(body).ok()?;
-    value.get("student_id")?.as_str().map(str::to_owned)
 }
 
 fn ok_response(output: Output) -> Response<Bytes> {

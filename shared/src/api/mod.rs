@@ -6,6 +6,8 @@ pub mod auth;
 pub mod body;
 pub mod deployment;
 pub mod handler;
+mod idempotency;
+pub mod intake;
 pub mod lambda;
 pub mod logging;
 pub mod problem;

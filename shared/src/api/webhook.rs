@@ -46,7 +46,29 @@ impl WebhookVerifier {
     ) -> Result<Self, ConfigError> {
         let integrations = integrations
             .iter()
-            .map(|i| {
+            .enumerate()
+            .map(|(n, i)| {
+                // The id names the integration's students (see Principal::integration_student).
+                let valid = !i.id.is_empty()
+                    && i.id.len() <= 64
+                    && i.id
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.');
+                if !valid {
+                    return Err(ConfigError::Invalid {
+                        key: format!("auth.webhooks[{n}].id"),
+                        message: format!(
+                            "`{}` must be 1 to 64 letters, digits, `-`, `_` or `.`",
+                            i.id
+                        ),
+                    });
+                }
+                if integrations[..n].iter().any(|other| other.id == i.id) {
+                    return Err(ConfigError::Invalid {
+                        key: format!("auth.webhooks[{n}].id"),
+                        message: format!("integration `{}` is configured twice", i.id),
+                    });
+                }
                 let secret = SecretRef::parse(&i.secret)?.resolve(&env).ok_or_else(|| {
                     ConfigError::Invalid {
                         key: format!("auth.webhooks[{}].secret", i.id),

@@ -569,6 +569,13 @@ impl Loader {
                 "must be zero or more hours",
             );
         }
+        if !(p.exam_card_hours > 0.0 && p.exam_card_hours.is_finite()) {
+            self.at(
+                doc,
+                &policy.key("exam_card_hours"),
+                "must be a positive number of hours",
+            );
+        }
         if p.scoped.max_units < 2 {
             self.at(
                 doc,

@@ -194,6 +194,8 @@ pub struct PolicySettings {
     pub constraints: ConstraintSettings,
     /// Built-in lockout after a failed exam question or a support view.
     pub exam_lockout_hours: f64,
+    /// How long a shown exam card can be answered.
+    pub exam_card_hours: f64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -608,6 +610,7 @@ impl Default for PolicySettings {
             blocker: BlockerChoice::default(),
             constraints: ConstraintSettings::default(),
             exam_lockout_hours: 24.0,
+            exam_card_hours: 24.0,
         }
     }
 }

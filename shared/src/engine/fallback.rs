@@ -163,6 +163,11 @@ pub enum Violation {
     ExamTargetNotFocus {
         target_unit_id: String,
     },
+    /// The reply states an answer still waiting to be graded.
+    RevealsPendingAnswer {
+        /// Whose answer: `exam question EX-1`, `practice item`, ...
+        owner: String,
+    },
     /// A mapped unit's confidence outside \[0, 1\] (NaN is logged as null).
     MappedConfidenceOutOfRange {
         unit_id: String,

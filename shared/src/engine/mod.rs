@@ -7,12 +7,14 @@
 //! reading of a message) arrives as data or through a trait it is given.
 //! The engine never imports an adapter (`store`, `llm`, `api`).
 
+pub mod answer_guard;
 pub mod bkt;
 pub mod classify;
 pub mod drill;
 pub mod drill_grade;
 pub mod drill_token;
 pub mod evidence;
+pub mod exam_cards;
 pub mod fallback;
 pub mod generate;
 pub mod grading;

@@ -5,6 +5,7 @@
 use serde_json::json;
 
 use crate::content::Workflow;
+use crate::engine::answer_guard::{self, PendingAnswer};
 use crate::engine::fallback::{self, ValidationContext, Verdict, Violation};
 use crate::engine::turn::{Plan, ReplyOrigin};
 use crate::model::{
@@ -79,6 +80,31 @@ pub fn decide(
         origin = ReplyOrigin::Fallback;
         override_rule = Some("client_requested_drill");
     }
+    // No reply states an answer before it is graded: a reply that does is
+    // replaced, and so is a fallback reply that does.
+    let mut verdict = verdict;
+    if let Some(owner) = leak(plan, &reply) {
+        let violation = Violation::RevealsPendingAnswer { owner };
+        let action = match &mut verdict {
+            Verdict::Fallback(f) => {
+                f.violations.push(violation);
+                f.action
+            }
+            Verdict::Valid => {
+                let f = fallback::fallback(policy, vec![violation]);
+                let action = f.action;
+                verdict = Verdict::Fallback(f);
+                action
+            }
+        };
+        reply = fallback
+            .reply_with(&plan.input, action)
+            .ok()
+            .filter(|r| leak(plan, r).is_none())
+            .unwrap_or_else(|| last_resort(plan, &workflow.sanitize.fallback_text));
+        origin = ReplyOrigin::Fallback;
+        override_rule = None;
+    }
     Decision {
         reply,
         origin,
@@ -86,6 +112,27 @@ pub fn decide(
         llm,
         override_rule,
     }
+}
+
+/// Whose answer `reply` gives away, if it does: one pending this turn, an
+/// exam question the reply may show, or the answer of the reply's own drill.
+fn leak(plan: &Plan, reply: &LlmTutorResponse) -> Option<String> {
+    let own = reply.drill_card.as_ref().and_then(|d| {
+        PendingAnswer::new(
+            "the reply's drill",
+            &format!("{} {}", d.prompt, d.question_latex),
+            d.expected_answer.as_deref()?,
+        )
+    });
+    let guarded: Vec<&PendingAnswer> = plan
+        .pending_answers
+        .iter()
+        .chain(&plan.exam_answers)
+        .chain(own.as_ref())
+        .collect();
+    // The server's practice item, when there is one, is the drill shown.
+    let own_drill = plan.practice.is_none();
+    answer_guard::leak_in(reply, own_drill, guarded.iter().copied()).map(|p| p.owner.clone())
 }
 
 /// A Socratic reply on the focus with the workflow's neutral line: valid

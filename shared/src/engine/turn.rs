@@ -20,11 +20,13 @@ use serde::Serialize;
 
 use crate::content::workflow::Transition;
 use crate::content::{Bundle, Course, Unit, Workflow};
+use crate::engine::answer_guard::{self, PendingAnswer};
 use crate::engine::classify::{self, Interpretation};
 use crate::engine::drill::{self, IssuedDrill};
 use crate::engine::drill_grade::{self, DrillVerdict};
 use crate::engine::drill_token;
 use crate::engine::evidence::{self, DrillGraded, EvidenceEffect, TransitionContext};
+use crate::engine::exam_cards;
 use crate::engine::irt;
 use crate::engine::lifecycle;
 use crate::engine::lockout::{LockoutSource, LockoutStatus};
@@ -180,7 +182,13 @@ pub struct Plan {
     pub policy: PolicyOutcome,
     pub practice: Option<IssuedDrill>,
     pub chat_drill: Option<ChatDrill>,
+    /// The tutor's input, pending answers masked.
     pub input: TutorTurnInput,
+    /// Answers the reply must not state (see `engine::answer_guard`).
+    pub pending_answers: Vec<PendingAnswer>,
+    /// The answers of the exam questions the reply may show: not in the
+    /// context, and never stated.
+    pub exam_answers: Vec<PendingAnswer>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -319,7 +327,7 @@ pub fn plan_interpreted(
             },
         );
     }
-    let input = compose(
+    let mut input = compose(
         rt,
         state,
         event,
@@ -332,6 +340,14 @@ pub fn plan_interpreted(
         practice.as_ref(),
         block,
     );
+    let pending_answers = pending_answers(rt, &preview, practice.as_ref(), env.now);
+    answer_guard::mask_input(&mut input, &pending_answers);
+    let exam_answers = policy
+        .exam
+        .available_question_ids
+        .iter()
+        .filter_map(|q| PendingAnswer::for_exam(rt.course().exam_item(q)?.1))
+        .collect();
     Ok(Plan {
         said: read.said,
         safety: read.safety,
@@ -342,6 +358,8 @@ pub fn plan_interpreted(
         practice,
         chat_drill,
         input,
+        pending_answers,
+        exam_answers,
     })
 }
 
@@ -351,6 +369,32 @@ fn request_of(workflow: &Workflow, category: &str) -> StudentRequest {
         Some(c) if c.transitions.contains(&Transition::MoveOn) => StudentRequest::MoveOn,
         _ => StudentRequest::None,
     }
+}
+
+/// The answers no reply may state this turn: the question still pending
+/// once this message is read, the exam cards on screen and the practice
+/// item the reply may show.
+fn pending_answers(
+    rt: &CourseRuntime,
+    preview: &SessionState,
+    practice: Option<&IssuedDrill>,
+    now: DateTime<Utc>,
+) -> Vec<PendingAnswer> {
+    let mut pending = answer_guard::pending_in_session(
+        rt.course(),
+        preview,
+        preview.pending_question.as_ref(),
+        now,
+        exam_cards::lifetime(rt.workflow().policy.exam_card_hours),
+    );
+    pending.extend(practice.and_then(|d| {
+        PendingAnswer::for_expected(
+            "practice item",
+            &format!("{} {}", d.card.prompt, d.card.question_latex),
+            &drill_grade::expected_answer(&d.item),
+        )
+    }));
+    pending
 }
 
 /// A button that says what the student wants outright.
@@ -863,10 +907,11 @@ pub fn apply(
                 TutorCard::Drill(card)
             })
         }
-        TutorAction::ExamBlock => reply
-            .exam_suggestion
-            .as_ref()
-            .and_then(|s| exam_card(course, &s.question_id, env)),
+        TutorAction::ExamBlock => reply.exam_suggestion.as_ref().and_then(|s| {
+            let card = exam_card(course, &s.question_id, env)?;
+            exam_cards::record_shown(session, &s.question_id, env.now);
+            Some(card)
+        }),
     };
     messages.push(message(
         state.thread,

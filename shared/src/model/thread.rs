@@ -156,6 +156,10 @@ pub struct SessionState {
     /// positive is harder, negative easier.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub difficulty_shift: i8,
+    /// Exam cards shown in this thread, oldest first (bounded): only a
+    /// question shown here can be submitted, once per showing.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub exam_cards: Vec<ShownExamCard>,
 }
 
 fn is_zero(shift: &i8) -> bool {
@@ -168,6 +172,16 @@ fn is_zero(shift: &i8) -> bool {
 pub struct RecordedCardState {
     pub message_id: String,
     pub state: super::message::CardState,
+}
+
+/// An exam card the tutor showed, and whether it has been answered.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ShownExamCard {
+    pub question_id: String,
+    pub shown_at: DateTime<Utc>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub submitted_at: Option<DateTime<Utc>>,
 }
 
 /// What a thread's mode keeps between turns, beside the session state

@@ -1,5 +1,6 @@
 //! Why a use case did not complete, mapped to a problem+json response.
 
+use crate::api::handler::IDEMPOTENCY_HEADER;
 use crate::api::problem::Problem;
 use crate::store::StoreError;
 
@@ -75,17 +76,26 @@ fn store_problem(e: &StoreError) -> Problem {
             "this conversation changed while your request was handled; send it again",
         )
         .with_retry_after(1),
-        StoreError::IdempotencyInProgress { retry_after, .. } => Problem::conflict(
-            "a request with this Idempotency-Key is still being handled; retry shortly",
-        )
-        .with_retry_after(
-            u32::try_from((*retry_after - chrono::Utc::now()).num_seconds().max(1)).unwrap_or(1),
-        ),
-        StoreError::IdempotencyKeyReused { .. } => Problem::unprocessable(
+        StoreError::IdempotencyInProgress { retry_after, .. } => {
+            // Whole seconds, rounded up: retrying earlier would only be refused again.
+            let remaining = (*retry_after - chrono::Utc::now()).num_milliseconds();
+            let seconds = u32::try_from((remaining + 999) / 1000).unwrap_or(1).max(1);
+            Problem::conflict(format!(
+                "a request with this Idempotency-Key is still being handled; retry in {seconds} s"
+            ))
+            .with_retry_after(seconds)
+            .with_field(IDEMPOTENCY_HEADER)
+        }
+        StoreError::IdempotencyKeyReused { another_route, .. } => Problem::unprocessable(
             "idempotency-key-reused",
             "Idempotency key reused",
-            "this Idempotency-Key was already used for a different request body; use a new key",
-        ),
+            if *another_route {
+                "this Idempotency-Key was already used for a request to another endpoint; use a new key"
+            } else {
+                "this Idempotency-Key was already used for a request with a different body; use a new key"
+            },
+        )
+        .with_field(IDEMPOTENCY_HEADER),
         StoreError::InvalidInput(detail) => Problem::bad_request(detail.clone()),
         StoreError::Unavailable(_) => {
             Problem::unavailable("the state store is unavailable right now").with_retry_after(2)

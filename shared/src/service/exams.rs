@@ -19,6 +19,7 @@ use crate::api::problem::Problem;
 use crate::config::{Config, SecretRef};
 use crate::content::{Course, ExamItem, Unit};
 use crate::engine::evidence::{self, ExamSubmitted, SupportViewed, TransitionContext};
+use crate::engine::exam_cards::{self, CardRefusal};
 use crate::engine::lockout::LockoutStatus;
 use crate::engine::snapshot_lite::{build_snapshot_lite, revisit_question_ids};
 use crate::model::{
@@ -316,6 +317,7 @@ impl App {
             ));
         };
         let lockout_hours = workflow.policy.exam_lockout_hours;
+        let card_valid_for = hours(workflow.policy.exam_card_hours);
         commit_with_retries(self, |_| async {
             let now = self.clock.now();
             let (fresh, read) = tokio::try_join!(
@@ -340,6 +342,8 @@ impl App {
                 }
                 _ => {}
             }
+            exam_cards::check_submission(&fresh.thread.session, &item.id, now, card_valid_for)
+                .map_err(card_refused)?;
             let mut work = UnitOfWork::new();
             let verdict = match &self.exams {
                 ExamGateway::BuiltIn => {
@@ -422,6 +426,7 @@ impl App {
             };
             work.put_snapshot(snapshot, Expected::of(read.as_ref()));
             let mut thread = fresh.thread.clone();
+            exam_cards::record_submitted(&mut thread.session, &item.id, now);
             let event = TimelineEvent::ExamSubmitted {
                 question_id: item.id.clone(),
                 unit_id: unit.id.clone(),
@@ -495,6 +500,8 @@ impl App {
                 tokio::try_join!(owned_thread(self, who, thread_id, RECENT_MESSAGES), async {
                     Ok(self.store.get_snapshot(&who.student_id, &course.id).await?)
                 },)?;
+            exam_cards::check_support_view(&fresh.thread.session, &item.id)
+                .map_err(card_refused)?;
             let mut snapshot = snapshot_or_new(
                 read.as_ref(),
                 &who.student_id,
@@ -589,6 +596,8 @@ impl App {
             };
             work.put_snapshot(snapshot, Expected::of(read.as_ref()));
             let mut thread = fresh.thread.clone();
+            // Having seen the solution, the student cannot answer this showing.
+            exam_cards::record_submitted(&mut thread.session, &item.id, now);
             let event = TimelineEvent::SupportViewed {
                 question_id: item.id.clone(),
                 unit_id: unit.id.clone(),
@@ -653,6 +662,18 @@ fn record_exam_action(
     }
     thread.updated_at = now;
     event_message(thread, message_id, text, event, now)
+}
+
+/// A submission or memo view of a question the thread has no open card for.
+fn card_refused(refusal: CardRefusal) -> ServiceError {
+    Problem::new(
+        http::StatusCode::CONFLICT,
+        "exam-card-required",
+        "Exam card required",
+        refusal.to_string(),
+    )
+    .with_field("questionId")
+    .into()
 }
 
 /// Fractional hours from the workflow, as a duration.

@@ -7,7 +7,9 @@ mod catalog;
 mod debug;
 mod drills;
 pub mod error;
+mod events;
 mod exams;
+mod lease;
 mod notify;
 mod reports;
 mod threads;
@@ -26,7 +28,6 @@ pub use catalog::{CourseDetail, CourseList, CourseSummary, CourseUnit, Prerequis
 pub use error::ServiceError;
 pub use exams::ExamGateway;
 pub use reports::{ConfusionLine, ReportCard, RevisitLine, ThreadSummaryReport, UnitLine};
-pub(crate) use threads::idempotency_lock_time;
 pub use transcribe::{AudioStore, TranscriptBody, UploadRequest, UploadTicket, UploadedAudio};
 pub use views::{ThreadList, ThreadReplay};
 
@@ -119,6 +120,8 @@ pub struct App {
     pub(crate) ids: Arc<dyn Ids>,
     /// Search indexes and compiled patterns per course, for one content version.
     runtimes: Mutex<(String, HashMap<String, Arc<CourseRuntime>>)>,
+    /// Turns waiting in this process for a thread (see `lease`).
+    pub(crate) turn_queues: lease::TurnQueues,
 }
 
 /// The pieces an [`App`] is assembled from; tests supply their own.
@@ -226,6 +229,7 @@ impl App {
             clock: parts.clock,
             ids: parts.ids,
             runtimes: Mutex::new((String::new(), HashMap::new())),
+            turn_queues: lease::TurnQueues::default(),
             config,
         })
     }

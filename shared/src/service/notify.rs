@@ -7,6 +7,7 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::{App, StartupError};
+use crate::api::auth::integration_student;
 use crate::api::webhook::{SIGNATURE_HEADER, TIMESTAMP_HEADER, sign};
 use crate::config::{Config, SecretRef};
 
@@ -58,14 +59,22 @@ impl App {
             return;
         };
         let now = self.clock.now();
-        let body = json!({
+        // An integration's student is named as the integration knows them.
+        let (integration, student) = match integration_student(student_id) {
+            Some((integration, student)) => (Some(integration), student),
+            None => (None, student_id),
+        };
+        let mut body = json!({
             "event": "student_needs_teacher",
-            "studentId": student_id,
+            "studentId": student,
             "threadId": thread_id,
             "reason": reason,
             "at": now,
-        })
-        .to_string();
+        });
+        if let Some(integration) = integration {
+            body["integration"] = json!(integration);
+        }
+        let body = body.to_string();
         let mut request = self
             .notifier
             .http

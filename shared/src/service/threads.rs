@@ -3,10 +3,10 @@
 
 use std::future::Future;
 
-use chrono::Duration;
 use serde::Serialize;
 
 use super::error::ServiceError;
+use super::lease::backoff;
 use super::timeline::with_card_states;
 use super::views;
 use super::{App, Output};
@@ -27,6 +27,9 @@ use crate::store::{
 /// Times a use case re-reads and re-applies after a version conflict
 /// before answering 409.
 const COMMIT_ATTEMPTS: usize = 5;
+/// First and longest pause before a commit is tried again.
+const COMMIT_BACKOFF_BASE: std::time::Duration = std::time::Duration::from_millis(10);
+const COMMIT_BACKOFF_CAP: std::time::Duration = std::time::Duration::from_millis(200);
 
 /// Messages a turn reads back for its history and style signals.
 pub(crate) const RECENT_MESSAGES: usize = 20;
@@ -93,7 +96,8 @@ pub(crate) fn respond<T: Serialize>(
 }
 
 /// Runs `attempt` (read, compute, build a unit of work) and commits it; on
-/// a version conflict reads and computes again, a few times.
+/// a version conflict reads and computes again, a few times, after a
+/// jittered pause so that requests in conflict do not collide again in step.
 pub(crate) async fn commit_with_retries<F, Fut, T>(
     app: &App,
     mut attempt: F,
@@ -108,8 +112,18 @@ where
         match app.store.commit(work).await {
             Ok(()) => return Ok(value),
             Err(StoreError::Conflict(item)) => {
-                tracing::info!(item = %item, attempt = n + 1, "version conflict; re-reading and re-applying");
+                // Expected under concurrency: a count to watch, not a fault.
+                tracing::info!(item = %item, attempt = n + 1, metric = "commit_conflict", "version conflict; re-reading and re-applying");
                 last = Some(StoreError::Conflict(item));
+                if n + 1 < COMMIT_ATTEMPTS {
+                    tokio::time::sleep(backoff(
+                        n as u32,
+                        app.ids.seed(),
+                        COMMIT_BACKOFF_BASE,
+                        COMMIT_BACKOFF_CAP,
+                    ))
+                    .await;
+                }
             }
             Err(e) => return Err(e.into()),
         }
@@ -286,10 +300,4 @@ impl App {
             },
         )
     }
-}
-
-/// How long an idempotency lock is held: longer than the slowest request
-/// (a tutor call with its retries), so a duplicate never runs alongside it.
-pub(crate) fn idempotency_lock_time() -> Duration {
-    Duration::seconds(60)
 }

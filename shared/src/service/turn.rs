@@ -15,6 +15,7 @@ use chrono::{DateTime, Duration, Utc};
 use serde_json::json;
 
 use super::error::ServiceError;
+use super::events::check_client_event;
 use super::threads::{
     RECENT_MESSAGES, commit_with_retries, owned_thread, respond, snapshot_or_new,
 };
@@ -147,6 +148,29 @@ impl App {
     ) -> Result<Output, ServiceError> {
         let started = Instant::now();
         self.check_turn_request(&request)?;
+        // One turn at a time per thread: the next one plans on what this one
+        // commits, and no tutor call is spent on a reply that cannot commit.
+        let lease = self.lease_thread(who, thread_id).await?;
+        let waited = lease.waited;
+        // On the heap: the turn's future is large, and a caller's stack
+        // (a test's thread, a debug build) need not hold it.
+        let result =
+            Box::pin(self.leased_turn(who, thread_id, request, lock, shape, started, waited)).await;
+        self.release_thread(lease).await;
+        result
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn leased_turn(
+        &self,
+        who: &Principal,
+        thread_id: &str,
+        request: TurnRequest,
+        lock: Option<&IdempotencyLock>,
+        shape: Shape<'_>,
+        started: Instant,
+        lease_wait: StdDuration,
+    ) -> Result<Output, ServiceError> {
         let record = self.turn_thread(who, thread_id, shape).await?;
         let call = self
             .turn_call(who, thread_id, shape, lock, &record, request)
@@ -182,7 +206,7 @@ impl App {
             self.notify_teacher(&who.student_id, thread_id, "stuck")
                 .await;
         }
-        log_turn(&call, &settled, llm_time, started.elapsed());
+        log_turn(&call, &settled, llm_time, lease_wait, started.elapsed());
         Ok(settled.output)
     }
 
@@ -222,6 +246,7 @@ impl App {
         }
         let bundle = self.bundle().await;
         let rt = self.runtime(&bundle, &record.thread.course_id)?;
+        check_client_event(rt.course(), &request.client_event)?;
         Ok(TurnCall {
             who,
             thread_id,
@@ -568,7 +593,13 @@ fn webhook_reply(
 }
 
 /// The turn's one structured log line: the policy chain and timings.
-fn log_turn(call: &TurnCall<'_>, settled: &Settled, llm_time: StdDuration, total: StdDuration) {
+fn log_turn(
+    call: &TurnCall<'_>,
+    settled: &Settled,
+    llm_time: StdDuration,
+    lease_wait: StdDuration,
+    total: StdDuration,
+) {
     tracing::info!(
         target: "tutorflow::turn",
         turn_id = %call.turn_id,
@@ -580,6 +611,7 @@ fn log_turn(call: &TurnCall<'_>, settled: &Settled, llm_time: StdDuration, total
         llm_ms = llm_time.as_millis() as u64,
         apply_us = settled.apply_time.as_micros() as u64,
         total_ms = total.as_millis() as u64,
+        lease_wait_ms = lease_wait.as_millis() as u64,
         commit_attempts = settled.attempts,
         "turn"
     );

@@ -16,6 +16,9 @@ use crate::model::{
 };
 use crate::store::{Expected, IdempotencyLock, StoreError, ThreadChange, UnitOfWork};
 
+/// Longest student id an integration may send.
+const MAX_STUDENT_ID_BYTES: usize = 150;
+
 /// The thread of an integration's session: the same session id from two
 /// integrations never meets.
 fn session_thread_id(integration: &str, session_id: &str) -> String {
@@ -31,7 +34,19 @@ impl App {
         request: WebhookTurnRequest,
         lock: Option<&IdempotencyLock>,
     ) -> Result<Output, ServiceError> {
-        if !request.student_id.starts_with(&integration.student_prefix) {
+        let student = request.student_id.as_str();
+        if student.trim().is_empty()
+            || student.len() > MAX_STUDENT_ID_BYTES
+            || student.chars().any(char::is_control)
+        {
+            return Err(ServiceError::invalid_field(
+                "student_id",
+                format!(
+                    "student_id must be 1 to {MAX_STUDENT_ID_BYTES} bytes of text without control characters"
+                ),
+            ));
+        }
+        if !student.starts_with(&integration.student_prefix) {
             return Err(Problem::forbidden(format!(
                 "integration `{}` may only act for students whose id starts with `{}`",
                 integration.id, integration.student_prefix
@@ -52,10 +67,7 @@ impl App {
             ));
         }
         let thread_id = session_thread_id(&integration.id, &request.session_id);
-        let who = Principal {
-            student_id: request.student_id.clone(),
-            staff: false,
-        };
+        let who = Principal::integration_student(&integration.id, student);
         self.ensure_session_thread(integration, &who, &thread_id)
             .await?;
         let settings = WebhookSettings {

@@ -74,10 +74,10 @@ pub enum StoreError {
     #[error("conflict: {0} was changed by another request")]
     Conflict(ItemRef),
 
-    /// The idempotency key was already used with a different request body
-    /// (HTTP 422).
+    /// The idempotency key was already used with a different request body,
+    /// or on another route (HTTP 422).
     #[error("idempotency key `{key}` was already used with a different request")]
-    IdempotencyKeyReused { key: String },
+    IdempotencyKeyReused { key: String, another_route: bool },
 
     /// The first request with this idempotency key is still being processed
     /// (HTTP 409; retry after `retry_after`).

@@ -94,6 +94,25 @@ pub fn payload_hash(body: &[u8]) -> String {
     crate::content::source::hex(&Sha256::digest(body))
 }
 
+/// The hash of a request to `path` with `body`: the path's part is kept
+/// apart, so a key reused on another route is told from one reused with
+/// another body.
+pub fn request_hash(path: &str, body: &[u8]) -> String {
+    let route = payload_hash(path.as_bytes());
+    format!("{}{ROUTE_SEPARATOR}{}", &route[..16], payload_hash(body))
+}
+
+const ROUTE_SEPARATOR: char = '.';
+
+/// Whether two request hashes are of the same route (hashes made without
+/// a route part are taken to be).
+fn same_route(a: &str, b: &str) -> bool {
+    match (a.split_once(ROUTE_SEPARATOR), b.split_once(ROUTE_SEPARATOR)) {
+        (Some((a, _)), Some((b, _))) => a == b,
+        _ => true,
+    }
+}
+
 /// The response stored for a completed request and replayed to retries.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -199,7 +218,9 @@ pub(crate) enum Existing {
     Vacant,
     Replay(StoredResponse),
     InProgress(DateTime<Utc>),
-    KeyReused,
+    KeyReused {
+        another_route: bool,
+    },
 }
 
 /// Expiry is decided here, not by TTL: TTL deletion happens up to days late.
@@ -213,7 +234,9 @@ pub(crate) fn resolve(
         return Existing::Vacant;
     }
     if record.payload_hash != payload_hash {
-        return Existing::KeyReused;
+        return Existing::KeyReused {
+            another_route: !same_route(&record.payload_hash, payload_hash),
+        };
     }
     match (&record.status, &record.response) {
         (RecordStatus::Completed, Some(response)) => Existing::Replay(response.clone()),
@@ -233,8 +256,9 @@ pub(crate) fn outcome(
             key: key.key.clone(),
             retry_after,
         })),
-        Existing::KeyReused => Some(Err(StoreError::IdempotencyKeyReused {
+        Existing::KeyReused { another_route } => Some(Err(StoreError::IdempotencyKeyReused {
             key: key.key.clone(),
+            another_route,
         })),
     }
 }
@@ -306,8 +330,35 @@ mod tests {
     #[test]
     fn another_payload_is_refused_while_the_record_counts() {
         let r = record(RecordStatus::Completed, 0, 60);
-        assert_eq!(resolve(&r, "h2", at(5)), Existing::KeyReused);
+        assert_eq!(
+            resolve(&r, "h2", at(5)),
+            Existing::KeyReused {
+                another_route: false
+            }
+        );
         assert_eq!(resolve(&r, "h2", at(61)), Existing::Vacant);
+    }
+
+    #[test]
+    fn a_key_reused_on_another_route_is_told_from_another_body() {
+        let mut r = record(RecordStatus::Completed, 0, 60);
+        r.payload_hash = request_hash("/threads/t/turn", b"{}");
+        assert!(matches!(
+            resolve(&r, &request_hash("/threads/t/turn", b"{}"), at(1)),
+            Existing::Replay(_)
+        ));
+        assert_eq!(
+            resolve(&r, &request_hash("/threads/t/turn", b"{ }"), at(1)),
+            Existing::KeyReused {
+                another_route: false
+            }
+        );
+        assert_eq!(
+            resolve(&r, &request_hash("/threads/t/drill/grade", b"{}"), at(1)),
+            Existing::KeyReused {
+                another_route: true
+            }
+        );
     }
 
     #[test]

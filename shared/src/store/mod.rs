@@ -86,7 +86,8 @@ pub use content_cache::{Clock, ContentCache, LoadError};
 pub use dynamo::{DynamoStore, TABLE_LAYOUT, THREADS_INDEX, TableLayout};
 pub use error::{ItemRef, StoreError};
 pub use idempotency::{
-    Begin, IdempotencyKey, IdempotencyLock, MAX_IDEMPOTENCY_KEY_CHARS, StoredResponse, payload_hash,
+    Begin, IdempotencyKey, IdempotencyLock, MAX_IDEMPOTENCY_KEY_CHARS, StoredResponse,
+    payload_hash, request_hash,
 };
 pub use s3_content::{
     MANIFEST_FILE, Manifest, ManifestEntry, PublishError, PublishReport, S3Source, publish,

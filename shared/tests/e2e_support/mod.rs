@@ -40,6 +40,8 @@ pub fn env(key: &str) -> Option<String> {
 pub struct Harness {
     pub base: String,
     pub http: reqwest::Client,
+    /// The server's state store, opened a second time, to look behind the API.
+    pub store: Arc<dyn tutorflow::store::Store>,
     _dir: tempfile::TempDir,
     _cleanup: Option<Cleanup>,
 }
@@ -79,6 +81,9 @@ impl Harness {
         cleanup: Option<Cleanup>,
         secrets: fn(&str) -> Option<String>,
     ) -> Harness {
+        let store = tutorflow::store::open(&config.store)
+            .await
+            .expect("store opens");
         let app = Arc::new(
             App::from_config(config, &secrets)
                 .await
@@ -90,6 +95,7 @@ impl Harness {
         Harness {
             base,
             http: reqwest::Client::new(),
+            store,
             _dir: dir,
             _cleanup: cleanup,
         }
@@ -103,6 +109,11 @@ impl Harness {
 
     /// DynamoDB and S3 on the emulator; `None` when it is not running (and not CI).
     pub async fn aws(test: &str) -> Option<Harness> {
+        Harness::aws_with(test, |_| {}).await
+    }
+
+    /// [`Harness::aws`] with the configuration changed by `configure`.
+    pub async fn aws_with(test: &str, configure: impl FnOnce(&mut Config)) -> Option<Harness> {
         let Aws::Emulator(endpoint) = aws(test)? else {
             return None;
         };
@@ -130,6 +141,7 @@ impl Harness {
         config.content.bucket = Some(bucket.clone());
         config.content.prefix = "live".into();
         config.content.endpoint_url = Some(endpoint);
+        configure(&mut config);
         let cleanup = Cleanup::table(sdk, &table).and_bucket(&bucket);
         Some(Harness::start(config, dir, Some(cleanup)).await)
     }
@@ -220,6 +232,59 @@ impl Harness {
             .await;
         assert_eq!(r.status, 200, "{}", r.body);
         r.body["messages"].as_array().unwrap().len()
+    }
+
+    /// Drills a fresh thread's student to exam-ready on whole numbers and
+    /// returns the exam card the tutor then shows.
+    pub async fn exam_card(&self, student: &str, thread: &str) -> Value {
+        self.turn(
+            student,
+            thread,
+            json!({"messageText": "I want to practise adding whole numbers"}),
+        )
+        .await;
+        let unit = json!({"type": "REQUEST_DRILL", "unitId": "whole-numbers"});
+        for _ in 0..2 {
+            let turn = self
+                .turn(student, thread, json!({"clientEvent": unit}))
+                .await;
+            let card =
+                Harness::card(&turn, "DRILL").unwrap_or_else(|| panic!("a drill card: {turn}"));
+            let token = card["drillToken"].as_str().unwrap();
+            let graded = self
+                .grade(student, thread, token, &drill_answer(thread, token))
+                .await;
+            assert_eq!(graded["isCorrect"], true, "{graded}");
+        }
+        let ready = self
+            .turn(student, thread, json!({"clientEvent": {"type": "DRILL_CONTINUE", "unitId": "whole-numbers", "lastResult": "correct"}}))
+            .await;
+        Harness::card(&ready, "EXAM")
+            .unwrap_or_else(|| panic!("exam-ready → exam block: {ready}"))
+            .clone()
+    }
+
+    /// Records exam cards as shown on `thread`, as the tutor does when it
+    /// shows them: for tests about questions the policy would take many
+    /// turns to reach.
+    pub async fn show_exam_cards(&self, thread: &str, question_ids: &[&str]) {
+        let record = self
+            .store
+            .get_thread(thread, 0)
+            .await
+            .unwrap()
+            .expect("the thread exists");
+        let mut updated = record.thread.clone();
+        for id in question_ids {
+            tutorflow::engine::exam_cards::record_shown(
+                &mut updated.session,
+                id,
+                chrono::Utc::now(),
+            );
+        }
+        let mut work = tutorflow::store::UnitOfWork::new();
+        work.put_thread(record.update(updated, Vec::new()));
+        self.store.commit(work).await.unwrap();
     }
 
     pub async fn report(&self, student: &str) -> Value {
@@ -323,4 +388,28 @@ pub fn bundle_files() -> tutorflow::content::ContentFiles {
     })
     .join()
     .unwrap()
+}
+
+/// Runs every request at once and waits for them all.
+pub async fn join_all<F: std::future::Future<Output = Reply>>(futures: Vec<F>) -> Vec<Reply> {
+    let mut pending: Vec<_> = futures.into_iter().map(Box::pin).collect();
+    let mut results: Vec<Option<Reply>> = (0..pending.len()).map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        let mut waiting = false;
+        for (i, f) in pending.iter_mut().enumerate() {
+            if results[i].is_none() {
+                match f.as_mut().poll(cx) {
+                    std::task::Poll::Ready(r) => results[i] = Some(r),
+                    std::task::Poll::Pending => waiting = true,
+                }
+            }
+        }
+        if waiting {
+            std::task::Poll::Pending
+        } else {
+            std::task::Poll::Ready(())
+        }
+    })
+    .await;
+    results.into_iter().map(Option::unwrap).collect()
 }

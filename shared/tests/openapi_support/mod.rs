@@ -401,6 +401,31 @@ impl Api {
         dev_token(JWT_SECRET, student_id, Duration::from_secs(600))
     }
 
+    /// Records exam cards as shown on `thread`, as the tutor does when it
+    /// shows them, so their questions can be submitted.
+    pub async fn show_exam_cards(&self, thread: &str, question_ids: &[&str]) {
+        use tutorflow::store::{Committer, Retention, SqliteStore, ThreadStore, UnitOfWork};
+        let config = Config::default();
+        let store = SqliteStore::open(
+            &self._dir.path().join("tutorflow.sqlite"),
+            Retention::from_config(&config.store),
+        )
+        .await
+        .unwrap();
+        let record = store.get_thread(thread, 0).await.unwrap().unwrap();
+        let mut updated = record.thread.clone();
+        for id in question_ids {
+            tutorflow::engine::exam_cards::record_shown(
+                &mut updated.session,
+                id,
+                chrono::Utc::now(),
+            );
+        }
+        let mut work = UnitOfWork::new();
+        work.put_thread(record.update(updated, Vec::new()));
+        store.commit(work).await.unwrap();
+    }
+
     pub async fn send(&self, call: Call) -> Reply {
         let response = self
             .app

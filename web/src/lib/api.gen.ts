@@ -73,7 +73,9 @@ export interface paths {
          *     the session's progression. Each `session_id` of an integration is one
          *     guided thread in the integration's course, created on its first
          *     message. An integration may act only for students whose id starts with
-         *     its configured prefix.
+         *     its configured prefix. Its students are its own: a student token whose
+         *     subject equals one of their ids is another student and cannot reach
+         *     their threads.
          *
          *     A `current_problem` becomes the question the next answers are graded
          *     against; a new problem id starts afresh, the same one carries on.
@@ -129,7 +131,9 @@ export interface paths {
          *     right. A pass counts towards the unit's tier (`masteryTier` is the
          *     tier after it); a failure locks the question until `lockedUntil` and
          *     puts it on the revisit list. Then the app shows "Continue", which
-         *     sends a turn with `EXAM_CONTINUE`.
+         *     sends a turn with `EXAM_CONTINUE`. Only a question shown on an exam
+         *     card in this thread can be submitted, once each time it is shown and
+         *     within the workflow's `policy.exam_card_hours`.
          */
         post: operations["submitExamAnswer"];
         delete?: never;
@@ -153,7 +157,8 @@ export interface paths {
          *     video of an exam question and returns it. Having seen the solution,
          *     the student may not answer the question for a while: it is locked
          *     until `lockedUntil` (a lock already in place is never shortened) and
-         *     put on the revisit list.
+         *     put on the revisit list; its card takes no answer. Only the memo of a
+         *     question shown on an exam card in this thread can be opened.
          */
         post: operations["recordSupportViewed"];
         delete?: never;
@@ -367,12 +372,15 @@ export interface components {
              *     | `not-found` | 404 | no such route or resource, or not the caller's |
              *     | `method-not-allowed` | 405 | the path takes another method (see `Allow`) |
              *     | `conflict` | 409 | retry later (see `Retry-After`), or the exam question is locked or passed |
+             *     | `exam-card-required` | 409 | the exam question was not shown on a card in this thread, its card was answered, or it expired |
+             *     | `request-timeout` | 408 | the body arrived too slowly (`tutorflow serve`) |
              *     | `too-large` | 413 | the body or recording is too large |
              *     | `unsupported-media-type` | 415 | the body's type is not accepted |
              *     | `idempotency-key-reused` | 422 | the Idempotency-Key was used for a different request |
              *     | `mode-not-available` | 422 | the thread mode is not available yet |
              *     | `mode-disabled` | 422 | the mode is switched off for this course |
              *     | `drill-outdated` | 422 | the drill cannot be regenerated after a content change |
+             *     | `unknown-id` | 422 | a card event names a unit or question the course does not have |
              *     | `unavailable` | 503 | a service the request needs is unavailable |
              *     | `internal` | 500 | an unexpected failure |
              */
@@ -1327,7 +1335,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
-            /** @description Turns in the thread's mode are not available yet, or the Idempotency-Key was used for another request. */
+            /** @description Turns in the thread's mode are not available yet (`mode-not-available`), the card event names a unit or question the course does not have (`unknown-id`, `field` says which), or the Idempotency-Key was used for another request. */
             422: components["responses"]["Unprocessable"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -1509,7 +1517,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             /** @description The caller has no thread with this id. */
             404: components["responses"]["NotFound"];
-            /** @description The question is locked (the detail says until when) or already passed, or the request conflicts with another one. */
+            /** @description The question is locked (the detail says until when) or already passed; its card was not shown in this thread, was already answered or has expired (`exam-card-required`); or the request conflicts with another one. */
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -1569,6 +1577,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             /** @description The caller has no thread with this id. */
             404: components["responses"]["NotFound"];
+            /** @description The question was not shown on an exam card in this thread (`exam-card-required`), or the request conflicts with another one. */
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];

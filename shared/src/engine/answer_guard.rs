@@ -1,0 +1,660 @@
+//! No answer reaches the student, or the tutor model, while its question is
+//! still waiting to be graded: the pending question, the drill on screen and
+//! every open exam card.
+//!
+//! An answer is recognised as a value, not only as a string: "34", "34.0"
+//! and "1,000" are numbers wherever they appear, "1/2" is found as "0.5".
+//! Numbers the question itself states ("What is 72 - 38?") are no evidence
+//! and are left alone. Content retrieved for the tutor has pending answers
+//! masked, and a reply that states one is replaced (see `engine::reply`).
+
+use chrono::{DateTime, Duration, Utc};
+
+use crate::content::yaml_index::YamlPath;
+use crate::content::{Course, ExamItem, Unit};
+use crate::engine::exam_cards;
+use crate::model::{
+    ExpectedAnswer, LlmTutorResponse, PendingQuestion, SessionState, TutorTurnInput,
+};
+
+/// What a masked answer is replaced with in the tutor's context.
+pub const MASK: &str = "…";
+
+/// Relative difference under which two numbers are the same value.
+const SAME_VALUE: f64 = 1e-9;
+
+/// An answer that must not be shown yet.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PendingAnswer {
+    /// Whose answer it is, for the log: `exam question EX-1`, `drill`, ...
+    pub owner: String,
+    /// The answer as written.
+    pub answer: String,
+    /// The numbers the answer states that its question does not, all of
+    /// which a text must contain to give the answer away.
+    values: Vec<f64>,
+    /// The numbers of the question as written: a text restating the
+    /// question ("4/8" while "1/2" is pending) gives nothing away.
+    question_forms: Vec<String>,
+    /// The answer's wording, lower case without spaces, when it is more
+    /// than a number (`x=5`, `192.168.1.0`, `7r2`).
+    phrase: Option<String>,
+    /// A multiple-choice answer's option id (`B`), named as "option B".
+    option_id: Option<String>,
+}
+
+impl PendingAnswer {
+    /// `answer` to `question`; `None` when the answer has nothing a text
+    /// could be checked for.
+    pub fn new(owner: impl Into<String>, question: &str, answer: &str) -> Option<PendingAnswer> {
+        let answer = answer.trim();
+        let question_forms = forms(question);
+        let found = numbers(answer);
+        let mut values: Vec<f64> = Vec::new();
+        for n in &found {
+            let form = squeeze(&answer[n.start..n.end]);
+            if !question_forms.contains(&form) && !values.iter().any(|v| same(*v, n.value)) {
+                values.push(n.value);
+            }
+        }
+        let is_one_number = found.len() == 1
+            && answer[..found[0].start].trim().is_empty()
+            && answer[found[0].end..]
+                .trim()
+                .chars()
+                .all(|c| c == '%' || c.is_alphabetic() || c == '$');
+        let squeezed = squeeze(answer);
+        let phrase = (!is_one_number
+            && squeezed.chars().count() >= 3
+            && !squeeze(question).contains(&squeezed))
+        .then_some(squeezed);
+        if values.is_empty() && phrase.is_none() {
+            return None;
+        }
+        Some(PendingAnswer {
+            owner: owner.into(),
+            answer: answer.to_owned(),
+            values,
+            question_forms,
+            phrase,
+            option_id: None,
+        })
+    }
+
+    /// An answer only its option id can give away.
+    fn bare(owner: String, answer: &str) -> PendingAnswer {
+        PendingAnswer {
+            owner,
+            answer: answer.trim().to_owned(),
+            values: Vec::new(),
+            question_forms: Vec::new(),
+            phrase: None,
+            option_id: None,
+        }
+    }
+
+    /// The correct option of an exam question.
+    pub fn for_exam(item: &ExamItem) -> Option<PendingAnswer> {
+        let index = item.option_index(&item.answer)?;
+        let owner = format!("exam question {}", item.id);
+        let option = item.options.get(index)?;
+        let mut pending = PendingAnswer::new(owner.clone(), &item.stem, option)
+            .unwrap_or_else(|| PendingAnswer::bare(owner, option));
+        pending.option_id = Some(ExamItem::option_id(index));
+        Some(pending)
+    }
+
+    /// The expected answer of a question the tutor asked.
+    pub fn for_expected(
+        owner: impl Into<String>,
+        question: &str,
+        expected: &ExpectedAnswer,
+    ) -> Option<PendingAnswer> {
+        // A multiple-choice answer may be stored as its option's id.
+        let by_id = (0..expected.options.len())
+            .find(|&i| ExamItem::option_id(i).eq_ignore_ascii_case(expected.value.trim()));
+        match by_id {
+            Some(i) => {
+                let owner = owner.into();
+                let option = &expected.options[i];
+                let mut pending = PendingAnswer::new(owner.clone(), question, option)
+                    .unwrap_or_else(|| PendingAnswer::bare(owner, option));
+                pending.option_id = Some(ExamItem::option_id(i));
+                Some(pending)
+            }
+            None => PendingAnswer::new(owner, question, &expected.value),
+        }
+    }
+
+    /// Whether `text` gives this answer away.
+    pub fn found_in(&self, text: &str) -> bool {
+        if !self.values.is_empty() {
+            let present = self.values_in(text);
+            if self
+                .values
+                .iter()
+                .all(|v| present.iter().any(|p| same(*p, *v)))
+            {
+                return true;
+            }
+        }
+        if let Some(phrase) = &self.phrase
+            && squeeze(text).contains(phrase.as_str())
+        {
+            return true;
+        }
+        self.option_id
+            .as_deref()
+            .is_some_and(|id| names_option(text, id))
+    }
+
+    /// The numbers of `text` that are not the question's, as written.
+    fn numbers_in(&self, text: &str) -> Vec<Found> {
+        numbers(text)
+            .into_iter()
+            .filter(|n| {
+                !self
+                    .question_forms
+                    .contains(&squeeze(&text[n.start..n.end]))
+            })
+            .collect()
+    }
+
+    fn values_in(&self, text: &str) -> Vec<f64> {
+        self.numbers_in(text).into_iter().map(|n| n.value).collect()
+    }
+
+    /// `text` with this answer's numbers and wording replaced by [`MASK`].
+    pub fn mask(&self, text: &str) -> String {
+        let mut masked = String::with_capacity(text.len());
+        let mut rest = 0;
+        for n in self.numbers_in(text) {
+            if self.values.iter().any(|v| same(*v, n.value)) {
+                masked.push_str(&text[rest..n.start]);
+                masked.push_str(MASK);
+                rest = n.end;
+            }
+        }
+        masked.push_str(&text[rest..]);
+        if self.phrase.is_some() {
+            masked = replace_ignoring_case(&masked, &self.answer, MASK);
+        }
+        masked
+    }
+}
+
+/// Every answer pending in `session` at `now`: the question the tutor is
+/// waiting on and the exam cards on screen (open for `card_valid_for`).
+pub fn pending_in_session(
+    course: &Course,
+    session: &SessionState,
+    question: Option<&PendingQuestion>,
+    now: DateTime<Utc>,
+    card_valid_for: Duration,
+) -> Vec<PendingAnswer> {
+    let mut pending: Vec<PendingAnswer> = question
+        .and_then(|q| {
+            PendingAnswer::for_expected(
+                format!("pending question ({})", q.concept),
+                &q.text,
+                q.expected.as_ref()?,
+            )
+        })
+        .into_iter()
+        .collect();
+    pending.extend(
+        exam_cards::open_cards(session, now, card_valid_for)
+            .filter_map(|card| course.exam_item(&card.question_id))
+            .filter_map(|(_, item)| PendingAnswer::for_exam(item)),
+    );
+    pending
+}
+
+/// The tutor's context with every pending answer masked: unit anchors, key
+/// ideas, worked examples, retrieved chunks and misconception notes. The
+/// question, the practice item and what the student wrote stay as they are.
+pub fn mask_input(input: &mut TutorTurnInput, pending: &[PendingAnswer]) {
+    if pending.is_empty() {
+        return;
+    }
+    let mask = |text: &mut String| {
+        for p in pending {
+            *text = p.mask(text);
+        }
+    };
+    for anchor in &mut input.context.unit_anchors {
+        mask(&mut anchor.anchor_text);
+        anchor.key_ideas.iter_mut().for_each(&mask);
+        // A worked example that reaches a pending answer is left out whole:
+        // masked, its steps would still add up to it.
+        if anchor.worked_example.as_ref().is_some_and(|e| {
+            let all = format!("{} {} {}", e.problem, e.steps.join(" "), e.answer);
+            pending.iter().any(|p| p.found_in(&all))
+        }) {
+            anchor.worked_example = None;
+        }
+    }
+    for chunk in &mut input.context.unit_content_chunks {
+        mask(&mut chunk.text);
+    }
+    input.category.misconceptions.iter_mut().for_each(&mask);
+}
+
+/// The first pending answer `reply` states in what the student reads: the
+/// tutor's words, a concept card, and the drill it wrote itself (a server
+/// item is a new question, not an answer: pass `own_drill` false). Cards'
+/// options come from the bank, where the answer is one choice among others.
+pub fn leak_in<'p>(
+    reply: &LlmTutorResponse,
+    own_drill: bool,
+    pending: impl IntoIterator<Item = &'p PendingAnswer>,
+) -> Option<&'p PendingAnswer> {
+    let mut shown = vec![reply.tutor_text.clone()];
+    if let Some(card) = &reply.concept_card {
+        shown.extend(card.key_ideas.iter().cloned());
+        if let Some(example) = &card.worked_example {
+            shown.push(example.problem_latex.clone());
+            shown.push(example.final_answer_latex.clone());
+            shown.extend(example.steps_latex.iter().flatten().cloned());
+        }
+    }
+    if let Some(drill) = reply.drill_card.as_ref().filter(|_| own_drill) {
+        shown.push(drill.prompt.clone());
+        shown.push(drill.question_latex.clone());
+    }
+    pending
+        .into_iter()
+        .find(|p| shown.iter().any(|text| p.found_in(text)))
+}
+
+/// Whether `text` works `item` out to its answer: it states the answer
+/// together with every number of the question (for `tutorflow validate`).
+pub fn works_out(text: &str, item: &ExamItem) -> bool {
+    let Some(pending) = PendingAnswer::for_exam(item) else {
+        return false;
+    };
+    if pending.values.is_empty() {
+        return false;
+    }
+    let present: Vec<f64> = numbers(text).into_iter().map(|n| n.value).collect();
+    let stated = numbers(&item.stem);
+    !stated.is_empty()
+        && stated
+            .iter()
+            .all(|s| present.iter().any(|p| same(*p, s.value)))
+        && pending.found_in(text)
+}
+
+/// Where a unit's own text works one of its exam questions out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkedInUnit {
+    pub question_id: String,
+    pub answer: String,
+    /// The unit field, as a path into the unit's document.
+    pub at: YamlPath,
+}
+
+/// Every exam question of `unit` that the unit's text (anchor, key ideas,
+/// worked example, misconceptions, chunks) works out to its answer. The
+/// tutor's context masks it, but authors should know.
+pub fn worked_in_unit(unit: &Unit) -> Vec<WorkedInUnit> {
+    let root = YamlPath::root();
+    let mut texts: Vec<(YamlPath, String)> = vec![(root.key("anchor"), unit.anchor.clone())];
+    for (i, idea) in unit.key_ideas.iter().enumerate() {
+        texts.push((root.key("key_ideas").index(i), idea.clone()));
+    }
+    if let Some(e) = &unit.worked_example {
+        let all = format!("{} {} {}", e.problem, e.steps.join(" "), e.answer);
+        texts.push((root.key("worked_example"), all));
+    }
+    for (i, m) in unit.misconceptions.iter().enumerate() {
+        let all = format!("{} {}", m.description, m.remedy);
+        texts.push((root.key("misconceptions").index(i), all));
+    }
+    for (i, c) in unit.chunks.iter().enumerate() {
+        texts.push((root.key("chunks").index(i), c.text.clone()));
+    }
+    let mut found = Vec::new();
+    for item in &unit.exam {
+        for (at, text) in &texts {
+            if works_out(text, item) {
+                found.push(WorkedInUnit {
+                    question_id: item.id.clone(),
+                    answer: item
+                        .option_index(&item.answer)
+                        .and_then(|i| item.options.get(i))
+                        .cloned()
+                        .unwrap_or_default(),
+                    at: at.clone(),
+                });
+            }
+        }
+    }
+    found
+}
+
+/// The numbers of `text` as written, without spaces.
+fn forms(text: &str) -> Vec<String> {
+    numbers(text)
+        .into_iter()
+        .map(|n| squeeze(&text[n.start..n.end]))
+        .collect()
+}
+
+fn same(a: f64, b: f64) -> bool {
+    (a - b).abs() <= SAME_VALUE * a.abs().max(b.abs()).max(1.0)
+}
+
+fn squeeze(text: &str) -> String {
+    text.chars()
+        .filter(|c| !c.is_whitespace())
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// "option B", "choice B", "answer B", "answer is B", "(B)".
+fn names_option(text: &str, id: &str) -> bool {
+    let lower = text.to_lowercase();
+    let id = id.to_lowercase();
+    ["option ", "choice ", "answer ", "answer is ", "("]
+        .iter()
+        .any(|lead| {
+            let needle = format!("{lead}{id}");
+            lower.match_indices(&needle).any(|(at, m)| {
+                let before = lower[..at].chars().next_back();
+                let after = lower[at + m.len()..].chars().next();
+                !before.is_some_and(char::is_alphanumeric)
+                    && !after.is_some_and(char::is_alphanumeric)
+            })
+        })
+}
+
+fn replace_ignoring_case(text: &str, needle: &str, with: &str) -> String {
+    if needle.is_empty() {
+        return text.to_owned();
+    }
+    let lower = text.to_lowercase();
+    let needle = needle.to_lowercase();
+    // Lower-casing can change lengths outside ASCII: then match exactly.
+    if lower.len() != text.len() {
+        return text.replace(needle.as_str(), with);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = 0;
+    for (at, _) in lower.match_indices(&needle) {
+        if at < rest {
+            continue;
+        }
+        out.push_str(&text[rest..at]);
+        out.push_str(with);
+        rest = at + needle.len();
+    }
+    out.push_str(&text[rest..]);
+    out
+}
+
+/// A number written in a text, and where.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Found {
+    start: usize,
+    end: usize,
+    value: f64,
+}
+
+/// The numbers in `text`: integers (with thousands commas), decimals,
+/// fractions `a/b`, mixed numbers `1 2/3`, `½`-style fractions and a sign
+/// written against the digits. Digits glued to a letter before them (`B1`,
+/// `x2`) are part of a name; dotted runs (`192.168.1.0`) are not numbers.
+fn numbers(text: &str) -> Vec<Found> {
+    let bytes = text.as_bytes();
+    let mut found: Vec<Found> = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if let Some((value, len)) = vulgar_fraction(&text[i..]) {
+            // "1½" is one and a half.
+            match found.last_mut() {
+                Some(prev) if prev.end == i && prev.value.fract() == 0.0 => {
+                    prev.value += value.copysign(prev.value + 0.5);
+                    prev.end = i + len;
+                }
+                _ => found.push(Found {
+                    start: i,
+                    end: i + len,
+                    value,
+                }),
+            }
+            i += len;
+            continue;
+        }
+        if !bytes[i].is_ascii_digit() {
+            i += text[i..].chars().next().map_or(1, char::len_utf8);
+            continue;
+        }
+        let glued = text[..i]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_alphabetic() || c == '_');
+        let start = i;
+        let (mut value, mut end) = plain_number(bytes, i);
+        // A dotted run is an address or a version, not a number.
+        if bytes.get(end) == Some(&b'.') && bytes.get(end + 1).is_some_and(u8::is_ascii_digit) {
+            while end < bytes.len() && (bytes[end].is_ascii_digit() || bytes[end] == b'.') {
+                end += 1;
+            }
+            i = end;
+            continue;
+        }
+        if glued {
+            i = end;
+            continue;
+        }
+        // a/b
+        if bytes.get(end) == Some(&b'/')
+            && bytes.get(end + 1).is_some_and(u8::is_ascii_digit)
+            && value.fract() == 0.0
+        {
+            let (denominator, after) = plain_number(bytes, end + 1);
+            if denominator != 0.0 && denominator.fract() == 0.0 {
+                value /= denominator;
+                end = after;
+                // "1 2/3": the whole number just before joins it.
+                if let Some(prev) = found.last()
+                    && prev.end + 1 == start
+                    && bytes[prev.end] == b' '
+                    && prev.value.fract() == 0.0
+                    && value < 1.0
+                {
+                    let prev = found.pop().expect("just checked");
+                    found.push(Found {
+                        start: prev.start,
+                        end,
+                        value: prev.value + value.copysign(prev.value + 0.5),
+                    });
+                    i = end;
+                    continue;
+                }
+            }
+        }
+        let signed = start > 0
+            && bytes[start - 1] == b'-'
+            && (start < 2 || !bytes[start - 2].is_ascii_alphanumeric());
+        let (start, value) = if signed {
+            (start - 1, -value)
+        } else {
+            (start, value)
+        };
+        found.push(Found { start, end, value });
+        i = end;
+    }
+    found
+}
+
+/// Digits with thousands commas and a decimal part, from `at`.
+fn plain_number(bytes: &[u8], at: usize) -> (f64, usize) {
+    let mut end = at;
+    let mut digits = String::new();
+    while end < bytes.len() {
+        let b = bytes[end];
+        if b.is_ascii_digit() {
+            digits.push(char::from(b));
+            end += 1;
+        } else if b == b','
+            && bytes.len() >= end + 4
+            && bytes[end + 1..end + 4].iter().all(u8::is_ascii_digit)
+            && !bytes.get(end + 4).is_some_and(u8::is_ascii_digit)
+        {
+            end += 1;
+        } else {
+            break;
+        }
+    }
+    if bytes.get(end) == Some(&b'.')
+        && bytes.get(end + 1).is_some_and(u8::is_ascii_digit)
+        && !dotted_after(bytes, end + 1)
+    {
+        digits.push('.');
+        end += 1;
+        while end < bytes.len() && bytes[end].is_ascii_digit() {
+            digits.push(char::from(bytes[end]));
+            end += 1;
+        }
+    }
+    (digits.parse().unwrap_or(f64::NAN), end)
+}
+
+/// Whether the digits from `at` are followed by another `.digit` (an address).
+fn dotted_after(bytes: &[u8], at: usize) -> bool {
+    let mut end = at;
+    while end < bytes.len() && bytes[end].is_ascii_digit() {
+        end += 1;
+    }
+    bytes.get(end) == Some(&b'.') && bytes.get(end + 1).is_some_and(u8::is_ascii_digit)
+}
+
+fn vulgar_fraction(text: &str) -> Option<(f64, usize)> {
+    let c = text.chars().next()?;
+    let value = match c {
+        '½' => 0.5,
+        '⅓' => 1.0 / 3.0,
+        '⅔' => 2.0 / 3.0,
+        '¼' => 0.25,
+        '¾' => 0.75,
+        '⅕' => 0.2,
+        '⅛' => 0.125,
+        _ => return None,
+    };
+    Some((value, c.len_utf8()))
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn values(text: &str) -> Vec<f64> {
+        numbers(text).into_iter().map(|n| n.value).collect()
+    }
+
+    #[test]
+    fn numbers_are_read_as_values() {
+        assert_eq!(values("72 - 38 = 34"), vec![72.0, 38.0, 34.0]);
+        assert_eq!(values("a total of 1,250 and 3.5"), vec![1250.0, 3.5]);
+        assert_eq!(values("(3,4) is a point"), vec![3.0, 4.0]);
+        assert_eq!(values("half is 1/2 or ½"), vec![0.5, 0.5]);
+        let mixed = values("1 2/3 and 2½");
+        assert!(
+            same(mixed[0], 1.0 + 2.0 / 3.0) && same(mixed[1], 2.5),
+            "{mixed:?}"
+        );
+        assert_eq!(
+            values("it is -6, and 15 - 6 is 9"),
+            vec![-6.0, 15.0, 6.0, 9.0]
+        );
+        assert_eq!(values("question EX-INV-B1 and x2"), Vec::<f64>::new());
+        assert_eq!(values("host 192.168.1.0 of 24"), vec![24.0]);
+        assert_eq!(values("40% of 7cm"), vec![40.0, 7.0]);
+    }
+
+    #[test]
+    fn an_answer_is_found_as_a_value_not_a_string() {
+        let p = PendingAnswer::new("q", "What is 72 - 38?", "34").unwrap();
+        assert!(p.found_in("If 72 - 38 = 34, then..."));
+        assert!(p.found_in("that makes 34.0"));
+        assert!(!p.found_in("340 is too big, and 3 4 apart"));
+        assert!(!p.found_in("What is 72 - 38? Start with the tens."));
+        assert_eq!(p.mask("so 72 - 38 = 34."), "so 72 - 38 = ….");
+        let half = PendingAnswer::new("q", "Simplify 4/8", "1/2").unwrap();
+        assert!(half.found_in("it comes to 0.5"));
+        assert!(!half.found_in("4/8 has a common factor of 4"));
+        assert!(half.found_in("4/8 = 1/2"));
+        assert_eq!(half.mask("4/8 = 1/2"), "4/8 = …");
+    }
+
+    #[test]
+    fn numbers_the_question_states_are_no_evidence() {
+        // The answer repeats a number of the question: only its wording counts.
+        assert!(PendingAnswer::new("q", "What is 5 × 1?", "5").is_none());
+        let p = PendingAnswer::new("q", "Divide 37 by 5", "7 r 2").unwrap();
+        assert!(p.found_in("37 ÷ 5 is 7 remainder 2"));
+        assert!(
+            !p.found_in("how many 5s fit in 37? about 7?"),
+            "both numbers are needed"
+        );
+        assert!(p.found_in("It is 7r2."));
+    }
+
+    #[test]
+    fn worded_answers_and_option_names_are_found() {
+        let ip = PendingAnswer::new("q", "Network of 192.168.1.77/24?", "192.168.1.0").unwrap();
+        assert!(ip.found_in("the network is 192.168.1.0"));
+        assert!(!ip.found_in("192.168.1.77 is a host"));
+        let eq = PendingAnswer::new("q", "Solve 2x = 10", "x = 5").unwrap();
+        assert!(eq.found_in("so X=5"));
+        assert_eq!(eq.mask("we get x = 5 here"), "we get x = … here");
+        let item = ExamItem {
+            id: "EX-1".into(),
+            tier: crate::model::ExamTier::Bronze,
+            stem: "What is 72 - 38?".into(),
+            options: vec!["44".into(), "34".into(), "110".into()],
+            answer: "B".into(),
+            memo: String::new(),
+            video_url: None,
+            tags: Vec::new(),
+        };
+        let exam = PendingAnswer::for_exam(&item).unwrap();
+        assert!(exam.found_in("Pick option B."));
+        assert!(exam.found_in("The answer is b"));
+        assert!(!exam.found_in("Be careful with the borrowing."));
+        assert!(works_out("Subtract: 72 - 38 = 34.", &item));
+        assert!(!works_out("Subtracting 38 from 72 takes care.", &item));
+    }
+
+    #[test]
+    fn multiple_choice_answers_stored_by_id_are_their_option() {
+        let expected = ExpectedAnswer {
+            kind: crate::model::AnswerKind::Mcq,
+            value: "c".into(),
+            unit: None,
+            options: vec!["1/3".into(), "2/5".into(), "3/4".into()],
+        };
+        let p = PendingAnswer::for_expected("drill", "Which is largest?", &expected).unwrap();
+        assert!(p.found_in("0.75 is the largest"));
+        assert!(p.found_in("choose option C"));
+    }
+
+    proptest! {
+        /// A number written into any text is found, and masking removes it.
+        #[test]
+        fn a_written_answer_is_always_found_and_masked(
+            answer in 1u32..100_000,
+            before in "[a-z ]{0,20}",
+            after in "[a-z ]{0,20}",
+        ) {
+            let p = PendingAnswer::new("q", "What is it?", &answer.to_string()).unwrap();
+            let text = format!("{before} {answer} {after}");
+            prop_assert!(p.found_in(&text));
+            prop_assert!(!p.found_in(&p.mask(&text)));
+        }
+    }
+}

@@ -1,0 +1,393 @@
+//! No pending answer reaches the tutor's prompt or the student, over the
+//! whole shipped content: every exam question with its card on screen and
+//! a drill from every blueprint family, each with students asking outright,
+//! asking for help and restating the question. A stand-in model that quotes
+//! the worked solution has its reply replaced.
+//!
+//! What counts as stating the answer is checked here independently of the
+//! guard: the answer as written, standing on its own.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use chrono::{DateTime, Duration, TimeZone, Utc};
+use tutorflow::content::{Bundle, ContentSource, Course, ExamItem, FsSource};
+use tutorflow::engine::fallback::{Verdict, Violation};
+use tutorflow::engine::lockout::LockoutStatus;
+use tutorflow::engine::turn::{
+    self, CourseRuntime, Plan, ReplyOrigin, TurnEnv, TurnEvent, TurnState,
+};
+use tutorflow::engine::{drill, drill_grade, exam_cards, reply};
+use tutorflow::llm::OfflineTutor;
+use tutorflow::llm::prompt::tutor_prompt;
+use tutorflow::model::{
+    CallUsage, ClientEvent, LlmTutorResponse, Mode, PendingQuestion, Personalization,
+    QuestionPhase, Reply, SessionState, StudentSnapshot, Thread, ThreadStatus,
+};
+
+const DRILL_KEY: &[u8] = b"leak-test-drill-key-0123456789ab";
+
+fn now() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 3, 1, 11, 0, 0).unwrap()
+}
+
+fn runtime() -> CourseRuntime {
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let files = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap()
+        .block_on(FsSource::new(root).fetch())
+        .unwrap();
+    let bundle = Arc::new(Bundle::load(&files).unwrap());
+    CourseRuntime::new(bundle, "prealgebra").unwrap()
+}
+
+fn thread(session: SessionState) -> Thread {
+    Thread {
+        thread_id: "leak-thread".into(),
+        student_id: "leak-student".into(),
+        course_id: "prealgebra".into(),
+        mode: Mode::Guided,
+        status: ThreadStatus::Active,
+        goal: None,
+        unit_id: None,
+        title: None,
+        preview: None,
+        created_at: now() - Duration::hours(1),
+        updated_at: now() - Duration::hours(1),
+        session,
+    }
+}
+
+/// Whether `text` states `answer` on its own: not inside a longer number
+/// or word. An answer the question itself contains cannot be told apart
+/// and is not checked.
+fn states(text: &str, answer: &str, question: &str) -> bool {
+    let answer = answer.trim();
+    if answer.is_empty() || question.contains(answer) {
+        return false;
+    }
+    let lower = text.to_lowercase();
+    let answer = answer.to_lowercase();
+    let part_of_token = |c: Option<char>| {
+        c.is_some_and(|c| c.is_alphanumeric() || c == '.' || c == '/' || c == ',')
+    };
+    lower.match_indices(&answer).any(|(at, m)| {
+        let before = lower[..at].chars().next_back();
+        let mut after = lower[at + m.len()..].chars();
+        let next = after.next();
+        // A sentence's full stop after the answer still ends it.
+        let next_is_token = match next {
+            // "3.5", "1,200" and a range "12-15" are other numbers.
+            Some('.') | Some(',') | Some('-') => after.next().is_some_and(|c| c.is_ascii_digit()),
+            other => part_of_token(other),
+        };
+        // A sign written against the digits makes another number (-18 is
+        // not 18), and so does a whole number before a fraction (1 1/2).
+        let mixed = answer.contains('/')
+            && before == Some(' ')
+            && lower[..at]
+                .trim_end()
+                .chars()
+                .next_back()
+                .is_some_and(|c| c.is_ascii_digit());
+        !part_of_token(before) && before != Some('-') && !mixed && !next_is_token
+    })
+}
+
+struct Turn {
+    plan: Plan,
+    prompt: String,
+    shown: String,
+    decision: reply::Decision,
+}
+
+/// One turn with `message`, the reply from `tutor_reply` (the offline
+/// tutor when `None`).
+fn run(
+    rt: &CourseRuntime,
+    session: &SessionState,
+    snapshot: &StudentSnapshot,
+    message: &str,
+    tutor_reply: Option<LlmTutorResponse>,
+) -> Turn {
+    let lockouts: BTreeMap<String, LockoutStatus> = BTreeMap::new();
+    let personalization = Personalization::default();
+    let env = TurnEnv {
+        now: now(),
+        turn_id: "leak-turn",
+        seed: 7,
+        drill_key: DRILL_KEY,
+        drill_ttl: Duration::hours(24),
+        lockouts: &lockouts,
+        personalization: &personalization,
+    };
+    let thread = thread(session.clone());
+    let state = TurnState {
+        thread: &thread,
+        history: &[],
+        snapshot,
+    };
+    let event = TurnEvent {
+        message_text: Some(message.to_owned()),
+        message_latex: None,
+        client_event: ClientEvent::None,
+    };
+    let plan = turn::plan(rt, state, &event, &env).unwrap();
+    // Room for every piece of context: nothing is cut that could hide a leak.
+    let mut roomy = rt.workflow().clone();
+    roomy.token_budget = 200_000;
+    let prompt = tutor_prompt(&rt.bundle.prompts, &roomy, &plan.input)
+        .unwrap()
+        .messages
+        .iter()
+        .map(|m| m.content.clone())
+        .collect::<Vec<_>>()
+        .join("\n");
+    // A new practice item is another question: its numbers may coincide
+    // with a pending answer without saying anything about it.
+    let prompt = match &plan.input.context.practice_item {
+        Some(item) => {
+            let written = serde_json::to_string(item).unwrap();
+            assert!(
+                prompt.contains(&written),
+                "the practice item is in the prompt as JSON"
+            );
+            prompt.replace(&written, "{}")
+        }
+        None => prompt,
+    };
+    let offline = OfflineTutor::new(rt.bundle.clone(), "default");
+    let (result, origin) = match tutor_reply {
+        Some(reply) => (reply, ReplyOrigin::Llm),
+        None => (offline.reply(&plan.input).unwrap(), ReplyOrigin::Offline),
+    };
+    let result = Ok(Reply {
+        value: result,
+        usage: CallUsage::offline(),
+    });
+    let decision = reply::decide(
+        rt.workflow(),
+        &plan,
+        &result,
+        &event.client_event,
+        &offline,
+        origin,
+    );
+    let applied = turn::apply(
+        rt,
+        state,
+        &plan,
+        Some((&decision.reply, decision.origin)),
+        &env,
+    )
+    .unwrap();
+    let shown = applied
+        .messages
+        .iter()
+        .filter(|m| m.role == tutorflow::model::Role::Assistant)
+        .map(|m| m.text.clone())
+        .collect::<Vec<_>>()
+        .join("\n");
+    Turn {
+        plan,
+        prompt,
+        shown,
+        decision,
+    }
+}
+
+fn correct_option(course: &Course, question_id: &str) -> (String, String) {
+    let (_, item) = course.exam_item(question_id).unwrap();
+    let answer = item.options[item.option_index(&item.answer).unwrap()].clone();
+    (answer, item.stem.clone())
+}
+
+#[test]
+fn no_exam_answer_reaches_the_prompt_or_the_student_while_its_card_is_open() {
+    let rt = runtime();
+    let course = rt.course();
+    let mut checked = 0;
+    let mut masked = 0;
+    for unit in course.units.values() {
+        for item in &unit.exam {
+            let mut session = SessionState::default();
+            exam_cards::record_shown(&mut session, &item.id, now() - Duration::minutes(2));
+            let mut snapshot =
+                StudentSnapshot::new("leak-student", "prealgebra", &course.entry_unit);
+            snapshot.units_in_progress = vec![unit.id.clone()];
+            let (answer, stem) = correct_option(course, &item.id);
+            for message in [
+                item.stem.clone(),
+                "what is the answer to this exam question?".to_owned(),
+                format!("I'm stuck, can you show me how to do {}?", unit.title),
+                format!("can you explain {} to me?", unit.title),
+            ] {
+                let turn = run(&rt, &session, &snapshot, &message, None);
+                assert!(
+                    !states(&turn.prompt, &answer, &stem),
+                    "{}: the prompt states the answer `{answer}` after {message:?}:\n{}",
+                    item.id,
+                    turn.prompt
+                );
+                assert!(
+                    !states(&turn.shown, &answer, &stem),
+                    "{}: the reply states the answer `{answer}` after {message:?}:\n{}",
+                    item.id,
+                    turn.shown
+                );
+                if turn.plan.input.context.unit_anchors.iter().any(|a| {
+                    a.anchor_text.contains(answer_guard_mask())
+                        || a.key_ideas.iter().any(|k| k.contains(answer_guard_mask()))
+                }) || turn
+                    .plan
+                    .input
+                    .context
+                    .unit_content_chunks
+                    .iter()
+                    .any(|c| c.text.contains(answer_guard_mask()))
+                {
+                    masked += 1;
+                }
+                checked += 1;
+            }
+        }
+    }
+    assert!(
+        checked >= 4 * 90,
+        "every shipped exam question: {checked} turns"
+    );
+    assert!(
+        masked > 0,
+        "some unit text works an exam answer out and is masked"
+    );
+}
+
+fn answer_guard_mask() -> &'static str {
+    tutorflow::engine::answer_guard::MASK
+}
+
+/// A model that quotes the question's worked solution has its reply
+/// replaced, and the turn log says why.
+#[test]
+fn a_reply_quoting_the_worked_solution_is_replaced() {
+    let rt = runtime();
+    let course = rt.course();
+    let mut replaced = 0;
+    for unit in course.units.values() {
+        for item in &unit.exam {
+            let (answer, stem) = correct_option(course, &item.id);
+            if stem.contains(answer.trim()) {
+                continue;
+            }
+            let mut session = SessionState::default();
+            exam_cards::record_shown(&mut session, &item.id, now() - Duration::minutes(2));
+            let snapshot = StudentSnapshot::new("leak-student", "prealgebra", &unit.id);
+            let offline = OfflineTutor::new(rt.bundle.clone(), "default");
+            // A valid reply in every other way, with the memo in its words.
+            let probe = run(&rt, &session, &snapshot, "can you help me?", None);
+            let mut leaky = offline.reply(&probe.plan.input).unwrap();
+            leaky.tutor_text = format!(
+                "Here is how it goes: {} So the answer is {answer}.",
+                item.memo.trim()
+            );
+            let turn = run(&rt, &session, &snapshot, "can you help me?", Some(leaky));
+            assert!(
+                !states(&turn.shown, &answer, &stem),
+                "{}: {}",
+                item.id,
+                turn.shown
+            );
+            assert_eq!(turn.decision.origin, ReplyOrigin::Fallback, "{}", item.id);
+            let Verdict::Fallback(f) = &turn.decision.verdict else {
+                panic!("{}: the verdict is a fallback", item.id);
+            };
+            assert!(
+                f.violations.iter().any(|v| matches!(
+                    v,
+                    Violation::RevealsPendingAnswer { owner } if owner.contains(&item.id)
+                )),
+                "{}: {:?}",
+                item.id,
+                f.violations
+            );
+            replaced += 1;
+        }
+    }
+    assert!(replaced >= 80, "{replaced} exam questions probed");
+}
+
+/// A drill of every blueprint family pending in the chat: no prompt or
+/// reply states its answer, however the student asks.
+#[test]
+fn no_drill_answer_reaches_the_prompt_or_the_student_while_it_is_pending() {
+    let rt = runtime();
+    let course = rt.course();
+    let mut families = 0;
+    for blueprint in rt.bundle.blueprints.values() {
+        let Some(unit) = course
+            .units
+            .values()
+            .find(|u| u.blueprints.contains(&blueprint.id))
+        else {
+            continue;
+        };
+        for seed in 1..=3u64 {
+            let issued = drill::issue_generated(
+                blueprint,
+                0.5,
+                seed,
+                &unit.id,
+                "leak-thread",
+                now() - Duration::minutes(1),
+                DRILL_KEY,
+            )
+            .unwrap();
+            let expected = drill_grade::expected_answer(&issued.item);
+            let question = format!("{} {}", issued.card.prompt, issued.card.question_latex);
+            let session = SessionState {
+                pending_question: Some(PendingQuestion {
+                    text: question.clone(),
+                    expected: Some(expected.clone()),
+                    unit_id: unit.id.clone(),
+                    concept: format!("drill {seed}"),
+                    wrong_attempts: 0,
+                    previous_answers: Vec::new(),
+                    hints_used: 0,
+                    phase: QuestionPhase::Asked,
+                    asked_at: now() - Duration::minutes(1),
+                    drill_token: issued.card.drill_token.clone(),
+                }),
+                ..SessionState::default()
+            };
+            let mut snapshot = StudentSnapshot::new("leak-student", "prealgebra", &unit.id);
+            snapshot.units_in_progress = vec![unit.id.clone()];
+            // A multiple-choice answer may be stored as its option's id.
+            let answer = (0..expected.options.len())
+                .find(|&i| ExamItem::option_id(i).eq_ignore_ascii_case(expected.value.trim()))
+                .map_or(expected.value.clone(), |i| expected.options[i].clone());
+            for message in [
+                "what's the answer?",
+                "I'm stuck",
+                "can you show me the first step?",
+                "I don't get it, just tell me",
+            ] {
+                let turn = run(&rt, &session, &snapshot, message, None);
+                assert!(
+                    !states(&turn.prompt, &answer, &question),
+                    "{} (seed {seed}): the prompt states `{answer}` after {message:?}:\n{}",
+                    blueprint.id,
+                    turn.prompt
+                );
+                assert!(
+                    !states(&turn.shown, &answer, &question),
+                    "{} (seed {seed}): the reply states `{answer}` after {message:?}:\n{}",
+                    blueprint.id,
+                    turn.shown
+                );
+            }
+        }
+        families += 1;
+    }
+    assert!(families >= 15, "{families} blueprint families");
+}
