@@ -41,5 +41,6 @@ pub mod solution;
 pub mod student_math;
 pub mod template;
 pub mod turn;
+pub mod thread_learning;
 pub mod turn_log;
 pub mod worked;
