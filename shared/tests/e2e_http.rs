@@ -100,13 +100,14 @@ async fn journey_to_bronze(h: &Harness) {
     assert_eq!(passed.body["snapshotLite"]["progress"]["bronze"], 1);
 
     // The thread's own summary: two wrong drills, a concept card, then two
-    // right (the first of them right after help: learned, not a miss).
+    // right (the first of them right after help: learned, not a miss) and
+    // the exam question right.
     let summary = h.get(student, &format!("/threads/{thread}/summary")).await;
     assert_eq!(summary.status, 200, "{}", summary.body);
     let s = &summary.body;
     assert_eq!(
         [&s["answers"], &s["rightFirstTime"], &s["learned"], &s["wrong"]],
-        [4, 1, 1, 2],
+        [5, 2, 1, 2],
         "{s}"
     );
     let headline = s["headline"].as_str().unwrap().to_owned();

@@ -56,7 +56,8 @@ pub fn record_answer(
     u.helped_since_answer = false;
 }
 
-/// A hint, a concept card or "I'm stuck" on `unit_id`.
+/// A hint, a concept card, "I'm stuck" or an opened exam memo or video on
+/// `unit_id`.
 pub fn record_help(learning: &mut ThreadLearning, unit_id: &str) {
     let u = unit(learning, unit_id);
     u.help += 1;
