@@ -106,7 +106,12 @@ async fn journey_to_bronze(h: &Harness) {
     assert_eq!(summary.status, 200, "{}", summary.body);
     let s = &summary.body;
     assert_eq!(
-        [&s["answers"], &s["rightFirstTime"], &s["learned"], &s["wrong"]],
+        [
+            &s["answers"],
+            &s["rightFirstTime"],
+            &s["learned"],
+            &s["wrong"]
+        ],
         [5, 2, 1, 2],
         "{s}"
     );

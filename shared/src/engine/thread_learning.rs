@@ -165,7 +165,10 @@ mod tests {
         assert_eq!(of(&l, "a").mistake_tags, ["t"]);
         assert_eq!(of(&l, "b").right_first_time, 1);
         assert_eq!(
-            l.units.iter().map(|u| u.unit_id.as_str()).collect::<Vec<_>>(),
+            l.units
+                .iter()
+                .map(|u| u.unit_id.as_str())
+                .collect::<Vec<_>>(),
             ["a", "b"]
         );
     }

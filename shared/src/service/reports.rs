@@ -216,7 +216,10 @@ impl App {
         let mastery_score = if thread_units.is_empty() {
             0.0
         } else {
-            thread_units.iter().map(|l| l.mastery_probability).sum::<f64>()
+            thread_units
+                .iter()
+                .map(|l| l.mastery_probability)
+                .sum::<f64>()
                 / thread_units.len() as f64
         };
         let misconceptions: Vec<String> = thread_units

@@ -72,10 +72,7 @@ fn summarize(input: &SummaryInput) -> LlmSessionSummary {
                 unit.learned
             ));
         } else if unit.correct > 0 && !unit.not_yet_right {
-            strengths.push(format!(
-                "{title}: {} right first time",
-                unit.correct
-            ));
+            strengths.push(format!("{title}: {} right first time", unit.correct));
         }
         if unit.not_yet_right {
             to_review.push(title.to_owned());
@@ -92,7 +89,11 @@ fn summarize(input: &SummaryInput) -> LlmSessionSummary {
     if let Some(first) = to_review.first() {
         suggestions.push(format!("Review: {first}"));
     }
-    if let Some(learned) = stats.units.iter().find(|u| u.learned > 0 && !u.not_yet_right) {
+    if let Some(learned) = stats
+        .units
+        .iter()
+        .find(|u| u.learned > 0 && !u.not_yet_right)
+    {
         suggestions.push(format!(
             "Try another {} question on your own to make it stick",
             learned.title.trim()
