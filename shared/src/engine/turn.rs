@@ -1177,6 +1177,7 @@ fn track_student_problem(
         value: problem.answer,
         unit: None,
         options: Vec::new(),
+        mistakes: Vec::new(),
     });
     lifecycle::ask(session, question);
 }
