@@ -621,6 +621,7 @@ mod tests {
             memo: String::new(),
             video_url: None,
             tags: Vec::new(),
+            steps: Vec::new(),
         };
         let exam = PendingAnswer::for_exam(&item).unwrap();
         assert!(exam.found_in("Pick option B."));
@@ -637,6 +638,7 @@ mod tests {
             value: "c".into(),
             unit: None,
             options: vec!["1/3".into(), "2/5".into(), "3/4".into()],
+            mistakes: Vec::new(),
         };
         let p = PendingAnswer::for_expected("drill", "Which is largest?", &expected).unwrap();
         assert!(p.found_in("0.75 is the largest"));
