@@ -99,6 +99,31 @@ async fn journey_to_bronze(h: &Harness) {
     assert_eq!(passed.body["masteryTier"], "bronze");
     assert_eq!(passed.body["snapshotLite"]["progress"]["bronze"], 1);
 
+    // The thread's own summary: two wrong drills, a concept card, then two
+    // right (the first of them right after help: learned, not a miss) and
+    // the exam question right.
+    let summary = h.get(student, &format!("/threads/{thread}/summary")).await;
+    assert_eq!(summary.status, 200, "{}", summary.body);
+    let s = &summary.body;
+    assert_eq!(
+        [
+            &s["answers"],
+            &s["rightFirstTime"],
+            &s["learned"],
+            &s["wrong"]
+        ],
+        [5, 2, 1, 2],
+        "{s}"
+    );
+    let headline = s["headline"].as_str().unwrap().to_owned();
+    assert!(
+        headline.contains("1 right after help") && !headline.contains(" of "),
+        "{headline}"
+    );
+    assert_eq!(s["units"][0]["unitId"], "whole-numbers", "{s}");
+    assert_eq!(s["units"][0]["notYetRight"], false, "{s}");
+    assert!(s["units"][0]["help"].as_u64().unwrap() >= 1, "{s}");
+
     let report = h.report(student).await;
     let whole = report["units"]
         .as_array()
@@ -188,6 +213,17 @@ async fn journey_to_bronze(h: &Harness) {
         .get("student-catalog-newcomer", "/courses/prealgebra")
         .await;
     assert_eq!(newcomer.body["started"], false);
+
+    // A new thread of the same student speaks of itself: zero turns.
+    let fresh = h.new_thread(student).await;
+    let empty = h.get(student, &format!("/threads/{fresh}/summary")).await;
+    assert_eq!(empty.status, 200, "{}", empty.body);
+    let e = &empty.body;
+    assert_eq!([&e["turns"], &e["answers"]], [0, 0], "{e}");
+    assert_eq!(e["units"].as_array().unwrap().len(), 0, "{e}");
+    let fresh_headline = e["headline"].as_str().unwrap();
+    assert!(fresh_headline.contains("0 turns"), "{fresh_headline}");
+    assert_ne!(fresh_headline, headline);
 }
 
 /// A failed question locks and goes on the revisit list; its memo can be

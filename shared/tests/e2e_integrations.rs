@@ -301,6 +301,16 @@ async fn summaries_thread_lists_and_replays_read_back() {
         );
     }
     assert_eq!(summary.body["turns"], 2);
+    // The other thread of the same student has its own summary.
+    let other = h.get(student, &format!("/threads/{second}/summary")).await;
+    assert_eq!(other.status, 200, "{}", other.body);
+    assert_eq!(other.body["turns"], 0, "{}", other.body);
+    assert_ne!(other.body["headline"], summary.body["headline"]);
+    assert!(
+        other.body["headline"].as_str().unwrap().contains("0 turns"),
+        "{}",
+        other.body
+    );
 
     let page = h.get(student, "/me/threads?limit=1").await;
     assert_eq!(page.status, 200, "{}", page.body);

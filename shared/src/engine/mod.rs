@@ -40,6 +40,7 @@ pub mod snapshot_lite;
 pub mod solution;
 pub mod student_math;
 pub mod template;
+pub mod thread_learning;
 pub mod turn;
 pub mod turn_log;
 pub mod worked;

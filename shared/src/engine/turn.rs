@@ -39,6 +39,7 @@ use crate::engine::safety::{SafetyGate, SafetyHit, Sanitizer};
 use crate::engine::scaffolding;
 use crate::engine::signals::{self, PacingInput, Trend};
 use crate::engine::student_math;
+use crate::engine::thread_learning;
 use crate::model::{
     AnswerKind, CategoryCue, ClientEvent, CodeReading, ConceptCard, ContentChunk, CourseBrief,
     ExamCandidate, ExamCard, ExamOption, ExpectedAnswer, GradeOutcome, HistoryMessage,
@@ -867,6 +868,13 @@ pub fn apply(
         }
     }
     track_student_problem(session, plan, course, env.now);
+    thread_learning::record_turn(
+        &mut session.learning,
+        workflow,
+        state.thread.session.pending_question.as_ref(),
+        plan,
+        reply,
+    );
     if let Some(grade) = plan.interpretation.as_ref().and_then(|i| i.grade.as_ref())
         && grade.result != GradeOutcome::Unverifiable
     {

@@ -537,8 +537,15 @@ pub struct SummaryInput {
 #[serde(rename_all = "camelCase")]
 pub struct SessionStats {
     pub mode: Mode,
+    /// Turns in this conversation.
+    pub turns: u32,
+    /// Answers graded in this conversation (a repeat counts only when it
+    /// puts a wrong answer right).
     pub questions_answered: u32,
+    /// Right with no wrong try or help first.
     pub questions_correct: u32,
+    /// Right after a wrong try or help: learned in this conversation.
+    pub questions_learned: u32,
     pub steps_completed: u32,
     pub steps_total: u32,
     pub units: Vec<UnitStat>,
@@ -553,6 +560,11 @@ pub struct UnitStat {
     pub mastery_tier: MasteryTier,
     pub answered: u32,
     pub correct: u32,
+    pub learned: u32,
+    /// A wrong answer not yet put right.
+    pub not_yet_right: bool,
+    /// Hints, concept cards and "I'm stuck" turns.
+    pub help: u32,
 }
 
 #[async_trait]

@@ -160,6 +160,45 @@ pub struct SessionState {
     /// question shown here can be submitted, once per showing.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub exam_cards: Vec<ShownExamCard>,
+    /// What was answered and learned in this conversation, unit by unit:
+    /// the thread's own summary is built from it, not from the course record.
+    #[serde(skip_serializing_if = "ThreadLearning::is_empty")]
+    pub learning: ThreadLearning,
+}
+
+/// A conversation's own record of work, in the order units were met.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ThreadLearning {
+    pub units: Vec<UnitLearning>,
+}
+
+impl ThreadLearning {
+    pub fn is_empty(&self) -> bool {
+        self.units.is_empty()
+    }
+}
+
+/// One unit's work in one conversation.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct UnitLearning {
+    pub unit_id: String,
+    /// Tutor replies about the unit.
+    pub replies: u32,
+    /// Answers right with no wrong try or help before them.
+    pub right_first_time: u32,
+    /// Answers right after a wrong try or help: learned here.
+    pub learned: u32,
+    pub wrong_answers: u32,
+    /// A wrong answer not yet followed by a right one.
+    pub not_yet_right: bool,
+    /// Hints, concept cards and "I'm stuck" turns.
+    pub help: u32,
+    /// Help given since the last answer: the next right answer was helped.
+    pub helped_since_answer: bool,
+    /// The unit's mistake tags seen, first occurrence first.
+    pub mistake_tags: Vec<String>,
 }
 
 fn is_zero(shift: &i8) -> bool {

@@ -20,6 +20,7 @@ use crate::engine::evidence::{self, DrillGraded, TransitionContext};
 use crate::engine::grading::SlipTag;
 use crate::engine::lifecycle;
 use crate::engine::snapshot_lite::{build_snapshot_lite, revisit_question_ids};
+use crate::engine::thread_learning;
 use crate::engine::turn::{record_ability, remember_drill};
 use crate::model::{
     CardState, DrillCardState, DrillGradeRequest, DrillGradeResponse, DrillGradingInput,
@@ -173,6 +174,13 @@ impl App {
                 }
                 let session = &mut thread.session;
                 remember_drill(session, &verified.replay_key);
+                thread_learning::record_answer(
+                    &mut session.learning,
+                    &unit.id,
+                    verdict.is_correct(),
+                    !first_attempt,
+                    verdict.mistake_tag.as_deref(),
+                );
                 // The drill may also be the question pending in the chat.
                 if session
                     .pending_question

@@ -22,6 +22,7 @@ use crate::engine::evidence::{self, ExamSubmitted, SupportViewed, TransitionCont
 use crate::engine::exam_cards::{self, CardRefusal};
 use crate::engine::lockout::LockoutStatus;
 use crate::engine::snapshot_lite::{build_snapshot_lite, revisit_question_ids};
+use crate::engine::thread_learning;
 use crate::model::{
     ExamCardState, ExamCardStatus, McqSubmitRequest, McqSubmitResponse, RevisitReason,
     StudentSnapshot, SupportType, SupportViewedRequest, SupportViewedResponse, Thread,
@@ -427,6 +428,13 @@ impl App {
             work.put_snapshot(snapshot, Expected::of(read.as_ref()));
             let mut thread = fresh.thread.clone();
             exam_cards::record_submitted(&mut thread.session, &item.id, now);
+            thread_learning::record_answer(
+                &mut thread.session.learning,
+                &unit.id,
+                verdict.correct,
+                false,
+                None,
+            );
             let event = TimelineEvent::ExamSubmitted {
                 question_id: item.id.clone(),
                 unit_id: unit.id.clone(),
@@ -598,6 +606,7 @@ impl App {
             let mut thread = fresh.thread.clone();
             // Having seen the solution, the student cannot answer this showing.
             exam_cards::record_submitted(&mut thread.session, &item.id, now);
+            thread_learning::record_help(&mut thread.session.learning, &unit.id);
             let event = TimelineEvent::SupportViewed {
                 question_id: item.id.clone(),
                 unit_id: unit.id.clone(),

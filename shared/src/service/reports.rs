@@ -20,23 +20,59 @@ use crate::model::{
     StudentSnapshot, SummaryInput, TierCounts, UnitStat, UnitStatus,
 };
 
-/// `GET /threads/{threadId}/summary`.
+/// `GET /threads/{threadId}/summary`: this conversation only (the course
+/// record is the report card).
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ThreadSummaryReport {
     thread_id: String,
     course_id: String,
+    /// Turns in this conversation.
     turns: u32,
-    /// Units worked on that reached at least bronze.
+    /// Answers graded in this conversation (a repeat counts only when it puts
+    /// a wrong answer right).
+    answers: u32,
+    /// Right with no wrong try or help first.
+    right_first_time: u32,
+    /// Right after a wrong try or help (a hint, a concept card, "I'm stuck"):
+    /// learned in this conversation.
+    learned: u32,
+    wrong: u32,
+    /// Units worked on in this conversation that are now at least bronze.
     steps_completed: u32,
-    /// Mean BKT probability over the units worked on, in [0, 1].
+    /// Mean BKT probability over the units worked on in this conversation,
+    /// in [0, 1].
     mastery_score: f64,
+    /// Mistakes seen in this conversation.
     misconceptions_seen: Vec<String>,
     headline: String,
     strengths: Vec<String>,
     to_review: Vec<String>,
     suggestions: Vec<String>,
-    units: Vec<UnitLine>,
+    /// The units this conversation worked on, in the order it met them.
+    units: Vec<ThreadUnitLine>,
+}
+
+/// One unit's work in one conversation, with where the student stands on it now.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadUnitLine {
+    unit_id: String,
+    title: String,
+    /// The unit's tier now (course-wide).
+    mastery_tier: MasteryTier,
+    /// The unit's BKT probability now (course-wide), in [0, 1].
+    mastery_probability: f64,
+    /// Tutor replies about the unit in this conversation.
+    replies: u32,
+    answered: u32,
+    right_first_time: u32,
+    learned: u32,
+    /// A wrong answer here not yet put right.
+    not_yet_right: bool,
+    /// Hints, concept cards and "I'm stuck" turns.
+    help: u32,
+    misconceptions_seen: Vec<String>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -141,49 +177,76 @@ impl App {
             &course.id,
             &course.entry_unit,
         );
-        let worked: Vec<String> = course
-            .order
+        let thread_units: Vec<ThreadUnitLine> = record
+            .thread
+            .session
+            .learning
+            .units
             .iter()
-            .filter(|u| {
-                snapshot
-                    .unit_progress
-                    .get(*u)
-                    .is_some_and(|p| p.status != UnitStatus::NotStarted)
+            .filter_map(|work| {
+                let unit = course.unit(&work.unit_id)?;
+                let prior = bkt::params_for(&workflow.mastery.bkt, course, &unit.id).prior;
+                let progress = snapshot.unit_progress.get(&unit.id);
+                Some(ThreadUnitLine {
+                    unit_id: unit.id.clone(),
+                    title: unit.title.clone(),
+                    mastery_tier: progress.map_or(MasteryTier::None, |p| p.mastery_tier),
+                    mastery_probability: progress
+                        .and_then(|p| p.mastery_probability)
+                        .unwrap_or(prior),
+                    replies: work.replies,
+                    answered: work.right_first_time + work.learned + work.wrong_answers,
+                    right_first_time: work.right_first_time,
+                    learned: work.learned,
+                    not_yet_right: work.not_yet_right,
+                    help: work.help,
+                    misconceptions_seen: work
+                        .mistake_tags
+                        .iter()
+                        .map(|tag| {
+                            unit.mistake_tags
+                                .iter()
+                                .find(|t| t.id == *tag)
+                                .map_or_else(|| tag.replace('_', " "), |t| t.description.clone())
+                        })
+                        .collect(),
+                })
             })
-            .cloned()
             .collect();
-        let lines: Vec<UnitLine> = worked
-            .iter()
-            .filter_map(|u| {
-                let prior = bkt::params_for(&workflow.mastery.bkt, course, u).prior;
-                unit_line(course, &snapshot, u, prior)
-            })
-            .collect();
-        let mastery_score = if lines.is_empty() {
+        let mastery_score = if thread_units.is_empty() {
             0.0
         } else {
-            lines.iter().map(|l| l.mastery_probability).sum::<f64>() / lines.len() as f64
+            thread_units
+                .iter()
+                .map(|l| l.mastery_probability)
+                .sum::<f64>()
+                / thread_units.len() as f64
         };
-        let misconceptions: Vec<String> = lines
+        let misconceptions: Vec<String> = thread_units
             .iter()
-            .flat_map(|l| l.confusion_tags.iter().map(|c| c.description.clone()))
+            .flat_map(|l| l.misconceptions_seen.iter().cloned())
             .collect();
         let stats = SessionStats {
             mode: record.thread.mode,
-            questions_answered: lines.iter().map(|l| l.drill_attempts).sum(),
-            questions_correct: lines.iter().map(|l| l.drill_correct).sum(),
-            steps_completed: lines
+            turns: record.thread.session.turn_count,
+            questions_answered: thread_units.iter().map(|l| l.answered).sum(),
+            questions_correct: thread_units.iter().map(|l| l.right_first_time).sum(),
+            questions_learned: thread_units.iter().map(|l| l.learned).sum(),
+            steps_completed: thread_units
                 .iter()
                 .filter(|l| l.mastery_tier != MasteryTier::None)
                 .count() as u32,
-            steps_total: lines.len() as u32,
-            units: lines
+            steps_total: thread_units.len() as u32,
+            units: thread_units
                 .iter()
                 .map(|l| UnitStat {
                     title: l.title.clone(),
                     mastery_tier: l.mastery_tier,
-                    answered: l.drill_attempts,
-                    correct: l.drill_correct,
+                    answered: l.answered,
+                    correct: l.right_first_time,
+                    learned: l.learned,
+                    not_yet_right: l.not_yet_right,
+                    help: l.help,
                 })
                 .collect(),
             misconceptions_seen: misconceptions.clone(),
@@ -218,7 +281,11 @@ impl App {
             &ThreadSummaryReport {
                 thread_id: record.thread.thread_id.clone(),
                 course_id: course.id.clone(),
-                turns: record.thread.session.turn_count,
+                turns: stats.turns,
+                answers: stats.questions_answered,
+                right_first_time: stats.questions_correct,
+                learned: stats.questions_learned,
+                wrong: stats.questions_answered - stats.questions_correct - stats.questions_learned,
                 steps_completed: stats.steps_completed,
                 mastery_score: (mastery_score * 1000.0).round() / 1000.0,
                 misconceptions_seen: misconceptions,
@@ -226,7 +293,7 @@ impl App {
                 strengths: summary.strengths,
                 to_review: summary.to_review,
                 suggestions: summary.suggestions,
-                units: lines,
+                units: thread_units,
             },
         )
     }

@@ -225,11 +225,13 @@ export interface paths {
         };
         /**
          * What the student did in a conversation
-         * @description The end-of-session summary (seed 001): units worked on with their
-         *     tier, mastery probability, drill counts and confusion tags, the mean
-         *     mastery, the misconceptions seen, and a headline, strengths, things to
-         *     review and suggestions written by the summary model (or from the
-         *     numbers, offline).
+         * @description The end-of-session summary of this conversation only (the course-wide
+         *     view is the report card): its turns, its graded answers (right first
+         *     time, learned — right after a wrong try or help such as a hint, a
+         *     concept card or "I'm stuck" — and wrong), the units it worked on with
+         *     their help, mistakes and where the student stands on them now, and a
+         *     headline, strengths, things to review and suggestions written by the
+         *     summary model (or from the numbers, offline).
          */
         get: operations["getThreadSummary"];
         put?: never;
@@ -861,28 +863,87 @@ export interface components {
             /** Format: date-time */
             updatedAt: string;
         };
-        /** @description `GET /threads/{threadId}/summary`. */
+        /**
+         * @description `GET /threads/{threadId}/summary`: this conversation only (the course
+         *     record is the report card).
+         */
         ThreadSummaryReport: {
+            /**
+             * Format: uint32
+             * @description Answers graded in this conversation (a repeat counts only when it puts
+             *     a wrong answer right).
+             */
+            answers: number;
             courseId: string;
             headline: string;
             /**
+             * Format: uint32
+             * @description Right after a wrong try or help (a hint, a concept card, "I'm stuck"):
+             *     learned in this conversation.
+             */
+            learned: number;
+            /**
              * Format: double
-             * @description Mean BKT probability over the units worked on, in [0, 1].
+             * @description Mean BKT probability over the units worked on in this conversation,
+             *     in [0, 1].
              */
             masteryScore: number;
+            /** @description Mistakes seen in this conversation. */
             misconceptionsSeen: string[];
             /**
              * Format: uint32
-             * @description Units worked on that reached at least bronze.
+             * @description Right with no wrong try or help first.
+             */
+            rightFirstTime: number;
+            /**
+             * Format: uint32
+             * @description Units worked on in this conversation that are now at least bronze.
              */
             stepsCompleted: number;
             strengths: string[];
             suggestions: string[];
             threadId: string;
             toReview: string[];
-            /** Format: uint32 */
+            /**
+             * Format: uint32
+             * @description Turns in this conversation.
+             */
             turns: number;
-            units: components["schemas"]["UnitLine"][];
+            /** @description The units this conversation worked on, in the order it met them. */
+            units: components["schemas"]["ThreadUnitLine"][];
+            /** Format: uint32 */
+            wrong: number;
+        };
+        /** @description One unit's work in one conversation, with where the student stands on it now. */
+        ThreadUnitLine: {
+            /** Format: uint32 */
+            answered: number;
+            /**
+             * Format: uint32
+             * @description Hints, concept cards and "I'm stuck" turns.
+             */
+            help: number;
+            /** Format: uint32 */
+            learned: number;
+            /**
+             * Format: double
+             * @description The unit's BKT probability now (course-wide), in [0, 1].
+             */
+            masteryProbability: number;
+            /** @description The unit's tier now (course-wide). */
+            masteryTier: components["schemas"]["MasteryTier"];
+            misconceptionsSeen: string[];
+            /** @description A wrong answer here not yet put right. */
+            notYetRight: boolean;
+            /**
+             * Format: uint32
+             * @description Tutor replies about the unit in this conversation.
+             */
+            replies: number;
+            /** Format: uint32 */
+            rightFirstTime: number;
+            title: string;
+            unitId: string;
         };
         /** @description A count per exam tier (`passedByTier`, progress summaries). */
         TierCounts: {
