@@ -76,6 +76,7 @@ fn fixture() -> Fixture {
             card: None,
             card_state: None,
             event: None,
+            safety: None,
             created_at: at,
         })
         .collect();

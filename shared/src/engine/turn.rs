@@ -996,6 +996,7 @@ fn message(
         card,
         card_state: None,
         event: None,
+        safety: None,
         created_at: env.now,
     }
 }

@@ -27,6 +27,9 @@ pub struct StudentSnapshot {
     /// The LLM's reading of the previous turn (never confusion tags).
     pub last_turn_analysis: Option<TurnAnalysis>,
     pub last_turn_at: Option<DateTime<Utc>>,
+    /// Messages the safety gate flagged in this course, by category.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub safety_flags: BTreeMap<String, u32>,
 }
 
 impl StudentSnapshot {
@@ -42,6 +45,7 @@ impl StudentSnapshot {
             revisit_queue: BTreeMap::new(),
             last_turn_analysis: None,
             last_turn_at: None,
+            safety_flags: BTreeMap::new(),
         }
     }
 

@@ -3,6 +3,8 @@
 //! A thread's mode is fixed at creation. All state lives here, so any
 //! stateless function can pick up the conversation (seed 002).
 
+use std::collections::BTreeMap;
+
 use chrono::{DateTime, Utc};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -152,6 +154,9 @@ pub struct SessionState {
     /// Not written while empty, so a thread without any reads as it did.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub card_states: Vec<RecordedCardState>,
+    /// Messages the safety gate flagged in this conversation, by category.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub safety_flags: BTreeMap<String, u32>,
 }
 
 /// The state of the card in message `message_id`.
