@@ -32,7 +32,9 @@ fn default_workflow() -> Workflow {
 
 /// Non-empty lines that are not comments, with their line numbers.
 fn lines(file: &str) -> Vec<(usize, String)> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/safety").join(file);
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/safety")
+        .join(file);
     std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
         .lines()
@@ -97,7 +99,10 @@ fn recall_per_category_and_no_false_positives() {
     }
 
     println!("safety gate, offline, on tests/data/safety:");
-    println!("{:<18} {:>9} {:>8} {:>10}", "category", "messages", "recall", "elsewhere");
+    println!(
+        "{:<18} {:>9} {:>8} {:>10}",
+        "category", "messages", "recall", "elsewhere"
+    );
     let mut low = Vec::new();
     for category in &categories {
         let Some(t) = tallies.get(*category) else {
@@ -132,8 +137,18 @@ fn recall_per_category_and_no_false_positives() {
     for m in misses.iter().chain(&false_positives) {
         println!("  {m}");
     }
-    assert!(unsafe_total >= 200, "the corpus needs at least 200 unsafe messages");
-    assert!(ordinary.len() >= 300, "the corpus needs at least 300 ordinary messages");
+    assert!(
+        unsafe_total >= 200,
+        "the corpus needs at least 200 unsafe messages"
+    );
+    assert!(
+        ordinary.len() >= 300,
+        "the corpus needs at least 300 ordinary messages"
+    );
     assert!(low.is_empty(), "recall below {MIN_RECALL}: {low:?}");
-    assert!(false_positives.is_empty(), "{} false positives", false_positives.len());
+    assert!(
+        false_positives.is_empty(),
+        "{} false positives",
+        false_positives.len()
+    );
 }

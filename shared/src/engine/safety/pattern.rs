@@ -174,8 +174,14 @@ mod tests {
 
     fn vocab() -> BTreeMap<String, Vec<String>> {
         BTreeMap::from([
-            ("person".to_owned(), vec!["him".to_owned(), "my teacher".to_owned()]),
-            ("violent".to_owned(), vec!["kill".to_owned(), "stab".to_owned()]),
+            (
+                "person".to_owned(),
+                vec!["him".to_owned(), "my teacher".to_owned()],
+            ),
+            (
+                "violent".to_owned(),
+                vec!["kill".to_owned(), "stab".to_owned()],
+            ),
             ("threat".to_owned(), vec!["{violent} {person}".to_owned()]),
             ("loop".to_owned(), vec!["{loop}".to_owned()]),
         ])
@@ -215,7 +221,10 @@ mod tests {
         assert!(!matches("{threat}", "kill two birds"));
         assert!(matches("i {gap}want to die", "i really really want to die"));
         assert!(matches("i {gap}want to die", "i want to die"));
-        assert!(!matches("i {gap}want to die", "i do my homework and then want to die"));
+        assert!(!matches(
+            "i {gap}want to die",
+            "i do my homework and then want to die"
+        ));
         // Counted repetitions and escaped braces are not list names.
         assert!(matches("a{2}h", "aah"));
         assert!(compile(r"x\{y\}", &vocab()).unwrap().contains(r"\{y+\}"));
@@ -229,7 +238,11 @@ mod tests {
         let e = compile("{loop}", &vocab()).unwrap_err();
         assert!(e.message.contains("nests"), "{}", e.message);
         let e = compile("kill (him", &vocab()).unwrap_err();
-        assert!(e.message.contains("invalid regular expression"), "{}", e.message);
+        assert!(
+            e.message.contains("invalid regular expression"),
+            "{}",
+            e.message
+        );
         assert_eq!(compile_term("  ").unwrap_err().offset, None);
     }
 
