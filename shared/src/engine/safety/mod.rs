@@ -276,6 +276,16 @@ impl SafetyGate {
         }))
     }
 
+    /// The verdict of the safety LLM call, which names one of its own
+    /// categories (none: "other").
+    pub fn judged(&self, category: Option<SafetyCategory>) -> Option<SafetyHit> {
+        let name = category
+            .and_then(|c| serde_json::to_value(c).ok())
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_else(|| OTHER_CATEGORY.to_owned());
+        self.online(&[name], FlagSource::Judge)
+    }
+
     /// Flags of escalating categories so far in this session.
     pub fn escalating_flags(&self, session: &SessionState) -> u32 {
         session
@@ -304,7 +314,11 @@ impl SafetyGate {
         ctx: ReplyContext<'_>,
     ) -> SafetyReply {
         let mode = ctx.mode.as_str();
-        let category = self.settings.categories.iter().find(|c| c.id == hit.category);
+        let category = self
+            .settings
+            .categories
+            .iter()
+            .find(|c| c.id == hit.category);
         let response = category
             .and_then(|c| c.response_by_mode.get(mode))
             .map_or(hit.response.as_str(), |r| r.trim());
@@ -353,25 +367,6 @@ impl SafetyGate {
             *counts.entry(hit.category.clone()).or_default() += 1;
         }
     }
-
-    /// Transitional: the category-level hit of [`SafetyGate::classify`].
-    pub fn check(&self, message: &str) -> Option<&SafetyHit> {
-        let hit = self.classify(message)?;
-        self.categories.get(hit.rank).map(|c| &c.hit)
-    }
-}
-
-/// Transitional: the hit for a category the safety LLM call named.
-pub fn moderation_hit(workflow: &Workflow, category: Option<SafetyCategory>) -> SafetyHit {
-    let name = category.map_or(OTHER_CATEGORY.to_owned(), |c| {
-        serde_json::to_value(c)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_owned))
-            .unwrap_or_else(|| OTHER_CATEGORY.to_owned())
-    });
-    SafetyGate::new(workflow)
-        .online(&[name], FlagSource::Judge)
-        .expect("a named category always gives a verdict")
 }
 
 fn resources_text(resources: &[HelpResource]) -> String {

@@ -63,7 +63,10 @@ fn categories_match_in_order_and_say_which_rule() {
     assert_eq!(hit.rule_id, "self_harm/patterns[0]");
     assert!(hit.notify_teacher && hit.pauses_tutoring());
     assert_eq!(gate.classify("kms").unwrap().rule_id, "self_harm/terms[0]");
-    assert_eq!(category(&gate, "im gonna stab my teacher").as_deref(), Some("violence"));
+    assert_eq!(
+        category(&gate, "im gonna stab my teacher").as_deref(),
+        Some("violence")
+    );
     // Both match: self-harm comes first.
     assert_eq!(
         category(&gate, "kill him then kill myself").as_deref(),
@@ -86,10 +89,18 @@ fn disguised_words_are_still_caught() {
         "𝓀𝓂𝓈",
         "kíll myself",
     ] {
-        assert_eq!(category(&gate, message).as_deref(), Some("self_harm"), "{message}");
+        assert_eq!(
+            category(&gate, message).as_deref(),
+            Some("self_harm"),
+            "{message}"
+        );
     }
     for message in ["f*ck this", "sh*t", "FUUUCK", "f**k"] {
-        assert_eq!(category(&gate, message).as_deref(), Some("profanity"), "{message}");
+        assert_eq!(
+            category(&gate, message).as_deref(),
+            Some("profanity"),
+            "{message}"
+        );
     }
 }
 
@@ -103,7 +114,10 @@ fn ordinary_talk_is_set_aside_but_only_where_it_is() {
         Some("self_harm")
     );
     // "kill me" outside the ordinary phrase still counts.
-    assert_eq!(category(&gate, "maths is killing me, I want to hurt me").as_deref(), Some("self_harm"));
+    assert_eq!(
+        category(&gate, "maths is killing me, I want to hurt me").as_deref(),
+        Some("self_harm")
+    );
 }
 
 #[test]
@@ -125,13 +139,17 @@ fn online_names_map_to_workflow_categories() {
     let swear = gate.classify("shit").unwrap();
     let worst = SafetyHit::most_serious(Some(swear.clone()), Some(hit.clone())).unwrap();
     assert_eq!(worst.category, "self_harm");
-    assert_eq!(SafetyHit::most_serious(Some(swear.clone()), None), Some(swear));
-    let w = workflow();
     assert_eq!(
-        moderation_hit(&w, Some(SafetyCategory::SelfHarm)).category,
+        SafetyHit::most_serious(Some(swear.clone()), None),
+        Some(swear)
+    );
+    assert_eq!(
+        gate.judged(Some(SafetyCategory::SelfHarm))
+            .unwrap()
+            .category,
         "self_harm"
     );
-    assert_eq!(moderation_hit(&w, None).category, OTHER_CATEGORY);
+    assert_eq!(gate.judged(None).unwrap().category, OTHER_CATEGORY);
 }
 
 #[test]
@@ -144,7 +162,11 @@ fn replies_carry_resources_per_region_and_escalate_on_repeat() {
         region: "GB",
     };
     let first = gate.reply(&hit, &session, guided);
-    assert!(first.text.starts_with("You matter.\n\n- Childline: call 0800 1111 (https://childline.org.uk)"));
+    assert!(
+        first
+            .text
+            .starts_with("You matter.\n\n- Childline: call 0800 1111 (https://childline.org.uk)")
+    );
     assert!(!first.mark.escalated && first.mark.alert && first.mark.tutoring_paused);
     assert_eq!(first.mark.help_resources[0].name, "Childline");
     let us = gate.reply(
@@ -155,7 +177,11 @@ fn replies_carry_resources_per_region_and_escalate_on_repeat() {
             region: "US",
         },
     );
-    assert!(us.text.contains("988 Lifeline: call or text 988"), "{}", us.text);
+    assert!(
+        us.text.contains("988 Lifeline: call or text 988"),
+        "{}",
+        us.text
+    );
 
     let mut snapshot = StudentSnapshot::new("s", "c", "u");
     SafetyGate::record(&hit, &mut session, &mut snapshot);
@@ -163,7 +189,13 @@ fn replies_carry_resources_per_region_and_escalate_on_repeat() {
     assert_eq!(gate.escalating_flags(&session), 1);
     let second = gate.reply(&hit, &session, guided);
     assert!(second.mark.escalated);
-    assert!(second.text.ends_with("Please talk to a trusted adult today."), "{}", second.text);
+    assert!(
+        second
+            .text
+            .ends_with("Please talk to a trusted adult today."),
+        "{}",
+        second.text
+    );
     let in_exam = gate.reply(
         &hit,
         &session,
@@ -186,5 +218,8 @@ fn replies_carry_resources_per_region_and_escalate_on_repeat() {
         mode: Mode::Exam,
         region: "GB",
     };
-    assert_eq!(gate.reply(&cheat, &session, exam).text, "Not during an exam.");
+    assert_eq!(
+        gate.reply(&cheat, &session, exam).text,
+        "Not during an exam."
+    );
 }
