@@ -479,6 +479,7 @@ mod tests {
             card: None,
             card_state: None,
             event: None,
+            safety: None,
             created_at: DateTime::<Utc>::UNIX_EPOCH,
         }
     }
