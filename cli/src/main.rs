@@ -11,6 +11,7 @@ mod generate;
 mod grade;
 mod policy;
 mod publish;
+mod safety;
 mod script;
 mod serve;
 mod simulate;
@@ -69,6 +70,12 @@ enum Command {
     /// question is pending, and every category with the signals that
     /// matched or why it did not apply.
     Classify(classify::Args),
+    /// Put student messages in the workflow's safety categories.
+    ///
+    /// For each message (arguments, or lines of standard input) prints the
+    /// category (or `-`), the term or pattern that decided, and the message;
+    /// --json adds the normalised text the patterns read.
+    Safety(safety::Args),
     /// Generate practice items from a skill blueprint, as JSON lines.
     ///
     /// Without --reveal each line is what a student's app receives (no
@@ -102,6 +109,7 @@ async fn main() -> ExitCode {
         Command::Publish(args) => publish::run(args).await,
         Command::Grade(args) => grade::run(args).await,
         Command::Classify(args) => classify::run(args).await,
+        Command::Safety(args) => safety::run(args).await,
         Command::Generate(args) => generate::run(args).await,
         Command::Simulate(args) => simulate::run(args).await,
         Command::Test(args) => workflow_tests::run(args).await,

@@ -28,6 +28,7 @@ fn message(thread_id: &str, n: u64, role: Role) -> TutorMessage {
         card: None,
         card_state: None,
         event: None,
+        safety: None,
         created_at: Utc::now(),
     }
 }

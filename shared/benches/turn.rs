@@ -76,6 +76,7 @@ fn fixture() -> Fixture {
             card: None,
             card_state: None,
             event: None,
+            safety: None,
             created_at: at,
         })
         .collect();
@@ -101,6 +102,7 @@ fn one_turn(f: &Fixture, lockouts: &BTreeMap<String, LockoutStatus>, seed: u64) 
         drill_ttl: Duration::hours(24),
         lockouts,
         personalization: &personalization,
+        safety_region: "default",
     };
     let state = TurnState {
         thread: &f.thread,

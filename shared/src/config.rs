@@ -19,6 +19,7 @@ pub struct Config {
     pub drills: DrillConfig,
     pub exam_api: ExamApiConfig,
     pub notifications: NotificationConfig,
+    pub safety: SafetyConfig,
     pub limits: Limits,
     pub server: ServerConfig,
     pub debug: DebugConfig,
@@ -203,6 +204,60 @@ pub struct NotificationConfig {
     pub teacher_webhook_url: Option<String>,
     /// Signs outbound notifications (HMAC-SHA256), as a secret reference.
     pub signing_secret: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SafetyConfig {
+    /// Whose help lines a safety reply shows: a key of the workflow's
+    /// `safety.help_resources` (e.g. `GB`, `US`); `default` otherwise.
+    pub region: String,
+    pub moderation: ModerationConfig,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ModerationProvider {
+    /// OpenAI's moderation wherever a key for it is configured.
+    #[default]
+    Auto,
+    Openai,
+    Off,
+}
+
+/// The moderation provider that screens messages alongside the tutor call
+/// (where the workflow's `safety.moderation` asks for it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ModerationConfig {
+    pub provider: ModerationProvider,
+    pub base_url: String,
+    /// A secret reference; unset, `llm.openai.api_key` is used.
+    pub api_key: Option<String>,
+    pub model: String,
+    /// A verdict later than this is not waited for (the offline one stands).
+    pub timeout_ms: u64,
+}
+
+impl Default for SafetyConfig {
+    fn default() -> Self {
+        SafetyConfig {
+            region: "default".into(),
+            moderation: ModerationConfig::default(),
+        }
+    }
+}
+
+impl Default for ModerationConfig {
+    fn default() -> Self {
+        ModerationConfig {
+            provider: ModerationProvider::Auto,
+            base_url: "https://api.openai.com/v1".into(),
+            api_key: None,
+            model: "omni-moderation-latest".into(),
+            timeout_ms: 3000,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -494,6 +549,22 @@ pub const ENV_OVERRIDES: &[(&str, &str, EnvType)] = &[
         "notifications.signing_secret",
         EnvType::Str,
     ),
+    ("TUTORFLOW_SAFETY_REGION", "safety.region", EnvType::Str),
+    (
+        "TUTORFLOW_MODERATION",
+        "safety.moderation.provider",
+        EnvType::Str,
+    ),
+    (
+        "TUTORFLOW_MODERATION_BASE_URL",
+        "safety.moderation.base_url",
+        EnvType::Str,
+    ),
+    (
+        "TUTORFLOW_MODERATION_API_KEY",
+        "safety.moderation.api_key",
+        EnvType::Str,
+    ),
     ("TUTORFLOW_HOST", "server.host", EnvType::Str),
     ("TUTORFLOW_PORT", "server.port", EnvType::Int),
     ("TUTORFLOW_DEBUG", "debug.enabled", EnvType::Bool),
@@ -635,6 +706,7 @@ impl Config {
             ("llm.gemini.api_key", &self.llm.gemini.api_key),
             ("transcription.api_key", &self.transcription.api_key),
             ("exam_api.api_key", &self.exam_api.api_key),
+            ("safety.moderation.api_key", &self.safety.moderation.api_key),
             (
                 "notifications.signing_secret",
                 &self.notifications.signing_secret,

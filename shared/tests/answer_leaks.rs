@@ -121,6 +121,7 @@ fn run(
         drill_ttl: Duration::hours(24),
         lockouts: &lockouts,
         personalization: &personalization,
+        safety_region: "default",
     };
     let thread = thread(session.clone());
     let state = TurnState {

@@ -355,6 +355,81 @@ fn an_invalid_pattern_is_refused() {
     );
 }
 
+/// Each mistake a safeguarding lead could make in the safety section is
+/// reported where it is written.
+#[test]
+fn safety_mistakes_are_reported_where_they_are_written() {
+    let cases: [(&str, &str, &str); 7] = [
+        // A word list that does not exist.
+        (
+            "- \"{self_act} {myself}\"",
+            "- \"{self_act} {myslf}\"",
+            "unknown word list {myslf}",
+        ),
+        // A pattern that is not a regular expression.
+        (
+            "- \"take my (own )?life\"",
+            "- \"take my (own life\"",
+            "invalid regular expression",
+        ),
+        // An online category the providers do not have.
+        (
+            "online: [violence, violence/graphic,",
+            "online: [violense, violence/graphic,",
+            "unknown online category `violense`",
+        ),
+        // A mode that does not exist.
+        (
+            "      response_by_mode:\n        exam:",
+            "      response_by_mode:\n        exams:",
+            "unknown mode `exams`",
+        ),
+        // Two categories with one id.
+        ("- id: injection", "- id: cheating", "defined twice"),
+        // The reserved catch-all id.
+        ("- id: profanity", "- id: other", "reserved"),
+        // Help resources shown, but no default list.
+        (
+            "    default:\n      - {name: \"Your local emergency number\"",
+            "    world:\n      - {name: \"Your local emergency number\"",
+            "no `default` list",
+        ),
+    ];
+    for (from, to, words) in cases {
+        let files = mutated(&shipped(), WORKFLOW, from, to);
+        let reported = problems(&files);
+        assert!(
+            reported
+                .iter()
+                .any(|d| d.path == WORKFLOW && d.message.contains(words)),
+            "{to:?}: expected a problem mentioning {words:?}, got:\n{}",
+            reported
+                .iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
+    }
+    // Positions: an unknown list is reported at its pattern.
+    let files = mutated(
+        &shipped(),
+        WORKFLOW,
+        "- \"{self_act} {myself}\"",
+        "- \"{self_act} {myslf}\"",
+    );
+    let (line, column) = position_of(&files, WORKFLOW, "\"{self_act} {myslf}\"");
+    assert_reported(&problems(&files), WORKFLOW, line, column, "{myslf}");
+    // A mode key is reported where the key is written.
+    let files = mutated(
+        &shipped(),
+        WORKFLOW,
+        "      response_by_mode:\n        exam:",
+        "      response_by_mode:\n        exams:",
+    );
+    let (line, column) = position_of(&files, WORKFLOW, "exams:");
+    assert_reported(&problems(&files), WORKFLOW, line, column, "unknown mode");
+}
+
 #[test]
 fn a_missing_blueprint_is_refused() {
     let files = mutated(

@@ -358,9 +358,9 @@ async fn summaries_thread_lists_and_replays_read_back() {
     );
 }
 
-/// With moderation on, the safety call screens what the rules let through:
-/// a flagged message gets the matching rule's response, the tutor is not
-/// asked, and the teacher channel is alerted.
+/// With the safety LLM call on, it screens what the rules let through:
+/// a flagged message gets the matching category's response, and the
+/// teacher channel is alerted.
 #[tokio::test]
 async fn moderation_flags_answer_with_the_safety_response_and_alert_a_teacher() {
     let model = MockServer::start().await;
@@ -391,8 +391,8 @@ async fn moderation_flags_answer_with_the_safety_response_and_alert_a_teacher() 
         dir.path(),
         &[(
             "workflows/default.yaml",
-            "  moderation: false",
-            "  moderation: true",
+            "  llm_judge: false",
+            "  llm_judge: true",
         )],
     );
     config.llm.safety = ProviderKind::OpenaiCompatible;
@@ -408,6 +408,7 @@ async fn moderation_flags_answer_with_the_safety_response_and_alert_a_teacher() 
         )
         .await;
     let reply = turn["messages"][1]["text"].as_str().unwrap();
-    assert!(reply.contains("trusted adult"), "{reply}");
+    assert!(reply.contains("glad you told me"), "{reply}");
+    assert_eq!(turn["messages"][1]["safety"]["category"], "self_harm");
     assert!(turn["messages"][1].get("card").is_none());
 }

@@ -744,17 +744,11 @@ impl Loader {
             }
         }
         // Patterns.
-        for (i, rule) in w.safety.rules.iter().enumerate() {
-            let at = root.key("safety").key("rules").index(i);
-            if rule.patterns.is_empty() {
-                self.at_key(
-                    doc,
-                    &at.key("patterns"),
-                    format!("safety rule `{}` has no patterns", rule.id),
-                );
-            }
-            for (j, pattern) in rule.patterns.iter().enumerate() {
-                self.check_regex(doc, &at.key("patterns").index(j), pattern);
+        for problem in super::safety_check::check(&w.safety, &root.key("safety")) {
+            if problem.on_key {
+                self.at_key(doc, &problem.at, problem.message);
+            } else {
+                self.at(doc, &problem.at, problem.message);
             }
         }
         for (i, pattern) in w.sanitize.patterns.iter().enumerate() {

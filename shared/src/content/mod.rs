@@ -7,6 +7,7 @@ pub mod course;
 pub mod diagnostic;
 pub mod load;
 pub mod prompt;
+pub mod safety_check;
 pub mod source;
 pub mod tutor_text;
 pub mod workflow;

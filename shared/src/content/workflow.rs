@@ -4,6 +4,8 @@
 //! Every section has the seeds' values as defaults, so a workflow file only
 //! needs to state what it changes; the shipped `default.yaml` spells it all out.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use super::tutor_text::{OfflinePhrases, PromptSignals};
@@ -496,30 +498,88 @@ pub struct StyleSettings {
     pub disengagement_max_words: u32,
 }
 
+/// The safety gate (seed 000): categories of messages that are not
+/// tutored as usual, how they are recognised, and what the tutor does.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct SafetySettings {
-    /// Also ask the safety LLM call (rules always run first).
+    /// Also ask the moderation provider, when the runtime configuration has one.
     pub moderation: bool,
-    pub rules: Vec<SafetyRule>,
-    /// Said when the safety call flags a message no rule's categories cover.
+    /// Also ask the safety LLM call (a judge prompted with `prompts.safety`).
+    pub llm_judge: bool,
+    /// Named word lists that patterns use as `{name}`.
+    pub vocabulary: BTreeMap<String, Vec<String>>,
+    /// Patterns of ordinary talk that reuses risky words ("this problem is
+    /// killing me"); what they match is set aside before categories match.
+    pub ordinary: Vec<String>,
+    /// In order of precedence: when several match, the first one answers.
+    pub categories: Vec<SafetyCategorySettings>,
+    /// Help lines shown with a category that asks for them, by region
+    /// (the runtime configuration's `safety.region`); `default` otherwise.
+    pub help_resources: BTreeMap<String, Vec<crate::model::HelpResource>>,
+    /// What is added after repeated flags in one session.
+    pub escalation: EscalationSettings,
+    /// Said when an online check flags a category no category lists.
     pub moderation_response: String,
 }
 
-/// A rule-based safety gate entry: any pattern (a regular expression) matches.
+/// One kind of message the gate recognises, and what happens then.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct SafetyRule {
+pub struct SafetyCategorySettings {
     pub id: String,
-    pub patterns: Vec<String>,
-    /// What the tutor says instead of tutoring.
+    #[serde(default)]
+    pub description: String,
+    /// What the tutor says.
     pub response: String,
-    /// Notify the integration's teacher channel.
+    /// The response in a given mode (by mode name), e.g. during an exam.
     #[serde(default)]
-    pub notify_teacher: bool,
-    /// Safety-call categories this rule's response also answers.
+    pub response_by_mode: BTreeMap<String, String>,
+    /// `pause`: the response is the whole turn; `continue`: it comes
+    /// before the tutor's usual reply.
     #[serde(default)]
-    pub categories: Vec<crate::model::SafetyCategory>,
+    pub tutoring: SafetyTutoring,
+    /// Record an `intervention.needed` alert for the student's teachers.
+    #[serde(default)]
+    pub alert: bool,
+    /// Counts towards the session's escalation.
+    #[serde(default)]
+    pub escalates: bool,
+    /// Show the region's help resources with the response.
+    #[serde(default)]
+    pub help_resources: bool,
+    /// Names of the moderation provider's or the safety LLM's categories
+    /// that mean this one (`self-harm/intent`, `self_harm`, ...).
+    #[serde(default)]
+    pub online: Vec<String>,
+    /// Words and phrases, matched as written (after normalising both).
+    #[serde(default)]
+    pub terms: Vec<String>,
+    /// Regular expressions over the normalised message; `{name}` is a
+    /// vocabulary list, `{gap}` up to three words.
+    #[serde(default)]
+    pub patterns: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SafetyTutoring {
+    /// The safety response replaces tutoring for this turn.
+    #[default]
+    Pause,
+    /// The safety response is a short note; tutoring goes on.
+    Continue,
+}
+
+/// The "talk to a trusted adult" escalation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EscalationSettings {
+    /// Flags (in escalating categories) in one session that trigger it.
+    pub after_flags: u32,
+    pub text: String,
+    /// The text in a given mode (by mode name).
+    pub text_by_mode: BTreeMap<String, String>,
 }
 
 /// Leaked internal language (seed 000) removed from tutor text.
@@ -875,10 +935,27 @@ impl Default for StyleSettings {
 impl Default for SafetySettings {
     fn default() -> Self {
         SafetySettings {
-            moderation: false,
-            rules: Vec::new(),
+            moderation: true,
+            llm_judge: false,
+            vocabulary: BTreeMap::new(),
+            ordinary: Vec::new(),
+            categories: Vec::new(),
+            help_resources: BTreeMap::new(),
+            escalation: EscalationSettings::default(),
             moderation_response: "Let's keep our chat about maths. If something is worrying you, please talk to a trusted adult."
                 .to_owned(),
+        }
+    }
+}
+
+impl Default for EscalationSettings {
+    fn default() -> Self {
+        EscalationSettings {
+            after_flags: 2,
+            text: "This is the second time something like this has come up, so please \
+                   talk to a trusted adult today: a parent, a teacher or your school counsellor."
+                .to_owned(),
+            text_by_mode: BTreeMap::new(),
         }
     }
 }

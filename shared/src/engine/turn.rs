@@ -35,7 +35,7 @@ use crate::engine::policy::{
     MoveOn, PolicyError, PolicyInput, PolicyOutcome, StudentRequest, compute_policy,
 };
 use crate::engine::retrieve::CourseIndex;
-use crate::engine::safety::{SafetyGate, SafetyHit, Sanitizer};
+use crate::engine::safety::{ReplyContext, SafetyGate, SafetyHit, Sanitizer};
 use crate::engine::scaffolding;
 use crate::engine::signals::{self, PacingInput, Trend};
 use crate::engine::student_math;
@@ -133,6 +133,8 @@ pub struct TurnEnv<'a> {
     pub drill_ttl: Duration,
     pub lockouts: &'a (dyn LockoutSource + Sync),
     pub personalization: &'a Personalization,
+    /// Whose help lines a safety reply shows (the deployment's region).
+    pub safety_region: &'a str,
 }
 
 /// State as read at one moment.
@@ -159,8 +161,9 @@ pub struct ChatDrill {
 pub struct Interpreted {
     /// What the student wrote this turn, if anything.
     pub said: Option<String>,
-    /// A safety rule matched: the tutor answers with its response and
-    /// nothing else happens.
+    /// The safety gate's verdict: its category's response pauses
+    /// tutoring for this turn (nothing is graded or applied) or comes
+    /// before the tutor's reply.
     pub safety: Option<SafetyHit>,
     pub interpretation: Option<Interpretation>,
     pub category: String,
@@ -174,8 +177,9 @@ pub struct Interpreted {
 pub struct Plan {
     /// What the student wrote this turn, if anything.
     pub said: Option<String>,
-    /// A safety rule matched: the tutor answers with its response and
-    /// nothing else happens.
+    /// The safety gate's verdict: its category's response pauses
+    /// tutoring for this turn (nothing is graded or applied) or comes
+    /// before the tutor's reply.
     pub safety: Option<SafetyHit>,
     pub interpretation: Option<Interpretation>,
     pub category: String,
@@ -233,10 +237,12 @@ pub fn interpret(
     let workflow = rt.workflow();
     let session = &state.thread.session;
     let said = event.student_input().said();
-    let safety = said.as_deref().and_then(|s| rt.safety.check(s)).cloned();
+    let safety = said.as_deref().and_then(|s| rt.safety.classify(s));
 
+    // A message that pauses tutoring is not graded or read for intent.
     let interpretation = match (&said, &safety) {
-        (Some(text), None) => Some(classify::interpret(
+        (Some(_), Some(hit)) if hit.pauses_tutoring() => None,
+        (Some(text), _) => Some(classify::interpret(
             workflow,
             session,
             text,
@@ -799,20 +805,29 @@ pub fn apply(
     session.turn_count = session.turn_count.saturating_add(1);
     thread.updated_at = env.now;
 
-    let (Some((reply, origin)), None) = (reply, &plan.safety) else {
-        let text = plan.safety.as_ref().map_or_else(
-            || workflow.sanitize.fallback_text.clone(),
-            |h| h.response.clone(),
+    // The safety gate's words for a flagged message, counted in the
+    // conversation (for its escalation) and the course (for the report).
+    let safety = plan.safety.as_ref().map(|hit| {
+        let said = rt.safety.reply(
+            hit,
+            session,
+            ReplyContext {
+                mode: state.thread.mode,
+                region: env.safety_region,
+            },
         );
-        messages.push(message(
-            state.thread,
-            env,
-            "a",
-            Role::Assistant,
-            text,
-            None,
-            None,
-        ));
+        SafetyGate::record(hit, session, &mut snapshot);
+        said
+    });
+    let paused = plan.safety.as_ref().is_some_and(SafetyHit::pauses_tutoring);
+    let (Some((reply, origin)), false) = (reply, paused) else {
+        let (text, mark) = match safety {
+            Some(s) => (s.text, Some(s.mark)),
+            None => (workflow.sanitize.fallback_text.clone(), None),
+        };
+        let mut said = message(state.thread, env, "a", Role::Assistant, text, None, None);
+        said.safety = mark;
+        messages.push(said);
         return Ok(Applied {
             thread,
             snapshot,
@@ -921,15 +936,14 @@ pub fn apply(
             Some(card)
         }),
     };
-    messages.push(message(
-        state.thread,
-        env,
-        "a",
-        Role::Assistant,
-        text,
-        None,
-        card,
-    ));
+    // A safety note that lets tutoring continue comes first.
+    let (text, mark) = match safety {
+        Some(s) => (format!("{}\n\n{text}", s.text), Some(s.mark)),
+        None => (text, None),
+    };
+    let mut said = message(state.thread, env, "a", Role::Assistant, text, None, card);
+    said.safety = mark;
+    messages.push(said);
 
     // The snapshot: focus and units in progress, and this turn's reading.
     // Chatter about something else changes nothing the student's record shows.
@@ -1225,6 +1239,7 @@ fn message(
         card,
         card_state: None,
         event: None,
+        safety: None,
         created_at: env.now,
     }
 }

@@ -6,13 +6,17 @@ use serde_json::json;
 use crate::engine::evidence::EvidenceEffect;
 use crate::engine::reply::Decision;
 use crate::engine::turn::Plan;
+use crate::model::SafetyMark;
 
 /// The policy chain of one turn: reading, policy, practice item, the reply
-/// and how it was obtained (`decision` is `None` when no reply was asked for).
+/// and how it was obtained (`decision` is `None` when no reply was asked for),
+/// and how a flagged message was answered — with `alert`, the record of the
+/// `intervention.needed` alert for the student's teachers.
 pub fn log_entry(
     plan: &Plan,
     decision: Option<&Decision>,
     drill: Option<&EvidenceEffect>,
+    safety: Option<&SafetyMark>,
 ) -> serde_json::Value {
     let p = &plan.policy.policy;
     let classification = plan.interpretation.as_ref().map(|i| &i.classification);
@@ -23,6 +27,13 @@ pub fn log_entry(
         "categoryRule": classification.map(|c| c.rule.clone()),
         "grade": grade.map(|g| json!({ "result": g.result, "tags": g.tags })),
         "safetyRule": plan.safety.as_ref().map(|h| h.rule_id.clone()),
+        "safety": safety.map(|m| json!({
+            "category": m.category,
+            "source": plan.safety.as_ref().map(|h| h.source),
+            "escalated": m.escalated,
+            "tutoringPaused": m.tutoring_paused,
+            "alert": m.alert.then_some("intervention.needed"),
+        })),
         "mappedUnits": plan.mapped_units,
         "policy": {
             "focusUnitId": p.focus_unit_id,

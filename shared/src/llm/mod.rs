@@ -17,6 +17,7 @@ pub mod anthropic;
 pub mod calls;
 pub mod gemini;
 pub mod http;
+pub mod moderation;
 pub mod offline;
 pub mod openai;
 pub mod prompt;

@@ -175,7 +175,7 @@ fn parse_reply(body: &Value) -> Result<(Value, Option<String>, TokenUsage), LlmE
 }
 
 /// OpenAI's error body: `{"error": {"message", "type", "code", "param"}}`.
-fn classify(status: StatusCode, headers: &HeaderMap, body: &str) -> Failure {
+pub(crate) fn classify(status: StatusCode, headers: &HeaderMap, body: &str) -> Failure {
     let parsed: Value = serde_json::from_str(body).unwrap_or(Value::Null);
     let error = &parsed["error"];
     let message = error.get("message").and_then(Value::as_str).unwrap_or(body);

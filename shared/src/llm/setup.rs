@@ -41,6 +41,8 @@ pub enum LlmSetupError {
     },
     #[error("llm.{provider}.base_url is empty")]
     NoBaseUrl { provider: &'static str },
+    #[error("{0}")]
+    Moderation(String),
 }
 
 /// The providers of every call, built once per process.

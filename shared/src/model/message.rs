@@ -33,6 +33,10 @@ pub struct TutorMessage {
     /// question submitted, a memo opened): the timeline records it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub event: Option<TimelineEvent>,
+    /// Set on a tutor message that answers a message the safety gate
+    /// flagged, so an app can show the help resources.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub safety: Option<SafetyMark>,
     pub created_at: DateTime<Utc>,
 }
 
@@ -130,6 +134,37 @@ pub struct ExamCardState {
     /// The worked solution, once the memo was opened.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memo: Option<String>,
+}
+
+/// How the tutor answered a message the safety gate flagged.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SafetyMark {
+    /// The workflow's safety category, e.g. `self_harm`, `profanity`.
+    pub category: String,
+    /// The student was flagged repeatedly in this conversation, so the
+    /// message also asks them to talk to a trusted adult.
+    pub escalated: bool,
+    /// The student's teachers are alerted (`intervention.needed`).
+    pub alert: bool,
+    /// No tutoring this turn; otherwise the tutor's reply follows the
+    /// safety note in the same message.
+    pub tutoring_paused: bool,
+    /// Help lines for the student's region (also written in the text).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub help_resources: Vec<HelpResource>,
+}
+
+/// A help line or service a student can reach.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HelpResource {
+    pub name: String,
+    /// How to reach it, e.g. "call 116 123" or "text SHOUT to 85258".
+    #[serde(default)]
+    pub contact: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
 }
 
 /// An interactive card in the timeline.

@@ -31,6 +31,9 @@ pub struct StudentSnapshot {
     /// question before going on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prereq_check: Option<PrereqCheck>,
+    /// Messages the safety gate flagged in this course, by category.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub safety_flags: BTreeMap<String, u32>,
 }
 
 /// A quick check on a prerequisite, raised by a graded mistake that the
@@ -59,6 +62,7 @@ impl StudentSnapshot {
             last_turn_analysis: None,
             last_turn_at: None,
             prereq_check: None,
+            safety_flags: BTreeMap::new(),
         }
     }
 

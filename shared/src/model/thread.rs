@@ -3,6 +3,8 @@
 //! A thread's mode is fixed at creation. All state lives here, so any
 //! stateless function can pick up the conversation (seed 002).
 
+use std::collections::BTreeMap;
+
 use chrono::{DateTime, Utc};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -152,6 +154,9 @@ pub struct SessionState {
     /// Not written while empty, so a thread without any reads as it did.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub card_states: Vec<RecordedCardState>,
+    /// Messages the safety gate flagged in this conversation, by category.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub safety_flags: BTreeMap<String, u32>,
     /// Steps of `irt.request_step` the student asked practice to move by:
     /// positive is harder, negative easier.
     #[serde(default, skip_serializing_if = "is_zero")]
@@ -558,6 +563,7 @@ mod tests {
             card: None,
             card_state: None,
             event: None,
+            safety: None,
             created_at: DateTime::<Utc>::UNIX_EPOCH,
         }
     }

@@ -36,6 +36,7 @@ use crate::api::webhook::WebhookVerifier;
 use crate::config::{Config, ConfigError, SecretRef};
 use crate::content::Bundle;
 use crate::engine::turn::CourseRuntime;
+use crate::llm::moderation::{Moderator, OpenAiModerator};
 use crate::llm::transcription::OpenAiTranscriber;
 use crate::llm::{LlmSetupError, LlmStack, RetryPolicy};
 use crate::store::{ContentCache, LoadError, Store, StoreError};
@@ -114,6 +115,8 @@ pub struct App {
     pub(crate) drill_key: Vec<u8>,
     pub(crate) exams: ExamGateway,
     pub(crate) transcriber: Option<OpenAiTranscriber>,
+    /// Screens messages alongside the tutor call, where configured.
+    pub(crate) moderator: Option<Arc<dyn Moderator>>,
     pub(crate) audio: Option<AudioStore>,
     pub(crate) notifier: notify::Notifier,
     pub(crate) clock: Arc<dyn Clock>,
@@ -213,6 +216,8 @@ impl App {
         let drill_key = drill_key(&config, env)?;
         let transcriber =
             OpenAiTranscriber::from_config(&config.transcription, env, RetryPolicy::default())?;
+        let moderator = OpenAiModerator::from_config(&config, env, RetryPolicy::default())?
+            .map(|m| Arc::new(m) as Arc<dyn Moderator>);
         let exams = ExamGateway::from_config(&config, env)?;
         let notifier = notify::Notifier::from_config(&config, env)?;
         Ok(App {
@@ -223,6 +228,7 @@ impl App {
             drill_key,
             exams,
             transcriber,
+            moderator,
             audio: None,
             store: parts.store,
             content: parts.content,

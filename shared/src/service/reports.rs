@@ -119,6 +119,9 @@ pub struct ReportCard {
     revisit: Vec<RevisitLine>,
     strengths: Vec<String>,
     weak_areas: Vec<String>,
+    /// Messages the safety gate flagged in this course, by category
+    /// (counts for teachers, never the words).
+    safety_flags: std::collections::BTreeMap<String, u32>,
 }
 
 fn unit_line(
@@ -373,6 +376,7 @@ impl App {
                 revisit,
                 strengths,
                 weak_areas,
+                safety_flags: snapshot.safety_flags.clone(),
             },
         )
     }

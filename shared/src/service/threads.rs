@@ -235,6 +235,7 @@ impl App {
                 card: None,
                 card_state: None,
                 event: None,
+                safety: None,
                 created_at: now,
             };
             let lite = build_snapshot_lite(&snapshot, course, workflow, &NoLockouts, now);

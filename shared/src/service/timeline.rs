@@ -31,6 +31,7 @@ pub(crate) fn event_message(
         card: None,
         card_state: None,
         event: Some(event),
+        safety: None,
         created_at: now,
     }
 }

@@ -25,7 +25,7 @@ use crate::api::auth::Principal;
 use crate::content::Bundle;
 use crate::engine::lockout::LockoutStatus;
 use crate::engine::progression::progression;
-use crate::engine::safety::{self, SafetyHit};
+use crate::engine::safety::{FlagSource, SafetyHit};
 use crate::engine::snapshot_lite::build_snapshot_lite;
 use crate::engine::turn::{
     self, CourseRuntime, Plan, ReplyOrigin, TurnEnv, TurnError, TurnEvent, TurnState,
@@ -35,8 +35,9 @@ use crate::llm::OfflineTutor;
 use crate::llm::provider::LlmCall;
 use crate::model::{
     ClientEvent, ExpectedAnswer, LlmError, LlmTutorResponse, PendingQuestion, Personalization,
-    ProgressionAction, QuestionPhase, Reply, Role, SafetyInput, SafetyOutcome, StudentSnapshot,
-    Thread, TurnRequest, TurnResponse, TutorCard, WebhookSessionStatus, WebhookTurnResponse,
+    ProgressionAction, QuestionPhase, Reply, Role, SafetyInput, SafetyMark, SafetyOutcome,
+    StudentSnapshot, Thread, TurnRequest, TurnResponse, TutorCard, WebhookSessionStatus,
+    WebhookTurnResponse,
 };
 use crate::store::{Expected, IdempotencyLock, ThreadRecord, TurnLog, UnitOfWork, Versioned};
 
@@ -69,6 +70,7 @@ struct TurnCall<'a> {
     drill_key: &'a [u8],
     drill_ttl: Duration,
     personalization: Personalization,
+    safety_region: &'a str,
 }
 
 impl TurnCall<'_> {
@@ -85,6 +87,7 @@ impl TurnCall<'_> {
             drill_ttl: self.drill_ttl,
             lockouts,
             personalization: &self.personalization,
+            safety_region: self.safety_region,
         }
     }
 }
@@ -119,7 +122,8 @@ struct Settled {
     output: Output,
     entry: serde_json::Value,
     action: ProgressionAction,
-    safety_reply: bool,
+    /// How the tutor answered a message the safety gate flagged.
+    safety: Option<SafetyMark>,
     load_time: StdDuration,
     plan_time: StdDuration,
     apply_time: StdDuration,
@@ -176,11 +180,16 @@ impl App {
             .turn_call(who, thread_id, shape, lock, &record, request)
             .await?;
         let mut first = self.plan_turn(&call, record).await?;
-        let moderation = self.moderate(&call.rt, &call.bundle, &first.plan).await;
-        screen(&mut first.plan, moderation.as_ref());
+        // Online moderation runs alongside the tutor call, so it adds no
+        // latency to a safe turn; a flagged message's tutor reply is discarded.
         let calling = Instant::now();
-        let tutor_reply = self.ask_tutor(&call, &first.plan).await;
+        let (moderation, tutor_reply) = tokio::join!(
+            self.moderate(&call, &first.plan),
+            self.ask_tutor(&call, &first.plan)
+        );
         let llm_time = calling.elapsed();
+        screen(&mut first.plan, moderation.as_ref());
+        let tutor_reply = tutor_reply.filter(|_| !pauses(&first.plan));
 
         // After a conflict, planning runs again on fresh state; the reply stays.
         let mut first = Some(first);
@@ -202,9 +211,29 @@ impl App {
         })
         .await?;
 
-        if settled.action == ProgressionAction::Intervene && !settled.safety_reply {
-            self.notify_teacher(&who.student_id, thread_id, "stuck")
-                .await;
+        if let Some(mark) = &settled.safety {
+            // The category only: a student's words stay out of info logs.
+            tracing::info!(
+                target: "tutorflow::safety",
+                thread_id,
+                category = %mark.category,
+                escalated = mark.escalated,
+                alert = mark.alert,
+                "the safety gate answered a message"
+            );
+        }
+        match &settled.safety {
+            Some(mark) if mark.alert => {
+                let reason = format!("intervention.needed:{}", mark.category);
+                self.notify_teacher(&who.student_id, thread_id, &reason)
+                    .await;
+            }
+            Some(_) => {}
+            None if settled.action == ProgressionAction::Intervene => {
+                self.notify_teacher(&who.student_id, thread_id, "stuck")
+                    .await;
+            }
+            None => {}
         }
         log_turn(&call, &settled, llm_time, lease_wait, started.elapsed());
         Ok(settled.output)
@@ -266,6 +295,7 @@ impl App {
                 i64::try_from(self.config.drills.token_ttl_seconds).unwrap_or(i64::MAX / 2),
             ),
             personalization: Personalization::default(),
+            safety_region: &self.config.safety.region,
         })
     }
 
@@ -322,11 +352,7 @@ impl App {
 
     /// The one tutor call, unless a safety response stands in for it.
     async fn ask_tutor(&self, call: &TurnCall<'_>, plan: &Plan) -> TutorReply {
-        if let Some(hit) = &plan.safety {
-            if hit.notify_teacher {
-                self.notify_teacher(&call.who.student_id, call.thread_id, &hit.rule_id)
-                    .await;
-            }
+        if pauses(plan) {
             return None;
         }
         let timeout = StdDuration::from_millis(call.rt.workflow().llm.tutor.timeout_ms);
@@ -373,7 +399,13 @@ impl App {
             &call.env(now, &planned.lockouts),
         )
         .map_err(turn_error)?;
-        let entry = turn_log::log_entry(plan, decision.as_ref(), applied.drill_evidence.as_ref());
+        let safety = applied.messages.iter().rev().find_map(|m| m.safety.clone());
+        let entry = turn_log::log_entry(
+            plan,
+            decision.as_ref(),
+            applied.drill_evidence.as_ref(),
+            safety.as_ref(),
+        );
         let response = TurnResponse {
             turn_id: call.turn_id.clone(),
             messages: applied.messages.clone(),
@@ -426,7 +458,7 @@ impl App {
             output,
             entry,
             action,
-            safety_reply: plan.safety.is_some(),
+            safety,
             load_time: planned.load_time,
             plan_time: planned.plan_time,
             apply_time: applying.elapsed(),
@@ -435,45 +467,56 @@ impl App {
         Ok((work, settled))
     }
 
-    /// The optional safety call (one more LLM call, only where the workflow
-    /// asks for it). An unreachable model lets the message through: the
-    /// rule-based gate has already run.
-    async fn moderate(
-        &self,
-        rt: &CourseRuntime,
-        bundle: &Arc<Bundle>,
-        plan: &Plan,
-    ) -> Option<SafetyHit> {
-        let workflow = rt.workflow();
+    /// The online checks the workflow asks for, together: the moderation
+    /// provider (where one is configured) and the safety LLM call. Not
+    /// asked when the offline gate has already paused tutoring; a check
+    /// that fails or is late leaves the offline verdict standing.
+    async fn moderate(&self, call: &TurnCall<'_>, plan: &Plan) -> Option<SafetyHit> {
         let said = plan.said.as_ref()?;
-        if plan.safety.is_some() || !workflow.safety.moderation {
+        if pauses(plan) {
             return None;
         }
-        let timeout = StdDuration::from_millis(workflow.llm.safety.timeout_ms);
-        let judge = self.llm.safety(
-            bundle,
-            &rt.course().workflow,
-            Some(tokio::time::Instant::now() + timeout),
-        );
-        match judge
-            .judge(&SafetyInput {
-                message: said.clone(),
-            })
-            .await
-        {
-            Ok(Reply {
-                value: SafetyOutcome::Judged(verdict),
-                ..
-            }) if !verdict.safe => {
-                tracing::info!(category = ?verdict.category, reason = %verdict.reason, "safety call flagged a message");
-                Some(safety::moderation_hit(workflow, verdict.category))
+        let (rt, settings) = (&call.rt, &call.rt.workflow().safety);
+        let provider = async {
+            let moderator = self.moderator.as_ref().filter(|_| settings.moderation)?;
+            let deadline = tokio::time::Instant::now() + moderator.timeout();
+            match moderator.flagged(said, deadline).await {
+                Ok(names) => rt.safety.online(&names, FlagSource::Moderation),
+                Err(e) => {
+                    tracing::warn!(error = %e, "moderation failed; the offline gate stands");
+                    None
+                }
             }
-            Ok(_) => None,
-            Err(e) => {
-                tracing::warn!(error = %e, "safety call failed; the rule-based gate stands");
-                None
+        };
+        let judge = async {
+            if !settings.llm_judge {
+                return None;
             }
-        }
+            let timeout = StdDuration::from_millis(rt.workflow().llm.safety.timeout_ms);
+            let judge = self.llm.safety(
+                &call.bundle,
+                &rt.course().workflow,
+                Some(tokio::time::Instant::now() + timeout),
+            );
+            match judge
+                .judge(&SafetyInput {
+                    message: said.clone(),
+                })
+                .await
+            {
+                Ok(Reply {
+                    value: SafetyOutcome::Judged(verdict),
+                    ..
+                }) if !verdict.safe => rt.safety.judged(verdict.category),
+                Ok(_) => None,
+                Err(e) => {
+                    tracing::warn!(error = %e, "safety call failed; the offline gate stands");
+                    None
+                }
+            }
+        };
+        let (moderated, judged) = tokio::join!(provider, judge);
+        SafetyHit::most_serious(moderated, judged)
     }
 
     fn check_turn_request(&self, request: &TurnRequest) -> Result<(), ServiceError> {
@@ -617,12 +660,15 @@ fn log_turn(
     );
 }
 
-/// The optional safety call's verdict, where the rule-based gate let the
-/// message through.
-fn screen(plan: &mut Plan, moderation: Option<&SafetyHit>) {
-    if plan.safety.is_none() {
-        plan.safety = moderation.cloned();
-    }
+/// The online checks' verdict joined with the offline one: the more
+/// serious stands.
+fn screen(plan: &mut Plan, online: Option<&SafetyHit>) {
+    plan.safety = SafetyHit::most_serious(plan.safety.take(), online.cloned());
+}
+
+/// The safety gate's response is the whole turn.
+fn pauses(plan: &Plan) -> bool {
+    plan.safety.as_ref().is_some_and(SafetyHit::pauses_tutoring)
 }
 
 fn turn_error(e: TurnError) -> ServiceError {

@@ -225,6 +225,7 @@ pub fn message(thread_id: &str, n: u32) -> TutorMessage {
         card: None,
         card_state: None,
         event: None,
+        safety: None,
         created_at: t(i64::from(n)),
     }
 }

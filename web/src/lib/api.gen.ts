@@ -649,6 +649,16 @@ export interface components {
          * @enum {string}
          */
         GradeOutcome: "correct" | "close" | "wrong" | "unverifiable";
+        /** @description A help line or service a student can reach. */
+        HelpResource: {
+            /**
+             * @description How to reach it, e.g. "call 116 123" or "text SHOUT to 85258".
+             * @default
+             */
+            contact: string;
+            name: string;
+            url?: string;
+        };
         /**
          * @description A unit's mastery tier; `none` until the first tier is reached.
          * @enum {string}
@@ -745,6 +755,13 @@ export interface components {
         ReportCard: {
             courseId: string;
             revisit: components["schemas"]["RevisitLine"][];
+            /**
+             * @description Messages the safety gate flagged in this course, by category
+             *     (counts for teachers, never the words).
+             */
+            safetyFlags: {
+                [key: string]: number;
+            };
             snapshotLite: components["schemas"]["SnapshotLite"];
             started: boolean;
             strengths: string[];
@@ -774,6 +791,25 @@ export interface components {
         };
         /** @enum {string} */
         Role: "student" | "assistant";
+        /** @description How the tutor answered a message the safety gate flagged. */
+        SafetyMark: {
+            /** @description The student's teachers are alerted (`intervention.needed`). */
+            alert: boolean;
+            /** @description The workflow's safety category, e.g. `self_harm`, `profanity`. */
+            category: string;
+            /**
+             * @description The student was flagged repeatedly in this conversation, so the
+             *     message also asks them to talk to a trusted adult.
+             */
+            escalated: boolean;
+            /** @description Help lines for the student's region (also written in the text). */
+            helpResources?: components["schemas"]["HelpResource"][];
+            /**
+             * @description No tutoring this turn; otherwise the tutor's reply follows the
+             *     safety note in the same message.
+             */
+            tutoringPaused: boolean;
+        };
         /** @description Small UI summary so apps need no DAG logic (seed 004 PF-6.1). */
         SnapshotLite: {
             focus: components["schemas"]["FocusSummary"];
@@ -1051,6 +1087,11 @@ export interface components {
             id: string;
             latex: string | null;
             role: components["schemas"]["Role"];
+            /**
+             * @description Set on a tutor message that answers a message the safety gate
+             *     flagged, so an app can show the help resources.
+             */
+            safety?: components["schemas"]["SafetyMark"];
             text: string;
             threadId: string;
         };

@@ -1,0 +1,198 @@
+//! Checks of a workflow's `safety` section beyond its shape: every term and
+//! pattern compiles the way the gate compiles it, word lists exist, online
+//! category names and mode names are known, and help resources exist where
+//! a category shows them. Problems are located by YAML path so the loader
+//! reports them as `file:line:column`.
+
+use std::collections::BTreeSet;
+
+use super::workflow::SafetySettings;
+use super::yaml_index::YamlPath;
+use crate::engine::safety::{DEFAULT_REGION, ONLINE_CATEGORIES, OTHER_CATEGORY, pattern};
+use crate::model::Mode;
+
+/// One problem: where, whether it is about the key rather than the value,
+/// and what.
+pub struct Problem {
+    pub at: YamlPath,
+    pub on_key: bool,
+    pub message: String,
+}
+
+/// Escalating more often than this makes no sense in one conversation.
+const MAX_ESCALATION_FLAGS: u32 = 20;
+
+/// Every problem of `safety`, found under `at` (the section's path).
+pub fn check(safety: &SafetySettings, at: &YamlPath) -> Vec<Problem> {
+    let mut report = Report(Vec::new());
+    let vocabulary = &safety.vocabulary;
+    for (name, words) in vocabulary {
+        let list = at.key("vocabulary").key(name);
+        if name == "gap" {
+            report.value(
+                list.clone(),
+                "`gap` is built in (up to three words); choose another name".into(),
+            );
+        }
+        if words.is_empty() {
+            report.value(list.clone(), format!("word list `{name}` is empty"));
+        }
+        for (i, word) in words.iter().enumerate() {
+            if let Err(e) = compiles(pattern::compile(word, vocabulary)) {
+                report.value(list.index(i), e);
+            }
+        }
+    }
+    for (i, p) in safety.ordinary.iter().enumerate() {
+        if let Err(e) = compiles(pattern::compile(p, vocabulary)) {
+            report.value(at.key("ordinary").index(i), e);
+        }
+    }
+    let modes: BTreeSet<&str> = Mode::ALL.iter().map(|m| m.as_str()).collect();
+    let mode_names = || modes.iter().copied().collect::<Vec<_>>().join(", ");
+    let mut seen = BTreeSet::new();
+    let mut needs_resources = None;
+    for (i, c) in safety.categories.iter().enumerate() {
+        let here = at.key("categories").index(i);
+        if c.id.trim().is_empty() {
+            report.value(here.key("id"), "a safety category needs an id".into());
+        } else if c.id == OTHER_CATEGORY {
+            report.value(
+                here.key("id"),
+                format!("`{OTHER_CATEGORY}` is reserved for flags no category lists"),
+            );
+        } else if !seen.insert(c.id.as_str()) {
+            report.value(
+                here.key("id"),
+                format!("safety category `{}` is defined twice", c.id),
+            );
+        }
+        if c.response.trim().is_empty() {
+            report.value(
+                here.key("response"),
+                format!("safety category `{}` has no response", c.id),
+            );
+        }
+        if c.terms.is_empty() && c.patterns.is_empty() && c.online.is_empty() {
+            report.value(
+                here.clone(),
+                format!(
+                    "safety category `{}` has no terms, patterns or online categories: nothing can flag it",
+                    c.id
+                ),
+            );
+        }
+        for (j, term) in c.terms.iter().enumerate() {
+            if let Err(e) = compiles(pattern::compile_term(term)) {
+                report.value(here.key("terms").index(j), e);
+            }
+        }
+        for (j, p) in c.patterns.iter().enumerate() {
+            if let Err(e) = compiles(pattern::compile(p, vocabulary)) {
+                report.value(here.key("patterns").index(j), e);
+            }
+        }
+        for (j, name) in c.online.iter().enumerate() {
+            if !ONLINE_CATEGORIES.contains(&name.as_str()) {
+                report.value(
+                    here.key("online").index(j),
+                    format!(
+                        "unknown online category `{name}`; known: {}",
+                        ONLINE_CATEGORIES.join(", ")
+                    ),
+                );
+            }
+        }
+        for mode in c.response_by_mode.keys() {
+            if !modes.contains(mode.as_str()) {
+                report.key(
+                    here.key("response_by_mode").key(mode),
+                    format!("unknown mode `{mode}`; modes: {}", mode_names()),
+                );
+            }
+        }
+        if c.help_resources && needs_resources.is_none() {
+            needs_resources = Some(here.key("help_resources"));
+        }
+    }
+    if let Some(asked) = needs_resources
+        && safety
+            .help_resources
+            .get(DEFAULT_REGION)
+            .is_none_or(Vec::is_empty)
+    {
+        report.value(
+            asked,
+            format!(
+                "this category shows help resources, but safety.help_resources has no `{DEFAULT_REGION}` list"
+            ),
+        );
+    }
+    for (region, list) in &safety.help_resources {
+        for (i, r) in list.iter().enumerate() {
+            if r.name.trim().is_empty() {
+                report.value(
+                    at.key("help_resources").key(region).index(i).key("name"),
+                    "a help resource needs a name".into(),
+                );
+            }
+        }
+    }
+    let escalation = at.key("escalation");
+    if safety.escalation.after_flags > MAX_ESCALATION_FLAGS {
+        report.value(
+            escalation.key("after_flags"),
+            format!("must be at most {MAX_ESCALATION_FLAGS} (0 turns escalation off)"),
+        );
+    }
+    if safety.escalation.after_flags > 0 && safety.escalation.text.trim().is_empty() {
+        report.value(escalation.key("text"), "the escalation needs a text".into());
+    }
+    for mode in safety.escalation.text_by_mode.keys() {
+        if !modes.contains(mode.as_str()) {
+            report.key(
+                escalation.key("text_by_mode").key(mode),
+                format!("unknown mode `{mode}`; modes: {}", mode_names()),
+            );
+        }
+    }
+    report.0
+}
+
+struct Report(Vec<Problem>);
+
+impl Report {
+    fn value(&mut self, at: YamlPath, message: String) {
+        self.0.push(Problem {
+            at,
+            on_key: false,
+            message,
+        });
+    }
+
+    /// A problem with a mapping key, reported where the key is written.
+    fn key(&mut self, at: YamlPath, message: String) {
+        self.0.push(Problem {
+            at,
+            on_key: true,
+            message,
+        });
+    }
+}
+
+/// The compiled pattern parses as a regular expression. Parsing, not
+/// building: validation runs at every cold start and must stay cheap.
+fn compiles(compiled: Result<String, pattern::PatternError>) -> Result<(), String> {
+    let re = compiled.map_err(|e| match e.offset {
+        Some(offset) => format!("{} (at character {})", e.message, offset + 1),
+        None => e.message,
+    })?;
+    regex_syntax::Parser::new()
+        .parse(&re)
+        .map(|_| ())
+        .map_err(|e| {
+            let detail = e.to_string();
+            let last = detail.lines().last().unwrap_or("invalid").trim().to_owned();
+            format!("invalid pattern: {last}")
+        })
+}

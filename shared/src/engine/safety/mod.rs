@@ -1,0 +1,412 @@
+//! The safety gate that runs before anything else (seed 000), and the
+//! sanitizer that removes leaked internal language from tutor text.
+//!
+//! The gate sorts a message into one of the workflow's safety categories
+//! (self-harm, abuse, violence, sexual content, bullying and hate,
+//! academic dishonesty, prompt injection, personal details, profanity, …)
+//! or lets it through. Offline it reads the normalised message
+//! ([`normalize`]): ordinary talk that reuses risky words is set aside
+//! first ("this problem is killing me"), then each category's terms and
+//! patterns ([`pattern`]) are tried in the workflow's order of precedence.
+//! An online check (a moderation provider or the safety LLM call) names
+//! categories of its own, which the workflow maps onto these. The
+//! category decides the reply: its response (per mode), the region's help
+//! resources, whether tutoring pauses, a teacher alert, and the session's
+//! "talk to a trusted adult" escalation after repeated flags.
+//!
+//! Everything is compiled once per content version; matching is pure.
+
+mod normalize;
+pub mod pattern;
+mod sanitize;
+
+use regex::{Regex, RegexSet};
+use serde::Serialize;
+
+pub use normalize::normalize;
+pub use sanitize::{Sanitized, Sanitizer};
+
+use crate::content::Workflow;
+use crate::content::workflow::{SafetySettings, SafetyTutoring};
+use crate::model::{HelpResource, Mode, SafetyCategory, SafetyMark, SessionState, StudentSnapshot};
+
+/// The categories an online check may name: OpenAI's moderation
+/// categories and the safety LLM call's.
+pub const ONLINE_CATEGORIES: &[&str] = &[
+    "harassment",
+    "harassment/threatening",
+    "hate",
+    "hate/threatening",
+    "illicit",
+    "illicit/violent",
+    "self-harm",
+    "self-harm/intent",
+    "self-harm/instructions",
+    "sexual",
+    "sexual/minors",
+    "violence",
+    "violence/graphic",
+    "self_harm",
+    "abuse",
+    "personal_details",
+    "other",
+];
+
+/// The category of a message an online check flagged under a category
+/// the workflow does not list.
+pub const OTHER_CATEGORY: &str = "other";
+
+/// The region whose help resources are used when the configured one has none.
+pub const DEFAULT_REGION: &str = "default";
+
+/// Where a verdict came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FlagSource {
+    /// The workflow's terms and patterns.
+    Rules,
+    /// The moderation provider.
+    Moderation,
+    /// The safety LLM call.
+    Judge,
+}
+
+/// A message the gate does not let through as it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SafetyHit {
+    /// The workflow's category id.
+    pub category: String,
+    /// What decided, for the log (never the message): `self_harm/patterns[3]`,
+    /// `moderation:self-harm/intent`.
+    pub rule_id: String,
+    pub source: FlagSource,
+    /// The category's response in the default mode.
+    pub response: String,
+    pub tutoring: SafetyTutoring,
+    /// Alert the student's teachers.
+    pub notify_teacher: bool,
+    /// Counts towards the session's escalation.
+    pub escalates: bool,
+    pub help_resources: bool,
+    /// Position in the workflow's order of precedence (lower wins).
+    rank: usize,
+}
+
+impl SafetyHit {
+    /// The more serious of two verdicts (the first on a tie).
+    pub fn most_serious(a: Option<SafetyHit>, b: Option<SafetyHit>) -> Option<SafetyHit> {
+        match (a, b) {
+            (Some(a), Some(b)) => Some(if b.rank < a.rank { b } else { a }),
+            (a, b) => a.or(b),
+        }
+    }
+
+    pub fn pauses_tutoring(&self) -> bool {
+        self.tutoring == SafetyTutoring::Pause
+    }
+}
+
+/// What a reply depends on besides the verdict.
+#[derive(Debug, Clone, Copy)]
+pub struct ReplyContext<'a> {
+    pub mode: Mode,
+    /// The deployment's region for help resources.
+    pub region: &'a str,
+}
+
+/// The tutor's words for a flagged message and how it is marked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SafetyReply {
+    pub text: String,
+    pub mark: SafetyMark,
+}
+
+struct CompiledCategory {
+    id: String,
+    /// Terms first, then patterns, as in the workflow.
+    rules: RegexSet,
+    rule_names: Vec<String>,
+    /// One-word terms, for self-censored words ("f*ck").
+    words: Vec<String>,
+    hit: SafetyHit,
+}
+
+/// The workflow's safety settings, compiled.
+pub struct SafetyGate {
+    ordinary: Option<Regex>,
+    categories: Vec<CompiledCategory>,
+    settings: SafetySettings,
+}
+
+impl SafetyGate {
+    /// Patterns were validated when the bundle was loaded; one that still
+    /// fails to compile is skipped rather than taking the tutor down.
+    pub fn new(workflow: &Workflow) -> Self {
+        let settings = workflow.safety.clone();
+        let vocabulary = &settings.vocabulary;
+        let ordinary: Vec<String> = settings
+            .ordinary
+            .iter()
+            .filter_map(|p| pattern::compile(p, vocabulary).ok())
+            .filter(|p| Regex::new(p).is_ok())
+            .collect();
+        let ordinary = (!ordinary.is_empty())
+            .then(|| Regex::new(&ordinary.join("|")).ok())
+            .flatten();
+        let categories = settings
+            .categories
+            .iter()
+            .enumerate()
+            .map(|(rank, c)| {
+                let mut rules = Vec::new();
+                let mut rule_names = Vec::new();
+                for (i, term) in c.terms.iter().enumerate() {
+                    if let Ok(re) = pattern::compile_term(term)
+                        && Regex::new(&re).is_ok()
+                    {
+                        rules.push(re);
+                        rule_names.push(format!("{}/terms[{i}]", c.id));
+                    }
+                }
+                for (i, p) in c.patterns.iter().enumerate() {
+                    if let Ok(re) = pattern::compile(p, vocabulary)
+                        && Regex::new(&re).is_ok()
+                    {
+                        rules.push(re);
+                        rule_names.push(format!("{}/patterns[{i}]", c.id));
+                    }
+                }
+                CompiledCategory {
+                    id: c.id.clone(),
+                    rules: RegexSet::new(&rules).unwrap_or_else(|_| RegexSet::empty()),
+                    rule_names,
+                    words: c
+                        .terms
+                        .iter()
+                        .map(|t| normalize(t))
+                        .filter(|t| !t.is_empty() && !t.contains(' '))
+                        .collect(),
+                    hit: SafetyHit {
+                        category: c.id.clone(),
+                        rule_id: c.id.clone(),
+                        source: FlagSource::Rules,
+                        response: c.response.trim().to_owned(),
+                        tutoring: c.tutoring,
+                        notify_teacher: c.alert,
+                        escalates: c.escalates,
+                        help_resources: c.help_resources,
+                        rank,
+                    },
+                }
+            })
+            .collect();
+        SafetyGate {
+            ordinary,
+            categories,
+            settings,
+        }
+    }
+
+    /// The offline verdict on `message`: the first category (in the
+    /// workflow's order) one of whose rules matches.
+    pub fn classify(&self, message: &str) -> Option<SafetyHit> {
+        let normal = normalize(message);
+        let text = match &self.ordinary {
+            Some(ordinary) => ordinary.replace_all(&normal, " ~ ").into_owned(),
+            None => normal,
+        };
+        self.categories.iter().find_map(|c| {
+            let rule = c
+                .rules
+                .matches(&text)
+                .iter()
+                .next()
+                .map(|i| c.rule_names[i].clone())
+                .or_else(|| {
+                    text.split(' ')
+                        .filter(|w| w.contains(normalize::MASK))
+                        .find_map(|w| {
+                            c.words
+                                .iter()
+                                .find(|t| masked_match(w, t))
+                                .map(|t| format!("{}/masked:{t}", c.id))
+                        })
+                })?;
+            Some(SafetyHit {
+                rule_id: rule,
+                ..c.hit.clone()
+            })
+        })
+    }
+
+    /// The verdict of an online check that flagged `names` (its own
+    /// category names): the first workflow category listing one of them,
+    /// else the workflow's catch-all response.
+    pub fn online(&self, names: &[String], source: FlagSource) -> Option<SafetyHit> {
+        if names.is_empty() {
+            return None;
+        }
+        let prefix = match source {
+            FlagSource::Moderation => "moderation",
+            FlagSource::Judge | FlagSource::Rules => "judge",
+        };
+        let mapped = self.categories.iter().find_map(|c| {
+            let name = names.iter().find(|n| {
+                self.settings
+                    .categories
+                    .iter()
+                    .any(|s| s.id == c.id && s.online.contains(n))
+            })?;
+            Some(SafetyHit {
+                rule_id: format!("{prefix}:{name}"),
+                source,
+                ..c.hit.clone()
+            })
+        });
+        Some(mapped.unwrap_or_else(|| SafetyHit {
+            category: OTHER_CATEGORY.to_owned(),
+            rule_id: format!("{prefix}:{}", names.join(",")),
+            source,
+            response: self.settings.moderation_response.trim().to_owned(),
+            tutoring: SafetyTutoring::Pause,
+            notify_teacher: true,
+            escalates: true,
+            help_resources: false,
+            rank: self.categories.len(),
+        }))
+    }
+
+    /// The verdict of the safety LLM call, which names one of its own
+    /// categories (none: "other").
+    pub fn judged(&self, category: Option<SafetyCategory>) -> Option<SafetyHit> {
+        let name = category
+            .and_then(|c| serde_json::to_value(c).ok())
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_else(|| OTHER_CATEGORY.to_owned());
+        self.online(&[name], FlagSource::Judge)
+    }
+
+    /// Flags of escalating categories so far in this session.
+    pub fn escalating_flags(&self, session: &SessionState) -> u32 {
+        session
+            .safety_flags
+            .iter()
+            .filter(|(id, _)| {
+                id.as_str() == OTHER_CATEGORY
+                    || self
+                        .settings
+                        .categories
+                        .iter()
+                        .any(|c| c.id == **id && c.escalates)
+            })
+            .map(|(_, n)| *n)
+            .sum()
+    }
+
+    /// What the tutor says for `hit` in a session that already has
+    /// `session` flags: the category's response for the mode, the
+    /// region's help resources when the category asks for them, and the
+    /// escalation text once this flag reaches the workflow's threshold.
+    pub fn reply(
+        &self,
+        hit: &SafetyHit,
+        session: &SessionState,
+        ctx: ReplyContext<'_>,
+    ) -> SafetyReply {
+        let mode = ctx.mode.as_str();
+        let category = self
+            .settings
+            .categories
+            .iter()
+            .find(|c| c.id == hit.category);
+        let response = category
+            .and_then(|c| c.response_by_mode.get(mode))
+            .map_or(hit.response.as_str(), |r| r.trim());
+        let resources = if hit.help_resources {
+            self.settings
+                .help_resources
+                .get(ctx.region)
+                .or_else(|| self.settings.help_resources.get(DEFAULT_REGION))
+                .cloned()
+                .unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        let threshold = self.settings.escalation.after_flags;
+        let escalated =
+            hit.escalates && threshold > 0 && self.escalating_flags(session) + 1 >= threshold;
+        let mut text = response.trim().to_owned();
+        if !resources.is_empty() {
+            text.push_str("\n\n");
+            text.push_str(&resources_text(&resources));
+        }
+        if escalated {
+            let escalation = &self.settings.escalation;
+            let words = escalation
+                .text_by_mode
+                .get(mode)
+                .map_or(escalation.text.as_str(), String::as_str);
+            text.push_str("\n\n");
+            text.push_str(words.trim());
+        }
+        SafetyReply {
+            text,
+            mark: SafetyMark {
+                category: hit.category.clone(),
+                escalated,
+                alert: hit.notify_teacher || escalated,
+                tutoring_paused: hit.pauses_tutoring(),
+                help_resources: resources,
+            },
+        }
+    }
+
+    /// The flagged message counted in the session and the course.
+    pub fn record(hit: &SafetyHit, session: &mut SessionState, snapshot: &mut StudentSnapshot) {
+        for counts in [&mut session.safety_flags, &mut snapshot.safety_flags] {
+            *counts.entry(hit.category.clone()).or_default() += 1;
+        }
+    }
+}
+
+fn resources_text(resources: &[HelpResource]) -> String {
+    resources
+        .iter()
+        .map(|r| {
+            let mut line = format!("- {}", r.name);
+            if !r.contact.trim().is_empty() {
+                line.push_str(": ");
+                line.push_str(r.contact.trim());
+            }
+            if let Some(url) = &r.url {
+                line.push_str(&format!(" ({url})"));
+            }
+            line
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Whether a self-censored word ("f*ck", "sh**") can be `term`: each run
+/// of masks stands for one more letter than it has, at most.
+fn masked_match(word: &str, term: &str) -> bool {
+    let mut regex = String::from("^");
+    let mut chars = word.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == normalize::MASK {
+            let mut run = 1;
+            while chars.peek() == Some(&normalize::MASK) {
+                chars.next();
+                run += 1;
+            }
+            regex.push_str(&format!("[a-z]{{1,{}}}", run + 1));
+        } else {
+            regex.push_str(&regex::escape(&c.to_string()));
+        }
+    }
+    regex.push('$');
+    Regex::new(&regex).is_ok_and(|r| r.is_match(term))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,151 @@
+//! The form of a message the safety patterns read: lower-case ASCII words
+//! separated by single spaces, with the usual ways of disguising a word
+//! undone — look-alike Unicode, accents, fancy fonts and emoji (folded to
+//! ASCII by `deunicode`: "ｋｙｓ", "𝓀𝓎𝓈", "kíll", "🔫" → "gun"),
+//! apostrophes ("i'm" → "im"), leetspeak inside words ("k1ll" → "kill"),
+//! and letters spaced out ("k y s", "s.u.i.c.i.d.e" → "kys", "suicide").
+//! Repeated letters ("pleeease") are left alone here: patterns are
+//! compiled to accept them (see `pattern`).
+
+/// Characters that stand for letters inside a word.
+fn leet(c: char) -> Option<char> {
+    Some(match c {
+        '0' => 'o',
+        '1' | '!' => 'i',
+        '3' => 'e',
+        '4' | '@' => 'a',
+        '5' | '$' => 's',
+        '7' | '+' => 't',
+        '8' => 'b',
+        '|' => 'l',
+        _ => return None,
+    })
+}
+
+/// Marks a self-censored letter ("f*ck"); kept so such words can be
+/// matched against a category's terms.
+pub const MASK: char = '*';
+
+/// At least this many single letters in a row are read as one spaced-out
+/// word: "k y s" is, "x y" (two variables) is not.
+const SPACED_OUT_MIN: usize = 3;
+
+/// `text` in the form the patterns read.
+pub fn normalize(text: &str) -> String {
+    let ascii = deunicode::deunicode(text).to_lowercase();
+    let mut words = Vec::new();
+    for chunk in ascii.split_whitespace() {
+        let pieces: Vec<String> = chunk
+            .split(|c: char| !is_word_char(c))
+            .flat_map(decode_word)
+            .collect();
+        // Letters joined by dots or dashes are one word: "k.y.s", "k-i-l-l".
+        if pieces.len() >= 2 && pieces.iter().all(|p| is_letter(p)) {
+            words.push(pieces.concat());
+        } else {
+            words.extend(pieces);
+        }
+    }
+    join_spaced_letters(words).join(" ")
+}
+
+fn is_letter(word: &str) -> bool {
+    word.len() == 1 && word.as_bytes()[0].is_ascii_alphabetic()
+}
+
+fn is_word_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '\'' || c == MASK || leet(c).is_some()
+}
+
+/// One run of word characters as the words it stands for: leetspeak
+/// decoded when the run is mostly letters ("k1ll", "$uicide"), left as
+/// numbers otherwise ("45", "2x", "3/4"); self-censored words kept with
+/// their masks; other symbols split it.
+fn decode_word(run: &str) -> Vec<String> {
+    let run: String = run.chars().filter(|&c| c != '\'').collect();
+    // Sentence punctuation around a word is not part of it ("die!").
+    let run = run.trim_matches(|c: char| matches!(c, '!' | '|' | '+'));
+    if run.is_empty() {
+        return Vec::new();
+    }
+    let letters = run.chars().filter(char::is_ascii_alphabetic).count();
+    let masked = run.contains(MASK) && letters >= 2;
+    if letters >= 2 {
+        let decoded: String = run
+            .chars()
+            .map(|c| leet(c).unwrap_or(c))
+            .filter(|&c| c.is_ascii_alphanumeric() || (masked && c == MASK))
+            .collect();
+        return vec![decoded];
+    }
+    run.split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Runs of single letters joined into one word ("k y s" → "kys").
+fn join_spaced_letters(words: Vec<String>) -> Vec<String> {
+    let mut out = Vec::with_capacity(words.len());
+    let mut run: Vec<String> = Vec::new();
+    let flush = |run: &mut Vec<String>, out: &mut Vec<String>| {
+        if run.len() >= SPACED_OUT_MIN {
+            out.push(run.concat());
+        } else {
+            out.append(run);
+        }
+        run.clear();
+    };
+    for word in words {
+        if is_letter(&word) {
+            run.push(word);
+        } else {
+            flush(&mut run, &mut out);
+            out.push(word);
+        }
+    }
+    flush(&mut run, &mut out);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn disguises_are_undone() {
+        for (text, expected) in [
+            ("I wanna DIE!!!", "i wanna die"),
+            ("Ｉ ｗａｎｎａ ｄｉｅ", "i wanna die"),
+            ("𝓀𝓎𝓈", "kys"),
+            ("k y s", "kys"),
+            ("s.u.i.c.i.d.e", "suicide"),
+            ("k-i-l-l m-y-s-e-l-f", "kill myself"),
+            ("k1ll mys3lf", "kill myself"),
+            ("$uicide", "suicide"),
+            ("d!e", "die"),
+            ("I'm dying", "im dying"),
+            ("I’m sad", "im sad"),
+            ("suicíde", "suicide"),
+            ("кill", "kill"),
+            ("🔫", "gun"),
+            ("f*ck this", "f*ck this"),
+        ] {
+            assert_eq!(normalize(text), expected, "{text}");
+        }
+    }
+
+    #[test]
+    fn maths_keeps_its_numbers_and_variables() {
+        for (text, expected) in [
+            ("What is 3/4 of 12?", "what is 3 4 of 12"),
+            ("2x + 5 = 11", "2x 5 11"),
+            ("x y", "x y"),
+            ("3 * 4", "3 4"),
+            ("Is 53x right?", "is 53x right"),
+            ("$5 for 2", "5 for 2"),
+        ] {
+            assert_eq!(normalize(text), expected, "{text}");
+        }
+    }
+}

@@ -1,0 +1,225 @@
+use super::*;
+
+fn workflow() -> Workflow {
+    serde_yaml::from_str(
+        r#"
+id: w
+title: W
+categories: []
+default_category: general
+prompts: {tutor_system: a, tutor_policy: a, tutor_context: a, tutor_input: a, drill_grading: a, exam_evaluation: a, planner: a, summary: a, safety: a}
+safety:
+  vocabulary:
+    me: [myself, me]
+    person: [him, her, my teacher]
+  ordinary:
+    - "(this|it|maths) is killing me"
+    - "dying to (know|see)"
+  categories:
+    - id: self_harm
+      response: "You matter."
+      alert: true
+      escalates: true
+      help_resources: true
+      online: [self-harm, self-harm/intent, self_harm]
+      terms: [kms, suicide]
+      patterns: ["(kill|hurt) {me}", "want to die"]
+    - id: violence
+      response: "That is not okay."
+      alert: true
+      escalates: true
+      online: [violence]
+      patterns: ["(kill|stab) {person}"]
+    - id: cheating
+      response: "I can't give you test answers."
+      response_by_mode: {exam: "Not during an exam."}
+      patterns: ["answers to my test"]
+    - id: profanity
+      response: "Language, please."
+      tutoring: continue
+      terms: [fuck, shit]
+  help_resources:
+    default: [{name: Childline, contact: call 0800 1111, url: "https://childline.org.uk"}]
+    US: [{name: 988 Lifeline, contact: call or text 988}]
+  escalation:
+    after_flags: 2
+    text: "Please talk to a trusted adult today."
+    text_by_mode: {exam: "Please tell your teacher."}
+  moderation_response: "Let's keep it about maths."
+"#,
+    )
+    .unwrap()
+}
+
+fn category(gate: &SafetyGate, message: &str) -> Option<String> {
+    gate.classify(message).map(|h| h.category)
+}
+
+#[test]
+fn categories_match_in_order_and_say_which_rule() {
+    let gate = SafetyGate::new(&workflow());
+    let hit = gate.classify("I want to kill myself").unwrap();
+    assert_eq!(hit.category, "self_harm");
+    assert_eq!(hit.rule_id, "self_harm/patterns[0]");
+    assert!(hit.notify_teacher && hit.pauses_tutoring());
+    assert_eq!(gate.classify("kms").unwrap().rule_id, "self_harm/terms[0]");
+    assert_eq!(
+        category(&gate, "im gonna stab my teacher").as_deref(),
+        Some("violence")
+    );
+    // Both match: self-harm comes first.
+    assert_eq!(
+        category(&gate, "kill him then kill myself").as_deref(),
+        Some("self_harm")
+    );
+    let swear = gate.classify("what the fuck is 3/4").unwrap();
+    assert!(!swear.pauses_tutoring());
+    assert_eq!(category(&gate, "what is 3/4 of 12?"), None);
+}
+
+#[test]
+fn disguised_words_are_still_caught() {
+    let gate = SafetyGate::new(&workflow());
+    for message in [
+        "k m s",
+        "K.M.S",
+        "i wanna... no, i WANT TO DIIIIE",
+        "su1c1de",
+        "$uicide",
+        "𝓀𝓂𝓈",
+        "kíll myself",
+    ] {
+        assert_eq!(
+            category(&gate, message).as_deref(),
+            Some("self_harm"),
+            "{message}"
+        );
+    }
+    for message in ["f*ck this", "sh*t", "FUUUCK", "f**k"] {
+        assert_eq!(
+            category(&gate, message).as_deref(),
+            Some("profanity"),
+            "{message}"
+        );
+    }
+}
+
+#[test]
+fn ordinary_talk_is_set_aside_but_only_where_it_is() {
+    let gate = SafetyGate::new(&workflow());
+    assert_eq!(category(&gate, "this is killing me, what's 7x8?"), None);
+    assert_eq!(category(&gate, "I'm dying to know the answer"), None);
+    assert_eq!(
+        category(&gate, "I'm dying to know how to kill myself").as_deref(),
+        Some("self_harm")
+    );
+    // "kill me" outside the ordinary phrase still counts.
+    assert_eq!(
+        category(&gate, "maths is killing me, I want to hurt me").as_deref(),
+        Some("self_harm")
+    );
+}
+
+#[test]
+fn online_names_map_to_workflow_categories() {
+    let gate = SafetyGate::new(&workflow());
+    let hit = gate
+        .online(&["self-harm/intent".into()], FlagSource::Moderation)
+        .unwrap();
+    assert_eq!(hit.category, "self_harm");
+    assert_eq!(hit.rule_id, "moderation:self-harm/intent");
+    let other = gate
+        .online(&["illicit".into()], FlagSource::Moderation)
+        .unwrap();
+    assert_eq!(other.category, OTHER_CATEGORY);
+    assert_eq!(other.response, "Let's keep it about maths.");
+    assert!(other.notify_teacher && other.pauses_tutoring());
+    assert!(gate.online(&[], FlagSource::Moderation).is_none());
+    // The more serious verdict wins, whichever source gave it.
+    let swear = gate.classify("shit").unwrap();
+    let worst = SafetyHit::most_serious(Some(swear.clone()), Some(hit.clone())).unwrap();
+    assert_eq!(worst.category, "self_harm");
+    assert_eq!(
+        SafetyHit::most_serious(Some(swear.clone()), None),
+        Some(swear)
+    );
+    assert_eq!(
+        gate.judged(Some(SafetyCategory::SelfHarm))
+            .unwrap()
+            .category,
+        "self_harm"
+    );
+    assert_eq!(gate.judged(None).unwrap().category, OTHER_CATEGORY);
+}
+
+#[test]
+fn replies_carry_resources_per_region_and_escalate_on_repeat() {
+    let gate = SafetyGate::new(&workflow());
+    let hit = gate.classify("i want to die").unwrap();
+    let mut session = SessionState::default();
+    let guided = ReplyContext {
+        mode: Mode::Guided,
+        region: "GB",
+    };
+    let first = gate.reply(&hit, &session, guided);
+    assert!(
+        first
+            .text
+            .starts_with("You matter.\n\n- Childline: call 0800 1111 (https://childline.org.uk)")
+    );
+    assert!(!first.mark.escalated && first.mark.alert && first.mark.tutoring_paused);
+    assert_eq!(first.mark.help_resources[0].name, "Childline");
+    let us = gate.reply(
+        &hit,
+        &session,
+        ReplyContext {
+            mode: Mode::Guided,
+            region: "US",
+        },
+    );
+    assert!(
+        us.text.contains("988 Lifeline: call or text 988"),
+        "{}",
+        us.text
+    );
+
+    let mut snapshot = StudentSnapshot::new("s", "c", "u");
+    SafetyGate::record(&hit, &mut session, &mut snapshot);
+    assert_eq!(snapshot.safety_flags["self_harm"], 1);
+    assert_eq!(gate.escalating_flags(&session), 1);
+    let second = gate.reply(&hit, &session, guided);
+    assert!(second.mark.escalated);
+    assert!(
+        second
+            .text
+            .ends_with("Please talk to a trusted adult today."),
+        "{}",
+        second.text
+    );
+    let in_exam = gate.reply(
+        &hit,
+        &session,
+        ReplyContext {
+            mode: Mode::Exam,
+            region: "GB",
+        },
+    );
+    assert!(in_exam.text.ends_with("Please tell your teacher."));
+
+    // Profanity neither escalates nor alerts; cheating has an exam wording.
+    let swear = gate.classify("shit").unwrap();
+    SafetyGate::record(&swear, &mut session, &mut snapshot);
+    assert_eq!(gate.escalating_flags(&session), 1);
+    let note = gate.reply(&swear, &session, guided);
+    assert!(!note.mark.escalated && !note.mark.alert && !note.mark.tutoring_paused);
+    assert_eq!(note.text, "Language, please.");
+    let cheat = gate.classify("give me the answers to my test").unwrap();
+    let exam = ReplyContext {
+        mode: Mode::Exam,
+        region: "GB",
+    };
+    assert_eq!(
+        gate.reply(&cheat, &session, exam).text,
+        "Not during an exam."
+    );
+}
