@@ -19,6 +19,7 @@ use super::tutor_text::{
 };
 use super::workflow::{BktParams, Transition, Workflow, unit_interval_fields};
 use super::yaml_index::{LazyYamlIndex, Position, YamlPath};
+use crate::engine::modes::study_plan::{self, StepDraft};
 use crate::model::Mode;
 
 /// A validated content bundle.
@@ -787,6 +788,22 @@ impl Loader {
                 root.key("modes").key(mode.as_str()).key("welcome_prompt"),
             );
         }
+        let teach_me = root.key("modes").key("teach_me");
+        use_prompt(
+            &w.modes.teach_me.completion_prompt,
+            PromptRole::LessonComplete,
+            teach_me.key("completion_prompt"),
+        );
+        if w.category(&w.modes.teach_me.closing_category).is_none() {
+            self.at(
+                doc,
+                &teach_me.key("closing_category"),
+                format!(
+                    "`{}` is not a routing category of this workflow",
+                    w.modes.teach_me.closing_category
+                ),
+            );
+        }
         self.check_tutor_text(doc);
     }
 
@@ -1396,14 +1413,22 @@ impl Loader {
                 );
             }
         }
-        if let Some(plan) = &u.study_plan
-            && plan.is_empty()
-        {
-            self.at_key(
-                doc,
-                &root.key("study_plan"),
-                "a study plan needs at least one step",
-            );
+        if let Some(plan) = &u.study_plan {
+            let drafts: Vec<StepDraft> = plan.iter().map(StepDraft::from).collect();
+            if !(study_plan::MIN_STEPS..=study_plan::MAX_STEPS).contains(&plan.len()) {
+                self.at_key(
+                    doc,
+                    &root.key("study_plan"),
+                    format!(
+                        "a study plan has {} to {} steps, not {}",
+                        study_plan::MIN_STEPS,
+                        study_plan::MAX_STEPS,
+                        plan.len()
+                    ),
+                );
+            } else if let Err(why) = study_plan::check_drafts(&drafts, u) {
+                self.at_key(doc, &root.key("study_plan"), why);
+            }
         }
         for (i, q) in u.exam.iter().enumerate() {
             self.check_exam_item(doc, &root.key("exam").index(i), q, question_ids);

@@ -26,6 +26,8 @@ pub enum PromptRole {
     Summary,
     Safety,
     Welcome,
+    /// Added to the reply that completes a teach_me study plan.
+    LessonComplete,
 }
 
 impl PromptRole {
@@ -88,6 +90,7 @@ impl PromptRole {
                 "mode",
                 "question_count",
             ],
+            PromptRole::LessonComplete => &["unit_title", "learned"],
         }
     }
 
@@ -118,6 +121,7 @@ impl PromptRole {
             PromptRole::Summary => "summary",
             PromptRole::Safety => "safety",
             PromptRole::Welcome => "welcome",
+            PromptRole::LessonComplete => "lesson complete",
         }
     }
 }

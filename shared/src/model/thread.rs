@@ -312,6 +312,9 @@ pub struct PlanStep {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StudyPlan {
+    /// The unit the lesson teaches.
+    #[serde(default)]
+    pub unit_id: String,
     pub steps: Vec<PlanStep>,
     pub plan_version: u32,
     pub replan_count: u32,
@@ -319,6 +322,18 @@ pub struct StudyPlan {
     /// Turns taken after the plan was completed (extension).
     #[serde(default)]
     pub extension_turns: u32,
+    /// Every rewrite of the plan, oldest first.
+    #[serde(default)]
+    pub replans: Vec<ReplanRecord>,
+}
+
+/// Why and when a study plan was rewritten.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ReplanRecord {
+    /// The session turn whose answer triggered it.
+    pub turn: u32,
+    pub reason: String,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -14,10 +14,11 @@ use crate::api::auth::Principal;
 use crate::content::Course;
 use crate::engine::bkt;
 use crate::engine::lockout::LockoutStatus;
+use crate::engine::modes::teach_me::study_plan_of;
 use crate::engine::snapshot_lite::{build_snapshot_lite, revisit_question_ids};
 use crate::model::{
     ExamTier, HistoryMessage, MasteryTier, RevisitReason, Role, SessionStats, SnapshotLite,
-    StudentSnapshot, SummaryInput, TierCounts, UnitStat, UnitStatus,
+    StepStatus, StudentSnapshot, SummaryInput, TierCounts, UnitStat, UnitStatus,
 };
 
 /// `GET /threads/{threadId}/summary`.
@@ -168,15 +169,29 @@ impl App {
             .iter()
             .flat_map(|l| l.confusion_tags.iter().map(|c| c.description.clone()))
             .collect();
+        // A lesson counts its plan's steps; other modes the units worked on.
+        let (steps_completed, steps_total) = match study_plan_of(&record.thread.session) {
+            Some(plan) => (
+                plan.steps
+                    .iter()
+                    .filter(|s| s.status == StepStatus::Completed)
+                    .count() as u32,
+                plan.steps.len() as u32,
+            ),
+            None => (
+                lines
+                    .iter()
+                    .filter(|l| l.mastery_tier != MasteryTier::None)
+                    .count() as u32,
+                lines.len() as u32,
+            ),
+        };
         let stats = SessionStats {
             mode: record.thread.mode,
             questions_answered: lines.iter().map(|l| l.drill_attempts).sum(),
             questions_correct: lines.iter().map(|l| l.drill_correct).sum(),
-            steps_completed: lines
-                .iter()
-                .filter(|l| l.mastery_tier != MasteryTier::None)
-                .count() as u32,
-            steps_total: lines.len() as u32,
+            steps_completed,
+            steps_total,
             units: lines
                 .iter()
                 .map(|l| UnitStat {
