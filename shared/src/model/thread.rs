@@ -293,6 +293,10 @@ pub struct StepProgress {
     pub questions_asked: u32,
     pub questions_correct: u32,
     pub attempts: u32,
+    /// The step's idea has been put in front of the student (an explain
+    /// step's card).
+    #[serde(default)]
+    pub taught: bool,
 }
 
 /// One step of a teach_me study plan (seed 001 todo list).

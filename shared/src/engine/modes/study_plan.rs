@@ -219,6 +219,9 @@ pub struct Evaluated {
     pub decision: Decision,
     /// This message completed the plan.
     pub completed_now: bool,
+    /// A step blocked and was set to start again after a smaller one: the
+    /// question the student was failing is dropped.
+    pub simplified: bool,
 }
 
 /// The evaluator: `evidence` applied to the current step, then a replan
@@ -236,6 +239,7 @@ pub fn evaluate(
     let mut plan = plan.clone();
     let was_complete = is_complete(&plan);
     let mut decision = Decision::Continue;
+    let mut simplified = false;
     if let Some(i) = current(&plan)
         && plan.steps[i].status == StepStatus::InProgress
     {
@@ -253,6 +257,7 @@ pub fn evaluate(
             StepStatus::Blocked if plan.replan_count < plan.max_replans => {
                 let reason = simplify(&mut plan, i);
                 decision = Decision::Replan(reason);
+                simplified = true;
             }
             _ => {}
         }
@@ -273,15 +278,27 @@ pub fn evaluate(
         plan,
         decision,
         completed_now,
+        simplified,
     }
 }
 
 /// One message's effect on a step in progress; returns its new status.
-/// An explain step completes when the student takes part; a check or
-/// practice step when enough graded answers are right. Any step blocks
-/// after too many wrong answers.
+/// An explain step completes when the student takes part after being
+/// taught it, and never blocks: a wrong answer then is about an earlier
+/// question, not the idea being explained. A check or practice step
+/// completes when enough graded answers are right and blocks after too
+/// many wrong ones.
 pub fn record(step: &mut PlanStep, evidence: StepEvidence, settings: &TeachMeMode) -> StepStatus {
     let p = &mut step.progress;
+    if step.kind == StepKind::Explain {
+        let done = p.taught && matches!(evidence, StepEvidence::Correct | StepEvidence::Engaged);
+        step.status = if done {
+            StepStatus::Completed
+        } else {
+            StepStatus::InProgress
+        };
+        return step.status;
+    }
     match evidence {
         StepEvidence::Correct => {
             p.attempts += 1;
@@ -291,12 +308,7 @@ pub fn record(step: &mut PlanStep, evidence: StepEvidence, settings: &TeachMeMod
         StepEvidence::Stuck | StepEvidence::Engaged | StepEvidence::Nothing => {}
     }
     let failures = p.attempts.saturating_sub(p.questions_correct);
-    let needed = settings.step_correct_to_complete.max(1);
-    let done = match step.kind {
-        StepKind::Explain => matches!(evidence, StepEvidence::Correct | StepEvidence::Engaged),
-        StepKind::Check | StepKind::Practice => p.questions_correct >= needed,
-    };
-    step.status = if done {
+    step.status = if p.questions_correct >= settings.step_correct_to_complete.max(1) {
         StepStatus::Completed
     } else if failures >= settings.step_failures_to_block.max(1) {
         StepStatus::Blocked
@@ -306,18 +318,35 @@ pub fn record(step: &mut PlanStep, evidence: StepEvidence, settings: &TeachMeMod
     step.status
 }
 
-/// The struggling replan: completed steps stay; a smaller explain step on
-/// the blocked step's concept comes first, and the blocked step is tried
-/// again from scratch. A later pending step makes room if the plan would
-/// grow past its limit.
+/// The struggling replan: completed steps stay, and the blocked step is
+/// tried again from scratch after a smaller explain step on its concept
+/// (unless a replan already put one right before it). To keep the plan within its
+/// limit a later pending step gives way, never the last one; if none can,
+/// the step is retried without the smaller one.
 fn simplify(plan: &mut StudyPlan, blocked: usize) -> String {
     let concept = plan.steps[blocked].concept.clone();
     let title = plan.steps[blocked].title.clone();
     let retry = &mut plan.steps[blocked];
     retry.status = StepStatus::Pending;
     retry.progress = StepProgress::default();
+    let explained_before = blocked > 0
+        && is_smaller_step(&plan.steps[blocked - 1])
+        && plan.steps[blocked - 1].concept == concept;
+    if explained_before {
+        return format!("\"{title}\" was answered wrong too often: it starts again");
+    }
+    if plan.steps.len() == MAX_STEPS {
+        let last = plan.steps.len() - 1;
+        let Some(gives_way) = (blocked + 1..last)
+            .rev()
+            .find(|&j| plan.steps[j].status == StepStatus::Pending)
+        else {
+            return format!("\"{title}\" was answered wrong too often: it starts again");
+        };
+        plan.steps.remove(gives_way);
+    }
     let smaller = step(
-        format!("s{}r{}", blocked + 1, plan.replan_count + 1),
+        format!("s{}{SMALLER}{}", blocked + 1, plan.replan_count + 1),
         &StepDraft {
             title: format!("One small idea: {concept}"),
             kind: StepKind::Explain,
@@ -326,20 +355,14 @@ fn simplify(plan: &mut StudyPlan, blocked: usize) -> String {
         },
     );
     plan.steps.insert(blocked, smaller);
-    while plan.steps.len() > MAX_STEPS {
-        let droppable = (blocked + 2..plan.steps.len())
-            .rev()
-            .find(|&j| plan.steps[j].status == StepStatus::Pending);
-        match droppable {
-            Some(j) => {
-                plan.steps.remove(j);
-            }
-            None => {
-                plan.steps.remove(blocked);
-            }
-        }
-    }
     format!("\"{title}\" was answered wrong too often: a smaller step on {concept} first")
+}
+
+/// Marks the ids of the steps a struggling replan inserts.
+const SMALLER: char = 'r';
+
+fn is_smaller_step(step: &PlanStep) -> bool {
+    step.step_id.contains(SMALLER)
 }
 
 /// The excelling replan: a pending check or practice step beyond the one
@@ -417,8 +440,13 @@ mod tests {
         from_drafts(&drafts, &unit(), &settings())
     }
 
+    /// The first step begun, and every explain step's idea taught.
     fn started(kinds: &[StepKind]) -> StudyPlan {
-        evaluate(&plan_of(kinds), StepEvidence::Nothing, None, &settings(), 1).plan
+        let mut plan = evaluate(&plan_of(kinds), StepEvidence::Nothing, None, &settings(), 1).plan;
+        for s in &mut plan.steps {
+            s.progress.taught = true;
+        }
+        plan
     }
 
     use StepKind::{Check, Explain, Practice};
@@ -499,6 +527,77 @@ mod tests {
         );
         assert_eq!(e.plan.steps[2].status, StepStatus::Pending, "tried again");
         assert_eq!(e.plan.steps[2].progress, StepProgress::default());
+    }
+
+    #[test]
+    fn an_explain_step_waits_to_be_taught_and_never_blocks() {
+        let mut plan = evaluate(
+            &plan_of(&[Explain, Check, Practice]),
+            StepEvidence::Nothing,
+            None,
+            &settings(),
+            1,
+        )
+        .plan;
+        plan = evaluate(&plan, StepEvidence::Engaged, None, &settings(), 2).plan;
+        assert_eq!(
+            plan.steps[0].status,
+            StepStatus::InProgress,
+            "not taught yet"
+        );
+        plan.steps[0].progress.taught = true;
+        for turn in 3..10 {
+            plan = evaluate(&plan, StepEvidence::Wrong, None, &settings(), turn).plan;
+        }
+        assert_eq!(plan.steps[0].status, StepStatus::InProgress);
+        assert_eq!(plan.replan_count, 0);
+        plan = evaluate(&plan, StepEvidence::Engaged, None, &settings(), 10).plan;
+        assert_eq!(plan.steps[0].status, StepStatus::Completed);
+    }
+
+    #[test]
+    fn a_step_blocked_again_is_retried_without_a_second_smaller_step() {
+        let mut plan = started(&[Check, Practice, Practice]);
+        let block = |mut plan: StudyPlan| {
+            for _ in 0..settings().step_failures_to_block {
+                plan = evaluate(&plan, StepEvidence::Wrong, None, &settings(), 2).plan;
+            }
+            plan
+        };
+        plan = block(plan);
+        assert_eq!(plan.steps.len(), 4);
+        plan.steps[0].progress.taught = true;
+        plan = evaluate(&plan, StepEvidence::Engaged, None, &settings(), 3).plan;
+        assert_eq!(plan.steps[1].status, StepStatus::InProgress);
+        plan = block(plan);
+        assert_eq!(plan.replan_count, 2);
+        assert_eq!(plan.steps.len(), 4, "no second smaller step");
+        assert_eq!(plan.steps[1].status, StepStatus::InProgress, "tried again");
+    }
+
+    #[test]
+    fn a_full_plan_makes_room_but_keeps_its_last_step() {
+        let mut plan = started(&[Check, Check, Check, Explain, Practice]);
+        for _ in 0..settings().step_failures_to_block {
+            plan = evaluate(&plan, StepEvidence::Wrong, None, &settings(), 2).plan;
+        }
+        let kinds: Vec<StepKind> = plan.steps.iter().map(|s| s.kind).collect();
+        assert_eq!(kinds, [Explain, Check, Check, Check, Practice]);
+
+        let mut plan = started(&[Explain, Explain, Explain, Check, Practice]);
+        for turn in 2..5 {
+            plan = evaluate(&plan, StepEvidence::Engaged, None, &settings(), turn).plan;
+        }
+        for _ in 0..settings().step_failures_to_block {
+            plan = evaluate(&plan, StepEvidence::Wrong, None, &settings(), 6).plan;
+        }
+        let kinds: Vec<StepKind> = plan.steps.iter().map(|s| s.kind).collect();
+        assert_eq!(
+            kinds,
+            [Explain, Explain, Explain, Check, Practice],
+            "no room: retried"
+        );
+        assert_eq!(plan.replan_count, 1);
     }
 
     #[test]
@@ -623,13 +722,17 @@ mod tests {
         #[test]
         fn plans_keep_their_bounds_and_their_current_step(
             kinds in proptest::collection::vec(kind(), MIN_STEPS..=MAX_STEPS),
-            messages in proptest::collection::vec((evidence(), pacing()), 0..60),
+            messages in proptest::collection::vec((evidence(), pacing(), any::<bool>()), 0..60),
         ) {
             let mut plan = plan_of(&kinds);
-            for (turn, (e, p)) in messages.into_iter().enumerate() {
+            for (turn, (e, p, teach)) in messages.into_iter().enumerate() {
                 let before = plan.clone();
                 let out = evaluate(&plan, e, p, &settings(), turn as u32);
                 plan = out.plan;
+                // The reply may teach the step it works on.
+                if teach && let Some(i) = current(&plan) {
+                    plan.steps[i].progress.taught = true;
+                }
                 prop_assert!((MIN_STEPS..=MAX_STEPS).contains(&plan.steps.len()));
                 prop_assert!(plan.replan_count <= plan.max_replans);
                 prop_assert_eq!(plan.replans.len() as u32, plan.replan_count);

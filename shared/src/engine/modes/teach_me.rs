@@ -137,15 +137,16 @@ impl SessionMode for TeachMe {
                 // A step just begun has not been taught yet: an explain step
                 // opens with its card, which the policy allows only for a
                 // student who needs it; a new idea is such a moment.
-                let opening = before
-                    .steps
-                    .iter()
-                    .find(|s| s.step_id == step.step_id)
-                    .is_none_or(|s| s.status != StepStatus::InProgress);
+                // An explain step's idea is put in front of the student
+                // first, as a card; the policy allows cards only for a
+                // student who needs one, and a new idea is such a moment.
                 let (actions, card) = match step.kind {
+                    StepKind::Explain if !step.progress.taught => {
+                        (vec![TutorAction::ConceptCard], true)
+                    }
                     StepKind::Explain => (
-                        vec![TutorAction::ConceptCard, TutorAction::SocraticQuestion],
-                        opening || stuck,
+                        vec![TutorAction::SocraticQuestion, TutorAction::ConceptCard],
+                        stuck,
                     ),
                     StepKind::Check | StepKind::Practice => {
                         let mut a = vec![TutorAction::DrillCard, TutorAction::SocraticQuestion];
@@ -210,10 +211,16 @@ impl SessionMode for TeachMe {
         if study_plan::is_complete(before) {
             after.extension_turns = after.extension_turns.saturating_add(1);
         }
-        if reply.action == TutorAction::DrillCard
-            && let Some(i) = study_plan::current(&after)
-        {
-            after.steps[i].progress.questions_asked += 1;
+        if let Some(i) = study_plan::current(&after) {
+            let progress = &mut after.steps[i].progress;
+            match reply.action {
+                TutorAction::DrillCard => progress.questions_asked += 1,
+                TutorAction::ConceptCard => progress.taught = true,
+                TutorAction::SocraticQuestion | TutorAction::ExamBlock => {}
+            }
+        }
+        if evaluated.simplified {
+            outcome.thread.session.pending_question = None;
         }
         if evaluated.completed_now {
             outcome.thread.status = ThreadStatus::Completed;
@@ -225,7 +232,7 @@ impl SessionMode for TeachMe {
                     .rev()
                     .find(|m| m.role == Role::Assistant)
             {
-                last.text = format!("{} {text}", last.text.trim_end());
+                last.text = with_completion(&last.text, &text);
             }
         }
         outcome.thread.session.mode_state = ModeState::TeachMe(after);
@@ -319,6 +326,25 @@ fn brief(plan: &StudyPlan, closing: bool) -> LessonBrief {
     }
 }
 
+/// The reply with the completion message added: before its closing
+/// question, if it ends with one, so the question stays the last word.
+fn with_completion(reply: &str, completion: &str) -> String {
+    let reply = reply.trim_end();
+    if reply.ends_with('?') {
+        let start = reply
+            .trim_end_matches('?')
+            .rfind(['.', '!', '?'])
+            .map_or(0, |i| i + 1);
+        let (before, question) = reply.split_at(start);
+        let before = before.trim_end();
+        if before.is_empty() {
+            return format!("{completion} {}", question.trim());
+        }
+        return format!("{before} {completion} {}", question.trim());
+    }
+    format!("{reply} {completion}")
+}
+
 /// The completion message: the workflow's template with what was learned.
 fn completion_text(turn: &ModeTurn<'_>, unit: &Unit, plan: &StudyPlan) -> Option<String> {
     let settings: &TeachMeMode = &turn.rt.workflow().modes.teach_me;
@@ -339,4 +365,22 @@ fn completion_text(turn: &ModeTurn<'_>, unit: &Unit, plan: &StudyPlan) -> Option
         ("learned", learned.join("; ")),
     ]);
     template.render(&values).ok().map(|t| t.trim().to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::with_completion;
+
+    #[test]
+    fn the_completion_comes_before_a_closing_question() {
+        assert_eq!(
+            with_completion("Spot on! How did you work it out?", "Lesson done."),
+            "Spot on! Lesson done. How did you work it out?"
+        );
+        assert_eq!(
+            with_completion("Well done.", "Lesson done."),
+            "Well done. Lesson done."
+        );
+        assert_eq!(with_completion("Why?", "Lesson done."), "Lesson done. Why?");
+    }
 }

@@ -394,6 +394,42 @@ fn understanding(follow_up: FollowUp) -> UnderstandingSignal {
     }
 }
 
+/// The unit's key ideas, those about the lesson step being taught first
+/// and alone when there are any: a lesson's card explains its step's idea,
+/// not the whole unit.
+fn lesson_order<'a>(input: &TutorTurnInput, ideas: &'a [String]) -> Vec<&'a str> {
+    let ideas: Vec<&str> = ideas
+        .iter()
+        .map(|i| i.trim())
+        .filter(|i| !i.is_empty())
+        .collect();
+    let Some(step) = input.lesson.as_ref().and_then(|l| l.step.as_ref()) else {
+        return ideas;
+    };
+    let topic = content_words(&format!("{} {}", step.title, step.concept));
+    let mut scored: Vec<(usize, &str)> = ideas
+        .iter()
+        .map(|i| (content_words(i).intersection(&topic).count(), *i))
+        .filter(|(score, _)| *score > 0)
+        .collect();
+    if scored.is_empty() {
+        return ideas;
+    }
+    scored.sort_by(|a, b| b.0.cmp(&a.0));
+    scored.into_iter().map(|(_, i)| i).collect()
+}
+
+/// Lowercased words of four letters or more, a plural `s` dropped.
+fn content_words(text: &str) -> std::collections::BTreeSet<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.chars().count() >= 4)
+        .map(|w| {
+            let w = w.to_lowercase();
+            w.strip_suffix('s').map(str::to_owned).unwrap_or(w)
+        })
+        .collect()
+}
+
 /// Key ideas, then the worked example if it still fits, within the
 /// policy's word, idea and example limits.
 fn concept_card(input: &TutorTurnInput, unit: &UnitAnchor, max_ideas: u32) -> LlmConceptCard {
@@ -402,12 +438,7 @@ fn concept_card(input: &TutorTurnInput, unit: &UnitAnchor, max_ideas: u32) -> Ll
     let max_ideas = usize::try_from(max_ideas.min(3)).unwrap_or(3);
     let mut key_ideas = Vec::new();
     let mut used = 0;
-    for idea in unit
-        .key_ideas
-        .iter()
-        .map(|i| i.trim())
-        .filter(|i| !i.is_empty())
-    {
+    for idea in lesson_order(input, &unit.key_ideas) {
         if key_ideas.len() == max_ideas || used + words(idea) > max_words {
             break;
         }
