@@ -794,6 +794,11 @@ impl Loader {
             PromptRole::LessonComplete,
             teach_me.key("completion_prompt"),
         );
+        use_prompt(
+            &w.modes.teach_me.review_prompt,
+            PromptRole::LessonComplete,
+            teach_me.key("review_prompt"),
+        );
         if w.category(&w.modes.teach_me.closing_category).is_none() {
             self.at(
                 doc,

@@ -26,7 +26,7 @@ pub enum PromptRole {
     Summary,
     Safety,
     Welcome,
-    /// Added to the reply that completes a teach_me study plan.
+    /// Added to the reply that ends a teach_me study plan.
     LessonComplete,
 }
 
@@ -90,7 +90,7 @@ impl PromptRole {
                 "mode",
                 "question_count",
             ],
-            PromptRole::LessonComplete => &["unit_title", "learned"],
+            PromptRole::LessonComplete => &["unit_title", "learned", "to_review"],
         }
     }
 

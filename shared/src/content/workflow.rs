@@ -354,6 +354,10 @@ pub struct TeachMeMode {
     /// Prompt template of the message added when the plan completes
     /// (`{{unit_title}}`, `{{learned}}`).
     pub completion_prompt: String,
+    /// Prompt template of the message added instead when the plan ends
+    /// with steps still blocked (`{{unit_title}}`, `{{learned}}`,
+    /// `{{to_review}}`).
+    pub review_prompt: String,
     /// Routing category the closing replies answer as.
     pub closing_category: String,
 }
@@ -729,6 +733,7 @@ impl Default for TeachMeMode {
             step_failures_to_block: 3,
             extension_turns: 10,
             completion_prompt: "teach_me_complete".to_owned(),
+            review_prompt: "teach_me_review".to_owned(),
             closing_category: "wrap_up".to_owned(),
         }
     }

@@ -345,26 +345,43 @@ fn with_completion(reply: &str, completion: &str) -> String {
     format!("{reply} {completion}")
 }
 
-/// The completion message: the workflow's template with what was learned.
+/// The message that ends the plan: what was learned, from the workflow's
+/// completion template, or when steps stayed blocked, what needs another
+/// look, from its review template.
 fn completion_text(turn: &ModeTurn<'_>, unit: &Unit, plan: &StudyPlan) -> Option<String> {
     let settings: &TeachMeMode = &turn.rt.workflow().modes.teach_me;
-    let template = turn.rt.bundle.prompts.get(&settings.completion_prompt)?;
-    let learned: Vec<String> = plan
-        .steps
-        .iter()
-        .filter(|s| s.status == StepStatus::Completed && s.kind == StepKind::Explain)
-        .map(|s| s.concept.clone())
-        .collect();
-    let learned = if learned.is_empty() {
-        plan.steps.iter().map(|s| s.title.clone()).collect()
-    } else {
-        learned
+    let concepts = |status: StepStatus| -> Vec<String> {
+        let mut seen: Vec<String> = Vec::new();
+        for s in plan.steps.iter().filter(|s| s.status == status) {
+            if !seen.contains(&s.concept) {
+                seen.push(s.concept.clone());
+            }
+        }
+        seen
     };
+    let blocked = concepts(StepStatus::Blocked);
+    let name = if blocked.is_empty() {
+        &settings.completion_prompt
+    } else {
+        &settings.review_prompt
+    };
+    let template = turn.rt.bundle.prompts.get(name)?;
+    let learned = concepts(StepStatus::Completed);
+    let to_review = blocked.join("; ");
     let values = BTreeMap::from([
         ("unit_title", unit.title.clone()),
         ("learned", learned.join("; ")),
+        ("to_review", capitalised(&to_review)),
     ]);
     template.render(&values).ok().map(|t| t.trim().to_owned())
+}
+
+fn capitalised(text: &str) -> String {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map(|c| c.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
 }
 
 #[cfg(test)]
