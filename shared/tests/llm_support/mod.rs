@@ -241,6 +241,7 @@ pub fn turn_input(units: &[Unit]) -> TutorTurnInput {
             intent: StudentIntent::Unknown,
         },
         seed: 7,
+        lesson: None,
     }
 }
 

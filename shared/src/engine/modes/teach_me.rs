@@ -85,7 +85,14 @@ impl SessionMode for TeachMe {
                 mode_state: ModeState::TeachMe(plan),
                 ..SessionState::default()
             },
-            welcome: welcome(start, Mode::TeachMe)?,
+            // The welcome names the unit taught, also when none was asked for.
+            welcome: welcome(
+                &Start {
+                    unit: Some(unit),
+                    ..*start
+                },
+                Mode::TeachMe,
+            )?,
         })
     }
 
