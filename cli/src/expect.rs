@@ -68,6 +68,15 @@ const EXAM_TIERS: &[&str] = &["bronze", "silver", "gold"];
 const MASTERY_TIERS: &[&str] = &["none", "bronze", "silver", "gold"];
 const GRADES: &[&str] = &["correct", "close", "wrong", "unverifiable"];
 const VERDICTS: &[&str] = &["valid", "fallback"];
+const PACING: &[&str] = &[
+    "turn_one",
+    "accelerate",
+    "extend",
+    "simplify",
+    "consolidate",
+    "steady",
+];
+const STEP_KINDS: &[&str] = &["explain", "check", "practice", "none"];
 
 /// One key a test may expect, and where its value is in the output line.
 #[derive(Debug)]
@@ -132,6 +141,13 @@ const KEYS: &[Key] = &[
     key("scaffolding",      "/scaffolding",                         Equals,   Domain::Bool,                 TURN),
     key("teach_back",       "/teachBack",                           Equals,   Domain::Bool,                 TURN),
     key("says",             "/tutorText",                           Contains, Domain::Text,                 TURN),
+    key("pacing",           "/pacing",                              Equals,   Domain::OneOf(PACING),        TURN),
+    key("plan_step",        "/plan/step",                           Equals,   Domain::OneOf(STEP_KINDS),    TURN),
+    key("plan_completed",   "/plan/stepsCompleted",                 Equals,   Domain::Count,                TURN),
+    key("plan_blocked",     "/plan/blocked",                        Equals,   Domain::Count,                TURN),
+    key("plan_replans",     "/plan/replans",                        Equals,   Domain::Count,                TURN),
+    key("plan_complete",    "/plan/complete",                       Equals,   Domain::Bool,                 TURN),
+    key("extension_turns",  "/plan/extensionTurns",                 Equals,   Domain::Count,                TURN),
     key("result",           "/result",                              Equals,   Domain::OneOf(GRADES),        GRADED),
     key("counted",          "/counted",                             Equals,   Domain::Bool,                 DRILL_ANSWERS),
     key("mistake_tag",      "/mistakeTag",                          Equals,   ids(Ids::MistakeTags, true),  DRILL_ANSWERS),

@@ -252,6 +252,7 @@ fn mode_state_round_trips_tagged_with_its_mode() {
                 turn: 4,
                 reason: "blocked".into(),
             }],
+            last_pacing: Some(PacingDirective::Accelerate),
         }),
         ..SessionState::default()
     };

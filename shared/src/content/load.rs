@@ -799,15 +799,17 @@ impl Loader {
             PromptRole::LessonComplete,
             teach_me.key("review_prompt"),
         );
-        if w.category(&w.modes.teach_me.closing_category).is_none() {
-            self.at(
-                doc,
-                &teach_me.key("closing_category"),
-                format!(
-                    "`{}` is not a routing category of this workflow",
-                    w.modes.teach_me.closing_category
-                ),
-            );
+        for (key, category) in [
+            ("closing_category", &w.modes.teach_me.closing_category),
+            ("replan_category", &w.modes.teach_me.replan_category),
+        ] {
+            if w.category(category).is_none() {
+                self.at(
+                    doc,
+                    &teach_me.key(key),
+                    format!("`{category}` is not a routing category of this workflow"),
+                );
+            }
         }
         self.check_tutor_text(doc);
     }

@@ -360,6 +360,9 @@ pub struct TeachMeMode {
     pub review_prompt: String,
     /// Routing category the closing replies answer as.
     pub closing_category: String,
+    /// Routing category the reply answers as when a struggling student's
+    /// plan is rewritten (the question they kept missing is dropped).
+    pub replan_category: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -735,6 +738,7 @@ impl Default for TeachMeMode {
             completion_prompt: "teach_me_complete".to_owned(),
             review_prompt: "teach_me_review".to_owned(),
             closing_category: "wrap_up".to_owned(),
+            replan_category: "stuck".to_owned(),
         }
     }
 }

@@ -24,6 +24,8 @@ pub fn log_entry(
         "grade": grade.map(|g| json!({ "result": g.result, "tags": g.tags })),
         "safetyRule": plan.safety.as_ref().map(|h| h.rule_id.clone()),
         "mappedUnits": plan.mapped_units,
+        "pacing": plan.input.pacing,
+        "style": plan.input.style,
         "policy": {
             "focusUnitId": p.focus_unit_id,
             "primaryTargetUnitId": p.primary_target_unit_id,

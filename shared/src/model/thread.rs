@@ -329,6 +329,10 @@ pub struct StudyPlan {
     /// Every rewrite of the plan, oldest first.
     #[serde(default)]
     pub replans: Vec<ReplanRecord>,
+    /// The pacing of the last reply: the evaluator reads it before this
+    /// turn's pacing is known, so a turn's preview and its update agree.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_pacing: Option<super::seams::PacingDirective>,
 }
 
 /// Why and when a study plan was rewritten.

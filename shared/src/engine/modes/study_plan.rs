@@ -152,6 +152,7 @@ pub fn from_drafts(drafts: &[StepDraft], unit: &Unit, settings: &TeachMeMode) ->
         max_replans: settings.max_replans,
         extension_turns: 0,
         replans: Vec::new(),
+        last_pacing: None,
     }
 }
 
@@ -225,8 +226,9 @@ pub struct Evaluated {
 }
 
 /// The evaluator: `evidence` applied to the current step, then a replan
-/// when a step blocked (a smaller step first) or, under an ACCELERATE
-/// pacing, when a step completed (a later check or practice is skipped),
+/// when a step blocked (a smaller step first) or, when the last reply was
+/// paced ACCELERATE, when a step completed (a later check or practice is
+/// skipped),
 /// within the plan's replan budget; then the step to work on next is
 /// started. `turn` numbers the replan record.
 pub fn evaluate(
@@ -365,15 +367,12 @@ fn is_smaller_step(step: &PlanStep) -> bool {
     step.step_id.contains(SMALLER)
 }
 
-/// The excelling replan: a pending check or practice step beyond the one
-/// that follows `done` (which this turn's reply already teaches) is marked
-/// completed without being worked, unless it is the plan's last step (the
-/// lesson still ends on practice).
+/// The excelling replan: the next pending check or practice step after
+/// `done` is marked completed without being worked, unless it is the
+/// plan's last step (the lesson still ends on practice).
 fn skip_ahead(plan: &mut StudyPlan, done: usize) -> Option<String> {
     let last = plan.steps.len() - 1;
-    let next =
-        (done + 1..plan.steps.len()).find(|&j| plan.steps[j].status == StepStatus::Pending)?;
-    let skip = (next + 1..last).find(|&j| {
+    let skip = (done + 1..last).find(|&j| {
         plan.steps[j].status == StepStatus::Pending
             && matches!(plan.steps[j].kind, StepKind::Check | StepKind::Practice)
     })?;

@@ -9,9 +9,10 @@
 //!   explain step opens with the idea's card, a check or practice step asks
 //!   a generated item code can grade. Once the plan is complete the lesson
 //!   extends for a few turns, then closes.
-//! - `apply` commits the same evaluation, now with this turn's pacing (an
-//!   ACCELERATE skips ahead), records replans, and on completion says what
-//!   was learned and marks the thread completed.
+//! - `apply` commits the same evaluation (after a reply paced ACCELERATE,
+//!   a completed step skips a later one), keeps this reply's pacing for
+//!   the next, and on completion says what was learned (or what needs
+//!   another look) and marks the thread completed.
 
 use std::collections::BTreeMap;
 
@@ -28,8 +29,8 @@ use crate::engine::policy::PolicyOutcome;
 use crate::engine::turn::{Interpreted, Plan, TurnEvent};
 use crate::model::{
     ExamAvailability, GradeOutcome, LessonBrief, LessonStep, LlmTutorResponse, Mode, ModeState,
-    PlannerInput, Role, SessionState, StepKind, StepStatus, StudentIntent, StudyPlan, ThreadStatus,
-    TutorAction,
+    PlannerInput, Role, Scaffolding, SessionState, StepKind, StepStatus, StudentIntent, StudyPlan,
+    ThreadStatus, TutorAction,
 };
 
 /// The teach_me mode.
@@ -121,7 +122,9 @@ impl SessionMode for TeachMe {
             unit,
         );
         let number = turn.state.thread.session.turn_count + 1;
-        let after = study_plan::evaluate(before, evidence, None, settings, number).plan;
+        let evaluated =
+            study_plan::evaluate(before, evidence, before.last_pacing, settings, number);
+        let after = evaluated.plan;
 
         let p = &mut policy.policy;
         if let Some(unit) = unit {
@@ -136,7 +139,11 @@ impl SessionMode for TeachMe {
         policy.exam.available_question_ids.clear();
 
         let stuck = evidence == StepEvidence::Stuck;
-        let mut category = None;
+        // The question the student kept missing is dropped: the reply
+        // answers as to a stuck student, not to one more wrong answer.
+        let mut category = evaluated
+            .simplified
+            .then(|| settings.replan_category.clone());
         let closing =
             study_plan::is_complete(before) && before.extension_turns >= settings.extension_turns;
         match study_plan::current(&after).map(|i| &after.steps[i]) {
@@ -213,8 +220,9 @@ impl SessionMode for TeachMe {
         );
         let number = turn.state.thread.session.turn_count + 1;
         let evaluated =
-            study_plan::evaluate(before, evidence, Some(plan.input.pacing), settings, number);
+            study_plan::evaluate(before, evidence, before.last_pacing, settings, number);
         let mut after = evaluated.plan;
+        after.last_pacing = Some(plan.input.pacing);
         if study_plan::is_complete(before) {
             after.extension_turns = after.extension_turns.saturating_add(1);
         }
@@ -227,7 +235,9 @@ impl SessionMode for TeachMe {
             }
         }
         if evaluated.simplified {
+            // Nothing is left to scaffold either: the step starts afresh.
             outcome.thread.session.pending_question = None;
+            outcome.thread.session.scaffolding = Scaffolding::default();
         }
         if evaluated.completed_now {
             outcome.thread.status = ThreadStatus::Completed;
