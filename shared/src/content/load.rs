@@ -1422,19 +1422,12 @@ impl Loader {
         }
         if let Some(plan) = &u.study_plan {
             let drafts: Vec<StepDraft> = plan.iter().map(StepDraft::from).collect();
-            if !(study_plan::MIN_STEPS..=study_plan::MAX_STEPS).contains(&plan.len()) {
-                self.at_key(
-                    doc,
-                    &root.key("study_plan"),
-                    format!(
-                        "a study plan has {} to {} steps, not {}",
-                        study_plan::MIN_STEPS,
-                        study_plan::MAX_STEPS,
-                        plan.len()
-                    ),
-                );
-            } else if let Err(why) = study_plan::check_drafts(&drafts, u) {
-                self.at_key(doc, &root.key("study_plan"), why);
+            if let Err(problem) = study_plan::check_drafts(&drafts, u) {
+                let at = root.key("study_plan");
+                match problem.step {
+                    Some(i) => self.at(doc, &at.index(i).key(problem.field), problem.message),
+                    None => self.at_key(doc, &at, problem.message),
+                }
             }
         }
         for (i, q) in u.exam.iter().enumerate() {

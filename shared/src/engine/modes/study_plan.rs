@@ -54,29 +54,62 @@ impl From<&LlmPlanStep> for StepDraft {
     }
 }
 
-/// Why a drafted plan cannot be used.
-pub fn check_drafts(drafts: &[StepDraft], unit: &Unit) -> Result<(), String> {
+/// Why a drafted plan cannot be used: the whole plan (`step` is `None`)
+/// or one step's field.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlanProblem {
+    pub step: Option<usize>,
+    pub field: &'static str,
+    pub message: String,
+}
+
+impl std::fmt::Display for PlanProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.step {
+            Some(i) => write!(f, "step {}: {}", i + 1, self.message),
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
+/// Checks a drafted plan: 3 to 5 steps, each with a title and a concept
+/// the unit is about.
+pub fn check_drafts(drafts: &[StepDraft], unit: &Unit) -> Result<(), PlanProblem> {
+    let problem = |step, field, message: String| {
+        Err(PlanProblem {
+            step,
+            field,
+            message,
+        })
+    };
     if !(MIN_STEPS..=MAX_STEPS).contains(&drafts.len()) {
-        return Err(format!(
-            "a study plan has {MIN_STEPS} to {MAX_STEPS} steps, not {}",
-            drafts.len()
-        ));
+        return problem(
+            None,
+            "study_plan",
+            format!(
+                "a study plan has {MIN_STEPS} to {MAX_STEPS} steps, not {}",
+                drafts.len()
+            ),
+        );
     }
     let vocabulary = unit_words(unit);
     for (i, d) in drafts.iter().enumerate() {
         if d.title.trim().is_empty() {
-            return Err(format!("step {} has no title", i + 1));
+            return problem(Some(i), "title", "the step has no title".into());
         }
         if d.concept.trim().is_empty() {
-            return Err(format!("step {} has no concept", i + 1));
+            return problem(Some(i), "concept", "the step has no concept".into());
         }
         if words(&d.concept).is_disjoint(&vocabulary) {
-            return Err(format!(
-                "step {} is about `{}`, which is not in the unit `{}`",
-                i + 1,
-                d.concept.trim(),
-                unit.id
-            ));
+            return problem(
+                Some(i),
+                "concept",
+                format!(
+                    "`{}` is not something unit `{}` is about (none of its words are in the unit's title, anchor, tags or key ideas)",
+                    d.concept.trim(),
+                    unit.id
+                ),
+            );
         }
     }
     Ok(())

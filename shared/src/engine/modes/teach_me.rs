@@ -69,8 +69,8 @@ impl SessionMode for TeachMe {
                 let drafts: Vec<StepDraft> = reply.steps.iter().map(StepDraft::from).collect();
                 match study_plan::check_drafts(&drafts, unit) {
                     Ok(()) => Some(drafts),
-                    Err(why) => {
-                        tracing::warn!(unit = %unit.id, %why, "planner reply rejected; using the default plan");
+                    Err(problem) => {
+                        tracing::warn!(unit = %unit.id, %problem, "planner reply rejected; using the default plan");
                         None
                     }
                 }
