@@ -3,12 +3,16 @@
 //! step of the unit's plan to the completion message, the extension and
 //! the closing reply, and the summary counts the steps; a student who keeps
 //! answering wrong gets a smaller step, never more replans than allowed,
-//! and an ending that says what needs another look.
+//! and an ending that says what needs another look. A unit without an
+//! authored plan gets the planner's, from the offline planner or from an
+//! OpenAI-compatible stand-in, and the default plan when that reply is
+//! unusable.
 
 mod e2e_support;
 
-use e2e_support::{Harness, drill_answer, wrong_answer};
+use e2e_support::{Harness, base_config, bundle_files, bundle_patched, drill_answer, wrong_answer};
 use serde_json::{Value, json};
+use tutorflow::config::ProviderKind;
 
 const EXTENSION_TURNS: u64 = 10;
 
@@ -234,5 +238,114 @@ async fn aws_a_strong_student_completes_the_plan() {
 async fn aws_a_struggling_student_gets_a_smaller_step() {
     if let Some(h) = Harness::aws("aws_a_struggling_student_gets_a_smaller_step").await {
         a_struggling_student_gets_a_smaller_step(&h).await;
+    }
+}
+
+const RATIOS: &str = "workflows/courses/prealgebra/units/ratios.yaml";
+
+/// The shipped bundle with the ratios unit's authored study plan removed.
+fn without_authored_plan(dir: &std::path::Path) -> std::path::PathBuf {
+    let text = &bundle_files().files[RATIOS];
+    let start = text
+        .find("study_plan:")
+        .expect("ratios has an authored plan");
+    let end = text[start..]
+        .find("\n\n")
+        .map_or(text.len(), |i| start + i + 1);
+    bundle_patched(dir, &[(RATIOS, &text[start..end], "")])
+}
+
+fn titles(created: &Value) -> Vec<String> {
+    plan(created)["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["title"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+fn kinds(created: &Value) -> Vec<String> {
+    plan(created)["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["kind"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// No authored plan and no planner model: the offline planner builds one
+/// from the unit's key ideas.
+#[tokio::test]
+async fn without_an_authored_plan_the_offline_planner_plans_from_the_key_ideas() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = base_config(dir.path());
+    config.content.dir = without_authored_plan(dir.path());
+    let h = Harness::start(config, dir, None).await;
+    let (_, created) = new_lesson(&h, "student-offline-plan", "ratios").await;
+    assert_eq!(kinds(&created), ["explain", "check", "explain", "practice"]);
+    let first = &plan(&created)["steps"][0];
+    assert!(
+        first["concept"]
+            .as_str()
+            .unwrap()
+            .starts_with("A ratio compares amounts"),
+        "{created}"
+    );
+}
+
+/// An OpenAI-compatible planner: its plan is used when it is a plan of the
+/// unit, and the workflow's default plan replaces one that is not.
+#[tokio::test]
+async fn the_planner_model_plans_and_an_unusable_plan_falls_back_to_the_default() {
+    use wiremock::matchers::method;
+    use wiremock::{Mock, MockServer, ResponseTemplate};
+    let step = |title: &str, kind: &str, concept: &str| json!({"title": title, "kind": kind, "concept": concept, "success_criteria": "Gets two right"});
+    let good = json!({"steps": [
+        step("Ratios as recipes", "explain", "ratio as for every"),
+        step("Simplify ratios", "check", "simplify a ratio"),
+        step("Share it out", "practice", "share in a ratio"),
+    ]});
+    let off_topic = json!({"steps": [
+        step("Volcanoes", "explain", "magma chambers"),
+        step("Simplify ratios", "check", "simplify a ratio"),
+        step("Share it out", "practice", "share in a ratio"),
+    ]});
+    for (reply, expected) in [
+        (
+            good,
+            vec!["Ratios as recipes", "Simplify ratios", "Share it out"],
+        ),
+        (off_topic, vec![]),
+    ] {
+        let model = MockServer::start().await;
+        Mock::given(method("POST"))
+            .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+                "id": "x", "object": "chat.completion", "created": 0, "model": "m",
+                "choices": [{"index": 0, "finish_reason": "stop",
+                    "message": {"role": "assistant", "content": reply.to_string(), "refusal": null}}],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
+            })))
+            .mount(&model)
+            .await;
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = base_config(dir.path());
+        config.llm.planner = ProviderKind::OpenaiCompatible;
+        config.llm.openai_compatible.base_url = format!("{}/v1", model.uri());
+        config.content.dir = without_authored_plan(dir.path());
+        let h = Harness::start(config, dir, None).await;
+        let (_, created) = new_lesson(&h, "student-planned", "ratios").await;
+        let asked = model.received_requests().await.unwrap();
+        assert_eq!(asked.len(), 1, "one planner call at creation");
+        let prompt = String::from_utf8_lossy(&asked[0].body).to_string();
+        assert!(prompt.contains("Ratios and sharing"), "{prompt}");
+        if expected.is_empty() {
+            assert_eq!(kinds(&created), ["explain", "check", "explain", "practice"]);
+            assert!(
+                titles(&created)[0].starts_with("Ratios and sharing: idea 1"),
+                "{created}"
+            );
+        } else {
+            assert_eq!(titles(&created), expected);
+        }
     }
 }
