@@ -710,7 +710,8 @@ mod tests {
         assert!(check_drafts(&vec![ok("ratios"); 6], &unit).is_err());
         let err =
             check_drafts(&[ok("ratios"), ok("photosynthesis"), ok("ratio")], &unit).unwrap_err();
-        assert!(err.contains("photosynthesis"), "{err}");
+        assert_eq!((err.step, err.field), (Some(1), "concept"));
+        assert!(err.to_string().contains("photosynthesis"), "{err}");
     }
 
     #[test]
