@@ -394,9 +394,8 @@ fn understanding(follow_up: FollowUp) -> UnderstandingSignal {
     }
 }
 
-/// The unit's key ideas, those about the lesson step being taught first
-/// and alone when there are any: a lesson's card explains its step's idea,
-/// not the whole unit.
+/// The unit's key ideas, those sharing the most words with the lesson
+/// step being taught first: a lesson's card leads with its step's idea.
 fn lesson_order<'a>(input: &TutorTurnInput, ideas: &'a [String]) -> Vec<&'a str> {
     let ideas: Vec<&str> = ideas
         .iter()
@@ -410,11 +409,7 @@ fn lesson_order<'a>(input: &TutorTurnInput, ideas: &'a [String]) -> Vec<&'a str>
     let mut scored: Vec<(usize, &str)> = ideas
         .iter()
         .map(|i| (content_words(i).intersection(&topic).count(), *i))
-        .filter(|(score, _)| *score > 0)
         .collect();
-    if scored.is_empty() {
-        return ideas;
-    }
     scored.sort_by_key(|(score, _)| std::cmp::Reverse(*score));
     scored.into_iter().map(|(_, i)| i).collect()
 }
