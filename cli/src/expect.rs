@@ -593,12 +593,32 @@ steps:
             let line = simulation.step(step).await.expect("the step plays");
             lines.push((step.action.line_kind(), line.to_value()));
         }
+        // A lesson's turn lines carry its study plan.
+        let lesson = crate::script::parse(
+            "lesson.yaml",
+            "course: prealgebra\nmode: teach_me\nunit: ratios\nsteps:\n  - say: ready\n",
+            &setup.bundle(),
+        )
+        .expect("a valid script");
+        let mut simulation = Simulation::start(&setup, &lesson)
+            .await
+            .expect("the lesson starts");
+        let lesson_turn = simulation
+            .step(&lesson.steps[0])
+            .await
+            .expect("the step plays")
+            .to_value();
         for key in KEYS {
             for kind in key.lines {
                 let (_, line) = lines
                     .iter()
                     .find(|(k, _)| k == kind)
                     .unwrap_or_else(|| panic!("the script has a {kind:?} step"));
+                let line = if key.pointer.starts_with("/plan/") {
+                    &lesson_turn
+                } else {
+                    line
+                };
                 assert!(
                     resolves(line, key.pointer),
                     "`{}` reads {} but a {kind:?} line is {line}",
