@@ -68,6 +68,15 @@ const EXAM_TIERS: &[&str] = &["bronze", "silver", "gold"];
 const MASTERY_TIERS: &[&str] = &["none", "bronze", "silver", "gold"];
 const GRADES: &[&str] = &["correct", "close", "wrong", "unverifiable"];
 const VERDICTS: &[&str] = &["valid", "fallback"];
+const PACING: &[&str] = &[
+    "turn_one",
+    "accelerate",
+    "extend",
+    "simplify",
+    "consolidate",
+    "steady",
+];
+const STEP_KINDS: &[&str] = &["explain", "check", "practice", "none"];
 
 /// One key a test may expect, and where its value is in the output line.
 #[derive(Debug)]
@@ -132,6 +141,13 @@ const KEYS: &[Key] = &[
     key("scaffolding",      "/scaffolding",                         Equals,   Domain::Bool,                 TURN),
     key("teach_back",       "/teachBack",                           Equals,   Domain::Bool,                 TURN),
     key("says",             "/tutorText",                           Contains, Domain::Text,                 TURN),
+    key("pacing",           "/pacing",                              Equals,   Domain::OneOf(PACING),        TURN),
+    key("plan_step",        "/plan/step",                           Equals,   Domain::OneOf(STEP_KINDS),    TURN),
+    key("plan_completed",   "/plan/stepsCompleted",                 Equals,   Domain::Count,                TURN),
+    key("plan_blocked",     "/plan/blocked",                        Equals,   Domain::Count,                TURN),
+    key("plan_replans",     "/plan/replans",                        Equals,   Domain::Count,                TURN),
+    key("plan_complete",    "/plan/complete",                       Equals,   Domain::Bool,                 TURN),
+    key("extension_turns",  "/plan/extensionTurns",                 Equals,   Domain::Count,                TURN),
     key("result",           "/result",                              Equals,   Domain::OneOf(GRADES),        GRADED),
     key("counted",          "/counted",                             Equals,   Domain::Bool,                 DRILL_ANSWERS),
     key("mistake_tag",      "/mistakeTag",                          Equals,   ids(Ids::MistakeTags, true),  DRILL_ANSWERS),
@@ -577,12 +593,32 @@ steps:
             let line = simulation.step(step).await.expect("the step plays");
             lines.push((step.action.line_kind(), line.to_value()));
         }
+        // A lesson's turn lines carry its study plan.
+        let lesson = crate::script::parse(
+            "lesson.yaml",
+            "course: prealgebra\nmode: teach_me\nunit: ratios\nsteps:\n  - say: ready\n",
+            &setup.bundle(),
+        )
+        .expect("a valid script");
+        let mut simulation = Simulation::start(&setup, &lesson)
+            .await
+            .expect("the lesson starts");
+        let lesson_turn = simulation
+            .step(&lesson.steps[0])
+            .await
+            .expect("the step plays")
+            .to_value();
         for key in KEYS {
             for kind in key.lines {
                 let (_, line) = lines
                     .iter()
                     .find(|(k, _)| k == kind)
                     .unwrap_or_else(|| panic!("the script has a {kind:?} step"));
+                let line = if key.pointer.starts_with("/plan/") {
+                    &lesson_turn
+                } else {
+                    line
+                };
                 assert!(
                     resolves(line, key.pointer),
                     "`{}` reads {} but a {kind:?} line is {line}",

@@ -38,6 +38,8 @@ pub struct Script {
     /// thread point here.
     pub thread_at: Position,
     pub mode: Mode,
+    /// The unit a lesson (teach_me) is about, if named.
+    pub unit: Option<String>,
     pub seed: u64,
     pub start: DateTime<Utc>,
     pub steps: Vec<Step>,
@@ -186,6 +188,8 @@ struct RawScript {
     #[serde(default)]
     mode: Option<Mode>,
     #[serde(default)]
+    unit: Option<String>,
+    #[serde(default)]
     seed: Option<u64>,
     #[serde(default)]
     now: Option<DateTime<Utc>>,
@@ -280,6 +284,14 @@ pub fn parse(path: &str, text: &str, bundle: &Bundle) -> Result<Script, Vec<Diag
             ),
         );
     }
+    if let (Some(course), Some(unit)) = (course, &raw.unit)
+        && course.unit(unit).is_none()
+    {
+        checker.at(
+            &root.key("unit"),
+            format!("unit `{unit}` is not in course `{}`", course.id),
+        );
+    }
     let known = course.map(|c| expect::Known::of(bundle, c));
     if raw.steps.is_empty() {
         checker.at(
@@ -308,6 +320,7 @@ pub fn parse(path: &str, text: &str, bundle: &Bundle) -> Result<Script, Vec<Diag
             "course"
         })),
         mode: raw.mode.unwrap_or_default(),
+        unit: raw.unit,
         seed: raw.seed.unwrap_or(DEFAULT_SEED),
         start: raw.now.unwrap_or_else(default_start),
         steps,

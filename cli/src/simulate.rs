@@ -13,7 +13,9 @@ Each line: step, at (path:line:column), do (the step's key), then
   turns (say, event, stuck, answer_in_chat, continue): category, action,
     card, origin, validation, policy {focus, primaryTarget, blocker, tier,
     allowedActions, stuck, examReady}, result/counted/mistakeTag (an answer
-    graded this turn), pending, scaffolding, teachBack, tutorText
+    graded this turn), pending, scaffolding, teachBack, pacing, plan
+    {step, stepsCompleted, blocked, replans, complete, extensionTurns}
+    (teach_me), tutorText
   answer_drill: answer, result, counted, mistakeTag, feedback
   exam: questionId, selected, result, unitTier, locked, lockedUntil, feedback
   view_memo: questionId, locked, lockedUntil

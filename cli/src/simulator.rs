@@ -270,8 +270,52 @@ pub struct TurnOutcome {
     pending: bool,
     scaffolding: bool,
     teach_back: bool,
+    /// The pacing directive the reply was written under.
+    pacing: Value,
+    /// A lesson's study plan after the turn.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    plan: Option<PlanSummary>,
     tutor_text: String,
     snapshot_lite: SnapshotLite,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PlanSummary {
+    /// The current step's kind; `none` once the plan is complete.
+    step: &'static str,
+    steps_completed: u32,
+    blocked: u32,
+    replans: u32,
+    complete: bool,
+    extension_turns: u32,
+}
+
+impl PlanSummary {
+    fn of(plan: &tutorflow::model::StudyPlanView) -> PlanSummary {
+        use tutorflow::model::{StepKind, StepStatus};
+        let step = plan
+            .steps
+            .iter()
+            .find(|s| Some(&s.step_id) == plan.current_step_id.as_ref())
+            .map_or("none", |s| match s.kind {
+                StepKind::Explain => "explain",
+                StepKind::Check => "check",
+                StepKind::Practice => "practice",
+            });
+        PlanSummary {
+            step,
+            steps_completed: plan.steps_completed,
+            blocked: plan
+                .steps
+                .iter()
+                .filter(|s| s.status == StepStatus::Blocked)
+                .count() as u32,
+            replans: plan.replans_used,
+            complete: plan.complete,
+            extension_turns: plan.extension_turns,
+        }
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -443,7 +487,7 @@ impl<'s> Simulation<'s> {
                     course_id: script.course.clone(),
                     mode: script.mode,
                     goal: None,
-                    unit_id: None,
+                    unit_id: script.unit.clone(),
                     problems: None,
                     question_count: None,
                     feedback: None,
@@ -617,6 +661,8 @@ impl<'s> Simulation<'s> {
             pending: response.state.pending_question.is_some(),
             scaffolding: response.state.scaffolding_active,
             teach_back: response.state.teach_back_active,
+            pacing: entry["pacing"].clone(),
+            plan: response.state.study_plan.as_ref().map(PlanSummary::of),
             tutor_text: tutor_text.join("\n"),
             snapshot_lite: response.snapshot_lite,
         })))

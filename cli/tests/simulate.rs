@@ -89,6 +89,7 @@ fn prints_one_line_per_step_with_what_each_endpoint_decided() {
             "mappedUnits",
             "mistakeTag",
             "origin",
+            "pacing",
             "pending",
             "policy",
             "result",

@@ -443,6 +443,39 @@ fn a_missing_blueprint_is_refused() {
 }
 
 #[test]
+fn a_study_plan_is_three_to_five_steps_about_its_unit() {
+    let short = mutated(
+        &shipped(),
+        UNIT,
+        "  - {title: \"Mixed practice with checking\"",
+        "  # - {title: \"Mixed practice with checking\"",
+    );
+    let short = mutated(
+        &short,
+        UNIT,
+        "  - {title: \"Undo multiplication and division\"",
+        "  # - {title: \"Undo multiplication and division\"",
+    );
+    let (line, column) = position_of(&short, UNIT, "study_plan:");
+    assert_reported(&problems(&short), UNIT, line, column, "3 to 5 steps, not 2");
+
+    let off_topic = mutated(
+        &shipped(),
+        UNIT,
+        "concept: \"inverse of + and -\"",
+        "concept: \"photosynthesis in plants\"",
+    );
+    let (line, column) = position_of(&off_topic, UNIT, "\"photosynthesis in plants\"");
+    assert_reported(
+        &problems(&off_topic),
+        UNIT,
+        line,
+        column,
+        "not something unit `one-step-equations` is about",
+    );
+}
+
+#[test]
 fn an_unreachable_unit_is_refused() {
     let files = mutated(
         &shipped(),

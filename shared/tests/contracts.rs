@@ -235,6 +235,7 @@ fn mode_state_round_trips_tagged_with_its_mode() {
     let session = SessionState {
         turn_count: 2,
         mode_state: ModeState::TeachMe(StudyPlan {
+            unit_id: "fractions".into(),
             steps: vec![PlanStep {
                 step_id: "s1".into(),
                 title: "What a fraction is".into(),
@@ -248,6 +249,11 @@ fn mode_state_round_trips_tagged_with_its_mode() {
             replan_count: 0,
             max_replans: 3,
             extension_turns: 0,
+            replans: vec![ReplanRecord {
+                turn: 4,
+                reason: "blocked".into(),
+            }],
+            last_pacing: Some(PacingDirective::Accelerate),
         }),
         ..SessionState::default()
     };

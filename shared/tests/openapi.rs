@@ -722,7 +722,7 @@ async fn refusals_and_retries_answer_as_documented() {
         .send(
             call(Call::post(
                 "/threads",
-                &json!({ "courseId": COURSE, "mode": "teach_me" }),
+                &json!({ "courseId": COURSE, "mode": "exam" }),
             )),
             422,
         )

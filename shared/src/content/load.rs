@@ -19,6 +19,7 @@ use super::tutor_text::{
 };
 use super::workflow::{BktParams, Transition, Workflow, unit_interval_fields};
 use super::yaml_index::{LazyYamlIndex, Position, YamlPath};
+use crate::engine::modes::study_plan::{self, StepDraft};
 use crate::model::Mode;
 
 /// A validated content bundle.
@@ -789,6 +790,29 @@ impl Loader {
                 root.key("modes").key(mode.as_str()).key("welcome_prompt"),
             );
         }
+        let teach_me = root.key("modes").key("teach_me");
+        use_prompt(
+            &w.modes.teach_me.completion_prompt,
+            PromptRole::LessonComplete,
+            teach_me.key("completion_prompt"),
+        );
+        use_prompt(
+            &w.modes.teach_me.review_prompt,
+            PromptRole::LessonComplete,
+            teach_me.key("review_prompt"),
+        );
+        for (key, category) in [
+            ("closing_category", &w.modes.teach_me.closing_category),
+            ("replan_category", &w.modes.teach_me.replan_category),
+        ] {
+            if w.category(category).is_none() {
+                self.at(
+                    doc,
+                    &teach_me.key(key),
+                    format!("`{category}` is not a routing category of this workflow"),
+                );
+            }
+        }
         self.check_tutor_text(doc);
     }
 
@@ -1424,14 +1448,15 @@ impl Loader {
                 );
             }
         }
-        if let Some(plan) = &u.study_plan
-            && plan.is_empty()
-        {
-            self.at_key(
-                doc,
-                &root.key("study_plan"),
-                "a study plan needs at least one step",
-            );
+        if let Some(plan) = &u.study_plan {
+            let drafts: Vec<StepDraft> = plan.iter().map(StepDraft::from).collect();
+            if let Err(problem) = study_plan::check_drafts(&drafts, u) {
+                let at = root.key("study_plan");
+                match problem.step {
+                    Some(i) => self.at(doc, &at.index(i).key(problem.field), problem.message),
+                    None => self.at_key(doc, &at, problem.message),
+                }
+            }
         }
         for (i, q) in u.exam.iter().enumerate() {
             self.check_exam_item(doc, &root.key("exam").index(i), q, question_ids);

@@ -26,6 +26,8 @@ pub enum PromptRole {
     Summary,
     Safety,
     Welcome,
+    /// Added to the reply that ends a teach_me study plan.
+    LessonComplete,
 }
 
 impl PromptRole {
@@ -89,6 +91,7 @@ impl PromptRole {
                 "mode",
                 "question_count",
             ],
+            PromptRole::LessonComplete => &["unit_title", "learned", "to_review"],
         }
     }
 
@@ -119,6 +122,7 @@ impl PromptRole {
             PromptRole::Summary => "summary",
             PromptRole::Safety => "safety",
             PromptRole::Welcome => "welcome",
+            PromptRole::LessonComplete => "lesson complete",
         }
     }
 }

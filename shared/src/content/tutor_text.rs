@@ -19,6 +19,19 @@ pub struct PromptSignals {
     pub pacing: PacingTexts,
     pub style: StyleTexts,
     pub mode_rules: ModeTexts,
+    /// Where a planned lesson is, after the mode's rules.
+    #[serde(default)]
+    pub lesson: LessonTexts,
+}
+
+/// The lesson texts; `step` may use `{{number}}`, `{{total}}`, `{{kind}}`,
+/// `{{title}}`, `{{concept}}` and `{{success_criteria}}`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LessonTexts {
+    pub step: String,
+    pub complete: String,
+    pub closing: String,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -86,9 +99,38 @@ impl PromptSignals {
         }
     }
 
+    /// The mode block of a planned lesson: where it is and what this reply does.
+    pub fn lesson(&self, lesson: &crate::model::LessonBrief) -> String {
+        let l = &self.lesson;
+        if lesson.closing {
+            return l.closing.trim().to_owned();
+        }
+        let Some(step) = &lesson.step else {
+            return l.complete.trim().to_owned();
+        };
+        let kind = match step.kind {
+            crate::model::StepKind::Explain => "explain",
+            crate::model::StepKind::Check => "check",
+            crate::model::StepKind::Practice => "practice",
+        };
+        l.step
+            .trim()
+            .replace("{{number}}", &step.number.to_string())
+            .replace("{{total}}", &lesson.steps_total.to_string())
+            .replace("{{kind}}", kind)
+            .replace("{{title}}", &step.title)
+            .replace("{{concept}}", &step.concept)
+            .replace(
+                "{{success_criteria}}",
+                step.success_criteria
+                    .as_deref()
+                    .unwrap_or("the student shows they have it"),
+            )
+    }
+
     /// Every text with its YAML path below `prompt_signals`, for validation.
     pub fn texts(&self) -> Vec<([&'static str; 2], &str)> {
-        let (p, s, m) = (&self.pacing, &self.style, &self.mode_rules);
+        let (p, s, m, l) = (&self.pacing, &self.style, &self.mode_rules, &self.lesson);
         vec![
             (["pacing", "turn_one"], &p.turn_one),
             (["pacing", "accelerate"], &p.accelerate),
@@ -107,6 +149,9 @@ impl PromptSignals {
             (["mode_rules", "clarify_doubts"], &m.clarify_doubts),
             (["mode_rules", "exam"], &m.exam),
             (["mode_rules", "problem_set"], &m.problem_set),
+            (["lesson", "step"], &l.step),
+            (["lesson", "complete"], &l.complete),
+            (["lesson", "closing"], &l.closing),
         ]
     }
 }

@@ -397,7 +397,21 @@ pub struct TeachMeMode {
     pub step_correct_to_complete: u32,
     /// Wrong answers in one step that block it (and trigger a replan).
     pub step_failures_to_block: u32,
+    /// Turns the lesson goes on after the plan is complete, before the
+    /// closing reply.
     pub extension_turns: u32,
+    /// Prompt template of the message added when the plan completes
+    /// (`{{unit_title}}`, `{{learned}}`).
+    pub completion_prompt: String,
+    /// Prompt template of the message added instead when the plan ends
+    /// with steps still blocked (`{{unit_title}}`, `{{learned}}`,
+    /// `{{to_review}}`).
+    pub review_prompt: String,
+    /// Routing category the closing replies answer as.
+    pub closing_category: String,
+    /// Routing category the reply answers as when a struggling student's
+    /// plan is rewritten (the question they kept missing is dropped).
+    pub replan_category: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -841,6 +855,10 @@ impl Default for TeachMeMode {
             step_correct_to_complete: 2,
             step_failures_to_block: 3,
             extension_turns: 10,
+            completion_prompt: "teach_me_complete".to_owned(),
+            review_prompt: "teach_me_review".to_owned(),
+            closing_category: "wrap_up".to_owned(),
+            replan_category: "stuck".to_owned(),
         }
     }
 }

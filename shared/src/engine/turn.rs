@@ -321,11 +321,13 @@ pub fn plan_interpreted(
         policy,
         practice,
         block,
+        category,
     } = mode_of(state.thread)?.plan(&turn, event, &read, policy);
+    let category = category.unwrap_or(read.category);
 
     // The category's transitions, previewed, give the phase this reply acts in.
     let mut preview = session.clone();
-    if let Some(c) = workflow.category(&read.category) {
+    if let Some(c) = workflow.category(&category) {
         scaffolding::apply_category(
             &mut preview,
             c,
@@ -340,7 +342,7 @@ pub fn plan_interpreted(
         event,
         env,
         &policy,
-        &read.category,
+        &category,
         &preview,
         &read.mapped_units,
         read.interpretation.as_ref(),
@@ -359,7 +361,7 @@ pub fn plan_interpreted(
         said: read.said,
         safety: read.safety,
         interpretation: read.interpretation,
-        category: read.category,
+        category,
         mapped_units: read.mapped_units,
         policy,
         practice,
@@ -691,6 +693,7 @@ fn compose(
             intent: interpretation.map_or(StudentIntent::Unknown, |i| i.classification.intent),
         },
         seed: env.seed,
+        lesson: block.lesson,
     }
 }
 

@@ -35,6 +35,8 @@ pub fn log_entry(
             "alert": m.alert.then_some("intervention.needed"),
         })),
         "mappedUnits": plan.mapped_units,
+        "pacing": plan.input.pacing,
+        "style": plan.input.style,
         "policy": {
             "focusUnitId": p.focus_unit_id,
             "primaryTargetUnitId": p.primary_target_unit_id,

@@ -164,9 +164,13 @@ impl FixedParts {
         values.insert("course_title", input.course.title.clone());
         values.insert("course_audience", or_unknown(&input.course.audience));
         values.insert("mode", input.mode.as_str().replace('_', " "));
+        let rules = signals.mode_rules(input.mode).trim();
         values.insert(
             "mode_rules",
-            signals.mode_rules(input.mode).trim().to_owned(),
+            match &input.lesson {
+                Some(lesson) => format!("{rules}\n{}", signals.lesson(lesson)),
+                None => rules.to_owned(),
+            },
         );
         values.insert("personalization", personalization(&input.personalization));
         values.insert("student_style", student_style(signals, input.style));

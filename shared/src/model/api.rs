@@ -7,7 +7,8 @@ use serde::{Deserialize, Serialize};
 
 use super::message::TutorMessage;
 use super::thread::{
-    ExamFeedbackMode, Mode, ProgressionAction, QuestionPhase, StepKind, StepStatus, ThreadStatus,
+    ExamFeedbackMode, Mode, ProgressionAction, QuestionPhase, ReplanRecord, StepKind, StepStatus,
+    ThreadStatus,
 };
 use super::tier::{ExamTier, MasteryTier};
 
@@ -313,7 +314,7 @@ pub struct ThreadStateView {
     pub scaffolding_active: bool,
     pub teach_back_active: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub study_plan: Option<Vec<PlanStepView>>,
+    pub study_plan: Option<StudyPlanView>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exam_progress: Option<ExamProgressView>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -328,13 +329,38 @@ pub struct PendingQuestionView {
     pub wrong_attempts: u32,
 }
 
+/// A teach_me thread's study plan as the student sees it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StudyPlanView {
+    pub unit_id: String,
+    pub steps: Vec<PlanStepView>,
+    /// The step being worked on; absent once the plan is complete.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current_step_id: Option<String>,
+    pub steps_completed: u32,
+    pub replans_used: u32,
+    pub max_replans: u32,
+    /// Why the plan was rewritten, oldest first.
+    pub replans: Vec<ReplanRecord>,
+    pub complete: bool,
+    /// Turns taken after the plan completed.
+    pub extension_turns: u32,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PlanStepView {
     pub step_id: String,
     pub title: String,
     pub kind: StepKind,
+    pub concept: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub success_criteria: Option<String>,
     pub status: StepStatus,
+    pub questions_asked: u32,
+    pub questions_correct: u32,
+    pub attempts: u32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -130,6 +130,35 @@ pub struct TutorTurnInput {
     pub reading: CodeReading,
     /// Varies the offline tutor's phrasing; the same seed gives the same reply.
     pub seed: u64,
+    /// The lesson step this reply teaches, in a mode that follows a plan.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lesson: Option<LessonBrief>,
+}
+
+/// Where a planned lesson is, for the prompt's mode block.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LessonBrief {
+    /// The step this reply works on, from 1; absent once the plan is done.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<LessonStep>,
+    pub steps_total: u32,
+    pub steps_completed: u32,
+    /// The plan is complete: the lesson is in its extension.
+    pub complete: bool,
+    /// The extension is over: reply to what the student said and close.
+    pub closing: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LessonStep {
+    pub number: u32,
+    pub title: String,
+    pub kind: StepKind,
+    pub concept: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub success_criteria: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

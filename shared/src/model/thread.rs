@@ -382,6 +382,10 @@ pub struct StepProgress {
     pub questions_asked: u32,
     pub questions_correct: u32,
     pub attempts: u32,
+    /// The step's idea has been put in front of the student (an explain
+    /// step's card).
+    #[serde(default)]
+    pub taught: bool,
 }
 
 /// One step of a teach_me study plan (seed 001 todo list).
@@ -401,6 +405,9 @@ pub struct PlanStep {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StudyPlan {
+    /// The unit the lesson teaches.
+    #[serde(default)]
+    pub unit_id: String,
     pub steps: Vec<PlanStep>,
     pub plan_version: u32,
     pub replan_count: u32,
@@ -408,6 +415,22 @@ pub struct StudyPlan {
     /// Turns taken after the plan was completed (extension).
     #[serde(default)]
     pub extension_turns: u32,
+    /// Every rewrite of the plan, oldest first.
+    #[serde(default)]
+    pub replans: Vec<ReplanRecord>,
+    /// The pacing of the last reply: the evaluator reads it before this
+    /// turn's pacing is known, so a turn's preview and its update agree.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_pacing: Option<super::seams::PacingDirective>,
+}
+
+/// Why and when a study plan was rewritten.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ReplanRecord {
+    /// The session turn whose answer triggered it.
+    pub turn: u32,
+    pub reason: String,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

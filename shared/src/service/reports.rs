@@ -14,10 +14,11 @@ use crate::api::auth::Principal;
 use crate::content::Course;
 use crate::engine::bkt;
 use crate::engine::lockout::LockoutStatus;
+use crate::engine::modes::teach_me::study_plan_of;
 use crate::engine::snapshot_lite::{build_snapshot_lite, revisit_question_ids};
 use crate::model::{
     ExamTier, HistoryMessage, MasteryTier, RevisitReason, Role, SessionStats, SnapshotLite,
-    StudentSnapshot, SummaryInput, TierCounts, UnitStat, UnitStatus,
+    StepStatus, StudentSnapshot, SummaryInput, TierCounts, UnitStat, UnitStatus,
 };
 
 /// `GET /threads/{threadId}/summary`: this conversation only (the course
@@ -229,17 +230,31 @@ impl App {
             .iter()
             .flat_map(|l| l.misconceptions_seen.iter().cloned())
             .collect();
+        // A lesson counts its plan's steps; other modes the units worked on.
+        let (steps_completed, steps_total) = match study_plan_of(&record.thread.session) {
+            Some(plan) => (
+                plan.steps
+                    .iter()
+                    .filter(|s| s.status == StepStatus::Completed)
+                    .count() as u32,
+                plan.steps.len() as u32,
+            ),
+            None => (
+                thread_units
+                    .iter()
+                    .filter(|l| l.mastery_tier != MasteryTier::None)
+                    .count() as u32,
+                thread_units.len() as u32,
+            ),
+        };
         let stats = SessionStats {
             mode: record.thread.mode,
             turns: record.thread.session.turn_count,
             questions_answered: thread_units.iter().map(|l| l.answered).sum(),
             questions_correct: thread_units.iter().map(|l| l.right_first_time).sum(),
             questions_learned: thread_units.iter().map(|l| l.learned).sum(),
-            steps_completed: thread_units
-                .iter()
-                .filter(|l| l.mastery_tier != MasteryTier::None)
-                .count() as u32,
-            steps_total: thread_units.len() as u32,
+            steps_completed,
+            steps_total,
             units: thread_units
                 .iter()
                 .map(|l| UnitStat {

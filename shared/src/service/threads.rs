@@ -13,7 +13,7 @@ use super::{App, Output};
 use crate::api::auth::Principal;
 use crate::api::problem::Problem;
 use crate::engine::lockout::NoLockouts;
-use crate::engine::modes::{self, Start};
+use crate::engine::modes::{self, Start, StartCall, StartReply};
 use crate::engine::snapshot_lite::build_snapshot_lite;
 use crate::model::{
     CreateThreadRequest, CreateThreadResponse, Role, StudentSnapshot, Thread, ThreadStatus,
@@ -188,14 +188,21 @@ impl App {
             return Err(ServiceError::invalid_field("goal", "the goal is too long"));
         }
         let thread_id = self.ids.new_id();
+        let mut start = Start {
+            bundle: &bundle,
+            course,
+            workflow,
+            unit: request.unit_id.as_deref().and_then(|u| course.unit(u)),
+            goal: request.goal.as_deref(),
+            prepared: None,
+        };
+        let prepared = match mode.start_call(&start) {
+            Some(call) => Some(self.start_call(&bundle, &course.workflow, call).await),
+            None => None,
+        };
+        start.prepared = prepared.as_ref();
         let started = mode
-            .start(&Start {
-                bundle: &bundle,
-                course,
-                workflow,
-                unit: request.unit_id.as_deref().and_then(|u| course.unit(u)),
-                goal: request.goal.as_deref(),
-            })
+            .start(&start)
             .map_err(|e| ServiceError::internal(e.to_string()))?;
 
         commit_with_retries(self, |_| async {
@@ -255,6 +262,34 @@ impl App {
             Ok((work, output))
         })
         .await
+    }
+
+    /// Makes the LLM call a mode asks for at creation. A failed call is
+    /// handed to the mode as such: it starts without it.
+    async fn start_call(
+        &self,
+        bundle: &std::sync::Arc<crate::content::Bundle>,
+        workflow_id: &str,
+        call: StartCall,
+    ) -> StartReply {
+        match call {
+            StartCall::Plan(input) => {
+                let timeout = bundle
+                    .workflows
+                    .get(workflow_id)
+                    .map_or(15_000, |w| w.llm.planner.timeout_ms);
+                let planner = self.llm.planner(
+                    bundle,
+                    workflow_id,
+                    Some(tokio::time::Instant::now() + std::time::Duration::from_millis(timeout)),
+                );
+                let reply = planner.plan(&input).await;
+                if let Err(e) = &reply {
+                    tracing::warn!(error = %e, "planner call failed; the mode's own plan is used");
+                }
+                StartReply::Plan(reply.map(|r| r.value).map_err(|e| e.to_string()))
+            }
+        }
     }
 
     /// `GET /threads/{threadId}`: the thread's state and its messages, oldest

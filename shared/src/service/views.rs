@@ -4,8 +4,11 @@ use chrono::{DateTime, Utc};
 use schemars::JsonSchema;
 use serde::Serialize;
 
+use crate::engine::modes::study_plan;
+use crate::engine::modes::teach_me::study_plan_of;
 use crate::model::{
-    Mode, PendingQuestionView, Thread, ThreadStateView, ThreadStatus, TutorMessage,
+    Mode, PendingQuestionView, PlanStepView, StepStatus, StudyPlanView, Thread, ThreadStateView,
+    ThreadStatus, TutorMessage,
 };
 use crate::store::ThreadSummary;
 
@@ -26,7 +29,38 @@ pub fn state_view(thread: &Thread) -> ThreadStateView {
         }),
         scaffolding_active: s.scaffolding.active,
         teach_back_active: s.teach_back.active,
-        study_plan: None,
+        study_plan: study_plan_of(s).map(|plan| {
+            let current = study_plan::current(plan).map(|i| plan.steps[i].step_id.clone());
+            StudyPlanView {
+                unit_id: plan.unit_id.clone(),
+                steps: plan
+                    .steps
+                    .iter()
+                    .map(|step| PlanStepView {
+                        step_id: step.step_id.clone(),
+                        title: step.title.clone(),
+                        kind: step.kind,
+                        concept: step.concept.clone(),
+                        success_criteria: step.success_criteria.clone(),
+                        status: step.status,
+                        questions_asked: step.progress.questions_asked,
+                        questions_correct: step.progress.questions_correct,
+                        attempts: step.progress.attempts,
+                    })
+                    .collect(),
+                current_step_id: current,
+                steps_completed: plan
+                    .steps
+                    .iter()
+                    .filter(|s| s.status == StepStatus::Completed)
+                    .count() as u32,
+                replans_used: plan.replan_count,
+                max_replans: plan.max_replans,
+                replans: plan.replans.clone(),
+                complete: study_plan::is_complete(plan),
+                extension_turns: plan.extension_turns,
+            }
+        }),
         exam_progress: None,
         problem_set: None,
     }

@@ -245,6 +245,7 @@ pub fn turn_input(units: &[Unit]) -> TutorTurnInput {
             intent: StudentIntent::Unknown,
         },
         seed: 7,
+        lesson: None,
     }
 }
 

@@ -20,8 +20,12 @@ export interface paths {
          *     student's progress in the course (the snapshot) is shared by all of
          *     their threads in it and is created on their first thread.
          *
-         *     Only mode `guided` is available; the other modes answer 422
-         *     (`mode-not-available`) until they are built.
+         *     Modes `guided` and `teach_me` are available; the other modes answer
+         *     422 (`mode-not-available`) until they are built. A `teach_me` thread
+         *     teaches `unitId` (the course's entry unit if none is given) from a
+         *     study plan of 3 to 5 steps, set up here: the unit's authored plan,
+         *     else the planner's, else the workflow's default plan. Its progress is
+         *     in `state.studyPlan` of every response.
          */
         post: operations["createThread"];
         delete?: never;
@@ -706,9 +710,17 @@ export interface components {
             wrongAttempts: number;
         };
         PlanStepView: {
+            /** Format: uint32 */
+            attempts: number;
+            concept: string;
             kind: components["schemas"]["StepKind"];
+            /** Format: uint32 */
+            questionsAsked: number;
+            /** Format: uint32 */
+            questionsCorrect: number;
             status: components["schemas"]["StepStatus"];
             stepId: string;
+            successCriteria?: string;
             title: string;
         };
         PrerequisiteEdge: {
@@ -751,6 +763,15 @@ export interface components {
          * @enum {string}
          */
         QuestionPhase: "asked" | "probe" | "hint" | "explain" | "strategy_change";
+        /** @description Why and when a study plan was rewritten. */
+        ReplanRecord: {
+            reason: string;
+            /**
+             * Format: uint32
+             * @description The session turn whose answer triggered it.
+             */
+            turn: number;
+        };
         /** @description `GET /me/courses/{courseId}/report`. */
         ReportCard: {
             courseId: string;
@@ -821,6 +842,27 @@ export interface components {
         StepKind: "explain" | "check" | "practice";
         /** @enum {string} */
         StepStatus: "pending" | "in_progress" | "completed" | "blocked";
+        /** @description A teach_me thread's study plan as the student sees it. */
+        StudyPlanView: {
+            complete: boolean;
+            /** @description The step being worked on; absent once the plan is complete. */
+            currentStepId?: string;
+            /**
+             * Format: uint32
+             * @description Turns taken after the plan completed.
+             */
+            extensionTurns: number;
+            /** Format: uint32 */
+            maxReplans: number;
+            /** @description Why the plan was rewritten, oldest first. */
+            replans: components["schemas"]["ReplanRecord"][];
+            /** Format: uint32 */
+            replansUsed: number;
+            steps: components["schemas"]["PlanStepView"][];
+            /** Format: uint32 */
+            stepsCompleted: number;
+            unitId: string;
+        };
         /** @enum {string} */
         SupportType: "memo" | "video";
         /** @description `POST /threads/{threadId}/exam/support-viewed`. */
@@ -870,7 +912,7 @@ export interface components {
             problemSet?: components["schemas"]["ProblemSetView"];
             scaffoldingActive: boolean;
             status: components["schemas"]["ThreadStatus"];
-            studyPlan?: components["schemas"]["PlanStepView"][];
+            studyPlan?: components["schemas"]["StudyPlanView"];
             teachBackActive: boolean;
             threadId: string;
             /** Format: uint32 */

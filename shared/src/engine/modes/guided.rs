@@ -39,6 +39,7 @@ impl SessionMode for Guided {
             policy,
             practice,
             block: ModeBlock::default(),
+            category: None,
         }
     }
 
@@ -56,7 +57,7 @@ impl SessionMode for Guided {
 
 /// A blueprint item for the unit a drill would target, when drills are
 /// allowed: the button's unit if in scope, else the policy's focus.
-fn practice_item(
+pub(super) fn practice_item(
     turn: &ModeTurn<'_>,
     read: &Interpreted,
     policy: &PolicyOutcome,

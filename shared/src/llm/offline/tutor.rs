@@ -412,6 +412,37 @@ fn understanding(follow_up: FollowUp) -> UnderstandingSignal {
     }
 }
 
+/// The unit's key ideas, those sharing the most words with the lesson
+/// step being taught first: a lesson's card leads with its step's idea.
+fn lesson_order<'a>(input: &TutorTurnInput, ideas: &'a [String]) -> Vec<&'a str> {
+    let ideas: Vec<&str> = ideas
+        .iter()
+        .map(|i| i.trim())
+        .filter(|i| !i.is_empty())
+        .collect();
+    let Some(step) = input.lesson.as_ref().and_then(|l| l.step.as_ref()) else {
+        return ideas;
+    };
+    let topic = content_words(&format!("{} {}", step.title, step.concept));
+    let mut scored: Vec<(usize, &str)> = ideas
+        .iter()
+        .map(|i| (content_words(i).intersection(&topic).count(), *i))
+        .collect();
+    scored.sort_by_key(|(score, _)| std::cmp::Reverse(*score));
+    scored.into_iter().map(|(_, i)| i).collect()
+}
+
+/// Lowercased words of four letters or more, a plural `s` dropped.
+fn content_words(text: &str) -> std::collections::BTreeSet<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.chars().count() >= 4)
+        .map(|w| {
+            let w = w.to_lowercase();
+            w.strip_suffix('s').map(str::to_owned).unwrap_or(w)
+        })
+        .collect()
+}
+
 /// Key ideas, then the worked example if it still fits, within the
 /// policy's word, idea and example limits.
 fn concept_card(input: &TutorTurnInput, unit: &UnitAnchor, max_ideas: u32) -> LlmConceptCard {
@@ -420,12 +451,7 @@ fn concept_card(input: &TutorTurnInput, unit: &UnitAnchor, max_ideas: u32) -> Ll
     let max_ideas = usize::try_from(max_ideas.min(3)).unwrap_or(3);
     let mut key_ideas = Vec::new();
     let mut used = 0;
-    for idea in unit
-        .key_ideas
-        .iter()
-        .map(|i| i.trim())
-        .filter(|i| !i.is_empty())
-    {
+    for idea in lesson_order(input, &unit.key_ideas) {
         if key_ideas.len() == max_ideas || used + words(idea) > max_words {
             break;
         }
