@@ -21,8 +21,8 @@ use tutorflow::engine::{drill, drill_grade, exam_cards, reply};
 use tutorflow::llm::OfflineTutor;
 use tutorflow::llm::prompt::tutor_prompt;
 use tutorflow::model::{
-    CallUsage, ClientEvent, LlmTutorResponse, Mode, PendingQuestion, Personalization,
-    QuestionPhase, Reply, SessionState, StudentSnapshot, Thread, ThreadStatus,
+    CallUsage, ClientEvent, LlmDrillCard, LlmTutorResponse, Mode, PendingQuestion, Personalization,
+    QuestionPhase, Reply, SessionState, StudentSnapshot, Thread, ThreadStatus, TutorAction,
 };
 
 const DRILL_KEY: &[u8] = b"leak-test-drill-key-0123456789ab";
@@ -391,4 +391,55 @@ fn no_drill_answer_reaches_the_prompt_or_the_student_while_it_is_pending() {
         families += 1;
     }
     assert!(families >= 15, "{families} blueprint families");
+}
+
+/// The server's new practice item is guarded in a reply that shows it; a
+/// reply without it may say the same number for its own reasons (a worked
+/// example of the student's own problem can land on it).
+#[test]
+fn a_practice_item_is_guarded_only_where_it_is_shown() {
+    let rt = runtime();
+    let snapshot = StudentSnapshot::new("leak-student", "prealgebra", &rt.course().entry_unit);
+    let session = SessionState::default();
+    let message = "give me a practice question";
+    let probe = run(&rt, &session, &snapshot, message, None);
+    let issued = probe
+        .plan
+        .practice
+        .as_ref()
+        .expect("a practice item is offered");
+    let answer = drill_grade::expected_answer(&issued.item).value;
+    let offline = OfflineTutor::new(rt.bundle.clone(), "default");
+    let mut with_card = offline.reply(&probe.plan.input).unwrap();
+    with_card.action = TutorAction::DrillCard;
+    with_card.concept_card = None;
+    with_card.drill_card = Some(LlmDrillCard {
+        prompt: issued.card.prompt.clone(),
+        question_latex: issued.card.question_latex.clone(),
+        expected_answer: None,
+    });
+    with_card.tutor_text = format!("Try this one. The answer is {answer}.");
+    let mut without_card = with_card.clone();
+    without_card.action = TutorAction::SocraticQuestion;
+    without_card.drill_card = None;
+
+    let shown = run(&rt, &session, &snapshot, message, Some(with_card));
+    let Verdict::Fallback(f) = &shown.decision.verdict else {
+        panic!("a reply stating the shown item's answer is replaced");
+    };
+    assert!(
+        f.violations.iter().any(|v| matches!(
+            v,
+            Violation::RevealsPendingAnswer { owner } if owner == "practice item"
+        )),
+        "{:?}",
+        f.violations
+    );
+    let not_shown = run(&rt, &session, &snapshot, message, Some(without_card));
+    assert_eq!(
+        not_shown.decision.origin,
+        ReplyOrigin::Llm,
+        "{}",
+        not_shown.shown
+    );
 }

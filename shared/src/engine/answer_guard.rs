@@ -213,12 +213,16 @@ pub fn pending_in_session(
 /// The tutor's context with every pending answer masked: unit anchors, key
 /// ideas, worked examples, retrieved chunks and misconception notes. The
 /// question, the practice item and what the student wrote stay as they are.
-pub fn mask_input(input: &mut TutorTurnInput, pending: &[PendingAnswer]) {
+pub fn mask_input<'p>(
+    input: &mut TutorTurnInput,
+    pending: impl IntoIterator<Item = &'p PendingAnswer>,
+) {
+    let pending: Vec<&PendingAnswer> = pending.into_iter().collect();
     if pending.is_empty() {
         return;
     }
     let mask = |text: &mut String| {
-        for p in pending {
+        for p in &pending {
             *text = p.mask(text);
         }
     };

@@ -124,10 +124,15 @@ fn leak(plan: &Plan, reply: &LlmTutorResponse) -> Option<String> {
             d.expected_answer.as_deref()?,
         )
     });
+    let shown_practice = plan
+        .practice_answer
+        .as_ref()
+        .filter(|_| reply.drill_card.is_some());
     let guarded: Vec<&PendingAnswer> = plan
         .pending_answers
         .iter()
         .chain(&plan.exam_answers)
+        .chain(shown_practice)
         .chain(own.as_ref())
         .collect();
     // The server's practice item, when there is one, is the drill shown.

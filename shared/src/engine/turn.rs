@@ -191,6 +191,9 @@ pub struct Plan {
     pub input: TutorTurnInput,
     /// Answers the reply must not state (see `engine::answer_guard`).
     pub pending_answers: Vec<PendingAnswer>,
+    /// The practice item's answer: guarded only in a reply that shows the
+    /// item (another reply may state the same number for other reasons).
+    pub practice_answer: Option<PendingAnswer>,
     /// The answers of the exam questions the reply may show: not in the
     /// context, and never stated.
     pub exam_answers: Vec<PendingAnswer>,
@@ -349,8 +352,18 @@ pub fn plan_interpreted(
         practice.as_ref(),
         block,
     );
-    let pending_answers = pending_answers(rt, &preview, practice.as_ref(), env.now);
-    answer_guard::mask_input(&mut input, &pending_answers);
+    let pending_answers = pending_answers(rt, &preview, env.now);
+    let practice_answer = practice.as_ref().and_then(|d| {
+        PendingAnswer::for_expected(
+            "practice item",
+            &format!("{} {}", d.card.prompt, d.card.question_latex),
+            &drill_grade::expected_answer(&d.item),
+        )
+    });
+    answer_guard::mask_input(
+        &mut input,
+        pending_answers.iter().chain(practice_answer.as_ref()),
+    );
     let exam_answers = policy
         .exam
         .available_question_ids
@@ -368,6 +381,7 @@ pub fn plan_interpreted(
         chat_drill,
         input,
         pending_answers,
+        practice_answer,
         exam_answers,
     })
 }
@@ -381,29 +395,19 @@ fn request_of(workflow: &Workflow, category: &str) -> StudentRequest {
 }
 
 /// The answers no reply may state this turn: the question still pending
-/// once this message is read, the exam cards on screen and the practice
-/// item the reply may show.
+/// once this message is read and the exam cards on screen.
 fn pending_answers(
     rt: &CourseRuntime,
     preview: &SessionState,
-    practice: Option<&IssuedDrill>,
     now: DateTime<Utc>,
 ) -> Vec<PendingAnswer> {
-    let mut pending = answer_guard::pending_in_session(
+    answer_guard::pending_in_session(
         rt.course(),
         preview,
         preview.pending_question.as_ref(),
         now,
         exam_cards::lifetime(rt.workflow().policy.exam_card_hours),
-    );
-    pending.extend(practice.and_then(|d| {
-        PendingAnswer::for_expected(
-            "practice item",
-            &format!("{} {}", d.card.prompt, d.card.question_latex),
-            &drill_grade::expected_answer(&d.item),
-        )
-    }));
-    pending
+    )
 }
 
 /// A button that says what the student wants outright.
