@@ -15,9 +15,10 @@ use tutorflow::engine::fallback::{self, ValidationContext};
 use tutorflow::llm::{OfflineDrillGrader, OfflineExamEvaluator, OfflineSafetyJudge, OfflineTutor};
 use tutorflow::model::{
     CheckReply, ClientEvent, DrillGrader, DrillGradingInput, ExamAvailability, ExamEvaluationInput,
-    ExamEvaluator, ExamTier, Judgement, LlmError, LlmTutorResponse, MappedUnit, PracticeItem,
-    QuestionPhase, QuestionState, SafetyInput, SafetyJudge, SafetyOutcome, StudentIntent, Tutor,
-    TutorAction, TutorTurnInput, UnderstandingSignal,
+    ExamEvaluator, ExamTier, Judgement, LessonBrief, LessonStep, LlmError, LlmTutorResponse,
+    MappedUnit, PacingDirective, PracticeItem, QuestionPhase, QuestionState, SafetyInput,
+    SafetyJudge, SafetyOutcome, StepKind, StudentIntent, Tutor, TutorAction, TutorTurnInput,
+    UnderstandingSignal, Verbosity,
 };
 
 use llm_support::{bundle, sample_units, synthetic, turn_input};
@@ -541,6 +542,58 @@ fn stuck_students_get_the_concept_card_and_requested_drills_the_practice_item() 
     let reply = tutor(&bundle).reply(&input).unwrap();
     assert_eq!(reply.action, TutorAction::DrillCard);
     assert_eq!(reply.drill_card.unwrap().question_latex, "x - 8 = 3");
+}
+
+/// A lesson's card follows the pacing and the student's style: SIMPLIFY
+/// gives a smaller step (one idea, the example kept to lean on),
+/// ACCELERATE drops the example, a quiet student gets at most two ideas.
+#[test]
+fn a_lesson_card_is_sized_by_the_pacing_and_the_style() {
+    let bundle = bundle();
+    let units = sample_units(&bundle);
+    let unit = units
+        .iter()
+        .find(|u| u.key_ideas.len() >= 3 && u.worked_example.is_some())
+        .expect("a unit with three ideas and an example");
+    let card = |pacing: PacingDirective, quiet: bool| {
+        let mut input = everything_allowed(std::slice::from_ref(unit));
+        input.policy.stuck = true;
+        input.category.id = "stuck".into();
+        input.pacing = pacing;
+        if quiet {
+            input.style.verbosity = Verbosity::Quiet;
+        }
+        input.lesson = Some(LessonBrief {
+            step: Some(LessonStep {
+                number: 1,
+                title: unit.title.clone(),
+                kind: StepKind::Explain,
+                concept: unit.key_ideas[0].clone(),
+                success_criteria: None,
+            }),
+            steps_total: 4,
+            steps_completed: 0,
+            complete: false,
+            closing: false,
+        });
+        let reply = tutor(&bundle).reply(&input).unwrap();
+        assert_eq!(reply.action, TutorAction::ConceptCard);
+        reply.concept_card.unwrap()
+    };
+    let steady = card(PacingDirective::Steady, false);
+    assert_eq!(steady.key_ideas.len(), 3);
+    assert!(steady.worked_example.is_some());
+
+    let simplify = card(PacingDirective::Simplify, false);
+    assert_eq!(simplify.key_ideas.len(), 1, "a smaller step");
+    assert!(simplify.worked_example.is_some());
+
+    let accelerate = card(PacingDirective::Accelerate, false);
+    assert_eq!(accelerate.key_ideas.len(), 3);
+    assert!(accelerate.worked_example.is_none(), "no example to wade through");
+
+    assert_eq!(card(PacingDirective::Steady, true).key_ideas.len(), 2);
+    assert_eq!(card(PacingDirective::Simplify, true).key_ideas.len(), 1);
 }
 
 #[test]
