@@ -446,7 +446,7 @@ async function main() {
       if ((await done()) > before) progressed.push(turn);
       if (wrong === 3 && !replanShot) {
         replanShot = true;
-        await plan.locator('.replans').waitFor({ timeout: 2000 });
+        await plan.locator('.replans').waitFor({ timeout: 10_000 });
         await plan.locator('.replans summary').click();
         await shot(page, '16-teach-me-replanned');
       }
@@ -486,9 +486,12 @@ async function main() {
     await phone.getByTestId('study-plan').waitFor({ state: 'visible' });
     await phone.waitForFunction(() => getComputedStyle(document.querySelector('.right')).transform === 'none');
     await shot(phone, '11b-phone-plan');
-    await strip.click();
+    // The drawer now covers the strip; Info closes it, and opens it again.
+    const info = phone.getByRole('button', { name: 'Info' });
+    expect((await info.getAttribute('aria-expanded')) === 'true', 'Info shows the drawer is open');
+    await info.click();
     await phone.waitForFunction(() => getComputedStyle(document.querySelector('.right')).visibility === 'hidden');
-    await phone.getByRole('button', { name: 'Info' }).click();
+    await info.click();
     await phone.locator('.right .focus').waitFor({ state: 'visible' });
     // The drawer slides in; photograph it once it has arrived.
     await phone.waitForFunction(() => getComputedStyle(document.querySelector('.right')).transform === 'none');
