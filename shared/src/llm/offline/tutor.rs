@@ -19,7 +19,7 @@ use crate::model::{
     CallUsage, CheckReply, ClientEvent, ExamCandidate, LlmConceptCard, LlmDrillCard, LlmError,
     LlmExamSuggestion, LlmMappedUnit, LlmTurnAnalysis, LlmTutorResponse, LlmWorkedExample,
     MAX_REPLY_LIST, PacingDirective, Reply, StepKind, StudentIntent, Tutor, TutorAction,
-    TutorTurnInput, UnderstandingSignal, UnitAnchor, Verbosity,
+    TutorTurnInput, UnderstandingSignal, UnitAnchor,
 };
 
 /// Longest passage of lesson text quoted as an explanation, in characters.
@@ -186,8 +186,12 @@ fn preference(input: &TutorTurnInput, follow_up: FollowUp) -> Vec<TutorAction> {
         .is_some_and(|s| s.kind != StepKind::Explain)
         && input.context.practice_item.is_some()
         && input.question.is_none();
+    // A student whose replies are fading is won back with a quick, concrete
+    // item rather than asked to explain their answer.
+    let fading = input.style.disengaged;
     let wanted: &[TutorAction] = match follow_up {
         FollowUp::Continue | FollowUp::Redirect if lesson_item => &[DrillCard, SocraticQuestion],
+        FollowUp::TeachBack if lesson_item && fading => &[DrillCard, SocraticQuestion],
         FollowUp::Continue => match input.context.client_event {
             ClientEvent::RequestDrill { .. } => &[DrillCard, SocraticQuestion],
             _ if policy.exam_ready => &[ExamBlock, DrillCard, SocraticQuestion],
@@ -456,23 +460,17 @@ fn content_words(text: &str) -> std::collections::BTreeSet<String> {
     crate::engine::modes::study_plan::words(text)
 }
 
-/// How much a lesson's concept card holds, from the pacing and the
-/// student's style: a student the pacing SIMPLIFYs gets a smaller step (the
-/// step's one idea, with the worked example to lean on); one racing ahead
-/// (ACCELERATE) the ideas without the example they do not need; a quiet or
-/// disengaged student at most two ideas. Outside a lesson, the policy's
+/// How much a lesson's concept card holds, from the pacing: a student the
+/// pacing SIMPLIFYs gets a smaller step (the step's one idea, with the
+/// worked example to lean on); one racing ahead (ACCELERATE) the ideas
+/// without the example they do not need. Outside a lesson, the policy's
 /// limits alone.
 fn card_size(input: &TutorTurnInput, max_ideas: u32) -> (usize, bool) {
     let max_ideas = usize::try_from(max_ideas.min(3)).unwrap_or(3);
     let in_lesson = input.lesson.as_ref().is_some_and(|l| l.step.is_some());
-    if !in_lesson {
-        return (max_ideas, true);
-    }
-    let brief = input.style.verbosity == Verbosity::Quiet || input.style.disengaged;
     match input.pacing {
-        PacingDirective::Simplify => (1, true),
-        PacingDirective::Accelerate => (max_ideas, false),
-        _ if brief => (max_ideas.min(2), true),
+        PacingDirective::Simplify if in_lesson => (1, true),
+        PacingDirective::Accelerate if in_lesson => (max_ideas, false),
         _ => (max_ideas, true),
     }
 }
