@@ -654,7 +654,12 @@ fn a_lesson_text_may_use_only_its_own_placeholders() {
         "cannot be used in prompt_signals.lesson.simplify; available: none",
     );
 
-    let files = mutated(&shipped(), WORKFLOW, "Ask nothing new.", "Ask nothing {{new.");
+    let files = mutated(
+        &shipped(),
+        WORKFLOW,
+        "Ask nothing new.",
+        "Ask nothing {{new.",
+    );
     assert!(
         problems(&files)
             .iter()

@@ -559,7 +559,11 @@ fn a_lesson_card_is_sized_by_the_pacing() {
         input.policy.stuck = true;
         input.category.id = "stuck".into();
         input.pacing = pacing;
-        input.lesson = Some(lesson_at(StepKind::Explain, &unit.key_ideas[0], &unit.title));
+        input.lesson = Some(lesson_at(
+            StepKind::Explain,
+            &unit.key_ideas[0],
+            &unit.title,
+        ));
         let reply = tutor(&bundle).reply(&input).unwrap();
         assert_eq!(reply.action, TutorAction::ConceptCard);
         reply.concept_card.unwrap()
@@ -574,7 +578,10 @@ fn a_lesson_card_is_sized_by_the_pacing() {
 
     let accelerate = card(PacingDirective::Accelerate);
     assert_eq!(accelerate.key_ideas.len(), 3);
-    assert!(accelerate.worked_example.is_none(), "no example to wade through");
+    assert!(
+        accelerate.worked_example.is_none(),
+        "no example to wade through"
+    );
 }
 
 /// A lesson at a step of `kind` about `concept`.

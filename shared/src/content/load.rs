@@ -1521,8 +1521,12 @@ impl Loader {
             ];
             for (field, text) in fields {
                 let Some(text) = text else { continue };
-                let Some(start) = text.find("{{") else { continue };
-                let end = text[start..].find("}}").map_or(text.len(), |e| start + e + 2);
+                let Some(start) = text.find("{{") else {
+                    continue;
+                };
+                let end = text[start..]
+                    .find("}}")
+                    .map_or(text.len(), |e| start + e + 2);
                 let written = &text[start..end];
                 let field_at = at.index(i).key(field);
                 let pos = doc.index.locate_within(&field_at, written);

@@ -720,7 +720,11 @@ mod tests {
         assert_eq!(e.plan.steps[2].status, StepStatus::Completed, "skipped");
         assert!(e.completed_now, "the lesson goes on to its extension");
         let steady = evaluate(&ending, StepEvidence::Correct, None, &settings(), 6);
-        assert_eq!(steady.decision, Decision::Advance, "no skip without ACCELERATE");
+        assert_eq!(
+            steady.decision,
+            Decision::Advance,
+            "no skip without ACCELERATE"
+        );
     }
 
     #[test]
@@ -734,7 +738,11 @@ mod tests {
             closest_skills("column subtraction with borrowing", &skills),
             [1]
         );
-        assert_eq!(closest_skills("place value", &skills), [0, 1], "no match: any");
+        assert_eq!(
+            closest_skills("place value", &skills),
+            [0, 1],
+            "no match: any"
+        );
         assert_eq!(closest_skills("needed", &skills), [0, 1], "a tie: either");
     }
 

@@ -30,8 +30,8 @@ use crate::engine::policy::PolicyOutcome;
 use crate::engine::turn::{Interpreted, Plan, TurnEvent};
 use crate::model::{
     ExamAvailability, GradeOutcome, LessonBrief, LessonStep, LlmTutorResponse, Mode, ModeState,
-    PacingDirective, PlannerInput, Role, Scaffolding, SessionState, StepKind, StepStatus, StudentIntent, StudyPlan,
-    ThreadStatus, TutorAction,
+    PacingDirective, PlannerInput, Role, Scaffolding, SessionState, StepKind, StepStatus,
+    StudentIntent, StudyPlan, ThreadStatus, TutorAction,
 };
 
 /// The teach_me mode.

@@ -446,7 +446,8 @@ fn lesson_order<'a>(input: &TutorTurnInput, ideas: &'a [String]) -> Vec<&'a str>
         .iter()
         .map(|i| {
             let words = content_words(i);
-            let score = 2 * words.intersection(&concept).count() + words.intersection(&title).count();
+            let score =
+                2 * words.intersection(&concept).count() + words.intersection(&title).count();
             (score, *i)
         })
         .collect();
