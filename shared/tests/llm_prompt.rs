@@ -354,3 +354,43 @@ fn personalization_style_and_pacing_come_from_the_workflow() {
     assert!(system.contains("Ana, age 13") && system.contains("I play football"));
     assert!(system.contains("Session mode: clarify doubts"));
 }
+
+/// A lesson's mode block says what the turn's pacing means for its step:
+/// a smaller step under SIMPLIFY, a brisk one under ACCELERATE, nothing
+/// more otherwise.
+#[test]
+fn the_lesson_block_carries_the_pacing_of_the_step() {
+    use tutorflow::model::{LessonBrief, LessonStep, Mode, PacingDirective, StepKind};
+    let bundle = bundle();
+    let units = sample_units(&bundle);
+    let lesson = &workflow(&bundle).prompt_signals.lesson;
+    let system = |pacing: PacingDirective| {
+        let mut input = turn_input(&units);
+        input.mode = Mode::TeachMe;
+        input.pacing = pacing;
+        input.lesson = Some(LessonBrief {
+            step: Some(LessonStep {
+                number: 2,
+                title: "Undo addition and subtraction".into(),
+                kind: StepKind::Check,
+                concept: "inverse of + and -".into(),
+                success_criteria: None,
+            }),
+            steps_total: 4,
+            steps_completed: 1,
+            complete: false,
+            closing: false,
+        });
+        let prompt = tutor_prompt(&bundle.prompts, &roomy(&bundle), &input).unwrap();
+        prompt.messages[0].content.clone()
+    };
+    let simplify = system(PacingDirective::Simplify);
+    assert!(simplify.contains("step 2 of 4, a check step"));
+    assert!(simplify.contains(lesson.simplify.trim()));
+    assert!(!simplify.contains(lesson.accelerate.trim()));
+    let accelerate = system(PacingDirective::Accelerate);
+    assert!(accelerate.contains(lesson.accelerate.trim()));
+    assert!(!accelerate.contains(lesson.simplify.trim()));
+    let steady = system(PacingDirective::Steady);
+    assert!(!steady.contains(lesson.simplify.trim()) && !steady.contains(lesson.accelerate.trim()));
+}

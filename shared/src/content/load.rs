@@ -10,7 +10,7 @@ use serde::de::DeserializeOwned;
 
 use super::blueprint::Blueprint;
 use super::blueprint_check::{self, Probe};
-use super::course::{Course, CourseFile, ExamItem, Unit};
+use super::course::{AuthoredStep, Course, CourseFile, ExamItem, Unit};
 use super::diagnostic::{Diagnostic, Diagnostics};
 use super::prompt::{PromptRole, PromptTemplate};
 use super::source::ContentFiles;
@@ -850,6 +850,7 @@ impl Loader {
                 self.at(doc, &signals.key(group).key(name), "text is empty");
             }
         }
+        self.check_lesson_texts(doc, &signals.key("lesson"));
         let offline = YamlPath::root().key("offline_tutor");
         let phrases = &w.offline_tutor;
         for (id, reaction) in &phrases.reactions {
@@ -879,6 +880,50 @@ impl Loader {
                 );
             }
             self.check_phrases(doc, &at, list, slot);
+        }
+    }
+
+    /// The lesson texts of the tutor prompt's mode block use only the
+    /// placeholders filled in for them; an unknown one would reach the model
+    /// as it is written. Each is reported where it stands in the file.
+    fn check_lesson_texts(&mut self, doc: &Doc<Workflow>, at: &YamlPath) {
+        for (name, text, allowed) in doc.value.prompt_signals.lesson.texts() {
+            let text_at = at.key(name);
+            let template = match PromptTemplate::parse(name, text) {
+                Ok(t) => t,
+                Err(errors) => {
+                    for e in errors {
+                        self.at(doc, &text_at, e.message);
+                    }
+                    continue;
+                }
+            };
+            for p in template.placeholders() {
+                if allowed.contains(&p.name.as_str()) {
+                    continue;
+                }
+                let pos = doc
+                    .index
+                    .locate_within(&text_at, &format!("{{{{{}}}}}", p.name));
+                let available = if allowed.is_empty() {
+                    "none".to_owned()
+                } else {
+                    allowed
+                        .iter()
+                        .map(|a| format!("{{{{{a}}}}}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                };
+                self.error(
+                    &doc.path,
+                    pos.line,
+                    pos.column,
+                    format!(
+                        "placeholder {{{{{}}}}} cannot be used in prompt_signals.lesson.{name}; available: {available}",
+                        p.name
+                    ),
+                );
+            }
         }
     }
 
@@ -1449,6 +1494,7 @@ impl Loader {
             }
         }
         if let Some(plan) = &u.study_plan {
+            self.check_plan_texts(doc, &root.key("study_plan"), plan);
             let drafts: Vec<StepDraft> = plan.iter().map(StepDraft::from).collect();
             if let Err(problem) = study_plan::check_drafts(&drafts, u) {
                 let at = root.key("study_plan");
@@ -1460,6 +1506,39 @@ impl Loader {
         }
         for (i, q) in u.exam.iter().enumerate() {
             self.check_exam_item(doc, &root.key("exam").index(i), q, question_ids);
+        }
+    }
+
+    /// An authored plan's words go into the tutor prompt as they are: a
+    /// `{{placeholder}}` in them is never filled, so it is an error where
+    /// it stands.
+    fn check_plan_texts(&mut self, doc: &Doc<Unit>, at: &YamlPath, plan: &[AuthoredStep]) {
+        for (i, step) in plan.iter().enumerate() {
+            let fields = [
+                ("title", Some(&step.title)),
+                ("concept", Some(&step.concept)),
+                ("success_criteria", step.success_criteria.as_ref()),
+            ];
+            for (field, text) in fields {
+                let Some(text) = text else { continue };
+                let Some(start) = text.find("{{") else {
+                    continue;
+                };
+                let end = text[start..]
+                    .find("}}")
+                    .map_or(text.len(), |e| start + e + 2);
+                let written = &text[start..end];
+                let field_at = at.index(i).key(field);
+                let pos = doc.index.locate_within(&field_at, written);
+                self.error(
+                    &doc.path,
+                    pos.line,
+                    pos.column,
+                    format!(
+                        "`{written}` is never filled in a study plan's {field}: write the words themselves"
+                    ),
+                );
+            }
         }
     }
 

@@ -25,13 +25,42 @@ pub struct PromptSignals {
 }
 
 /// The lesson texts; `step` may use `{{number}}`, `{{total}}`, `{{kind}}`,
-/// `{{title}}`, `{{concept}}` and `{{success_criteria}}`.
+/// `{{title}}`, `{{concept}}` and `{{success_criteria}}`, the others no
+/// placeholder. `simplify` and `accelerate` follow `step` when the turn's
+/// pacing is SIMPLIFY or ACCELERATE: what the pacing means for the step.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LessonTexts {
     pub step: String,
     pub complete: String,
     pub closing: String,
+    #[serde(default)]
+    pub simplify: String,
+    #[serde(default)]
+    pub accelerate: String,
+}
+
+impl LessonTexts {
+    /// The placeholders the `step` text may use.
+    pub const STEP_PLACEHOLDERS: [&'static str; 6] = [
+        "number",
+        "total",
+        "kind",
+        "title",
+        "concept",
+        "success_criteria",
+    ];
+
+    /// Each text with its key and the placeholders it may use.
+    pub fn texts(&self) -> [(&'static str, &str, &'static [&'static str]); 5] {
+        [
+            ("step", &self.step, &Self::STEP_PLACEHOLDERS),
+            ("complete", &self.complete, &[]),
+            ("closing", &self.closing, &[]),
+            ("simplify", &self.simplify, &[]),
+            ("accelerate", &self.accelerate, &[]),
+        ]
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -99,8 +128,9 @@ impl PromptSignals {
         }
     }
 
-    /// The mode block of a planned lesson: where it is and what this reply does.
-    pub fn lesson(&self, lesson: &crate::model::LessonBrief) -> String {
+    /// The mode block of a planned lesson: where it is and what this reply
+    /// does, and what this turn's pacing means for the step.
+    pub fn lesson(&self, lesson: &crate::model::LessonBrief, pacing: PacingDirective) -> String {
         let l = &self.lesson;
         if lesson.closing {
             return l.closing.trim().to_owned();
@@ -113,7 +143,13 @@ impl PromptSignals {
             crate::model::StepKind::Check => "check",
             crate::model::StepKind::Practice => "practice",
         };
-        l.step
+        let pace = match pacing {
+            PacingDirective::Simplify => l.simplify.trim(),
+            PacingDirective::Accelerate => l.accelerate.trim(),
+            _ => "",
+        };
+        let text = l
+            .step
             .trim()
             .replace("{{number}}", &step.number.to_string())
             .replace("{{total}}", &lesson.steps_total.to_string())
@@ -125,7 +161,12 @@ impl PromptSignals {
                 step.success_criteria
                     .as_deref()
                     .unwrap_or("the student shows they have it"),
-            )
+            );
+        if pace.is_empty() {
+            text
+        } else {
+            format!("{text} {pace}")
+        }
     }
 
     /// Every text with its YAML path below `prompt_signals`, for validation.
@@ -152,6 +193,8 @@ impl PromptSignals {
             (["lesson", "step"], &l.step),
             (["lesson", "complete"], &l.complete),
             (["lesson", "closing"], &l.closing),
+            (["lesson", "simplify"], &l.simplify),
+            (["lesson", "accelerate"], &l.accelerate),
         ]
     }
 }

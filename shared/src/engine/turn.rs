@@ -810,6 +810,8 @@ pub fn apply(
     }
     let session = &mut thread.session;
     session.turn_count = session.turn_count.saturating_add(1);
+    // This turn read them (modes read the state as it was before the turn).
+    session.card_grades.clear();
     thread.updated_at = env.now;
 
     // The safety gate's words for a flagged message, counted in the

@@ -168,7 +168,7 @@ impl FixedParts {
         values.insert(
             "mode_rules",
             match &input.lesson {
-                Some(lesson) => format!("{rules}\n{}", signals.lesson(lesson)),
+                Some(lesson) => format!("{rules}\n{}", signals.lesson(lesson, input.pacing)),
                 None => rules.to_owned(),
             },
         );

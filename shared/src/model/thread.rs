@@ -169,6 +169,11 @@ pub struct SessionState {
     /// the thread's own summary is built from it, not from the course record.
     #[serde(skip_serializing_if = "ThreadLearning::is_empty")]
     pub learning: ThreadLearning,
+    /// First answers to drill cards graded since the last turn, oldest
+    /// first (bounded): the next turn reads them as the student's answers
+    /// (a lesson's step counts them), then clears them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub card_grades: Vec<super::api::GradeOutcome>,
 }
 
 /// A conversation's own record of work, in the order units were met.

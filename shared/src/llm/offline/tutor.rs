@@ -18,8 +18,8 @@ use crate::engine::fallback::{self, ValidationContext};
 use crate::model::{
     CallUsage, CheckReply, ClientEvent, ExamCandidate, LlmConceptCard, LlmDrillCard, LlmError,
     LlmExamSuggestion, LlmMappedUnit, LlmTurnAnalysis, LlmTutorResponse, LlmWorkedExample,
-    MAX_REPLY_LIST, Reply, StudentIntent, Tutor, TutorAction, TutorTurnInput, UnderstandingSignal,
-    UnitAnchor,
+    MAX_REPLY_LIST, PacingDirective, Reply, StepKind, StudentIntent, Tutor, TutorAction,
+    TutorTurnInput, UnderstandingSignal, UnitAnchor,
 };
 
 /// Longest passage of lesson text quoted as an explanation, in characters.
@@ -176,7 +176,22 @@ fn follow_up(phrases: &OfflinePhrases, input: &TutorTurnInput) -> FollowUp {
 fn preference(input: &TutorTurnInput, follow_up: FollowUp) -> Vec<TutorAction> {
     use TutorAction::*;
     let policy = &input.policy;
+    // A lesson's check or practice step is worked through its items: with
+    // one to ask and none pending, moving on or back to the lesson means
+    // asking it.
+    let lesson_item = input
+        .lesson
+        .as_ref()
+        .and_then(|l| l.step.as_ref())
+        .is_some_and(|s| s.kind != StepKind::Explain)
+        && input.context.practice_item.is_some()
+        && input.question.is_none();
+    // A student whose replies are fading is won back with a quick, concrete
+    // item rather than asked to explain their answer.
+    let fading = input.style.disengaged;
     let wanted: &[TutorAction] = match follow_up {
+        FollowUp::Continue | FollowUp::Redirect if lesson_item => &[DrillCard, SocraticQuestion],
+        FollowUp::TeachBack if lesson_item && fading => &[DrillCard, SocraticQuestion],
         FollowUp::Continue => match input.context.client_event {
             ClientEvent::RequestDrill { .. } => &[DrillCard, SocraticQuestion],
             _ if policy.exam_ready => &[ExamBlock, DrillCard, SocraticQuestion],
@@ -423,32 +438,50 @@ fn lesson_order<'a>(input: &TutorTurnInput, ideas: &'a [String]) -> Vec<&'a str>
     let Some(step) = input.lesson.as_ref().and_then(|l| l.step.as_ref()) else {
         return ideas;
     };
-    let topic = content_words(&format!("{} {}", step.title, step.concept));
+    // The concept says what the step is about; its title weighs less
+    // ("One small idea: ..." shares words by chance).
+    let concept = content_words(&step.concept);
+    let title = content_words(&step.title);
     let mut scored: Vec<(usize, &str)> = ideas
         .iter()
-        .map(|i| (content_words(i).intersection(&topic).count(), *i))
+        .map(|i| {
+            let words = content_words(i);
+            let score =
+                2 * words.intersection(&concept).count() + words.intersection(&title).count();
+            (score, *i)
+        })
         .collect();
     scored.sort_by_key(|(score, _)| std::cmp::Reverse(*score));
     scored.into_iter().map(|(_, i)| i).collect()
 }
 
-/// Lowercased words of four letters or more, a plural `s` dropped.
+/// Lowercased words of four letters or more, a plural `s` or an `-ing`
+/// dropped (carrying is about carry).
 fn content_words(text: &str) -> std::collections::BTreeSet<String> {
-    text.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| w.chars().count() >= 4)
-        .map(|w| {
-            let w = w.to_lowercase();
-            w.strip_suffix('s').map(str::to_owned).unwrap_or(w)
-        })
-        .collect()
+    crate::engine::modes::study_plan::words(text)
+}
+
+/// How much a lesson's concept card holds, from the pacing: a student the
+/// pacing SIMPLIFYs gets a smaller step (the step's one idea, with the
+/// worked example to lean on); one racing ahead (ACCELERATE) the ideas
+/// without the example they do not need. Outside a lesson, the policy's
+/// limits alone.
+fn card_size(input: &TutorTurnInput, max_ideas: u32) -> (usize, bool) {
+    let max_ideas = usize::try_from(max_ideas.min(3)).unwrap_or(3);
+    let in_lesson = input.lesson.as_ref().is_some_and(|l| l.step.is_some());
+    match input.pacing {
+        PacingDirective::Simplify if in_lesson => (1, true),
+        PacingDirective::Accelerate if in_lesson => (max_ideas, false),
+        _ => (max_ideas, true),
+    }
 }
 
 /// Key ideas, then the worked example if it still fits, within the
-/// policy's word, idea and example limits.
+/// policy's word, idea and example limits and the lesson's pace.
 fn concept_card(input: &TutorTurnInput, unit: &UnitAnchor, max_ideas: u32) -> LlmConceptCard {
     let limits = &input.policy.constraints;
     let max_words = usize::try_from(limits.max_concept_words).unwrap_or(usize::MAX);
-    let max_ideas = usize::try_from(max_ideas.min(3)).unwrap_or(3);
+    let (max_ideas, with_example) = card_size(input, max_ideas);
     let mut key_ideas = Vec::new();
     let mut used = 0;
     for idea in lesson_order(input, &unit.key_ideas) {
@@ -461,7 +494,7 @@ fn concept_card(input: &TutorTurnInput, unit: &UnitAnchor, max_ideas: u32) -> Ll
     let worked_example = unit
         .worked_example
         .as_ref()
-        .filter(|_| limits.max_worked_examples > 0)
+        .filter(|_| with_example && limits.max_worked_examples > 0)
         .filter(|e| !overlaps_question(input, &e.problem))
         .filter(|e| {
             let example_words = words(&e.problem)
