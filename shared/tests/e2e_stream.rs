@@ -47,7 +47,13 @@ impl Streamed {
     }
 }
 
-async fn stream_turn(h: &Harness, student: &str, thread: &str, body: Value, key: Option<&str>) -> Streamed {
+async fn stream_turn(
+    h: &Harness,
+    student: &str,
+    thread: &str,
+    body: Value,
+    key: Option<&str>,
+) -> Streamed {
     let mut request = h
         .http()
         .post(format!("{}/threads/{thread}/turn", h.base()))
@@ -105,9 +111,16 @@ async fn the_offline_tutor_streams_words_then_the_stored_final() {
     let deltas = streamed.deltas();
     assert!(deltas.len() >= 2, "word pieces: {names:?}");
     assert_eq!(names.last(), Some(&"final"), "{names:?}");
-    assert!(names[..names.len() - 1].iter().all(|n| *n == "delta"), "{names:?}");
+    assert!(
+        names[..names.len() - 1].iter().all(|n| *n == "delta"),
+        "{names:?}"
+    );
     let (_, response) = streamed.last();
-    assert_eq!(deltas.concat(), tutor_text(&response), "the final is what streamed");
+    assert_eq!(
+        deltas.concat(),
+        tutor_text(&response),
+        "the final is what streamed"
+    );
 
     // A replay of the same request is the stored response, as one event.
     let replay = stream_turn(&h, student, &thread, said.clone(), Some("stream-1")).await;
@@ -125,21 +138,36 @@ async fn the_offline_tutor_streams_words_then_the_stored_final() {
         .await;
     assert!(whole.replayed);
     assert_eq!(whole.body, response);
-    assert_eq!(h.message_count(student, &thread).await, 3, "one turn stored once");
+    assert_eq!(
+        h.message_count(student, &thread).await,
+        3,
+        "one turn stored once"
+    );
 }
 
 #[tokio::test]
 async fn refusals_before_the_stream_are_problem_json() {
     let h = Harness::sqlite().await;
     let student = "student-stream-refused";
-    let missing = stream_turn(&h, student, "no-such-thread", json!({"messageText": "hi"}), None).await;
+    let missing = stream_turn(
+        &h,
+        student,
+        "no-such-thread",
+        json!({"messageText": "hi"}),
+        None,
+    )
+    .await;
     assert_eq!(missing.status, 404, "{}", missing.body);
     assert!(missing.content_type.starts_with("application/problem+json"));
     let thread = h.new_thread(student).await;
     let empty = stream_turn(&h, student, &thread, json!({}), None).await;
     assert_eq!(empty.status, 400, "{}", empty.body);
     assert!(empty.content_type.starts_with("application/problem+json"));
-    assert_eq!(h.message_count(student, &thread).await, 1, "nothing changed");
+    assert_eq!(
+        h.message_count(student, &thread).await,
+        1,
+        "nothing changed"
+    );
 }
 
 /// Chat Completions chunks, the reply's JSON cut into `pieces` of text.
@@ -198,11 +226,24 @@ async fn a_leak_mid_stream_is_never_shown() {
     let (h, _model) = with_stand_in(openai_stream(&leaking_reply(), 40, DONE)).await;
     let student = "student-stream-leak";
     let thread = h.new_thread(student).await;
-    let streamed = stream_turn(&h, student, &thread, json!({"messageText": "how do I add 3 and 4?"}), None).await;
+    let streamed = stream_turn(
+        &h,
+        student,
+        &thread,
+        json!({"messageText": "how do I add 3 and 4?"}),
+        None,
+    )
+    .await;
     assert_eq!(streamed.status, 200, "{}", streamed.body);
     let shown = streamed.deltas().concat();
-    assert!(shown.starts_with("Let's look at this one together"), "{shown:?}");
-    assert!(!shown.to_lowercase().contains("student"), "leaked: {shown:?}");
+    assert!(
+        shown.starts_with("Let's look at this one together"),
+        "{shown:?}"
+    );
+    assert!(
+        !shown.to_lowercase().contains("student"),
+        "leaked: {shown:?}"
+    );
     assert!(!shown.contains("mastery"), "leaked: {shown:?}");
     let (name, response) = streamed.last();
     assert_eq!(name, "replaced", "{:?}", streamed.names());
@@ -218,7 +259,14 @@ async fn a_broken_stream_ends_replaced() {
         let (h, _model) = with_stand_in(openai_stream(&leaking_reply(), 40, tail)).await;
         let student = "student-stream-broken";
         let thread = h.new_thread(student).await;
-        let streamed = stream_turn(&h, student, &thread, json!({"messageText": "how do I add 3 and 4?"}), None).await;
+        let streamed = stream_turn(
+            &h,
+            student,
+            &thread,
+            json!({"messageText": "how do I add 3 and 4?"}),
+            None,
+        )
+        .await;
         assert_eq!(streamed.status, 200, "{}", streamed.body);
         assert!(!streamed.deltas().is_empty(), "{:?}", streamed.names());
         let (name, response) = streamed.last();

@@ -524,24 +524,42 @@ fn check_streaming_twin(stack: &Stack) -> Problems {
     let mut problems = Problems::new();
     let p = stack.function_properties(STREAMING_TWIN);
     let turn = stack.function_properties(&logical_id(Function::Turn));
-    for key in ["CodeUri", "Handler", "Runtime", "Architectures", "MemorySize", "Timeout"] {
+    for key in [
+        "CodeUri",
+        "Handler",
+        "Runtime",
+        "Architectures",
+        "MemorySize",
+        "Timeout",
+    ] {
         if p[key] != turn[key] {
-            problems.push(format!("{STREAMING_TWIN}: {key} is {}, the turn's is {}", p[key], turn[key]));
+            problems.push(format!(
+                "{STREAMING_TWIN}: {key} is {}, the turn's is {}",
+                p[key], turn[key]
+            ));
         }
     }
     if p.pointer("/FunctionUrlConfig/InvokeMode") != Some(&json!("RESPONSE_STREAM")) {
-        problems.push(format!("{STREAMING_TWIN}: its function URL does not stream"));
+        problems.push(format!(
+            "{STREAMING_TWIN}: its function URL does not stream"
+        ));
     }
     let env = env_of(&p);
     if env.get("TUTORFLOW_RESPONSE_STREAMING").map(String::as_str) != Some("true") {
-        problems.push(format!("{STREAMING_TWIN}: TUTORFLOW_RESPONSE_STREAMING is not true"));
+        problems.push(format!(
+            "{STREAMING_TWIN}: TUTORFLOW_RESPONSE_STREAMING is not true"
+        ));
     }
     // No gateway authorizer stands in front of a function URL.
     if env.get("TUTORFLOW_AUTH_MODE").map(String::as_str) != Some("jwks") {
-        problems.push(format!("{STREAMING_TWIN}: it must check tokens itself (jwks)"));
+        problems.push(format!(
+            "{STREAMING_TWIN}: it must check tokens itself (jwks)"
+        ));
     }
     if !p["Events"].is_null() {
-        problems.push(format!("{STREAMING_TWIN}: the HTTP API routes belong to the turn function"));
+        problems.push(format!(
+            "{STREAMING_TWIN}: the HTTP API routes belong to the turn function"
+        ));
     }
     problems
 }

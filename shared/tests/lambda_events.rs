@@ -494,7 +494,10 @@ async fn a_turn_streams_through_the_streaming_handler() {
     let mut parser = SseParser::default();
     let events = parser.push(&bytes);
     let names: Vec<&str> = events.iter().filter_map(|e| e.event.as_deref()).collect();
-    assert!(names.len() > 2 && names[..names.len() - 1].iter().all(|n| *n == "delta"), "{names:?}");
+    assert!(
+        names.len() > 2 && names[..names.len() - 1].iter().all(|n| *n == "delta"),
+        "{names:?}"
+    );
     assert_eq!(names.last(), Some(&"final"));
     let last: Value = serde_json::from_str(&events.last().unwrap().data).unwrap();
     assert!(!last["messages"].as_array().unwrap().is_empty(), "{last}");

@@ -16,7 +16,9 @@ use tutorflow::llm::gemini::GeminiProvider;
 use tutorflow::llm::openai::{OpenAiFlavor, OpenAiProvider};
 use tutorflow::llm::stream_json::FieldReader;
 use tutorflow::llm::structured::structured_call_streaming;
-use tutorflow::llm::{ApiKey, CallSettings, ChatMessage, Endpoint, LlmCall, LlmProvider, RetryPolicy};
+use tutorflow::llm::{
+    ApiKey, CallSettings, ChatMessage, Endpoint, LlmCall, LlmProvider, RetryPolicy,
+};
 use tutorflow::model::{LlmError, LlmTutorResponse, Reply};
 use wiremock::matchers::{body_partial_json, method, path, query_param};
 use wiremock::{Mock, MockServer, ResponseTemplate};
@@ -131,7 +133,10 @@ impl Api {
                 } else {
                     json!({"type": "text", "text": ""})
                 };
-                events.push(named("content_block_start", &json!({"type": "content_block_start", "index": 0, "content_block": block})));
+                events.push(named(
+                    "content_block_start",
+                    &json!({"type": "content_block_start", "index": 0, "content_block": block}),
+                ));
                 events.push(named("ping", &json!({"type": "ping"})));
                 for piece in pieces {
                     let delta = if self == Api::AnthropicTool {
@@ -139,7 +144,10 @@ impl Api {
                     } else {
                         json!({"type": "text_delta", "text": piece})
                     };
-                    events.push(named("content_block_delta", &json!({"type": "content_block_delta", "index": 0, "delta": delta})));
+                    events.push(named(
+                        "content_block_delta",
+                        &json!({"type": "content_block_delta", "index": 0, "delta": delta}),
+                    ));
                 }
             }
             Api::Gemini => {
@@ -156,31 +164,50 @@ impl Api {
     fn ending(self) -> Vec<String> {
         match self {
             Api::OpenAi | Api::Compatible => vec![
-                data(&json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1741569952, "model": "gpt-4o-mini-2024-07-18",
-                    "choices": [{"index": 0, "delta": {}, "logprobs": null, "finish_reason": "stop"}]})),
-                data(&json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1741569952, "model": "gpt-4o-mini-2024-07-18",
-                    "choices": [], "usage": {"prompt_tokens": 472, "completion_tokens": 61, "total_tokens": 533}})),
+                data(
+                    &json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1741569952, "model": "gpt-4o-mini-2024-07-18",
+                    "choices": [{"index": 0, "delta": {}, "logprobs": null, "finish_reason": "stop"}]}),
+                ),
+                data(
+                    &json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1741569952, "model": "gpt-4o-mini-2024-07-18",
+                    "choices": [], "usage": {"prompt_tokens": 472, "completion_tokens": 61, "total_tokens": 533}}),
+                ),
                 "data: [DONE]\n\n".to_owned(),
             ],
             Api::AnthropicTool | Api::AnthropicNative => vec![
-                named("content_block_stop", &json!({"type": "content_block_stop", "index": 0})),
-                named("message_delta", &json!({"type": "message_delta",
+                named(
+                    "content_block_stop",
+                    &json!({"type": "content_block_stop", "index": 0}),
+                ),
+                named(
+                    "message_delta",
+                    &json!({"type": "message_delta",
                     "delta": {"stop_reason": if self == Api::AnthropicTool { "tool_use" } else { "end_turn" }, "stop_sequence": null},
-                    "usage": {"output_tokens": 61}})),
+                    "usage": {"output_tokens": 61}}),
+                ),
                 named("message_stop", &json!({"type": "message_stop"})),
             ],
-            Api::Gemini => vec![data(&json!({"candidates": [{"content": {"parts": [{"text": ""}], "role": "model"}, "finishReason": "STOP", "index": 0}],
+            Api::Gemini => vec![data(
+                &json!({"candidates": [{"content": {"parts": [{"text": ""}], "role": "model"}, "finishReason": "STOP", "index": 0}],
                 "usageMetadata": {"promptTokenCount": 472, "candidatesTokenCount": 61, "totalTokenCount": 533},
-                "modelVersion": "gemini-2.5-flash", "responseId": "r1"}))],
+                "modelVersion": "gemini-2.5-flash", "responseId": "r1"}),
+            )],
         }
     }
 
     /// The provider's error event in the middle of a stream.
     fn error_event(self) -> String {
         match self {
-            Api::OpenAi | Api::Compatible => data(&json!({"error": {"message": "The server had an error while processing your request. Sorry about that!", "type": "server_error", "param": null, "code": null}})),
-            Api::AnthropicTool | Api::AnthropicNative => named("error", &json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})),
-            Api::Gemini => data(&json!({"error": {"code": 503, "message": "The model is overloaded. Please try again later.", "status": "UNAVAILABLE"}})),
+            Api::OpenAi | Api::Compatible => data(
+                &json!({"error": {"message": "The server had an error while processing your request. Sorry about that!", "type": "server_error", "param": null, "code": null}}),
+            ),
+            Api::AnthropicTool | Api::AnthropicNative => named(
+                "error",
+                &json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),
+            ),
+            Api::Gemini => data(
+                &json!({"error": {"code": 503, "message": "The model is overloaded. Please try again later.", "status": "UNAVAILABLE"}}),
+            ),
         }
     }
 }
@@ -290,7 +317,11 @@ async fn an_error_event_mid_stream_fails_without_a_retry() {
             "{api:?}: {result:?}"
         );
         assert!(!seen.is_empty(), "{api:?}: some text came first");
-        assert_eq!(requests(&server).await, 1, "{api:?}: never retried once streaming");
+        assert_eq!(
+            requests(&server).await,
+            1,
+            "{api:?}: never retried once streaming"
+        );
     }
 }
 
@@ -314,8 +345,12 @@ async fn a_stream_cut_short_is_not_taken_for_a_reply() {
 async fn a_failure_before_the_first_byte_is_retried() {
     for api in ALL {
         let server = MockServer::start().await;
-        api.mount(&server, ResponseTemplate::new(503).set_body_string("busy"), Some(1))
-            .await;
+        api.mount(
+            &server,
+            ResponseTemplate::new(503).set_body_string("busy"),
+            Some(1),
+        )
+        .await;
         let mut events = api.pieces(&valid_reply().to_string());
         events.extend(api.ending());
         api.mount(&server, stream(&events), None).await;
@@ -332,8 +367,12 @@ async fn a_slow_stream_ends_at_the_deadline() {
         let server = MockServer::start().await;
         let mut events = api.pieces(&valid_reply().to_string());
         events.extend(api.ending());
-        api.mount(&server, stream(&events).set_delay(Duration::from_secs(5)), None)
-            .await;
+        api.mount(
+            &server,
+            stream(&events).set_delay(Duration::from_secs(5)),
+            None,
+        )
+        .await;
         let started = std::time::Instant::now();
         let (result, _) = call(api, &server, Duration::from_millis(300)).await;
         assert_eq!(result.unwrap_err(), LlmError::Timeout, "{api:?}");

@@ -75,24 +75,24 @@ impl App {
     /// The problem+json response for `e`, logged as its kind deserves.
     pub(super) fn failure(&self, e: ServiceError, path: &str, request_id: &str) -> Response<Bytes> {
         match &e {
-                            ServiceError::Internal(detail) => {
-                                tracing::error!(error = %detail, "request failed")
-                            }
-                            // Expected outcomes of concurrent requests, not faults.
-                            ServiceError::Store(
-                                store @ (StoreError::Conflict(_)
-                                | StoreError::IdempotencyInProgress { .. }
-                                | StoreError::IdempotencyKeyReused { .. }),
-                            ) => {
-                                tracing::warn!(error = %store, "request refused: concurrent change")
-                            }
-                            ServiceError::Store(store) => {
-                                tracing::error!(error = %store, "store error")
-                            }
-                            ServiceError::Problem(p) if p.status.is_server_error() => {
-                                tracing::warn!(detail = %p.detail, "request failed")
-                            }
-                            ServiceError::Problem(_) => {}
+            ServiceError::Internal(detail) => {
+                tracing::error!(error = %detail, "request failed")
+            }
+            // Expected outcomes of concurrent requests, not faults.
+            ServiceError::Store(
+                store @ (StoreError::Conflict(_)
+                | StoreError::IdempotencyInProgress { .. }
+                | StoreError::IdempotencyKeyReused { .. }),
+            ) => {
+                tracing::warn!(error = %store, "request refused: concurrent change")
+            }
+            ServiceError::Store(store) => {
+                tracing::error!(error = %store, "store error")
+            }
+            ServiceError::Problem(p) if p.status.is_server_error() => {
+                tracing::warn!(detail = %p.detail, "request failed")
+            }
+            ServiceError::Problem(_) => {}
         }
         e.to_problem().to_response(path, request_id)
     }

@@ -14,8 +14,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use lambda_http::request::RequestContext;
 use http_body_util::{Either, Full};
+use lambda_http::request::RequestContext;
 use lambda_http::{Body, Error, Request, RequestExt, Response, service_fn};
 use tokio::sync::OnceCell;
 

@@ -66,11 +66,7 @@ pub async fn serve_with_site(
 /// A whole response, or an event stream written as the turn runs.
 type ServedBody = Either<Full<Bytes>, EventBody>;
 
-async fn respond(
-    app: &Arc<App>,
-    site: &LocalSite,
-    request: Request<Body>,
-) -> Response<ServedBody> {
+async fn respond(app: &Arc<App>, site: &LocalSite, request: Request<Body>) -> Response<ServedBody> {
     let whole = |response: Response<Bytes>| response.map(|b| Either::Left(Full::new(b)));
     let request_id = uuid::Uuid::new_v4().to_string();
     let (parts, body) = request.into_parts();

@@ -142,9 +142,8 @@ impl LlmProvider for GeminiProvider {
         let mut whole = json!({});
         let mut text = String::new();
         read_events(response, |event| {
-            let part: Value = serde_json::from_str(&event.data).map_err(|e| {
-                LlmError::InvalidOutput(format!("a stream event is not JSON: {e}"))
-            })?;
+            let part: Value = serde_json::from_str(&event.data)
+                .map_err(|e| LlmError::InvalidOutput(format!("a stream event is not JSON: {e}")))?;
             if let Some(error) = part.get("error") {
                 let message = error.get("message").and_then(Value::as_str).unwrap_or("");
                 return Err(LlmError::Unavailable(format!(

@@ -270,9 +270,10 @@ impl HttpJson {
                     let headers = response.headers().clone();
                     match read_body(response).await {
                         Err(BodyError::Timeout) => return Err(LlmError::Timeout),
-                        Err(BodyError::TooLarge) => Failure::fatal(LlmError::Unavailable(
-                            format!("HTTP {}: an oversized error body", status.as_u16()),
-                        )),
+                        Err(BodyError::TooLarge) => Failure::fatal(LlmError::Unavailable(format!(
+                            "HTTP {}: an oversized error body",
+                            status.as_u16()
+                        ))),
                         Err(BodyError::Transport(message)) => {
                             Failure::retryable(LlmError::Unavailable(clip(&message)))
                         }

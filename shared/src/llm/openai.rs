@@ -197,7 +197,11 @@ struct StreamedReply {
 
 impl StreamedReply {
     /// One event's data; `Ok(true)` at the end of the stream.
-    fn read(&mut self, data: &str, chunks: &mut (dyn for<'s> FnMut(&'s str) + Send)) -> Result<bool, LlmError> {
+    fn read(
+        &mut self,
+        data: &str,
+        chunks: &mut (dyn for<'s> FnMut(&'s str) + Send),
+    ) -> Result<bool, LlmError> {
         if data.trim() == "[DONE]" {
             return Ok(true);
         }

@@ -11,7 +11,10 @@ enum Escape {
     None,
     Backslash,
     /// `\u` and the hex digits read so far.
-    Unicode { digits: u8, value: u32 },
+    Unicode {
+        digits: u8,
+        value: u32,
+    },
 }
 
 /// What the string being read is.
@@ -283,7 +286,10 @@ mod tests {
     #[test]
     fn an_unfinished_field_yields_what_has_arrived() {
         let mut reader = FieldReader::new("tutor_text");
-        assert_eq!(reader.push(r#"{"action": "x", "tutor_text": "Half"#), "Half");
+        assert_eq!(
+            reader.push(r#"{"action": "x", "tutor_text": "Half"#),
+            "Half"
+        );
         assert_eq!(reader.push(r#" a th\u00e9"#), " a thé");
         assert!(!reader.finished());
         assert_eq!(reader.push(r#"\ud83d"#), "");

@@ -159,8 +159,14 @@ mod tests {
         let (shown, leaked) = stream(&s, &["Nice work! ", long, " today. What next?"]);
         assert!(!leaked);
         assert_eq!(shown[0], "Nice work! ");
-        assert!(!shown[1].is_empty(), "a long sentence is shown before it ends");
-        assert_eq!(shown.concat(), format!("Nice work! {long} today. What next?"));
+        assert!(
+            !shown[1].is_empty(),
+            "a long sentence is shown before it ends"
+        );
+        assert_eq!(
+            shown.concat(),
+            format!("Nice work! {long} today. What next?")
+        );
     }
 
     #[test]
@@ -168,12 +174,21 @@ mod tests {
         let s = sanitizer();
         let (shown, leaked) = stream(
             &s,
-            &["Good. Here ", "the stu", "dent's mastery ", "estimate is 0.4. ", "Try 3 + 4?"],
+            &[
+                "Good. Here ",
+                "the stu",
+                "dent's mastery ",
+                "estimate is 0.4. ",
+                "Try 3 + 4?",
+            ],
         );
         assert!(leaked);
         let all = shown.concat();
         assert!(!all.to_lowercase().contains("stu"), "{all:?}");
-        assert!(all.starts_with("Good. ") && all.ends_with("Try 3 + 4?"), "{all:?}");
+        assert!(
+            all.starts_with("Good. ") && all.ends_with("Try 3 + 4?"),
+            "{all:?}"
+        );
     }
 
     #[test]
