@@ -101,7 +101,9 @@ async fn stand_in(listener: TcpListener, pace: Duration, marks: Arc<Mutex<Vec<In
                 if socket.write_all(chunk.as_bytes()).await.is_err() {
                     return;
                 }
-                if !marked && sent.contains(FIRST_SENTENCE) && sent.contains("When") {
+                // The piece after the sentence's end: the guard releases a
+                // sentence once it sees what follows it.
+                if !marked && sent.contains(&format!("{FIRST_SENTENCE}W")) {
                     marks.lock().unwrap().push(Instant::now());
                     marked = true;
                 }

@@ -306,7 +306,12 @@ impl App {
                     let sink = ChannelSink(pieces);
                     self.ask_tutor(&call, &first.plan, Some(&sink)).await
                 };
-                let guard = call.rt.sanitizer.stream_guard();
+                let plan = &first.plan;
+                let guard = call
+                    .rt
+                    .sanitizer
+                    .stream_guard()
+                    .with_answers(plan.pending_answers.iter().chain(&plan.exam_answers));
                 tokio::join!(
                     moderation,
                     tutor,

@@ -4,11 +4,13 @@
 //! released whole when it ends clean; until then all but its last
 //! [`HOLD_BACK_CHARS`] characters are. A sentence a pattern matches is
 //! withheld from the match on, and the whole reply is then sanitized and
-//! sent again in full.
+//! sent again in full. Once the text states an answer still to be graded,
+//! nothing more is shown at all: the reply will be replaced.
 
 use regex::Regex;
 
 use super::sanitize::Sanitizer;
+use crate::engine::answer_guard::PendingAnswer;
 
 /// Characters of an unfinished sentence held back: more than any leak
 /// pattern's match is long, so a match found later starts in held-back text.
@@ -26,6 +28,10 @@ pub struct StreamGuard<'a> {
     /// The unfinished sentence leaks: none of the rest of it is shown.
     withholding: bool,
     leaked: bool,
+    /// Answers the text must not state before they are graded.
+    answers: Vec<&'a PendingAnswer>,
+    /// An answer was stated: the rest of the stream is withheld.
+    halted: bool,
 }
 
 impl Sanitizer {
@@ -37,11 +43,21 @@ impl Sanitizer {
             sentence_start: 0,
             withholding: false,
             leaked: false,
+            answers: Vec::new(),
+            halted: false,
         }
     }
 }
 
-impl StreamGuard<'_> {
+impl<'a> StreamGuard<'a> {
+    /// Guards `answers` too. The held-back window lets a number be read
+    /// whole before any of it is shown; an unfinished one that could be an
+    /// answer halts the stream, which errs on the side of not showing.
+    pub fn with_answers(mut self, answers: impl IntoIterator<Item = &'a PendingAnswer>) -> Self {
+        self.answers.extend(answers);
+        self
+    }
+
     /// Reads `piece`; returns the text it makes safe to show.
     pub fn push(&mut self, piece: &str) -> String {
         self.text.push_str(piece);
@@ -53,13 +69,20 @@ impl StreamGuard<'_> {
         self.advance(true)
     }
 
-    /// Whether some sentence leaked (and was withheld).
+    /// Whether some sentence leaked, or an answer was stated (and withheld).
     pub fn leaked(&self) -> bool {
         self.leaked
     }
 
     fn advance(&mut self, done: bool) -> String {
         let mut out = String::new();
+        if !self.halted && self.answers.iter().any(|a| a.found_in(&self.text)) {
+            self.halted = true;
+            self.leaked = true;
+        }
+        if self.halted {
+            return out;
+        }
         while let Some(length) = sentence_end(&self.text[self.sentence_start..], done) {
             let end = self.sentence_start + length;
             let sentence = &self.text[self.sentence_start..end];
@@ -197,6 +220,27 @@ mod tests {
         let (shown, leaked) = stream(&s, &["Ask the stu", "dents next door. Ok."]);
         assert!(!leaked);
         assert_eq!(shown.concat(), "Ask the students next door. Ok.");
+    }
+
+    #[test]
+    fn a_pending_answer_halts_the_stream_before_it_shows() {
+        let s = sanitizer();
+        let answer = PendingAnswer::new("q", "What is 40 + 45?", "85").unwrap();
+        let mut guard = s.stream_guard().with_answers([&answer]);
+        let mut shown = String::new();
+        for piece in [
+            "Nice try. ",
+            "Add the tens: 40 + 40 is 80, ",
+            "so 40 + 45 is 8",
+            "5. ",
+            "Try the next one.",
+        ] {
+            shown.push_str(&guard.push(piece));
+        }
+        shown.push_str(&guard.finish());
+        assert!(guard.leaked());
+        assert!(shown.starts_with("Nice try. "), "{shown:?}");
+        assert!(!shown.contains("85") && !shown.contains(" 8"), "{shown:?}");
     }
 
     proptest! {
