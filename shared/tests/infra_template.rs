@@ -335,6 +335,15 @@ impl Stack {
                         .collect(),
                 ))
             }
+            "Fn::Select" => {
+                let parts = args.as_array().unwrap();
+                let index: usize = scalar(&parts[0]).parse().unwrap();
+                // A CommaDelimitedList parameter arrives as its text.
+                match self.eval(&parts[1]) {
+                    Some(Json::String(items)) => items.split(',').nth(index).map(|s| json!(s)),
+                    _ => list(&parts[1]).get(index).cloned(),
+                }
+            }
             other => panic!("{}: unsupported intrinsic {other}", self.name),
         }
     }
