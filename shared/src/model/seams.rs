@@ -437,6 +437,22 @@ pub struct CodeReading {
 #[async_trait]
 pub trait Tutor: Send + Sync {
     async fn decide(&self, input: &TutorTurnInput) -> Result<Reply<LlmTutorResponse>, LlmError>;
+    /// [`decide`](Self::decide), telling `sink` the reply's `tutor_text` as
+    /// it is written. The reply returned is still the one to validate: what
+    /// `sink` heard is a preview of it, not a promise.
+    async fn decide_streaming(
+        &self,
+        input: &TutorTurnInput,
+        sink: &dyn TextSink,
+    ) -> Result<Reply<LlmTutorResponse>, LlmError> {
+        let _ = sink;
+        self.decide(input).await
+    }
+}
+
+/// Where a streamed reply's student-facing text goes, piece by piece.
+pub trait TextSink: Send + Sync {
+    fn text(&self, piece: &str);
 }
 
 /// The tutor the pipeline falls back on when the reply is invalid or

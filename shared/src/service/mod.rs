@@ -29,6 +29,7 @@ pub use error::ServiceError;
 pub use exams::ExamGateway;
 pub use reports::{ConfusionLine, ReportCard, RevisitLine, ThreadSummaryReport, UnitLine};
 pub use transcribe::{AudioStore, TranscriptBody, UploadRequest, UploadTicket, UploadedAudio};
+pub use turn::StreamedTurn;
 pub use views::{ThreadList, ThreadReplay};
 
 use crate::api::auth::Authenticator;

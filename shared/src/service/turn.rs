@@ -13,6 +13,8 @@ use std::time::{Duration as StdDuration, Instant};
 
 use chrono::{DateTime, Duration, Utc};
 use serde_json::json;
+use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};
+use tokio::sync::oneshot;
 
 use super::error::ServiceError;
 use super::events::check_client_event;
@@ -25,7 +27,7 @@ use crate::api::auth::Principal;
 use crate::content::Bundle;
 use crate::engine::lockout::LockoutStatus;
 use crate::engine::progression::progression;
-use crate::engine::safety::{FlagSource, SafetyHit};
+use crate::engine::safety::{FlagSource, SafetyHit, StreamGuard};
 use crate::engine::snapshot_lite::build_snapshot_lite;
 use crate::engine::turn::{
     self, CourseRuntime, Plan, ReplyOrigin, TurnEnv, TurnError, TurnEvent, TurnState,
@@ -36,7 +38,7 @@ use crate::llm::provider::LlmCall;
 use crate::model::{
     ClientEvent, ExpectedAnswer, LlmError, LlmTutorResponse, PendingQuestion, Personalization,
     ProgressionAction, QuestionPhase, Reply, Role, SafetyInput, SafetyMark, SafetyOutcome,
-    StudentSnapshot, Thread, TurnRequest, TurnResponse, TutorCard, WebhookSessionStatus,
+    StudentSnapshot, TextSink, Thread, TurnRequest, TurnResponse, TutorCard, WebhookSessionStatus,
     WebhookTurnResponse,
 };
 use crate::store::{Expected, IdempotencyLock, ThreadRecord, TurnLog, UnitOfWork, Versioned};
@@ -114,12 +116,92 @@ impl Planned {
     }
 }
 
+/// A turn's response, and whether it replaces the text streamed so far
+/// (the reply failed validation or sanitization, or a safety response
+/// stands in for it).
+#[derive(Debug)]
+pub struct StreamedTurn {
+    pub output: Output,
+    pub replaced: bool,
+}
+
+/// The streamed text as the client saw it.
+#[derive(Debug, Default)]
+struct Streamed {
+    shown: String,
+    leaked: bool,
+}
+
+/// The tutor's pieces of text, into the turn's stream.
+struct ChannelSink(UnboundedSender<String>);
+
+impl TextSink for ChannelSink {
+    fn text(&self, piece: &str) {
+        // A closed stream (the client left) does not stop the turn.
+        let _ = self.0.send(piece.to_owned());
+    }
+}
+
+/// Passes the tutor's text on to the client through the leak guard, and
+/// not before the online safety checks let the message through: a message
+/// they flag never gets a maths reply, not even a glimpse of one.
+async fn forward(
+    mut pieces: UnboundedReceiver<String>,
+    mut verdict: oneshot::Receiver<bool>,
+    mut guard: StreamGuard<'_>,
+    deltas: &UnboundedSender<String>,
+) -> Streamed {
+    let mut streamed = Streamed::default();
+    let mut held = String::new();
+    let mut open: Option<bool> = None;
+    let show = |text: &str, streamed: &mut Streamed| {
+        if !text.is_empty() {
+            streamed.shown.push_str(text);
+            let _ = deltas.send(text.to_owned());
+        }
+    };
+    loop {
+        tokio::select! {
+            passed = &mut verdict, if open.is_none() => {
+                let passed = passed.unwrap_or(false);
+                open = Some(passed);
+                if passed {
+                    show(&std::mem::take(&mut held), &mut streamed);
+                }
+            }
+            piece = pieces.recv() => match piece {
+                Some(piece) => {
+                    let safe = guard.push(&piece);
+                    match open {
+                        Some(true) => show(&safe, &mut streamed),
+                        Some(false) => {}
+                        None => held.push_str(&safe),
+                    }
+                }
+                None => break,
+            },
+        }
+    }
+    held.push_str(&guard.finish());
+    let passed = match open {
+        Some(passed) => passed,
+        None => verdict.await.unwrap_or(false),
+    };
+    if passed {
+        show(&held, &mut streamed);
+    }
+    streamed.leaked = guard.leaked();
+    streamed
+}
+
 /// The tutor's answer to a plan: `None` when a safety response stands in for it.
 type TutorReply = Option<Result<Reply<LlmTutorResponse>, LlmError>>;
 
 /// What the committed attempt leaves for after the commit.
 struct Settled {
     output: Output,
+    /// The tutor's own reply stands (not a fallback or safety response).
+    reply_kept: bool,
     entry: serde_json::Value,
     action: ProgressionAction,
     /// How the tutor answered a message the safety gate flagged.
@@ -138,7 +220,24 @@ impl App {
         request: TurnRequest,
         lock: Option<&IdempotencyLock>,
     ) -> Result<Output, ServiceError> {
-        self.run_turn(who, thread_id, request, lock, Shape::App)
+        self.run_turn(who, thread_id, request, lock, Shape::App, None)
+            .await
+            .map(|done| done.output)
+    }
+
+    /// [`turn`](Self::turn), sending the tutor's text to `deltas` as it is
+    /// written — once the online safety checks have passed the message, and
+    /// only what no leak pattern can still match. What is stored and
+    /// returned is the same validated, sanitized response as ever.
+    pub async fn turn_streaming(
+        &self,
+        who: &Principal,
+        thread_id: &str,
+        request: TurnRequest,
+        lock: Option<&IdempotencyLock>,
+        deltas: &UnboundedSender<String>,
+    ) -> Result<StreamedTurn, ServiceError> {
+        self.run_turn(who, thread_id, request, lock, Shape::App, Some(deltas))
             .await
     }
 
@@ -149,7 +248,8 @@ impl App {
         request: TurnRequest,
         lock: Option<&IdempotencyLock>,
         shape: Shape<'_>,
-    ) -> Result<Output, ServiceError> {
+        deltas: Option<&UnboundedSender<String>>,
+    ) -> Result<StreamedTurn, ServiceError> {
         let started = Instant::now();
         self.check_turn_request(&request)?;
         // One turn at a time per thread: the next one plans on what this one
@@ -158,8 +258,10 @@ impl App {
         let waited = lease.waited;
         // On the heap: the turn's future is large, and a caller's stack
         // (a test's thread, a debug build) need not hold it.
-        let result =
-            Box::pin(self.leased_turn(who, thread_id, request, lock, shape, started, waited)).await;
+        let result = Box::pin(self.leased_turn(
+            who, thread_id, request, lock, shape, started, waited, deltas,
+        ))
+        .await;
         self.release_thread(lease).await;
         result
     }
@@ -174,7 +276,8 @@ impl App {
         shape: Shape<'_>,
         started: Instant,
         lease_wait: StdDuration,
-    ) -> Result<Output, ServiceError> {
+        deltas: Option<&UnboundedSender<String>>,
+    ) -> Result<StreamedTurn, ServiceError> {
         let record = self.turn_thread(who, thread_id, shape).await?;
         let call = self
             .turn_call(who, thread_id, shape, lock, &record, request)
@@ -183,10 +286,39 @@ impl App {
         // Online moderation runs alongside the tutor call, so it adds no
         // latency to a safe turn; a flagged message's tutor reply is discarded.
         let calling = Instant::now();
-        let (moderation, tutor_reply) = tokio::join!(
-            self.moderate(&call, &first.plan),
-            self.ask_tutor(&call, &first.plan)
-        );
+        let (moderation, tutor_reply, streamed) = match deltas {
+            None => {
+                let (moderation, tutor_reply) = tokio::join!(
+                    self.moderate(&call, &first.plan),
+                    self.ask_tutor(&call, &first.plan, None)
+                );
+                (moderation, tutor_reply, Streamed::default())
+            }
+            Some(deltas) => {
+                let (pieces, pieces_read) = mpsc::unbounded_channel();
+                let (verdict, verdict_read) = oneshot::channel();
+                let moderation = async {
+                    let hit = self.moderate(&call, &first.plan).await;
+                    let _ = verdict.send(hit.as_ref().is_none_or(|h| !h.pauses_tutoring()));
+                    hit
+                };
+                let tutor = async {
+                    let sink = ChannelSink(pieces);
+                    self.ask_tutor(&call, &first.plan, Some(&sink)).await
+                };
+                let plan = &first.plan;
+                let guard = call
+                    .rt
+                    .sanitizer
+                    .stream_guard()
+                    .with_answers(plan.pending_answers.iter().chain(&plan.exam_answers));
+                tokio::join!(
+                    moderation,
+                    tutor,
+                    forward(pieces_read, verdict_read, guard, deltas)
+                )
+            }
+        };
         let llm_time = calling.elapsed();
         screen(&mut first.plan, moderation.as_ref());
         let tutor_reply = tutor_reply.filter(|_| !pauses(&first.plan));
@@ -236,7 +368,11 @@ impl App {
             None => {}
         }
         log_turn(&call, &settled, llm_time, lease_wait, started.elapsed());
-        Ok(settled.output)
+        let shown = !streamed.shown.is_empty();
+        Ok(StreamedTurn {
+            replaced: shown && (streamed.leaked || !settled.reply_kept),
+            output: settled.output,
+        })
     }
 
     /// The caller's thread, with the problem an integration sent.
@@ -350,8 +486,14 @@ impl App {
         })
     }
 
-    /// The one tutor call, unless a safety response stands in for it.
-    async fn ask_tutor(&self, call: &TurnCall<'_>, plan: &Plan) -> TutorReply {
+    /// The one tutor call, unless a safety response stands in for it;
+    /// streamed into `sink` when there is one.
+    async fn ask_tutor(
+        &self,
+        call: &TurnCall<'_>,
+        plan: &Plan,
+        sink: Option<&ChannelSink>,
+    ) -> TutorReply {
         if pauses(plan) {
             return None;
         }
@@ -361,7 +503,10 @@ impl App {
             &call.rt.course().workflow,
             Some(tokio::time::Instant::now() + timeout),
         );
-        Some(tutor.decide(&plan.input).await)
+        Some(match sink {
+            Some(sink) => tutor.decide_streaming(&plan.input, sink).await,
+            None => tutor.decide(&plan.input).await,
+        })
     }
 
     /// Validate the reply (or fall back), apply it to the planned state, and
@@ -400,6 +545,9 @@ impl App {
         )
         .map_err(turn_error)?;
         let safety = applied.messages.iter().rev().find_map(|m| m.safety.clone());
+        let reply_kept = decision
+            .as_ref()
+            .is_some_and(|d| d.origin != ReplyOrigin::Fallback);
         let entry = turn_log::log_entry(
             plan,
             decision.as_ref(),
@@ -456,6 +604,7 @@ impl App {
         };
         let settled = Settled {
             output,
+            reply_kept,
             entry,
             action,
             safety,

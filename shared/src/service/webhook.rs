@@ -80,8 +80,16 @@ impl App {
             client_event: ClientEvent::None,
             client_turn_id: None,
         };
-        self.run_turn(&who, &thread_id, turn, lock, Shape::Webhook(&settings))
-            .await
+        self.run_turn(
+            &who,
+            &thread_id,
+            turn,
+            lock,
+            Shape::Webhook(&settings),
+            None,
+        )
+        .await
+        .map(|done| done.output)
     }
 
     /// Creates the session's thread on its first message.

@@ -53,6 +53,18 @@ export interface paths {
          *     messages (possibly with a concept, drill or exam card), the
          *     `snapshotLite` and the thread's state; it never contains an answer
          *     that has not been graded yet.
+         *
+         *     With `Accept: text/event-stream` the reply streams as Server-Sent
+         *     Events while the model writes it: `delta` events (`{"text": "..."}`,
+         *     the tutor's words, shown only once the safety checks have passed the
+         *     message and no leak pattern can still match them), then exactly one
+         *     `final` event whose data is the `TurnResponse` as stored — or
+         *     `replaced` instead when that response is not what streamed (the
+         *     reply failed validation or sanitization and was replaced), so the
+         *     client replaces the text it showed. An idempotent replay streams
+         *     just the stored `final`. A refusal before the first event is the
+         *     usual problem+json response; a failure after it is an `error` event
+         *     carrying the problem.
          */
         post: operations["takeTurn"];
         delete?: never;
@@ -1469,6 +1481,17 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TurnResponse"];
+                    /**
+                     * @example event: delta
+                     *     data: {"text": "Let's "}
+                     *
+                     *     event: delta
+                     *     data: {"text": "line up the tens first. "}
+                     *
+                     *     event: final
+                     *     data: {"turnId": "...", "messages": [...], "snapshotLite": {...}, "state": {...}}
+                     */
+                    "text/event-stream": string;
                 };
             };
             /** @description The body is not valid, says nothing (no message and no event), has a message over 4,000 characters, or names another course. */

@@ -4,6 +4,7 @@ import { apiClient, newKey, unwrap, type Client } from './api';
 import type { PageConfig, Session } from './auth';
 import { saveSession } from './auth';
 import { ApiError, describe } from './problem';
+import { streamTurn } from './stream';
 import type {
   CardState,
   ClientEvent,
@@ -56,6 +57,8 @@ export class Workspace {
   thread = $state<OpenThread | null>(null);
   /** A turn on its way: the student's words shown while the tutor answers. */
   pendingTurn = $state<string | null>(null);
+  /** The tutor's words so far while they stream in; the stored reply replaces them. */
+  streamingText = $state<string | null>(null);
   failedTurn = $state<FailedTurn | null>(null);
   /** Errors shown next to what caused them. */
   composerError = $state<string | null>(null);
@@ -238,12 +241,12 @@ export class Workspace {
     this.composerError = null;
     this.failedTurn = null;
     try {
-      const reply = await unwrap(
-        this.client.POST('/threads/{threadId}/turn', {
-          params: { path: { threadId: thread.threadId } },
-          headers: { 'idempotency-key': key },
-          body,
-        }),
+      const token = this.session?.token;
+      const { response: reply } = await streamTurn(
+        `${this.config.apiBaseUrl}/threads/${encodeURIComponent(thread.threadId)}/turn`,
+        { 'idempotency-key': key, ...(token ? { authorization: `Bearer ${token}` } : {}) },
+        body,
+        (text) => (this.streamingText = (this.streamingText ?? '') + text),
       );
       thread.messages.push(...tagged(reply.messages));
       thread.snapshotLite = reply.snapshotLite;
@@ -257,6 +260,7 @@ export class Workspace {
       return false;
     } finally {
       this.pendingTurn = null;
+      this.streamingText = null;
     }
   }
 

@@ -18,8 +18,8 @@ use crate::engine::fallback::{self, ValidationContext};
 use crate::model::{
     CallUsage, CheckReply, ClientEvent, ExamCandidate, LlmConceptCard, LlmDrillCard, LlmError,
     LlmExamSuggestion, LlmMappedUnit, LlmTurnAnalysis, LlmTutorResponse, LlmWorkedExample,
-    MAX_REPLY_LIST, PacingDirective, Reply, StepKind, StudentIntent, Tutor, TutorAction,
-    TutorTurnInput, UnderstandingSignal, UnitAnchor,
+    MAX_REPLY_LIST, PacingDirective, Reply, StepKind, StudentIntent, TextSink, Tutor,
+    TutorAction, TutorTurnInput, UnderstandingSignal, UnitAnchor,
 };
 
 /// Longest passage of lesson text quoted as an explanation, in characters.
@@ -38,6 +38,19 @@ impl Tutor for OfflineTutor {
             value: self.reply(input)?,
             usage: CallUsage::offline(),
         })
+    }
+
+    /// The reply's text in word-sized pieces, as a model would stream it.
+    async fn decide_streaming(
+        &self,
+        input: &TutorTurnInput,
+        sink: &dyn TextSink,
+    ) -> Result<Reply<LlmTutorResponse>, LlmError> {
+        let reply = self.decide(input).await?;
+        for word in reply.value.tutor_text.split_inclusive(char::is_whitespace) {
+            sink.text(word);
+        }
+        Ok(reply)
     }
 }
 
