@@ -40,6 +40,7 @@ impl SessionMode for Guided {
             practice,
             block: ModeBlock::default(),
             category: None,
+            reply: None,
         }
     }
 

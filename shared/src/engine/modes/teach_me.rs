@@ -110,6 +110,7 @@ impl SessionMode for TeachMe {
                 practice: None,
                 block: ModeBlock::default(),
                 category: None,
+                reply: None,
             };
         };
         let workflow = turn.rt.workflow();
@@ -192,6 +193,7 @@ impl SessionMode for TeachMe {
                 lesson: Some(brief(&after, closing)),
             },
             category,
+            reply: None,
         }
     }
 
