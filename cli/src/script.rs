@@ -42,9 +42,10 @@ pub struct Script {
     pub unit: Option<String>,
     pub seed: u64,
     pub start: DateTime<Utc>,
-    /// An exam's size and feedback, if the script sets them.
+    /// An exam's size, feedback and time limit, if the script sets them.
     pub question_count: Option<u32>,
     pub feedback: Option<ExamFeedbackMode>,
+    pub time_limit_minutes: Option<u32>,
     pub steps: Vec<Step>,
 }
 
@@ -203,6 +204,8 @@ struct RawScript {
     question_count: Option<u32>,
     #[serde(default)]
     feedback: Option<ExamFeedbackMode>,
+    #[serde(default)]
+    time_limit_minutes: Option<u32>,
     steps: Vec<RawStep>,
 }
 
@@ -335,6 +338,7 @@ pub fn parse(path: &str, text: &str, bundle: &Bundle) -> Result<Script, Vec<Diag
         start: raw.now.unwrap_or_else(default_start),
         question_count: raw.question_count,
         feedback: raw.feedback,
+        time_limit_minutes: raw.time_limit_minutes,
         steps,
     })
 }

@@ -495,7 +495,7 @@ impl<'s> Simulation<'s> {
                     question_count: script.question_count,
                     feedback: script.feedback,
                     selection: None,
-                    time_limit_minutes: None,
+                    time_limit_minutes: script.time_limit_minutes,
                 },
                 Function::Turn,
                 "create",

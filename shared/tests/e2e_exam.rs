@@ -462,3 +462,68 @@ async fn aws_two_tabs_answering_the_same_question_count_once() {
         two_tabs_answering_the_same_question_count_once(&h).await;
     }
 }
+
+/// With a model configured for the tutor and the summary, an exam's turns
+/// never call it (the mode writes its replies), so no prompt can carry an
+/// answer; the summary's prompt before the end of a deferred exam carries
+/// none either.
+#[tokio::test]
+async fn no_answer_reaches_a_model_prompt() {
+    use e2e_support::base_config;
+    use tutorflow::config::ProviderKind;
+    use wiremock::matchers::method;
+    use wiremock::{Mock, MockServer, ResponseTemplate};
+    let model = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(500))
+        .mount(&model)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = base_config(dir.path());
+    config.llm.tutor = ProviderKind::OpenaiCompatible;
+    config.llm.summary = ProviderKind::OpenaiCompatible;
+    config.llm.openai_compatible.base_url = format!("{}/v1", model.uri());
+    let h = Harness::start(config, dir, None).await;
+    let student = "student-prompts";
+    for feedback in ["immediate", "deferred"] {
+        let (thread, _) = new_exam(
+            &h,
+            student,
+            json!({"unitId": "whole-numbers", "questionCount": 3, "feedback": feedback}),
+        )
+        .await;
+        let e = exam(&h, &thread).await;
+        h.turn(student, &thread, json!({"messageText": right(&e.questions[0])}))
+            .await;
+        h.turn(student, &thread, json!({"messageText": wrong(&e.questions[1])}))
+            .await;
+        assert!(
+            model.received_requests().await.unwrap().is_empty(),
+            "{feedback}: an exam turn called the model"
+        );
+        // The summary's call (it fails here, so the route answers 500 or
+        // falls back; what matters is what it was sent).
+        let _ = h.get(student, &format!("/threads/{thread}/summary")).await;
+        let e = exam(&h, &thread).await;
+        // Immediate feedback has shown the answered ones to the student.
+        let unrevealed = |q: &&ExamQuestion| {
+            feedback == "deferred" || q.status == ExamQuestionStatus::Unanswered
+        };
+        for request in model.received_requests().await.unwrap() {
+            let prompt = String::from_utf8_lossy(&request.body).to_string();
+            for q in e.questions.iter().filter(unrevealed) {
+                assert!(
+                    !prompt.contains(&format!("\"{}\"", q.correct_answer))
+                        && !prompt.contains(&q.explanation),
+                    "{feedback}: question {}'s answer in a prompt: {prompt}",
+                    q.number
+                );
+            }
+        }
+        model.reset().await;
+        Mock::given(method("POST"))
+            .respond_with(ResponseTemplate::new(500))
+            .mount(&model)
+            .await;
+    }
+}
