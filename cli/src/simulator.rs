@@ -34,9 +34,8 @@ use tutorflow::engine::rng::SplitMix64;
 use tutorflow::model::{
     ClientEvent, CreateThreadRequest, CreateThreadResponse, DrillCard, DrillGradeRequest,
     DrillGradeResponse, DrillResult, ExamCard, ExamItemSource, ExamResult, GradeOutcome,
-    MasteryTier, Mode, ModeState,
-    McqSubmitRequest, McqSubmitResponse, Role, SnapshotLite, SupportType, SupportViewedRequest,
-    SupportViewedResponse, TurnRequest, TurnResponse, TutorCard,
+    MasteryTier, McqSubmitRequest, McqSubmitResponse, Mode, ModeState, Role, SnapshotLite,
+    SupportType, SupportViewedRequest, SupportViewedResponse, TurnRequest, TurnResponse, TutorCard,
 };
 use tutorflow::service::{App, AppParts, Clock, Ids, StartupError};
 use tutorflow::store::{
@@ -781,7 +780,9 @@ impl<'s> Simulation<'s> {
         found.ok_or_else(|| {
             self.error(
                 step,
-                format!("cannot make a {kind} answer for this {what} (write the answer text instead)"),
+                format!(
+                    "cannot make a {kind} answer for this {what} (write the answer text instead)"
+                ),
             )
         })
     }

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::message::{ExamOption, TutorMessage};
 use super::thread::{
     AnswerFormat, Difficulty, ExamEnd, ExamFeedbackMode, ExamQuestionStatus, ExamSelection, Mode,
-    ProgressionAction, QuestionResult, QuestionPhase, ReplanRecord, StepKind, StepStatus,
+    ProgressionAction, QuestionPhase, QuestionResult, ReplanRecord, StepKind, StepStatus,
     ThreadStatus,
 };
 use super::tier::{ExamTier, MasteryTier};

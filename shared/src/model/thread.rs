@@ -498,7 +498,11 @@ pub enum AnswerFormat {
 
 /// Where an exam question came from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case", rename_all_fields = "camelCase")]
+#[serde(
+    tag = "kind",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
 pub enum ExamItemSource {
     /// Generated from a unit's blueprint (answer computed).
     Blueprint {

@@ -18,8 +18,8 @@ use crate::engine::modes::exam::{self, exam_of};
 use crate::engine::modes::teach_me::study_plan_of;
 use crate::engine::snapshot_lite::{build_snapshot_lite, revisit_question_ids};
 use crate::model::{
-    ExamReportView, ExamTier, HistoryMessage, MasteryTier, RevisitReason, Role, SessionStats, SnapshotLite,
-    StepStatus, StudentSnapshot, SummaryInput, TierCounts, UnitStat, UnitStatus,
+    ExamReportView, ExamTier, HistoryMessage, MasteryTier, RevisitReason, Role, SessionStats,
+    SnapshotLite, StepStatus, StudentSnapshot, SummaryInput, TierCounts, UnitStat, UnitStatus,
 };
 
 /// `GET /threads/{threadId}/summary`: this conversation only (the course

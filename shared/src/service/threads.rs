@@ -190,9 +190,12 @@ impl App {
         let thread_id = self.ids.new_id();
         let now = self.clock.now();
         let snapshot_now = self.store.get_snapshot(&who.student_id, &course.id).await?;
-        let locked_questions = self
-            .locked_questions(course, snapshot_now.as_ref().map(|v| &v.value), now)
-            .await?;
+        let locked_questions = if mode.draws_from_bank() {
+            self.locked_questions(course, snapshot_now.as_ref().map(|v| &v.value), now)
+                .await?
+        } else {
+            Default::default()
+        };
         let mut start = Start {
             bundle: &bundle,
             course,

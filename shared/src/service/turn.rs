@@ -34,10 +34,10 @@ use crate::engine::{grading, reply, scaffolding, turn_log};
 use crate::llm::OfflineTutor;
 use crate::llm::provider::LlmCall;
 use crate::model::{
-    CallUsage, ClientEvent, ExpectedAnswer, LlmError, LlmTutorResponse, PendingQuestion, Personalization,
-    ProgressionAction, QuestionPhase, Reply, Role, SafetyInput, SafetyMark, SafetyOutcome,
-    StudentSnapshot, Thread, TurnRequest, TurnResponse, TutorCard, WebhookSessionStatus,
-    WebhookTurnResponse,
+    CallUsage, ClientEvent, ExpectedAnswer, LlmError, LlmTutorResponse, PendingQuestion,
+    Personalization, ProgressionAction, QuestionPhase, Reply, Role, SafetyInput, SafetyMark,
+    SafetyOutcome, StudentSnapshot, Thread, TurnRequest, TurnResponse, TutorCard,
+    WebhookSessionStatus, WebhookTurnResponse,
 };
 use crate::store::{Expected, IdempotencyLock, ThreadRecord, TurnLog, UnitOfWork, Versioned};
 

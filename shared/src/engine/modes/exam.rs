@@ -36,10 +36,9 @@ use crate::engine::turn::{Interpreted, Plan, TurnEvent, record_ability};
 use crate::model::{
     AbilityEstimate, ClientEvent, ExamBreakdownLine, ExamEnd, ExamFeedbackMode, ExamItemSource,
     ExamOption, ExamProgressView, ExamQuestion, ExamQuestionResultView, ExamQuestionStatus,
-    ExamQuestionView, ExamReportView, ExamSelection, ExamSession, GradeOutcome,
-    LlmTurnAnalysis, LlmTutorResponse, Mode, ModeState, QuestionResult, Scaffolding,
-    SessionState, StudentIntent, TeachBack, ThreadStatus, TutorAction, UnderstandingSignal,
-    UnitRef,
+    ExamQuestionView, ExamReportView, ExamSelection, ExamSession, GradeOutcome, LlmTurnAnalysis,
+    LlmTutorResponse, Mode, ModeState, QuestionResult, Scaffolding, SessionState, StudentIntent,
+    TeachBack, ThreadStatus, TutorAction, UnderstandingSignal, UnitRef,
 };
 
 /// The most questions an exam may have.
@@ -55,6 +54,10 @@ const REVIEW: f64 = 0.5;
 pub struct Exam;
 
 impl SessionMode for Exam {
+    fn draws_from_bank(&self) -> bool {
+        true
+    }
+
     fn check(&self, start: &Start<'_>) -> Result<(), InvalidParam> {
         let request = start.request;
         if let Some(n) = request.question_count
@@ -91,14 +94,21 @@ impl SessionMode for Exam {
         let pool = pool_of(start, &units);
         let n = question_count(start);
         let available = match selection(start) {
-            ExamSelection::Fixed => {
-                exam_select::choose_fixed(&pool, n, &start.workflow.modes.exam.difficulty_mix, start.seed)
-                    .is_some()
-            }
+            ExamSelection::Fixed => exam_select::choose_fixed(
+                &pool,
+                n,
+                &start.workflow.modes.exam.difficulty_mix,
+                start.seed,
+            )
+            .is_some(),
             ExamSelection::Adaptive => exam_select::has_questions(&pool),
         };
         if !available {
-            let field = if request.units.is_some() { "units" } else { "unitId" };
+            let field = if request.units.is_some() {
+                "units"
+            } else {
+                "unitId"
+            };
             return Err(InvalidParam {
                 field,
                 detail: format!(
@@ -137,10 +147,7 @@ impl SessionMode for Exam {
             questions,
             question_count: n,
             current_index: 0,
-            feedback_mode: start
-                .request
-                .feedback
-                .unwrap_or(settings.feedback),
+            feedback_mode: start.request.feedback.unwrap_or(settings.feedback),
             selection,
             seed: start.seed,
             locked_questions: start.locked_questions.iter().cloned().collect(),
@@ -477,16 +484,29 @@ fn words(text: &str) -> String {
 fn is_skip(text: &str) -> bool {
     matches!(
         words(text).as_str(),
-        "skip" | "pass" | "skip it" | "skip this" | "skip this one" | "skip question"
-            | "skip this question" | "i'll skip" | "next question"
+        "skip"
+            | "pass"
+            | "skip it"
+            | "skip this"
+            | "skip this one"
+            | "skip question"
+            | "skip this question"
+            | "i'll skip"
+            | "next question"
     )
 }
 
 fn is_end(text: &str) -> bool {
     matches!(
         words(text).as_str(),
-        "end exam" | "end the exam" | "finish exam" | "finish the exam" | "stop the exam"
-            | "stop exam" | "end the test" | "end test"
+        "end exam"
+            | "end the exam"
+            | "finish exam"
+            | "finish the exam"
+            | "stop the exam"
+            | "stop exam"
+            | "end the test"
+            | "end test"
     )
 }
 
@@ -730,7 +750,8 @@ fn mark(turn: &ModeTurn<'_>, q: &ExamQuestion, answer: &str) -> Option<Marked> {
     };
     let (outcome, mistake) = match regenerated {
         Some(item) => {
-            let verdict = drill_grade::grade_drill(&Expected::Generated(Box::new(item)), answer, settings);
+            let verdict =
+                drill_grade::grade_drill(&Expected::Generated(Box::new(item)), answer, settings);
             (verdict.outcome, verdict.mistake)
         }
         None => {
@@ -824,12 +845,18 @@ fn closing(session: &ExamSession, course: &Course, now: DateTime<Utc>) -> String
         text.push_str("\n\nYour answers:");
         for q in &r.questions {
             let mark = match (q.status, q.result) {
-                (ExamQuestionStatus::Answered, Some(QuestionResult::Correct)) => "correct".to_owned(),
+                (ExamQuestionStatus::Answered, Some(QuestionResult::Correct)) => {
+                    "correct".to_owned()
+                }
                 (ExamQuestionStatus::Answered, Some(QuestionResult::Partial)) => {
                     format!("close (the answer is {})", q.correct_answer)
                 }
-                (ExamQuestionStatus::Answered, _) => format!("wrong (the answer is {})", q.correct_answer),
-                (ExamQuestionStatus::Skipped, _) => format!("skipped (the answer is {})", q.correct_answer),
+                (ExamQuestionStatus::Answered, _) => {
+                    format!("wrong (the answer is {})", q.correct_answer)
+                }
+                (ExamQuestionStatus::Skipped, _) => {
+                    format!("skipped (the answer is {})", q.correct_answer)
+                }
                 (ExamQuestionStatus::Unanswered, _) => {
                     format!("not answered (the answer is {})", q.correct_answer)
                 }
@@ -837,7 +864,9 @@ fn closing(session: &ExamSession, course: &Course, now: DateTime<Utc>) -> String
             text.push_str(&format!("\n{}. {mark}", q.number));
         }
     }
-    text.push_str("\n\nThe full report, with every question explained, is in this conversation's summary.");
+    text.push_str(
+        "\n\nThe full report, with every question explained, is in this conversation's summary.",
+    );
     text
 }
 
@@ -875,9 +904,8 @@ pub fn report(session: &ExamSession, course: &Course, now: DateTime<Utc>) -> Exa
         .map(result_view)
         .collect();
     let score: f64 = session.questions.iter().map(|q| q.credit).sum();
-    let count = |s: ExamQuestionStatus| {
-        session.questions.iter().filter(|q| q.status == s).count() as u32
-    };
+    let count =
+        |s: ExamQuestionStatus| session.questions.iter().filter(|q| q.status == s).count() as u32;
     let answered = count(ExamQuestionStatus::Answered);
     let skipped = count(ExamQuestionStatus::Skipped);
     let max_score = session.question_count.max(session.questions.len() as u32);
@@ -905,8 +933,11 @@ pub fn report(session: &ExamSession, course: &Course, now: DateTime<Utc>) -> Exa
     let by_difficulty = crate::model::Difficulty::ALL
         .into_iter()
         .filter_map(|d| {
-            let qs: Vec<&ExamQuestion> =
-                session.questions.iter().filter(|q| q.difficulty == d).collect();
+            let qs: Vec<&ExamQuestion> = session
+                .questions
+                .iter()
+                .filter(|q| q.difficulty == d)
+                .collect();
             if qs.is_empty() {
                 return None;
             }
@@ -1046,5 +1077,60 @@ pub fn progress_view(session: &ExamSession) -> ExamProgressView {
             .filter(|q| revealed(q))
             .map(result_view)
             .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(text: Option<&str>, client_event: ClientEvent) -> TurnEvent {
+        TurnEvent {
+            message_text: text.map(str::to_owned),
+            message_latex: None,
+            client_event,
+        }
+    }
+
+    #[test]
+    fn a_message_is_an_answer_unless_it_skips_or_ends_the_exam() {
+        let read = |text: &str| {
+            let e = event(Some(text), ClientEvent::None);
+            match read_move(&e, Some(text)) {
+                Move::Answer(..) => "answer",
+                Move::Skip(_) => "skip",
+                Move::End => "end",
+                Move::Nothing => "nothing",
+            }
+        };
+        assert_eq!(read("Skip!"), "skip");
+        assert_eq!(read("  pass "), "skip");
+        assert_eq!(read("End the exam."), "end");
+        assert_eq!(read("42"), "answer");
+        assert_eq!(read("I'd skip lunch for 12"), "answer");
+        let ended = event(None, ClientEvent::ExamEnd);
+        assert!(matches!(read_move(&ended, None), Move::End));
+        let skipped = event(
+            None,
+            ClientEvent::ExamSkip {
+                question_number: Some(2),
+            },
+        );
+        assert!(matches!(read_move(&skipped, None), Move::Skip(Some(2))));
+        let tab = event(Some("skip"), ClientEvent::ExamAnswer { question_number: 3 });
+        assert!(matches!(read_move(&tab, Some("skip")), Move::Skip(Some(3))));
+        let nothing = event(None, ClientEvent::None);
+        assert!(matches!(read_move(&nothing, None), Move::Nothing));
+    }
+
+    #[test]
+    fn scores_are_written_as_a_person_writes_them() {
+        assert_eq!(show(2.0), "2");
+        assert_eq!(show(2.5), "2.5");
+        assert_eq!(show(28.571), "28.6");
+        assert_eq!(percent(2.5, 7), 35.7);
+        assert_eq!(percent(0.0, 0), 0.0);
+        assert_eq!(sentence("Divide both by 2"), "Divide both by 2.");
+        assert_eq!(sentence("Done!"), "Done!");
     }
 }

@@ -67,7 +67,8 @@ fn tier_difficulty(tier: ExamTier) -> f64 {
 /// Questions per band for `n` questions at `mix`: largest remainders, so
 /// each count is within one of its exact share.
 pub fn apportion(n: u32, mix: &DifficultyMix) -> [u32; 3] {
-    let weights = [mix.easy, mix.medium, mix.hard].map(|w| if w.is_finite() { w.max(0.0) } else { 0.0 });
+    let weights =
+        [mix.easy, mix.medium, mix.hard].map(|w| if w.is_finite() { w.max(0.0) } else { 0.0 });
     let total: f64 = weights.iter().sum();
     let weights = if total > 0.0 {
         weights.map(|w| w / total)
@@ -78,9 +79,7 @@ pub fn apportion(n: u32, mix: &DifficultyMix) -> [u32; 3] {
     let mut counts = exact.map(|e| e.floor() as u32);
     let mut left = n - counts.iter().sum::<u32>();
     let mut order = [0usize, 1, 2];
-    order.sort_by(|&a, &b| {
-        (exact[b] - exact[b].floor()).total_cmp(&(exact[a] - exact[a].floor()))
-    });
+    order.sort_by(|&a, &b| (exact[b] - exact[b].floor()).total_cmp(&(exact[a] - exact[a].floor())));
     for i in order.into_iter().cycle() {
         if left == 0 {
             break;
@@ -277,7 +276,8 @@ pub fn choose_fixed(
                 generate_in(pool, band_wanted, &chosen, &mut rng)
                     .or_else(|| take_bank(&mut bank, &chosen))
             };
-            let next = next.or_else(|| nearest(pool, aim(band_wanted), &chosen, &mut bank, &mut rng));
+            let next =
+                next.or_else(|| nearest(pool, aim(band_wanted), &chosen, &mut bank, &mut rng));
             chosen.push(next?);
         }
     }
@@ -318,13 +318,11 @@ fn nearest(
                 .total_cmp(&(b.difficulty_value - target).abs())
         })
         .map(|(i, q)| (i, (q.difficulty_value - target).abs()));
-    let generated_best = candidates
-        .into_iter()
-        .min_by(|a, b| {
-            (a.difficulty_value - target)
-                .abs()
-                .total_cmp(&(b.difficulty_value - target).abs())
-        });
+    let generated_best = candidates.into_iter().min_by(|a, b| {
+        (a.difficulty_value - target)
+            .abs()
+            .total_cmp(&(b.difficulty_value - target).abs())
+    });
     match (generated_best, from_bank) {
         (Some(g), Some((i, gap))) if gap < (g.difficulty_value - target).abs() => {
             Some(bank.remove(i))

@@ -31,8 +31,8 @@ use crate::engine::drill::IssuedDrill;
 use crate::engine::policy::PolicyOutcome;
 use crate::engine::turn::{CourseRuntime, Interpreted, Plan, TurnEnv, TurnEvent, TurnState};
 use crate::model::{
-    CreateThreadRequest, LessonBrief, LlmStudyPlan, LlmTutorResponse, Mode, PlannerInput, SessionState, StudentSnapshot,
-    Thread, TutorMessage,
+    CreateThreadRequest, LessonBrief, LlmStudyPlan, LlmTutorResponse, Mode, PlannerInput,
+    SessionState, StudentSnapshot, Thread, TutorMessage,
 };
 
 /// A mode's own steps of the turn pipeline.
@@ -42,6 +42,12 @@ pub trait SessionMode: Sync {
     /// [`Start::prepared`].
     fn start_call(&self, _start: &Start<'_>) -> Option<StartCall> {
         None
+    }
+
+    /// Whether `start` draws questions from the course's exam bank, and so
+    /// needs to know which ones the student is locked out of.
+    fn draws_from_bank(&self) -> bool {
+        false
     }
 
     /// The creation parameters that are the mode's own, checked before
