@@ -34,6 +34,15 @@ const COMMIT_BACKOFF_CAP: std::time::Duration = std::time::Duration::from_millis
 /// Messages a turn reads back for its history and style signals.
 pub(crate) const RECENT_MESSAGES: usize = 20;
 
+/// A new thread's randomness (an exam's questions), drawn from its id so
+/// that creating a thread takes nothing from the id source's other draws.
+fn seed_of(thread_id: &str) -> u64 {
+    // FNV-1a: the id is already random; this only folds it into 64 bits.
+    thread_id.bytes().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
 /// The thread, if it exists and is the caller's; otherwise 404 either way,
 /// so nobody can probe for other students' threads.
 pub(crate) async fn owned_thread(
@@ -205,7 +214,7 @@ impl App {
             prepared: None,
             request: &request,
             now,
-            seed: self.ids.seed(),
+            seed: seed_of(&thread_id),
             locked_questions: &locked_questions,
             snapshot: snapshot_now.as_ref().map(|v| &v.value),
         };
