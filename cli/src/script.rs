@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde::de::{self, Deserializer, Visitor};
 use tutorflow::content::yaml_index::{Position, YamlIndex, YamlPath};
 use tutorflow::content::{Bundle, Diagnostic};
-use tutorflow::model::Mode;
+use tutorflow::model::{ExamFeedbackMode, Mode};
 
 use crate::expect::{self, Expectation};
 
@@ -42,6 +42,10 @@ pub struct Script {
     pub unit: Option<String>,
     pub seed: u64,
     pub start: DateTime<Utc>,
+    /// An exam's size, feedback and time limit, if the script sets them.
+    pub question_count: Option<u32>,
+    pub feedback: Option<ExamFeedbackMode>,
+    pub time_limit_minutes: Option<u32>,
     pub steps: Vec<Step>,
 }
 
@@ -162,6 +166,8 @@ pub enum Answer {
     Correct,
     /// One of the drill's typical wrong answers (so a mistake tag shows).
     Wrong,
+    /// A number near the right one that grades as close.
+    Close,
     Text(String),
 }
 
@@ -193,6 +199,13 @@ struct RawScript {
     seed: Option<u64>,
     #[serde(default)]
     now: Option<DateTime<Utc>>,
+    /// Exam mode: how many questions, and when they are marked.
+    #[serde(default)]
+    question_count: Option<u32>,
+    #[serde(default)]
+    feedback: Option<ExamFeedbackMode>,
+    #[serde(default)]
+    time_limit_minutes: Option<u32>,
     steps: Vec<RawStep>,
 }
 
@@ -323,6 +336,9 @@ pub fn parse(path: &str, text: &str, bundle: &Bundle) -> Result<Script, Vec<Diag
         unit: raw.unit,
         seed: raw.seed.unwrap_or(DEFAULT_SEED),
         start: raw.now.unwrap_or_else(default_start),
+        question_count: raw.question_count,
+        feedback: raw.feedback,
+        time_limit_minutes: raw.time_limit_minutes,
         steps,
     })
 }
@@ -517,6 +533,7 @@ fn answer(text: Text) -> Answer {
     match text.0.trim() {
         "correct" => Answer::Correct,
         "wrong" => Answer::Wrong,
+        "close" => Answer::Close,
         _ => Answer::Text(text.0),
     }
 }

@@ -29,12 +29,13 @@ use tutorflow::content::{Bundle, Diagnostic, ExamItem, FsSource};
 use tutorflow::engine::drill::{self, Expected};
 use tutorflow::engine::drill_grade::{self, grade_drill};
 use tutorflow::engine::drill_token;
+use tutorflow::engine::generate::generate;
 use tutorflow::engine::rng::SplitMix64;
 use tutorflow::model::{
     ClientEvent, CreateThreadRequest, CreateThreadResponse, DrillCard, DrillGradeRequest,
-    DrillGradeResponse, DrillResult, ExamCard, ExamResult, GradeOutcome, MasteryTier,
-    McqSubmitRequest, McqSubmitResponse, Role, SnapshotLite, SupportType, SupportViewedRequest,
-    SupportViewedResponse, TurnRequest, TurnResponse, TutorCard,
+    DrillGradeResponse, DrillResult, ExamCard, ExamItemSource, ExamResult, GradeOutcome,
+    MasteryTier, McqSubmitRequest, McqSubmitResponse, Mode, ModeState, Role, SnapshotLite,
+    SupportType, SupportViewedRequest, SupportViewedResponse, TurnRequest, TurnResponse, TutorCard,
 };
 use tutorflow::service::{App, AppParts, Clock, Ids, StartupError};
 use tutorflow::store::{
@@ -489,8 +490,11 @@ impl<'s> Simulation<'s> {
                     goal: None,
                     unit_id: script.unit.clone(),
                     problems: None,
-                    question_count: None,
-                    feedback: None,
+                    units: None,
+                    question_count: script.question_count,
+                    feedback: script.feedback,
+                    selection: None,
+                    time_limit_minutes: script.time_limit_minutes,
                 },
                 Function::Turn,
                 "create",
@@ -538,6 +542,10 @@ impl<'s> Simulation<'s> {
                     unit_id: unit.clone(),
                 };
                 self.turn(step, None, event).await?
+            }
+            Action::AnswerInChat(answer) if self.script.mode == Mode::Exam => {
+                let text = self.exam_answer(step, answer).await?;
+                self.turn(step, Some(text), ClientEvent::None).await?
             }
             Action::AnswerInChat(answer) => {
                 let text = self.drill_answer(step, answer)?;
@@ -743,28 +751,91 @@ impl<'s> Simulation<'s> {
 
     /// The text a student answers the last drill card with.
     fn drill_answer(&self, step: &Step, answer: &Answer) -> Result<String, StepError> {
-        let want_correct = match answer {
-            Answer::Text(text) => return Ok(text.clone()),
-            Answer::Correct => true,
-            Answer::Wrong => false,
-        };
+        if let Answer::Text(text) = answer {
+            return Ok(text.clone());
+        }
         let (_, expected) = self.last_drill_expected(step)?;
+        self.answer_to(step, &expected, answer, "drill")
+    }
+
+    /// An answer of the kind asked for to `expected`, found by grading.
+    fn answer_to(
+        &self,
+        step: &Step,
+        expected: &Expected,
+        answer: &Answer,
+        what: &str,
+    ) -> Result<String, StepError> {
         let grading = &self.grading;
-        let found = if want_correct {
-            Some(correct_answer(&expected))
-                .filter(|a| grade_drill(&expected, a, grading).outcome == GradeOutcome::Correct)
-        } else {
-            wrong_answer(&expected, grading)
+        let (found, kind) = match answer {
+            Answer::Text(text) => return Ok(text.clone()),
+            Answer::Correct => (
+                Some(correct_answer(expected))
+                    .filter(|a| grade_drill(expected, a, grading).outcome == GradeOutcome::Correct),
+                "correct",
+            ),
+            Answer::Wrong => (wrong_answer(expected, grading), "wrong"),
+            Answer::Close => (close_answer(expected, grading), "close"),
         };
         found.ok_or_else(|| {
             self.error(
                 step,
                 format!(
-                    "cannot make a {} answer for this drill (write the answer text instead)",
-                    if want_correct { "correct" } else { "wrong" }
+                    "cannot make a {kind} answer for this {what} (write the answer text instead)"
                 ),
             )
         })
+    }
+
+    /// An answer to the exam question on screen, read from the thread's
+    /// state (the API never shows it).
+    async fn exam_answer(&self, step: &Step, answer: &Answer) -> Result<String, StepError> {
+        if let Answer::Text(text) = answer {
+            return Ok(text.clone());
+        }
+        let record = self
+            .store
+            .get_thread(&self.thread_id, 0)
+            .await
+            .map_err(|e| self.error(step, format!("cannot read the thread: {e}")))?
+            .ok_or_else(|| self.error(step, "the thread is gone"))?;
+        let ModeState::Exam(exam) = record.thread.session.mode_state else {
+            return Err(self.error(step, "the thread is not an exam"));
+        };
+        let question = exam
+            .questions
+            .get(exam.current_index as usize)
+            .filter(|_| !exam.finished())
+            .ok_or_else(|| self.error(step, "the exam has no question on screen"))?;
+        let expected = match &question.source {
+            ExamItemSource::Blueprint {
+                blueprint_id,
+                seed,
+                target_difficulty,
+            } => {
+                let blueprint = self.bundle.blueprints.get(blueprint_id).ok_or_else(|| {
+                    self.error(step, format!("blueprint `{blueprint_id}` is gone"))
+                })?;
+                let item = generate(blueprint, *target_difficulty, *seed)
+                    .map_err(|e| self.error(step, e.to_string()))?;
+                Expected::Generated(Box::new(item))
+            }
+            ExamItemSource::Bank { .. } => Expected::Authored {
+                prompt: question.prompt.clone(),
+                question_latex: String::new(),
+                expected_answer: question.expected.value.clone(),
+            },
+        };
+        if let (ExamItemSource::Bank { .. }, Answer::Wrong) = (&question.source, answer) {
+            let right = &question.expected.value;
+            return question
+                .options
+                .iter()
+                .find(|o| *o != right)
+                .cloned()
+                .ok_or_else(|| self.error(step, "the question has one option"));
+        }
+        self.answer_to(step, &expected, answer, "exam question")
     }
 
     /// The last drill card's token and what it expects, regenerated from
@@ -1025,6 +1096,22 @@ fn correct_answer(expected: &Expected) -> String {
             expected_answer, ..
         } => expected_answer.clone(),
     }
+}
+
+/// A number near the right answer that grades as close.
+fn close_answer(expected: &Expected, grading: &GradingSettings) -> Option<String> {
+    let value: f64 = correct_answer(expected).trim().parse().ok()?;
+    [1.0, -1.0, 0.1 * value, -0.1 * value, 0.5, -0.5, 2.0]
+        .into_iter()
+        .map(|d| {
+            let near = value + d;
+            if near.fract() == 0.0 {
+                format!("{}", near as i64)
+            } else {
+                format!("{near}")
+            }
+        })
+        .find(|a| grade_drill(expected, a, grading).outcome == GradeOutcome::Close)
 }
 
 /// A wrong answer that grades as wrong (not close): a distractor with a

@@ -10,7 +10,7 @@
 //! `cargo bench -p tutorflow --bench turn -- --percentiles` also times
 //! 20,000 turns one by one and prints p50/p99.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::Instant;
@@ -24,8 +24,8 @@ use tutorflow::engine::modes::{self, Start};
 use tutorflow::engine::turn::{self, CourseRuntime, ReplyOrigin, TurnEnv, TurnEvent, TurnState};
 use tutorflow::llm::OfflineTutor;
 use tutorflow::model::{
-    ClientEvent, Mode, ModeState, Personalization, Role, SessionState, StepStatus, StudentSnapshot,
-    Thread, ThreadStatus, TutorMessage,
+    ClientEvent, CreateThreadRequest, Mode, ModeState, Personalization, Role, SessionState,
+    StepStatus, StudentSnapshot, Thread, ThreadStatus, TutorMessage,
 };
 
 struct Fixture {
@@ -42,6 +42,12 @@ fn lesson() -> Fixture {
     let mut f = fixture();
     let bundle = f.rt.bundle.clone();
     let course = bundle.course("prealgebra").unwrap();
+    let request: CreateThreadRequest = serde_json::from_value(serde_json::json!({
+        "courseId": "prealgebra",
+        "mode": "teach_me",
+        "unitId": "fractions",
+    }))
+    .unwrap();
     let started = modes::for_mode(Mode::TeachMe)
         .unwrap()
         .start(&Start {
@@ -51,6 +57,11 @@ fn lesson() -> Fixture {
             unit: course.unit("fractions"),
             goal: None,
             prepared: None,
+            request: &request,
+            now: f.thread.created_at,
+            seed: 1,
+            locked_questions: &BTreeSet::new(),
+            snapshot: None,
         })
         .unwrap();
     let mut session = started.session;

@@ -197,6 +197,8 @@ pub struct Plan {
     /// The answers of the exam questions the reply may show: not in the
     /// context, and never stated.
     pub exam_answers: Vec<PendingAnswer>,
+    /// The reply the mode wrote itself: the turn makes no tutor call.
+    pub scripted: Option<LlmTutorResponse>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -325,6 +327,7 @@ pub fn plan_interpreted(
         practice,
         block,
         category,
+        reply: scripted,
     } = mode_of(state.thread)?.plan(&turn, event, &read, policy);
     let category = category.unwrap_or(read.category);
 
@@ -383,6 +386,7 @@ pub fn plan_interpreted(
         pending_answers,
         practice_answer,
         exam_answers,
+        scripted,
     })
 }
 
@@ -424,7 +428,10 @@ fn forced_category(workflow: &Workflow, event: &ClientEvent) -> Option<String> {
 
 pub(crate) fn event_unit(event: &ClientEvent) -> Option<&str> {
     match event {
-        ClientEvent::None => None,
+        ClientEvent::None
+        | ClientEvent::ExamAnswer { .. }
+        | ClientEvent::ExamSkip { .. }
+        | ClientEvent::ExamEnd => None,
         ClientEvent::RequestDrill { unit_id }
         | ClientEvent::DrillContinue { unit_id, .. }
         | ClientEvent::ExamContinue { unit_id, .. }

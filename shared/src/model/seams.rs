@@ -94,6 +94,15 @@ impl CallUsage {
             ..CallUsage::default()
         }
     }
+
+    /// A reply the session's mode wrote itself: no model was called.
+    pub fn scripted() -> Self {
+        CallUsage {
+            provider: "mode".into(),
+            model: "scripted".into(),
+            ..CallUsage::default()
+        }
+    }
 }
 
 /// A reply and what it cost.

@@ -14,11 +14,12 @@ use crate::api::auth::Principal;
 use crate::content::Course;
 use crate::engine::bkt;
 use crate::engine::lockout::LockoutStatus;
+use crate::engine::modes::exam::{self, exam_of};
 use crate::engine::modes::teach_me::study_plan_of;
 use crate::engine::snapshot_lite::{build_snapshot_lite, revisit_question_ids};
 use crate::model::{
-    ExamTier, HistoryMessage, MasteryTier, RevisitReason, Role, SessionStats, SnapshotLite,
-    StepStatus, StudentSnapshot, SummaryInput, TierCounts, UnitStat, UnitStatus,
+    ExamReportView, ExamTier, HistoryMessage, MasteryTier, RevisitReason, Role, SessionStats,
+    SnapshotLite, StepStatus, StudentSnapshot, SummaryInput, TierCounts, UnitStat, UnitStatus,
 };
 
 /// `GET /threads/{threadId}/summary`: this conversation only (the course
@@ -52,6 +53,10 @@ pub struct ThreadSummaryReport {
     suggestions: Vec<String>,
     /// The units this conversation worked on, in the order it met them.
     units: Vec<ThreadUnitLine>,
+    /// An exam thread's report, once the exam is over (absent before: a
+    /// running exam's marks are not shown here).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    exam: Option<ExamReportView>,
 }
 
 /// One unit's work in one conversation, with where the student stands on it now.
@@ -312,6 +317,9 @@ impl App {
                 to_review: summary.to_review,
                 suggestions: summary.suggestions,
                 units: thread_units,
+                exam: exam_of(&record.thread.session)
+                    .filter(|e| e.finished())
+                    .map(|e| exam::report(e, course, self.clock.now())),
             },
         )
     }

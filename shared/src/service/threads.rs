@@ -12,7 +12,7 @@ use super::views;
 use super::{App, Output};
 use crate::api::auth::Principal;
 use crate::api::problem::Problem;
-use crate::engine::lockout::NoLockouts;
+use crate::engine::lockout::{LockoutStatus, NoLockouts};
 use crate::engine::modes::{self, Start, StartCall, StartReply};
 use crate::engine::snapshot_lite::build_snapshot_lite;
 use crate::model::{
@@ -33,6 +33,15 @@ const COMMIT_BACKOFF_CAP: std::time::Duration = std::time::Duration::from_millis
 
 /// Messages a turn reads back for its history and style signals.
 pub(crate) const RECENT_MESSAGES: usize = 20;
+
+/// A new thread's randomness (an exam's questions), drawn from its id so
+/// that creating a thread takes nothing from the id source's other draws.
+fn seed_of(thread_id: &str) -> u64 {
+    // FNV-1a: the id is already random; this only folds it into 64 bits.
+    thread_id.bytes().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
 
 /// The thread, if it exists and is the caller's; otherwise 404 either way,
 /// so nobody can probe for other students' threads.
@@ -188,6 +197,14 @@ impl App {
             return Err(ServiceError::invalid_field("goal", "the goal is too long"));
         }
         let thread_id = self.ids.new_id();
+        let now = self.clock.now();
+        let snapshot_now = self.store.get_snapshot(&who.student_id, &course.id).await?;
+        let locked_questions = if mode.draws_from_bank() {
+            self.locked_questions(course, snapshot_now.as_ref().map(|v| &v.value), now)
+                .await?
+        } else {
+            Default::default()
+        };
         let mut start = Start {
             bundle: &bundle,
             course,
@@ -195,7 +212,14 @@ impl App {
             unit: request.unit_id.as_deref().and_then(|u| course.unit(u)),
             goal: request.goal.as_deref(),
             prepared: None,
+            request: &request,
+            now,
+            seed: seed_of(&thread_id),
+            locked_questions: &locked_questions,
+            snapshot: snapshot_now.as_ref().map(|v| &v.value),
         };
+        mode.check(&start)
+            .map_err(|e| ServiceError::invalid_field(e.field, e.detail))?;
         let prepared = match mode.start_call(&start) {
             Some(call) => Some(self.start_call(&bundle, &course.workflow, call).await),
             None => None,
@@ -262,6 +286,32 @@ impl App {
             Ok((work, output))
         })
         .await
+    }
+
+    /// The course's bank questions the student is locked out of now.
+    async fn locked_questions(
+        &self,
+        course: &crate::content::Course,
+        snapshot: Option<&StudentSnapshot>,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<std::collections::BTreeSet<String>, ServiceError> {
+        let Some(snapshot) = snapshot else {
+            return Ok(Default::default());
+        };
+        let ids: Vec<String> = course
+            .units
+            .values()
+            .flat_map(|u| u.exam.iter().map(|q| q.id.clone()))
+            .collect();
+        let statuses = self
+            .exams
+            .statuses(self.store.as_ref(), snapshot, &ids, now)
+            .await?;
+        Ok(statuses
+            .into_iter()
+            .filter(|(_, s)| matches!(s.at(now), LockoutStatus::Locked { .. }))
+            .map(|(q, _)| q)
+            .collect())
     }
 
     /// Makes the LLM call a mode asks for at creation. A failed call is

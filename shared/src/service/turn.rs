@@ -36,10 +36,10 @@ use crate::engine::{grading, reply, scaffolding, turn_log};
 use crate::llm::OfflineTutor;
 use crate::llm::provider::LlmCall;
 use crate::model::{
-    ClientEvent, ExpectedAnswer, LlmError, LlmTutorResponse, PendingQuestion, Personalization,
-    ProgressionAction, QuestionPhase, Reply, Role, SafetyInput, SafetyMark, SafetyOutcome,
-    StudentSnapshot, TextSink, Thread, TurnRequest, TurnResponse, TutorCard, WebhookSessionStatus,
-    WebhookTurnResponse,
+    CallUsage, ClientEvent, ExpectedAnswer, LlmError, LlmTutorResponse, PendingQuestion,
+    Personalization, ProgressionAction, QuestionPhase, Reply, Role, SafetyInput, SafetyMark,
+    SafetyOutcome, StudentSnapshot, TextSink, Thread, TurnRequest, TurnResponse, TutorCard,
+    WebhookSessionStatus, WebhookTurnResponse,
 };
 use crate::store::{Expected, IdempotencyLock, ThreadRecord, TurnLog, UnitOfWork, Versioned};
 
@@ -497,6 +497,12 @@ impl App {
         if pauses(plan) {
             return None;
         }
+        if let Some(reply) = &plan.scripted {
+            return Some(Ok(Reply {
+                value: reply.clone(),
+                usage: CallUsage::scripted(),
+            }));
+        }
         let timeout = StdDuration::from_millis(call.rt.workflow().llm.tutor.timeout_ms);
         let tutor = self.llm.tutor(
             &call.bundle,
@@ -521,7 +527,8 @@ impl App {
         let applying = Instant::now();
         let (rt, plan, now) = (&call.rt, &planned.plan, planned.now);
         let offline = OfflineTutor::new(rt.bundle.clone(), &rt.course().workflow);
-        let valid_origin = if self.llm.provider(LlmCall::Tutor).is_some() {
+        let valid_origin = if self.llm.provider(LlmCall::Tutor).is_some() && plan.scripted.is_none()
+        {
             ReplyOrigin::Llm
         } else {
             ReplyOrigin::Offline

@@ -4,6 +4,7 @@ use chrono::{DateTime, Utc};
 use schemars::JsonSchema;
 use serde::Serialize;
 
+use crate::engine::modes::exam::{exam_of, progress_view};
 use crate::engine::modes::study_plan;
 use crate::engine::modes::teach_me::study_plan_of;
 use crate::model::{
@@ -61,7 +62,7 @@ pub fn state_view(thread: &Thread) -> ThreadStateView {
                 extension_turns: plan.extension_turns,
             }
         }),
-        exam_progress: None,
+        exam_progress: exam_of(s).map(progress_view),
         problem_set: None,
     }
 }

@@ -20,12 +20,31 @@ export interface paths {
          *     student's progress in the course (the snapshot) is shared by all of
          *     their threads in it and is created on their first thread.
          *
-         *     Modes `guided` and `teach_me` are available; the other modes answer
-         *     422 (`mode-not-available`) until they are built. A `teach_me` thread
-         *     teaches `unitId` (the course's entry unit if none is given) from a
+         *     Modes `guided`, `teach_me` and `exam` are available; the other modes
+         *     answer 422 (`mode-not-available`) until they are built. A `teach_me`
+         *     thread teaches `unitId` (the course's entry unit if none is given) from a
          *     study plan of 3 to 5 steps, set up here: the unit's authored plan,
          *     else the planner's, else the workflow's default plan. Its progress is
          *     in `state.studyPlan` of every response.
+         *
+         *     An `exam` thread covers `units` (or `unitId`, else the student's
+         *     focus) with `questionCount` questions (1 to 30; the workflow's
+         *     default), chosen by the server from the units' blueprints (answers
+         *     computed) and exam banks at the workflow's easy / medium / hard mix,
+         *     no question twice and no bank question the student is locked out of;
+         *     `selection: adaptive` chooses each next question to match the ability
+         *     estimate instead. The response shows the first question only; the
+         *     answers stay on the server. With `feedback: deferred` nothing about
+         *     correctness is shown by any route until the exam ends; with
+         *     `immediate` each answer is marked as it comes. `timeLimitMinutes`
+         *     ends the exam with what was answered. Answers are turns: a message
+         *     (a number, an option's letter or text, or words), `"skip"` or an
+         *     `EXAM_SKIP` event, and `EXAM_END` to finish early; an `EXAM_ANSWER`
+         *     event names the question answered, so an answer to a question
+         *     already answered elsewhere (another tab) is not counted. Progress is
+         *     in `state.examProgress`; the report is in the thread's summary once
+         *     the exam is over. A parameter out of range or a unit not in the course
+         *     is refused with 400 naming the field.
          */
         post: operations["createThread"];
         delete?: never;
@@ -49,7 +68,8 @@ export interface paths {
          *     card event (`clientEvent`), or both. The server grades an answer to a
          *     pending question by code, lets the policy decide what may happen next,
          *     asks the tutor (at most one LLM call, with a deterministic fallback),
-         *     and commits the new state atomically. The reply carries the new
+         *     and commits the new state atomically (an exam thread's turn is
+         *     marked and answered by the server itself, with no LLM call). The reply carries the new
          *     messages (possibly with a concept, drill or exam card), the
          *     `snapshotLite` and the thread's state; it never contains an answer
          *     that has not been graded yet.
@@ -247,7 +267,11 @@ export interface paths {
          *     concept card or "I'm stuck" — and wrong), the units it worked on with
          *     their help, mistakes and where the student stands on them now, and a
          *     headline, strengths, things to review and suggestions written by the
-         *     summary model (or from the numbers, offline).
+         *     summary model (or from the numbers, offline). An exam thread's
+         *     report (`exam`: score, every question with its correct answer and
+         *     explanation, per unit and per difficulty, strengths, what to review,
+         *     next units, the ability estimate) appears once the exam is over; a
+         *     running exam's answers are not counted here before then.
          */
         get: operations["getThreadSummary"];
         put?: never;
@@ -416,6 +440,25 @@ export interface components {
             /** @description The offending field as a dotted path into the body (`clientEvent.type`), or the header or query parameter (`idempotency-key`, `limit`). */
             field?: string;
         };
+        /** @description An ability estimate with its uncertainty. */
+        AbilityEstimate: {
+            /** Format: double */
+            estimate: number;
+            /**
+             * Format: double
+             * @description One standard error, on the same 0-to-1 scale.
+             */
+            standardError: number;
+        };
+        /**
+         * @description How a question is answered on screen.
+         *
+         *     - `choice`: Pick one of the options (by its letter or its text).
+         *     - `number`: Type a number.
+         *     - `text`: Type the answer (an expression, an equation, words).
+         * @enum {string}
+         */
+        AnswerFormat: "choice" | "number" | "text";
         /** @description A card as the student left it. */
         CardState: components["schemas"]["DrillCardState"] | components["schemas"]["ExamCardState"];
         /** @description Button presses and card events that accompany (or replace) a message. */
@@ -441,6 +484,19 @@ export interface components {
             /** @constant */
             type: "I_AM_STUCK";
             unitId?: string | null;
+        } | {
+            /** Format: uint32 */
+            questionNumber: number;
+            /** @constant */
+            type: "EXAM_ANSWER";
+        } | {
+            /** Format: uint32 */
+            questionNumber?: number | null;
+            /** @constant */
+            type: "EXAM_SKIP";
+        } | {
+            /** @constant */
+            type: "EXAM_END";
         };
         /** @description Key ideas and an optional worked example; shown when the student is stuck. */
         ConceptCard: {
@@ -511,7 +567,10 @@ export interface components {
         /** @description `POST /threads`. */
         CreateThreadRequest: {
             courseId: string;
-            /** @default null */
+            /**
+             * @description Exam mode: marked after each answer, or only at the end.
+             * @default null
+             */
             feedback?: components["schemas"]["ExamFeedbackMode"] | null;
             /**
              * @description What the student wants to learn, in their words.
@@ -527,15 +586,32 @@ export interface components {
             problems?: components["schemas"]["ProblemInput"][] | null;
             /**
              * Format: uint32
-             * @description Exam mode: how many questions.
+             * @description Exam mode: how many questions (1 to 30; the workflow's default).
              * @default null
              */
             questionCount?: number | null;
+            /**
+             * @description Exam mode: questions fixed at creation, or chosen one at a time to
+             *     match the student's ability.
+             * @default null
+             */
+            selection?: components["schemas"]["ExamSelection"] | null;
+            /**
+             * Format: uint32
+             * @description Exam mode: the exam ends with what was answered after this long.
+             * @default null
+             */
+            timeLimitMinutes?: number | null;
             /**
              * @description Unit to work on (teach_me, clarify_doubts, exam scope).
              * @default null
              */
             unitId?: string | null;
+            /**
+             * @description Exam mode: the units it covers (instead of `unitId`, or with it).
+             * @default null
+             */
+            units?: string[] | null;
         };
         /** @description `POST /threads` reply: the new thread, its welcome and state. */
         CreateThreadResponse: {
@@ -545,6 +621,8 @@ export interface components {
             state: components["schemas"]["ThreadStateView"];
             threadId: string;
         };
+        /** @enum {string} */
+        Difficulty: "easy" | "medium" | "hard";
         /**
          * @description A generated practice question. Its answer is never sent: the signed
          *     `drillToken` lets the server regenerate and grade it.
@@ -589,6 +667,18 @@ export interface components {
         };
         /** @enum {string} */
         DrillResult: "correct" | "incorrect";
+        /** @description Score over a group of questions (a unit, or a difficulty). */
+        ExamBreakdownLine: {
+            /** @description The unit's id, or the difficulty (`easy`, `medium`, `hard`). */
+            key: string;
+            /** Format: double */
+            percentage: number;
+            /** Format: uint32 */
+            questions: number;
+            /** Format: double */
+            score: number;
+            title: string;
+        };
         /** @description An authored exam question from the course bank, graded on the server. */
         ExamCard: {
             hasMemo: boolean;
@@ -624,6 +714,15 @@ export interface components {
          */
         ExamCardStatus: "passed" | "failed" | "locked";
         /**
+         * @description How an exam ended.
+         *
+         *     - `completed`: Every question was answered or skipped.
+         *     - `ended_early`: The student ended it; the rest score 0.
+         *     - `time_up`: The time limit ran out; what was answered counts.
+         * @enum {string}
+         */
+        ExamEnd: "completed" | "ended_early" | "time_up";
+        /**
          * @description Whether exam answers are marked as they come or only at the end.
          *
          *     - `deferred`: Proctored: nothing is revealed until the exam is finished.
@@ -635,19 +734,133 @@ export interface components {
             id: string;
             text: string;
         };
+        /**
+         * @description An exam thread's progress: the question on screen (never its answer)
+         *     and, unless feedback is deferred and the exam still running, the marks.
+         */
         ExamProgressView: {
+            /** Format: uint32 */
+            answered: number;
             /**
              * Format: uint32
              * @description Hidden (absent) while a deferred-feedback exam is running.
              */
             correctSoFar?: number;
+            /**
+             * Format: uint32
+             * @description 1-based number of the question on screen; absent once finished.
+             */
+            currentQuestion?: number;
+            ended?: components["schemas"]["ExamEnd"];
+            /**
+             * Format: date-time
+             * @description When the time limit ends the exam, if it has one.
+             */
+            endsAt?: string;
+            feedback: components["schemas"]["ExamFeedbackMode"];
+            finished: boolean;
+            /** @description The question on screen, to answer or resume. */
+            question?: components["schemas"]["ExamQuestionView"];
+            /**
+             * @description The questions marked so far: after each answer with immediate
+             *     feedback, all at once at the end with deferred feedback.
+             */
+            results?: components["schemas"]["ExamQuestionResultView"][];
+            selection: components["schemas"]["ExamSelection"];
             /** Format: uint32 */
-            currentQuestion: number;
+            skipped: number;
+            /** Format: date-time */
+            startedAt: string;
             /** Format: uint32 */
             totalQuestions: number;
         };
+        /** @description One marked exam question: only once it may be revealed. */
+        ExamQuestionResultView: {
+            correctAnswer: string;
+            /** Format: double */
+            credit: number;
+            difficulty: components["schemas"]["Difficulty"];
+            explanation: string;
+            /** @description The known mistake the answer comes from, in the unit's words. */
+            mistake?: string;
+            /** Format: uint32 */
+            number: number;
+            prompt: string;
+            result?: components["schemas"]["QuestionResult"];
+            status: components["schemas"]["ExamQuestionStatus"];
+            studentAnswer?: string;
+            unitId: string;
+        };
+        /**
+         * @description What became of one exam question.
+         *
+         *     - `unanswered`: Not answered yet (or never reached, once the exam is over).
+         * @enum {string}
+         */
+        ExamQuestionStatus: "answered" | "skipped" | "unanswered";
+        /** @description An exam question as the student sees it before answering. */
+        ExamQuestionView: {
+            difficulty: components["schemas"]["Difficulty"];
+            format: components["schemas"]["AnswerFormat"];
+            /** Format: uint32 */
+            number: number;
+            /** @description Choices with their letters, for the `choice` format. */
+            options?: components["schemas"]["ExamOption"][];
+            prompt: string;
+            questionLatex?: string;
+            unitId: string;
+        };
+        /**
+         * @description An exam's report, once it is over: the score, every question with its
+         *     correct answer and explanation, and where to go next.
+         */
+        ExamReportView: {
+            /** @description The ability estimate the exam reached (IRT-lite, 0 to 1). */
+            ability: components["schemas"]["AbilityEstimate"];
+            /** Format: uint32 */
+            answered: number;
+            byDifficulty: components["schemas"]["ExamBreakdownLine"][];
+            byUnit: components["schemas"]["ExamBreakdownLine"][];
+            ended: components["schemas"]["ExamEnd"];
+            /**
+             * Format: uint32
+             * @description The number of questions the exam had.
+             */
+            maxScore: number;
+            /** @description Units to work on next: the ones to review, then what the strong ones lead to. */
+            nextUnits: components["schemas"]["UnitRef"][];
+            /** Format: double */
+            percentage: number;
+            questions: components["schemas"]["ExamQuestionResultView"][];
+            /**
+             * Format: double
+             * @description Credit earned: 1 per right answer, the partial credit per close one.
+             */
+            score: number;
+            /** Format: uint32 */
+            skipped: number;
+            /** @description Units answered well. */
+            strengths: string[];
+            /** Format: int64 */
+            timeUsedSeconds: number;
+            /** @description Units and mistakes to look at again. */
+            toReview: string[];
+            /**
+             * Format: uint32
+             * @description Never reached (ended early, or time ran out).
+             */
+            unanswered: number;
+        };
         /** @enum {string} */
         ExamResult: "passed" | "locked";
+        /**
+         * @description How an exam's questions are chosen.
+         *
+         *     - `fixed`: All questions chosen at creation, at the workflow's difficulty mix.
+         *     - `adaptive`: Each next question chosen to match the ability estimate so far.
+         * @enum {string}
+         */
+        ExamSelection: "fixed" | "adaptive";
         /**
          * @description Difficulty tier of an exam question; passing one at a tier earns that mastery tier.
          * @enum {string}
@@ -775,6 +988,8 @@ export interface components {
          * @enum {string}
          */
         QuestionPhase: "asked" | "probe" | "hint" | "explain" | "strategy_change";
+        /** @enum {string} */
+        QuestionResult: "correct" | "partial" | "incorrect";
         /** @description Why and when a study plan was rewritten. */
         ReplanRecord: {
             reason: string;
@@ -965,6 +1180,11 @@ export interface components {
              */
             answers: number;
             courseId: string;
+            /**
+             * @description An exam thread's report, once the exam is over (absent before: a
+             *     running exam's marks are not shown here).
+             */
+            exam?: components["schemas"]["ExamReportView"];
             headline: string;
             /**
              * Format: uint32

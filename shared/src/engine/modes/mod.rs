@@ -16,19 +16,23 @@
 //! [`for_mode`] is the registry: a mode that is not built yet has no entry,
 //! so threads cannot be created in it.
 
+pub mod exam;
+pub mod exam_select;
 pub mod guided;
 pub mod study_plan;
 pub mod teach_me;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+
+use chrono::{DateTime, Utc};
 
 use crate::content::{Bundle, Course, Unit, Workflow};
 use crate::engine::drill::IssuedDrill;
 use crate::engine::policy::PolicyOutcome;
 use crate::engine::turn::{CourseRuntime, Interpreted, Plan, TurnEnv, TurnEvent, TurnState};
 use crate::model::{
-    LessonBrief, LlmStudyPlan, LlmTutorResponse, Mode, PlannerInput, SessionState, StudentSnapshot,
-    Thread, TutorMessage,
+    CreateThreadRequest, LessonBrief, LlmStudyPlan, LlmTutorResponse, Mode, PlannerInput,
+    SessionState, StudentSnapshot, Thread, TutorMessage,
 };
 
 /// A mode's own steps of the turn pipeline.
@@ -38,6 +42,18 @@ pub trait SessionMode: Sync {
     /// [`Start::prepared`].
     fn start_call(&self, _start: &Start<'_>) -> Option<StartCall> {
         None
+    }
+
+    /// Whether `start` draws questions from the course's exam bank, and so
+    /// needs to know which ones the student is locked out of.
+    fn draws_from_bank(&self) -> bool {
+        false
+    }
+
+    /// The creation parameters that are the mode's own, checked before
+    /// anything is set up (a 422 naming the field otherwise).
+    fn check(&self, _start: &Start<'_>) -> Result<(), InvalidParam> {
+        Ok(())
     }
 
     /// A new thread: the session state the mode starts from, and its welcome.
@@ -70,7 +86,8 @@ pub fn for_mode(mode: Mode) -> Option<&'static dyn SessionMode> {
     match mode {
         Mode::Guided => Some(&guided::Guided),
         Mode::TeachMe => Some(&teach_me::TeachMe),
-        Mode::ClarifyDoubts | Mode::Exam | Mode::ProblemSet => None,
+        Mode::Exam => Some(&exam::Exam),
+        Mode::ClarifyDoubts | Mode::ProblemSet => None,
     }
 }
 
@@ -84,6 +101,25 @@ pub struct Start<'a> {
     pub goal: Option<&'a str>,
     /// The reply to the mode's [`SessionMode::start_call`], once made.
     pub prepared: Option<&'a StartReply>,
+    /// The creation request as sent (a mode's own parameters).
+    pub request: &'a CreateThreadRequest,
+    pub now: DateTime<Utc>,
+    /// Randomness handed in (an exam's choice of questions).
+    pub seed: u64,
+    /// Bank questions the student may not be asked now (locked after a
+    /// failure or a memo view).
+    pub locked_questions: &'a BTreeSet<String>,
+    /// The student's record, for what a mode starts from (abilities).
+    pub snapshot: Option<&'a StudentSnapshot>,
+}
+
+/// A creation parameter a mode refuses.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{field}: {detail}")]
+pub struct InvalidParam {
+    /// The request's field, as sent (`questionCount`).
+    pub field: &'static str,
+    pub detail: String,
 }
 
 /// An LLM call a mode asks for when a thread is created.
@@ -132,6 +168,9 @@ pub struct ModePlan {
     /// The routing category the reply answers as, in place of the one the
     /// message was read as (e.g. a lesson's closing reply).
     pub category: Option<String>,
+    /// The reply, when the mode writes it itself (an exam's questions and
+    /// marks): the turn then makes no tutor call.
+    pub reply: Option<LlmTutorResponse>,
 }
 
 /// What the prompt's mode block says this turn, besides the mode's rules
@@ -169,7 +208,14 @@ pub fn welcome(start: &Start<'_>, mode: Mode) -> Result<String, StartError> {
     );
     values.insert("goal", start.goal.unwrap_or("").to_owned());
     values.insert("mode", mode.as_str().to_owned());
-    values.insert("question_count", String::new());
+    values.insert(
+        "question_count",
+        start
+            .request
+            .question_count
+            .unwrap_or(start.workflow.modes.exam.question_count)
+            .to_string(),
+    );
     template
         .render(&values)
         .map(|t| t.trim().to_owned())
@@ -182,7 +228,7 @@ mod tests {
 
     #[test]
     fn only_built_modes_are_registered() {
-        let built = [Mode::Guided, Mode::TeachMe];
+        let built = [Mode::Guided, Mode::TeachMe, Mode::Exam];
         for mode in built {
             assert!(for_mode(mode).is_some());
         }

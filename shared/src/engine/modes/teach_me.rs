@@ -111,6 +111,7 @@ impl SessionMode for TeachMe {
                 practice: None,
                 block: ModeBlock::default(),
                 category: None,
+                reply: None,
             };
         };
         let workflow = turn.rt.workflow();
@@ -216,6 +217,7 @@ impl SessionMode for TeachMe {
                 lesson: Some(brief(&after, closing)),
             },
             category,
+            reply: None,
         }
     }
 

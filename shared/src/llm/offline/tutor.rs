@@ -18,8 +18,8 @@ use crate::engine::fallback::{self, ValidationContext};
 use crate::model::{
     CallUsage, CheckReply, ClientEvent, ExamCandidate, LlmConceptCard, LlmDrillCard, LlmError,
     LlmExamSuggestion, LlmMappedUnit, LlmTurnAnalysis, LlmTutorResponse, LlmWorkedExample,
-    MAX_REPLY_LIST, PacingDirective, Reply, StepKind, StudentIntent, TextSink, Tutor,
-    TutorAction, TutorTurnInput, UnderstandingSignal, UnitAnchor,
+    MAX_REPLY_LIST, PacingDirective, Reply, StepKind, StudentIntent, TextSink, Tutor, TutorAction,
+    TutorTurnInput, UnderstandingSignal, UnitAnchor,
 };
 
 /// Longest passage of lesson text quoted as an explanation, in characters.
