@@ -15,7 +15,7 @@ use crate::content::workflow::GradingSettings;
 use crate::engine::answer_guard::PendingAnswer;
 use crate::engine::grading::Grade;
 use crate::engine::solution::{self, Solution};
-use crate::model::{GradeOutcome, ItemHelp, PendingQuestion};
+use crate::model::{GradeOutcome, ItemHelp, PendingQuestion, QuestionPhase};
 
 /// What the tutor may use this turn, and what the step it offers works
 /// out to (kept server-side, to recognise an answer to that step).
@@ -67,11 +67,19 @@ pub fn for_question(
         })
         .filter(|s| !leaks(s))
         .collect();
-    let unshown: Vec<_> = solution
+    let mut unshown: Vec<_> = solution
         .unshown(&question.previous_answers, settings)
         .into_iter()
         .filter(|h| !leaks(&h.ask))
         .collect();
+    // Once the steps before it are done, the step that works out the
+    // answer is the next smaller question, asked open.
+    if let Some(last) = solution.open_steps().last()
+        && !unshown.contains(&last)
+        && !leaks(&last.ask)
+    {
+        unshown.push(last);
+    }
     let representations: Vec<&str> = solution
         .representations()
         .iter()
@@ -84,6 +92,7 @@ pub fn for_question(
     // a change of strategy may reach for the next one before then.
     let representation = representations
         .get(given.saturating_sub(unshown.len()))
+        .filter(|_| step.is_none() || question.phase == QuestionPhase::StrategyChange)
         .map(|t| (*t).to_owned());
     TurnHelp {
         help: ItemHelp {
@@ -102,7 +111,6 @@ mod tests {
     use crate::content::blueprint::Blueprint;
     use crate::engine::drill_grade;
     use crate::engine::generate::{Item, generate};
-    use crate::model::QuestionPhase;
 
     fn item(blueprint: &str, seed: u64) -> Item {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -305,7 +305,7 @@ pub fn plan_interpreted(
     let course = rt.course();
     let workflow = rt.workflow();
     let session = &state.thread.session;
-    let policy = compute_policy(
+    let mut policy = compute_policy(
         &PolicyInput {
             snapshot: state.snapshot,
             course,
@@ -317,6 +317,7 @@ pub fn plan_interpreted(
         },
         env.lockouts,
     )?;
+    stuck_on_item(&mut policy, session, state.snapshot, workflow);
     let chat_drill = chat_drill(
         rt,
         state,
@@ -436,6 +437,32 @@ fn pending_solution(
     match drill::expected(&verified, &rt.bundle.blueprints).ok()? {
         drill::Expected::Generated(item) => Some(Solution::of_item(&item)),
         drill::Expected::Authored { .. } => None,
+    }
+}
+
+/// Stuck is judged where the student is working: drills going wrong on
+/// the pending item's unit make the student stuck (a concept card may
+/// follow) even when the policy's focus is another unit.
+fn stuck_on_item(
+    policy: &mut PolicyOutcome,
+    session: &SessionState,
+    snapshot: &StudentSnapshot,
+    workflow: &Workflow,
+) {
+    let p = &mut policy.policy;
+    let Some(unit) = session.pending_question.as_ref().map(|q| q.unit_id.as_str()) else {
+        return;
+    };
+    // An ambiguous message may only be answered with a question.
+    let ambiguous = !p.allowed_actions.contains(&TutorAction::DrillCard);
+    if p.stuck || ambiguous || !crate::engine::policy::is_stuck(snapshot, unit, &workflow.policy)
+    {
+        return;
+    }
+    p.stuck = true;
+    p.allowed_actions.push(TutorAction::ConceptCard);
+    if !p.scoped_unit_ids.iter().any(|u| u == unit) {
+        p.scoped_unit_ids.push(unit.to_owned());
     }
 }
 

@@ -16,7 +16,7 @@ use crate::content::tutor_text::{FollowUp, ITEM_PLACEHOLDERS, OfflinePhrases, Ph
 use crate::content::workflow::Workflow;
 use crate::engine::fallback::{self, ValidationContext};
 use crate::model::{
-    CallUsage, CheckReply, ClientEvent, ExamCandidate, LlmConceptCard, LlmDrillCard, LlmError,
+    CallUsage, CheckReply, ClientEvent, ExamCandidate, ExamResult, LlmConceptCard, LlmDrillCard, LlmError,
     LlmExamSuggestion, LlmMappedUnit, LlmTurnAnalysis, LlmTutorResponse, LlmWorkedExample,
     MAX_REPLY_LIST, Reply, Role, StudentIntent, Tutor, TutorAction, TutorTurnInput, UnderstandingSignal,
     UnitAnchor,
@@ -179,6 +179,12 @@ fn preference(input: &TutorTurnInput, follow_up: FollowUp) -> Vec<TutorAction> {
     let wanted: &[TutorAction] = match follow_up {
         FollowUp::Continue => match input.context.client_event {
             ClientEvent::RequestDrill { .. } => &[DrillCard, SocraticQuestion],
+            // Seed 004's exam block: after a failed exam question, back to
+            // drills rather than straight into another exam question.
+            ClientEvent::ExamContinue {
+                result: Some(ExamResult::Locked),
+                ..
+            } => &[DrillCard, SocraticQuestion],
             _ if policy.exam_ready => &[ExamBlock, DrillCard, SocraticQuestion],
             // Seed 004 A4: drills keep going wrong, so "Continue" brings the
             // concept card; its "Try a drill" button then asks for a drill.
