@@ -968,7 +968,9 @@ pub fn apply(
         if c.transitions.contains(&Transition::RetractGuess) {
             evidence::retract_guess(&mut snapshot, &plan.policy.policy.focus_unit_id);
         }
-        record_help_given(session, c, &plan.item_help);
+        if reply.action == TutorAction::SocraticQuestion {
+            record_help_given(session, c, &plan.item_help);
+        }
     }
     track_student_problem(session, plan, course, env.now);
     thread_learning::record_turn(

@@ -195,8 +195,11 @@ fn preference(input: &TutorTurnInput, follow_up: FollowUp) -> Vec<TutorAction> {
             }
             _ => &[SocraticQuestion, DrillCard],
         },
-        // A smaller step of the item itself beats a card about the unit.
-        FollowUp::Scaffold if has_item_help(input) => &[SocraticQuestion, ConceptCard],
+        // A smaller step of the item itself beats a card about the unit,
+        // unless the drills say the student is stuck (seed 004: a card).
+        FollowUp::Scaffold if has_item_help(input) && !policy.stuck => {
+            &[SocraticQuestion, ConceptCard]
+        }
         FollowUp::Scaffold | FollowUp::Clarify => &[ConceptCard, SocraticQuestion],
         _ => &[SocraticQuestion],
     };
