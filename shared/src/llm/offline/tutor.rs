@@ -586,7 +586,13 @@ impl Values {
                     .map(str::trim)
                     .filter(|t| !t.is_empty() && !last_said.contains(t))
                 {
-                    map.insert(name, text.to_owned());
+                    // Another view of the question ends by asking it.
+                    let text = if name == "representation" && !text.ends_with('?') {
+                        format!("{} What do you get?", as_sentence(text))
+                    } else {
+                        text.to_owned()
+                    };
+                    map.insert(name, text);
                 }
             }
         }
