@@ -476,7 +476,13 @@ fn student_replies_to_pending_items() {
             "stuck",
             false,
         ),
-        (Subtraction, false, "just tell me the answer", "stuck", false),
+        (
+            Subtraction,
+            false,
+            "just tell me the answer",
+            "stuck",
+            false,
+        ),
         (Subtraction, false, "give me the answer", "stuck", false),
         (Subtraction, false, "is it 12 or 13?", "stuck", false),
         (Equation, false, "is it x = 3 or x = 5?", "stuck", false),
@@ -510,7 +516,13 @@ fn student_replies_to_pending_items() {
         (Subtraction, false, "bye", "wrap_up", false),
         (Subtraction, false, "tell me a joke", "off_topic", false),
         (Subtraction, false, "next one", "next_item", false),
-        (Subtraction, false, "can I have an easier one", "easier", false),
+        (
+            Subtraction,
+            false,
+            "can I have an easier one",
+            "easier",
+            false,
+        ),
     ];
     assert!(table.len() >= 80, "{} replies", table.len());
     let counting = ["correct", "close", "wrong_operation"];

@@ -426,13 +426,62 @@ const NOT_YET: &[&str] = &[
 /// Words that say how a result was reached: an explanation names an
 /// operation or a step, not just that the student is sure.
 const METHOD: &[&str] = &[
-    "add", "added", "adding", "plus", "sum", "total", "subtract", "subtracted", "subtracting",
-    "take away", "took away", "minus", "difference", "borrow", "borrowed", "carry", "carried",
-    "multiply", "multiplied", "times", "product", "divide", "divided", "share", "shared",
-    "split", "group", "groups", "both sides", "undo", "undid", "inverse", "opposite",
-    "denominator", "numerator", "common", "simplify", "simplified", "cancel", "column",
-    "ones", "tens", "hundreds", "place value", "percent", "ratio", "factor", "square",
-    "move", "moved", "swap", "swapped", "half", "double", "count", "counted",
+    "add",
+    "added",
+    "adding",
+    "plus",
+    "sum",
+    "total",
+    "subtract",
+    "subtracted",
+    "subtracting",
+    "take away",
+    "took away",
+    "minus",
+    "difference",
+    "borrow",
+    "borrowed",
+    "carry",
+    "carried",
+    "multiply",
+    "multiplied",
+    "times",
+    "product",
+    "divide",
+    "divided",
+    "share",
+    "shared",
+    "split",
+    "group",
+    "groups",
+    "both sides",
+    "undo",
+    "undid",
+    "inverse",
+    "opposite",
+    "denominator",
+    "numerator",
+    "common",
+    "simplify",
+    "simplified",
+    "cancel",
+    "column",
+    "ones",
+    "tens",
+    "hundreds",
+    "place value",
+    "percent",
+    "ratio",
+    "factor",
+    "square",
+    "move",
+    "moved",
+    "swap",
+    "swapped",
+    "half",
+    "double",
+    "count",
+    "counted",
 ];
 const DONE: &[&str] = &[
     "bye",
@@ -533,7 +582,11 @@ fn checked_understanding(session: &SessionState) -> bool {
         .pending_question
         .as_ref()
         .is_some_and(|q| asked(&q.text))
-        || session.scaffolding.last_question.as_deref().is_some_and(asked)
+        || session
+            .scaffolding
+            .last_question
+            .as_deref()
+            .is_some_and(asked)
         || matches!(
             session.last_category.as_deref(),
             Some("conceptual_question" | "guessed")

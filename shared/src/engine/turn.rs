@@ -38,8 +38,8 @@ use crate::engine::policy::{
 use crate::engine::retrieve::CourseIndex;
 use crate::engine::safety::{ReplyContext, SafetyGate, SafetyHit, Sanitizer};
 use crate::engine::scaffolding;
-use crate::engine::solution::Solution;
 use crate::engine::signals::{self, PacingInput, Trend};
+use crate::engine::solution::Solution;
 use crate::engine::student_math;
 use crate::engine::thread_learning;
 use crate::model::{
@@ -366,7 +366,9 @@ pub fn plan_interpreted(
                 .interpretation
                 .as_ref()
                 .and_then(|i| i.grade.as_ref())
-                .filter(|_| session.pending_question.as_ref().map(|p| &p.asked_at) == Some(&q.asked_at));
+                .filter(|_| {
+                    session.pending_question.as_ref().map(|p| &p.asked_at) == Some(&q.asked_at)
+                });
             let tags = course
                 .unit(&q.unit_id)
                 .map_or(&[][..], |u| u.mistake_tags.as_slice());
@@ -450,13 +452,16 @@ fn stuck_on_item(
     workflow: &Workflow,
 ) {
     let p = &mut policy.policy;
-    let Some(unit) = session.pending_question.as_ref().map(|q| q.unit_id.as_str()) else {
+    let Some(unit) = session
+        .pending_question
+        .as_ref()
+        .map(|q| q.unit_id.as_str())
+    else {
         return;
     };
     // An ambiguous message may only be answered with a question.
     let ambiguous = !p.allowed_actions.contains(&TutorAction::DrillCard);
-    if p.stuck || ambiguous || !crate::engine::policy::is_stuck(snapshot, unit, &workflow.policy)
-    {
+    if p.stuck || ambiguous || !crate::engine::policy::is_stuck(snapshot, unit, &workflow.policy) {
         return;
     }
     p.stuck = true;
@@ -1106,7 +1111,9 @@ fn record_help_given(
             Transition::StartScaffolding | Transition::DeepenScaffolding
         )
     });
-    let hints = category.transitions.contains(&Transition::RecordWrongAttempt)
+    let hints = category
+        .transitions
+        .contains(&Transition::RecordWrongAttempt)
         && matches!(
             question.phase,
             QuestionPhase::Hint | QuestionPhase::StrategyChange

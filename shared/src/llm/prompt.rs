@@ -373,11 +373,15 @@ fn question_state(question: Option<&QuestionState>) -> String {
     text.push(')');
     let help = &q.help;
     if !help.steps.is_empty() {
-        text.push_str("\nIts worked steps (the last left open; never complete it for the student): ");
+        text.push_str(
+            "\nIts worked steps (the last left open; never complete it for the student): ",
+        );
         text.push_str(&help.steps.join(" | "));
     }
     if let Some(step) = &help.next_step {
-        text.push_str("\nThe next step they have not shown, to offer as a hint or smaller question: ");
+        text.push_str(
+            "\nThe next step they have not shown, to offer as a hint or smaller question: ",
+        );
         text.push_str(step);
     }
     if let Some(other) = &help.representation {

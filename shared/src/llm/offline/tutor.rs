@@ -16,10 +16,10 @@ use crate::content::tutor_text::{FollowUp, ITEM_PLACEHOLDERS, OfflinePhrases, Ph
 use crate::content::workflow::Workflow;
 use crate::engine::fallback::{self, ValidationContext};
 use crate::model::{
-    CallUsage, CheckReply, ClientEvent, ExamCandidate, ExamResult, LlmConceptCard, LlmDrillCard, LlmError,
-    LlmExamSuggestion, LlmMappedUnit, LlmTurnAnalysis, LlmTutorResponse, LlmWorkedExample,
-    MAX_REPLY_LIST, Reply, Role, StudentIntent, Tutor, TutorAction, TutorTurnInput, UnderstandingSignal,
-    UnitAnchor,
+    CallUsage, CheckReply, ClientEvent, ExamCandidate, ExamResult, LlmConceptCard, LlmDrillCard,
+    LlmError, LlmExamSuggestion, LlmMappedUnit, LlmTurnAnalysis, LlmTutorResponse,
+    LlmWorkedExample, MAX_REPLY_LIST, Reply, Role, StudentIntent, Tutor, TutorAction,
+    TutorTurnInput, UnderstandingSignal, UnitAnchor,
 };
 
 /// Longest passage of lesson text quoted as an explanation, in characters.
