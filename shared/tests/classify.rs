@@ -524,6 +524,31 @@ fn student_replies_to_pending_items() {
             false,
         ),
     ];
+    // Teach-back is judged by what the explanation says.
+    let explains: &[(&str, &str)] = &[
+        (
+            "because I took 3 away from both sides and halved it",
+            "explanation",
+        ),
+        ("I borrowed a ten from the tens column", "explanation"),
+        ("honestly I just guessed it, no idea why", "guessed"),
+        ("I guessed", "guessed"),
+        ("I really like maths it is so much fun", "general"),
+        ("3", "general"),
+    ];
+    let mut teach_back = SessionState::default();
+    teach_back.teach_back.active = true;
+    teach_back.teach_back.awaiting_explanation = true;
+    let mut after_stuck = teach_back.clone();
+    after_stuck.scaffolding.active = true;
+    for (message, expected) in explains {
+        for session in [&teach_back, &after_stuck] {
+            let got = classify::interpret(&workflow, session, message, None, false)
+                .classification
+                .category;
+            assert_eq!(got, *expected, "teach-back reply {message:?}");
+        }
+    }
     assert!(table.len() >= 80, "{} replies", table.len());
     let counting = ["correct", "close", "wrong_operation"];
     let wrong: Vec<String> = table
