@@ -76,6 +76,7 @@ const PACING: &[&str] = &[
     "consolidate",
     "steady",
 ];
+const PHASES: &[&str] = &["asked", "probe", "hint", "explain", "strategy_change"];
 const STEP_KINDS: &[&str] = &["explain", "check", "practice", "none"];
 
 /// One key a test may expect, and where its value is in the output line.
@@ -138,6 +139,8 @@ const KEYS: &[Key] = &[
     key("validation",       "/validation/outcome",                  Equals,   Domain::OneOf(VERDICTS),      TURN),
     key("fallback_rule",    "/validation/rule",                     Equals,   Domain::Text,                 TURN),
     key("pending",          "/pending",                             Equals,   Domain::Bool,                 TURN),
+    key("phase",            "/phase",                               Equals,   Domain::OneOf(PHASES),        TURN),
+    key("wrong_attempts",   "/wrongAttempts",                       Equals,   Domain::Count,                TURN),
     key("scaffolding",      "/scaffolding",                         Equals,   Domain::Bool,                 TURN),
     key("teach_back",       "/teachBack",                           Equals,   Domain::Bool,                 TURN),
     key("says",             "/tutorText",                           Contains, Domain::Text,                 TURN),

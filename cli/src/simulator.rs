@@ -269,6 +269,9 @@ pub struct TurnOutcome {
     mistake_tag: Value,
     /// The thread's state after the turn.
     pending: bool,
+    /// The pending question's lifecycle phase and wrong answers so far.
+    phase: Value,
+    wrong_attempts: Value,
     scaffolding: bool,
     teach_back: bool,
     /// The pacing directive the reply was written under.
@@ -667,6 +670,16 @@ impl<'s> Simulation<'s> {
             counted: chat_drill["counted"].clone(),
             mistake_tag: chat_drill["confusionTag"].clone(),
             pending: response.state.pending_question.is_some(),
+            phase: response
+                .state
+                .pending_question
+                .as_ref()
+                .map_or(Value::Null, |q| json!(q.phase)),
+            wrong_attempts: response
+                .state
+                .pending_question
+                .as_ref()
+                .map_or(Value::Null, |q| json!(q.wrong_attempts)),
             scaffolding: response.state.scaffolding_active,
             teach_back: response.state.teach_back_active,
             pacing: entry["pacing"].clone(),

@@ -303,6 +303,7 @@ fn build(bundle: &Bundle, pool: &[Unit], s: &Scenario) -> TutorTurnInput {
         wrong_attempts: 2,
         hints_used: 1,
         previous_answers: vec!["41".into()],
+        help: Default::default(),
     });
     if let Some((_, phase, _)) = s.question {
         input.category.phase = phase;
@@ -456,6 +457,7 @@ fn wrong_answers_escalate_with_the_question_phase() {
             wrong_attempts: 1,
             hints_used: 0,
             previous_answers: vec!["16".into()],
+            help: Default::default(),
         });
         let reply = tutor(&bundle).reply(&input).unwrap();
         assert_eq!(reply.action, TutorAction::SocraticQuestion, "{phase:?}");
@@ -501,6 +503,7 @@ fn an_explanation_never_works_the_pending_problem() {
             wrong_attempts: 2,
             hints_used: 1,
             previous_answers: vec!["63".into()],
+            help: Default::default(),
         });
         let reply = tutor(&bundle).reply(&input).unwrap();
         assert!(!reply.tutor_text.contains("x = 7"), "{}", reply.tutor_text);

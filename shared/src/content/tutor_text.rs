@@ -292,6 +292,10 @@ pub enum PhraseSlot {
     OwnProblem,
 }
 
+/// Placeholders filled from the pending item's own solution. A phrase
+/// that can use them is preferred to one about the unit in general.
+pub const ITEM_PLACEHOLDERS: [&str; 4] = ["next_step", "steps", "representation", "mistake"];
+
 impl PhraseSlot {
     /// Placeholders a phrase in this slot may use.
     pub fn placeholders(self) -> &'static [&'static str] {
@@ -305,11 +309,22 @@ impl PhraseSlot {
                 "example_answer",
                 "question",
                 "previous_answer",
+                "next_step",
+                "steps",
+                "representation",
+                "mistake",
             ],
             PhraseSlot::Ask => &["unit_title", "key_idea", "explanation", "example_problem"],
             PhraseSlot::AskPending => &["unit_title", "question"],
             PhraseSlot::TeachBack => &["unit_title", "key_idea"],
-            PhraseSlot::Scaffold => &["unit_title", "key_idea", "question", "example_problem"],
+            PhraseSlot::Scaffold => &[
+                "unit_title",
+                "key_idea",
+                "question",
+                "example_problem",
+                "next_step",
+                "representation",
+            ],
             PhraseSlot::Clarify => &[
                 "unit_title",
                 "key_idea",

@@ -28,6 +28,7 @@ use crate::engine::drill_token;
 use crate::engine::evidence::{self, DrillGraded, EvidenceEffect, TransitionContext};
 use crate::engine::exam_cards;
 use crate::engine::irt;
+use crate::engine::item_help;
 use crate::engine::lifecycle;
 use crate::engine::lockout::{LockoutSource, LockoutStatus};
 use crate::engine::modes::{self, ModeBlock, ModePlan, ModeTurn, Outcome, SessionMode};
@@ -38,6 +39,7 @@ use crate::engine::retrieve::CourseIndex;
 use crate::engine::safety::{ReplyContext, SafetyGate, SafetyHit, Sanitizer};
 use crate::engine::scaffolding;
 use crate::engine::signals::{self, PacingInput, Trend};
+use crate::engine::solution::Solution;
 use crate::engine::student_math;
 use crate::engine::thread_learning;
 use crate::model::{
@@ -199,6 +201,9 @@ pub struct Plan {
     pub exam_answers: Vec<PendingAnswer>,
     /// The reply the mode wrote itself: the turn makes no tutor call.
     pub scripted: Option<LlmTutorResponse>,
+    /// What the pending item's own solution offers this turn (also in
+    /// `input.question`), with what the step it offers works out to.
+    pub item_help: item_help::TurnHelp,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -302,7 +307,7 @@ pub fn plan_interpreted(
     let course = rt.course();
     let workflow = rt.workflow();
     let session = &state.thread.session;
-    let policy = compute_policy(
+    let mut policy = compute_policy(
         &PolicyInput {
             snapshot: state.snapshot,
             course,
@@ -314,6 +319,7 @@ pub fn plan_interpreted(
         },
         env.lockouts,
     )?;
+    stuck_on_item(&mut policy, session, state.snapshot, workflow);
     let chat_drill = chat_drill(
         rt,
         state,
@@ -355,6 +361,32 @@ pub fn plan_interpreted(
         practice.as_ref(),
         block,
     );
+    let item_help = preview
+        .pending_question
+        .as_ref()
+        .map(|q| {
+            let grade = read
+                .interpretation
+                .as_ref()
+                .and_then(|i| i.grade.as_ref())
+                .filter(|_| {
+                    session.pending_question.as_ref().map(|p| &p.asked_at) == Some(&q.asked_at)
+                });
+            let tags = course
+                .unit(&q.unit_id)
+                .map_or(&[][..], |u| u.mistake_tags.as_slice());
+            item_help::for_question(
+                pending_solution(rt, state.thread, q, env).as_ref(),
+                q,
+                grade,
+                tags,
+                &workflow.grading,
+            )
+        })
+        .unwrap_or_default();
+    if let Some(question) = input.question.as_mut() {
+        question.help = item_help.help.clone();
+    }
     let pending_answers = pending_answers(rt, &preview, env.now);
     let practice_answer = practice.as_ref().and_then(|d| {
         PendingAnswer::for_expected(
@@ -387,7 +419,60 @@ pub fn plan_interpreted(
         practice_answer,
         exam_answers,
         scripted,
+        item_help,
     })
+}
+
+/// The worked solution of the pending question, when it is a generated
+/// item (regenerated from its drill token, so nothing is stored twice).
+fn pending_solution(
+    rt: &CourseRuntime,
+    thread: &Thread,
+    question: &PendingQuestion,
+    env: &TurnEnv<'_>,
+) -> Option<Solution> {
+    let token = question.drill_token.as_deref()?;
+    let verified = drill_token::verify(
+        token,
+        env.drill_key,
+        &thread.thread_id,
+        env.now,
+        env.drill_ttl,
+    )
+    .ok()?;
+    match drill::expected(&verified, &rt.bundle.blueprints).ok()? {
+        drill::Expected::Generated(item) => Some(Solution::of_item(&item)),
+        drill::Expected::Authored { .. } => None,
+    }
+}
+
+/// Stuck is judged where the student is working: drills going wrong on
+/// the pending item's unit make the student stuck (a concept card may
+/// follow) even when the policy's focus is another unit.
+fn stuck_on_item(
+    policy: &mut PolicyOutcome,
+    session: &SessionState,
+    snapshot: &StudentSnapshot,
+    workflow: &Workflow,
+) {
+    let p = &mut policy.policy;
+    let Some(unit) = session
+        .pending_question
+        .as_ref()
+        .map(|q| q.unit_id.as_str())
+    else {
+        return;
+    };
+    // An ambiguous message may only be answered with a question.
+    let ambiguous = !p.allowed_actions.contains(&TutorAction::DrillCard);
+    if p.stuck || ambiguous || !crate::engine::policy::is_stuck(snapshot, unit, &workflow.policy) {
+        return;
+    }
+    p.stuck = true;
+    p.allowed_actions.push(TutorAction::ConceptCard);
+    if !p.scoped_unit_ids.iter().any(|u| u == unit) {
+        p.scoped_unit_ids.push(unit.to_owned());
+    }
 }
 
 /// What the category asks of the policy.
@@ -897,6 +982,9 @@ pub fn apply(
         if c.transitions.contains(&Transition::RetractGuess) {
             evidence::retract_guess(&mut snapshot, &plan.policy.policy.focus_unit_id);
         }
+        if reply.action == TutorAction::SocraticQuestion {
+            record_help_given(session, c, &plan.item_help);
+        }
     }
     track_student_problem(session, plan, course, env.now);
     thread_learning::record_turn(
@@ -942,7 +1030,9 @@ pub fn apply(
         }),
         TutorAction::DrillCard => {
             drill_card(state.thread, reply, target, plan, env).map(|(card, question)| {
-                lifecycle::ask(session, question);
+                // A new item is a new problem: its own attempts, no
+                // scaffolding or teach-back carried over from the last one.
+                scaffolding::start_problem(session, question);
                 TutorCard::Drill(card)
             })
         }
@@ -1012,6 +1102,44 @@ pub fn apply(
     })
 }
 
+/// Counts the help this turn gave from the item's solution, so the next
+/// help moves on instead of repeating it. A smaller step offered to work
+/// on breaks the problem down: scaffolding starts, and an answer to that
+/// step is progress, not a wrong try at the problem.
+fn record_help_given(
+    session: &mut SessionState,
+    category: &crate::content::workflow::Category,
+    help: &item_help::TurnHelp,
+) {
+    let Some(question) = session.pending_question.as_mut() else {
+        return;
+    };
+    let scaffolds = category.transitions.iter().any(|t| {
+        matches!(
+            t,
+            Transition::StartScaffolding | Transition::DeepenScaffolding
+        )
+    });
+    let hints = category
+        .transitions
+        .contains(&Transition::RecordWrongAttempt)
+        && matches!(
+            question.phase,
+            QuestionPhase::Hint | QuestionPhase::StrategyChange
+        );
+    let offered = help.help.next_step.is_some() || help.help.representation.is_some();
+    if !offered || !(scaffolds || hints) {
+        return;
+    }
+    question.hints_used = question.hints_used.saturating_add(1);
+    if help.help.next_step.is_some() {
+        let scaffolding = &mut session.scaffolding;
+        scaffolding.active = true;
+        scaffolding.depth = scaffolding.depth.max(1);
+        scaffolding.step_expects = help.step_expects.clone();
+    }
+}
+
 /// Updates a unit's ability estimate from one graded item.
 pub fn record_ability(
     snapshot: &mut StudentSnapshot,
@@ -1060,7 +1188,7 @@ fn drill_card(
     if let Some(issued) = &plan.practice {
         let expected = drill_grade::expected_answer(&issued.item);
         let question = PendingQuestion {
-            text: format!("{} {}", issued.card.prompt, issued.card.question_latex),
+            text: question_text(&issued.card.prompt, &issued.card.question_latex),
             expected: Some(expected),
             unit_id: issued.card.unit_id.clone(),
             concept: format!("drill {}", issued.item.seed),
@@ -1084,7 +1212,7 @@ fn drill_card(
     .ok()?;
     let answer = authored.expected_answer.clone()?;
     let question = PendingQuestion {
-        text: format!("{} {}", authored.prompt, authored.question_latex),
+        text: question_text(&authored.prompt, &authored.question_latex),
         expected: Some(ExpectedAnswer {
             kind: crate::engine::grading::infer_kind(&answer, &[]),
             value: answer,
@@ -1102,6 +1230,18 @@ fn drill_card(
         drill_token: card.drill_token.clone(),
     };
     Some((card, question))
+}
+
+/// A drill's question as one text: the prompt alone when it already
+/// states the maths ("Work out 45 - 29."), else the prompt and the maths.
+fn question_text(prompt: &str, latex: &str) -> String {
+    let squeeze = |t: &str| t.split_whitespace().collect::<String>();
+    let (prompt, latex) = (prompt.trim(), latex.trim());
+    if latex.is_empty() || squeeze(prompt).contains(&squeeze(latex)) {
+        prompt.to_owned()
+    } else {
+        format!("{prompt} {latex}")
+    }
 }
 
 /// An exam block from the course bank: stem and options, never the answer.

@@ -371,5 +371,26 @@ fn question_state(question: Option<&QuestionState>) -> String {
         text.push_str(&q.previous_answers.join(" | "));
     }
     text.push(')');
+    let help = &q.help;
+    if !help.steps.is_empty() {
+        text.push_str(
+            "\nIts worked steps (the last left open; never complete it for the student): ",
+        );
+        text.push_str(&help.steps.join(" | "));
+    }
+    if let Some(step) = &help.next_step {
+        text.push_str(
+            "\nThe next step they have not shown, to offer as a hint or smaller question: ",
+        );
+        text.push_str(step);
+    }
+    if let Some(other) = &help.representation {
+        text.push_str("\nThe question shown another way, for a change of strategy: ");
+        text.push_str(other);
+    }
+    if let Some(mistake) = &help.mistake {
+        text.push_str("\nTheir answer is a known mistake; explain it this way: ");
+        text.push_str(mistake);
+    }
     text
 }

@@ -340,6 +340,38 @@ pub struct QuestionState {
     pub wrong_attempts: u32,
     pub hints_used: u32,
     pub previous_answers: Vec<String>,
+    /// What the item's own solution offers this turn; never its answer.
+    #[serde(default, skip_serializing_if = "ItemHelp::is_empty")]
+    pub help: ItemHelp,
+}
+
+/// Help built from the pending item's own solution, with its numbers: what
+/// a hint, an explanation or a change of strategy is made of. The step
+/// that works out the answer is always left open.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ItemHelp {
+    /// Every step, in order, the last left open.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<String>,
+    /// The next step the student has not shown, as a smaller question.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_step: Option<String>,
+    /// The question shown another way (number line, area model, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub representation: Option<String>,
+    /// What went wrong, when the student's answer is a known mistake.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mistake: Option<String>,
+}
+
+impl ItemHelp {
+    pub fn is_empty(&self) -> bool {
+        self.steps.is_empty()
+            && self.next_step.is_none()
+            && self.representation.is_none()
+            && self.mistake.is_none()
+    }
 }
 
 impl From<&PendingQuestion> for QuestionState {
@@ -352,6 +384,7 @@ impl From<&PendingQuestion> for QuestionState {
             wrong_attempts: q.wrong_attempts,
             hints_used: q.hints_used,
             previous_answers: q.previous_answers.clone(),
+            help: ItemHelp::default(),
         }
     }
 }

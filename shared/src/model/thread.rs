@@ -353,6 +353,10 @@ pub struct Scaffolding {
     pub active: bool,
     pub depth: u32,
     pub last_question: Option<String>,
+    /// What the smaller step the tutor last offered works out to, so an
+    /// answer to that step is progress rather than a wrong try at the problem.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step_expects: Option<String>,
 }
 
 /// Seed 003 teach-back: after a correct answer the student explains it.

@@ -12,13 +12,14 @@ use async_trait::async_trait;
 
 use crate::content::Bundle;
 use crate::content::prompt::PromptTemplate;
-use crate::content::tutor_text::{FollowUp, OfflinePhrases, PhraseSlot};
+use crate::content::tutor_text::{FollowUp, ITEM_PLACEHOLDERS, OfflinePhrases, PhraseSlot};
 use crate::content::workflow::Workflow;
 use crate::engine::fallback::{self, ValidationContext};
 use crate::model::{
-    CallUsage, CheckReply, ClientEvent, ExamCandidate, LlmConceptCard, LlmDrillCard, LlmError,
-    LlmExamSuggestion, LlmMappedUnit, LlmTurnAnalysis, LlmTutorResponse, LlmWorkedExample,
-    MAX_REPLY_LIST, PacingDirective, Reply, StepKind, StudentIntent, TextSink, Tutor, TutorAction,
+    CallUsage, CheckReply, ClientEvent, ExamCandidate, ExamResult, LlmConceptCard, LlmDrillCard,
+    LlmError, LlmExamSuggestion, LlmMappedUnit, LlmTurnAnalysis, LlmTutorResponse,
+    LlmWorkedExample, MAX_REPLY_LIST, PacingDirective, Reply, Role, StepKind, StudentIntent,
+    TextSink, Tutor, TutorAction,
     TutorTurnInput, UnderstandingSignal, UnitAnchor,
 };
 
@@ -207,6 +208,12 @@ fn preference(input: &TutorTurnInput, follow_up: FollowUp) -> Vec<TutorAction> {
         FollowUp::TeachBack if lesson_item && fading => &[DrillCard, SocraticQuestion],
         FollowUp::Continue => match input.context.client_event {
             ClientEvent::RequestDrill { .. } => &[DrillCard, SocraticQuestion],
+            // Seed 004's exam block: after a failed exam question, back to
+            // drills rather than straight into another exam question.
+            ClientEvent::ExamContinue {
+                result: Some(ExamResult::Locked),
+                ..
+            } => &[DrillCard, SocraticQuestion],
             _ if policy.exam_ready => &[ExamBlock, DrillCard, SocraticQuestion],
             // Seed 004 A4: drills keep going wrong, so "Continue" brings the
             // concept card; its "Try a drill" button then asks for a drill.
@@ -217,6 +224,11 @@ fn preference(input: &TutorTurnInput, follow_up: FollowUp) -> Vec<TutorAction> {
             }
             _ => &[SocraticQuestion, DrillCard],
         },
+        // A smaller step of the item itself beats a card about the unit,
+        // unless the drills say the student is stuck (seed 004: a card).
+        FollowUp::Scaffold if has_item_help(input) && !policy.stuck => {
+            &[SocraticQuestion, ConceptCard]
+        }
         FollowUp::Scaffold | FollowUp::Clarify => &[ConceptCard, SocraticQuestion],
         _ => &[SocraticQuestion],
     };
@@ -227,6 +239,14 @@ fn preference(input: &TutorTurnInput, follow_up: FollowUp) -> Vec<TutorAction> {
         }
     }
     order
+}
+
+/// Whether the pending item offers a step or another view of itself.
+fn has_item_help(input: &TutorTurnInput) -> bool {
+    input
+        .question
+        .as_ref()
+        .is_some_and(|q| q.help.next_step.is_some() || q.help.representation.is_some())
 }
 
 fn anchor<'a>(input: &'a TutorTurnInput, unit_id: &str) -> Option<&'a UnitAnchor> {
@@ -322,11 +342,19 @@ fn compose(
 
     let reaction = phrases.reaction(&input.category.id);
     let mut parts = Vec::new();
-    parts.push(pick.phrase(
+    let opening = pick.phrase(
         "reaction",
         reaction.openings(input.category.phase),
         &values.map,
-    ));
+    );
+    // What is wrong with a known mistake is said first, whatever the phase.
+    if follow_up == FollowUp::Retry
+        && let Some(mistake) = values.map.get("mistake")
+        && !opening.contains(mistake.as_str())
+    {
+        parts.push(mistake.clone());
+    }
+    parts.push(opening);
     let note = input.category.code_note.trim();
     if !note.is_empty() {
         parts.push(note.to_owned());
@@ -581,6 +609,39 @@ impl Values {
             if let Some(last) = question.previous_answers.last() {
                 map.insert("previous_answer", last.trim().to_owned());
             }
+            let help = &question.help;
+            if !help.steps.is_empty() {
+                let steps: Vec<String> = help.steps.iter().map(|s| as_sentence(s)).collect();
+                map.insert("steps", steps.join(" "));
+            }
+            let item_help = [
+                ("next_step", &help.next_step),
+                ("representation", &help.representation),
+                ("mistake", &help.mistake),
+            ];
+            // Help just given is not given again word for word.
+            let last_said = input
+                .history
+                .iter()
+                .rev()
+                .find(|m| m.role == Role::Assistant)
+                .map(|m| m.text.as_str())
+                .unwrap_or_default();
+            for (name, text) in item_help {
+                if let Some(text) = text
+                    .as_deref()
+                    .map(str::trim)
+                    .filter(|t| !t.is_empty() && !last_said.contains(t))
+                {
+                    // Another view of the question ends by asking it.
+                    let text = if name == "representation" && !text.ends_with('?') {
+                        format!("{} What do you get?", as_sentence(text))
+                    } else {
+                        text.to_owned()
+                    };
+                    map.insert(name, text);
+                }
+            }
         }
         map.insert("tier", input.policy.desired_exam_tier.as_str().to_owned());
         if let Some(item) = &input.context.practice_item {
@@ -754,7 +815,7 @@ impl Picker {
         list: &[String],
         values: &BTreeMap<&'static str, String>,
     ) -> String {
-        let usable: Vec<PromptTemplate> = list
+        let mut usable: Vec<PromptTemplate> = list
             .iter()
             .filter_map(|p| PromptTemplate::parse(salt, p).ok())
             .filter(|t| {
@@ -762,6 +823,15 @@ impl Picker {
                     .all(|p| values.contains_key(p.name.as_str()))
             })
             .collect();
+        // Help about the item in front of the student comes before help
+        // about the unit in general.
+        let about_item = |t: &PromptTemplate| {
+            t.placeholders()
+                .filter(|p| ITEM_PLACEHOLDERS.contains(&p.name.as_str()))
+                .count()
+        };
+        let most = usable.iter().map(about_item).max().unwrap_or(0);
+        usable.retain(|t| about_item(t) == most);
         if usable.is_empty() {
             return String::new();
         }
