@@ -445,14 +445,15 @@ fn explains_idea(session: &SessionState, text: &str) -> bool {
 }
 
 /// A question about maths the course does not teach, unless the message
-/// is an answer or a problem of the student's own.
+/// is a right answer or a problem of the student's own.
 fn beyond_course_category(
     workflow: &Workflow,
     said: Option<&str>,
     interpretation: Option<&Interpretation>,
 ) -> Option<String> {
     let answered = interpretation.is_some_and(|i| {
-        i.classification.answer_grade.is_some() || i.classification.intent == StudentIntent::Solve
+        i.classification.answer_grade == Some(GradeOutcome::Correct)
+            || i.classification.intent == StudentIntent::Solve
     });
     workflow.beyond_course(said?)?;
     let category = workflow.category(BEYOND_COURSE)?;
