@@ -136,7 +136,7 @@ fn shipped_categories_without_an_llm() {
             "explanation",
         ),
         (TeachBack, "ok", "general"),
-        (Free, "solve 2x + 3 = 11", "general"),
+        (Free, "solve 2x + 3 = 11", "own_problem"),
         (Free, "what is a fraction?", "conceptual_question"),
         (Free, "how do you add fractions?", "conceptual_question"),
         (Free, "hello", "general"),

@@ -338,7 +338,7 @@ impl PhraseSlot {
             PhraseSlot::DrillCard => &["unit_title", "drill_prompt"],
             PhraseSlot::ExamBlock => &["unit_title", "tier"],
             PhraseSlot::Prerequisite => &["unit_title", "prereq_title"],
-            PhraseSlot::OwnProblem => &["unit_title", "own_problem"],
+            PhraseSlot::OwnProblem => &["unit_title", "own_problem", "own_step"],
         }
     }
 

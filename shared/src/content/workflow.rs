@@ -55,6 +55,53 @@ pub struct Workflow {
     /// Most recent messages included as conversation history.
     #[serde(default = "defaults::history_messages")]
     pub history_messages: u32,
+    /// Maths questions outside the course, each with a short true answer.
+    #[serde(default)]
+    pub beyond_course: Vec<BeyondCourse>,
+}
+
+/// A maths question the course does not teach ("why can't you divide by
+/// zero?"): answered briefly and truly, never with an unrelated unit's text.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BeyondCourse {
+    /// Phrases that ask about it, matched on whole words.
+    pub asks: Vec<String>,
+    /// The short answer a 12-15-year-old can follow.
+    pub answer: String,
+    /// The unit of a course closest to it, offered after the answer.
+    #[serde(default)]
+    pub nearest_unit: Option<String>,
+}
+
+impl Workflow {
+    /// The out-of-course question `message` asks, if any.
+    pub fn beyond_course(&self, message: &str) -> Option<&BeyondCourse> {
+        let text = format!(" {} ", words_of(message));
+        self.beyond_course.iter().find(|b| {
+            b.asks
+                .iter()
+                .any(|a| text.contains(&format!(" {} ", words_of(a))))
+        })
+    }
+}
+
+/// Lower-case words, apostrophes dropped, anything else a single space.
+fn words_of(text: &str) -> String {
+    text.to_lowercase()
+        .chars()
+        .filter(|c| !matches!(c, '\'' | '’'))
+        .map(|c| {
+            if c.is_alphanumeric() || c == 'π' {
+                c
+            } else {
+                ' '
+            }
+        })
+        .collect::<String>()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// A routing category (seed 003): how it is detected, which prompt answers

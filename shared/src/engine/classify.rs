@@ -159,6 +159,61 @@ pub fn interpret(
     }
 }
 
+/// A problem the student brings as their own while another is pending
+/// ("and how do I solve 3x - 5 = 10"): not graded against the pending
+/// question, and read as a problem to solve whatever else it says.
+pub fn interpret_own_problem(
+    workflow: &Workflow,
+    session: &SessionState,
+    message: &str,
+) -> Interpretation {
+    let reading = MessageReading {
+        intent: StudentIntent::Solve,
+        answer_text: None,
+    };
+    let mut classification = classify(&ClassifyInput {
+        workflow,
+        session,
+        message,
+        grade: None,
+        reading: Some(&reading),
+        unrelated: false,
+    });
+    classification.intent_source = IntentSource::Heuristics;
+    classification.intent_reason = "brings a problem of their own".to_owned();
+    Interpretation {
+        grade: None,
+        classification,
+    }
+}
+
+/// The student explains an idea in words after asking about it: not
+/// off topic, whatever words they use, and not an answer to grade.
+pub fn interpret_explanation(
+    workflow: &Workflow,
+    session: &SessionState,
+    message: &str,
+) -> Interpretation {
+    let reading = MessageReading {
+        intent: StudentIntent::Explain,
+        answer_text: None,
+    };
+    let mut classification = classify(&ClassifyInput {
+        workflow,
+        session,
+        message,
+        grade: None,
+        reading: Some(&reading),
+        unrelated: false,
+    });
+    classification.intent_source = IntentSource::Heuristics;
+    classification.intent_reason = "explains the idea just asked about".to_owned();
+    Interpretation {
+        grade: None,
+        classification,
+    }
+}
+
 fn answer_grade(
     settings: &GradingSettings,
     session: &SessionState,

@@ -51,6 +51,8 @@ use crate::model::{
     TutorAction, TutorCard, TutorContext, TutorMessage, TutorTurnInput, UnitAnchor, WorkedExample,
 };
 
+/// The category of a question about maths outside the course.
+const BEYOND_COURSE: &str = "beyond_course";
 /// Units a message may map to, at most.
 const MAPPED_UNITS: usize = 3;
 /// Content chunks put in front of the tutor, at most (the prompt trims further).
@@ -252,6 +254,12 @@ pub fn interpret(
     // A message that pauses tutoring is not graded or read for intent.
     let interpretation = match (&said, &safety) {
         (Some(_), Some(hit)) if hit.pauses_tutoring() => None,
+        (Some(text), _) if own_problem(session, Some(text)).is_some() => {
+            Some(classify::interpret_own_problem(workflow, session, text))
+        }
+        (Some(text), _) if explains_idea(session, text) => {
+            Some(classify::interpret_explanation(workflow, session, text))
+        }
         (Some(text), _) => Some(classify::interpret(
             workflow,
             session,
@@ -262,6 +270,7 @@ pub fn interpret(
         _ => None,
     };
     let category = forced_category(workflow, &event.client_event)
+        .or_else(|| beyond_course_category(workflow, said.as_deref(), interpretation.as_ref()))
         .or_else(|| {
             interpretation
                 .as_ref()
@@ -387,7 +396,13 @@ pub fn plan_interpreted(
     if let Some(question) = input.question.as_mut() {
         question.help = item_help.help.clone();
     }
-    let pending_answers = pending_answers(rt, &preview, env.now);
+    let mut pending_answers = pending_answers(rt, &preview, env.now);
+    // The problem the student just brought is worked with them, not answered.
+    if let Some(own) = own_problem(session, read.said.as_deref())
+        && let Some(answer) = PendingAnswer::new("own problem", &own.text, &own.answer)
+    {
+        pending_answers.push(answer);
+    }
     let practice_answer = practice.as_ref().and_then(|d| {
         PendingAnswer::for_expected(
             "practice item",
@@ -497,6 +512,41 @@ fn pending_answers(
         now,
         exam_cards::lifetime(rt.workflow().policy.exam_card_hours),
     )
+}
+
+/// Whether `text` explains an idea in words right after the tutor
+/// answered a "why" or "explain" ("because you make the bottoms the same
+/// so the pieces are the same size").
+fn explains_idea(session: &SessionState, text: &str) -> bool {
+    let after_question = session.last_category.as_deref() == Some("conceptual_question");
+    let lower = format!(" {} ", text.to_lowercase());
+    let reasons = [
+        " because ",
+        " so ",
+        " so that ",
+        " means ",
+        " that's why ",
+        " thats why ",
+    ]
+    .iter()
+    .any(|r| lower.contains(r));
+    after_question && reasons && !lower.trim_end().ends_with('?')
+}
+
+/// A question about maths the course does not teach, unless the message
+/// is a right answer or a problem of the student's own.
+fn beyond_course_category(
+    workflow: &Workflow,
+    said: Option<&str>,
+    interpretation: Option<&Interpretation>,
+) -> Option<String> {
+    let answered = interpretation.is_some_and(|i| {
+        i.classification.answer_grade == Some(GradeOutcome::Correct)
+            || i.classification.intent == StudentIntent::Solve
+    });
+    workflow.beyond_course(said?)?;
+    let category = workflow.category(BEYOND_COURSE)?;
+    (!answered).then(|| category.id.clone())
 }
 
 /// A button that says what the student wants outright.
@@ -707,6 +757,7 @@ fn compose(
         .chain(said.as_deref())
         .collect();
     let style_lines = &student_lines[student_lines.len().saturating_sub(STYLE_MESSAGES)..];
+    let own = own_problem(&state.thread.session, said.as_deref());
     let mastery: Vec<f64> = state
         .snapshot
         .units_in_progress
@@ -766,9 +817,8 @@ fn compose(
                 interpretation,
                 said.as_deref(),
             ),
-            own_problem: own_problem(has_problem_pending(&state.thread.session), said.as_deref())
-                .map(|p| p.text)
-                .unwrap_or_default(),
+            own_problem: own.as_ref().map(|p| p.text.clone()).unwrap_or_default(),
+            own_problem_step: own.map(|p| p.first_step).unwrap_or_default(),
             misconceptions: focus
                 .map(|u| {
                     u.misconceptions
@@ -837,6 +887,24 @@ fn code_note(
         && workflow
             .category(category)
             .is_none_or(|c| !c.detect.grades.is_empty());
+    if category == BEYOND_COURSE
+        && let Some(beyond) = said.and_then(|s| workflow.beyond_course(s))
+    {
+        let offer = beyond
+            .nearest_unit
+            .as_deref()
+            .and_then(|u| course.unit(u))
+            .map(|u| {
+                format!(
+                    " It goes beyond this course; the nearest thing we cover is {}. Shall we look at that?",
+                    u.title
+                )
+            })
+            .unwrap_or_else(|| {
+                " It goes beyond this course. What would you like to work on?".to_owned()
+            });
+        return format!("{}{offer}", beyond.answer.trim());
+    }
     match said.and_then(student_math::claim) {
         Some(claim) if !graded => claim.verdict(),
         _ => String::new(),
@@ -1293,23 +1361,16 @@ fn track_tutor_question(
     }
 }
 
-/// Whether a problem with a known answer is pending (an open question
-/// of the tutor's, "Does that make sense?", is not one).
-fn has_problem_pending(session: &SessionState) -> bool {
-    session
+/// A problem the student brings as their own (see
+/// [`student_math::own_problem`]): with a problem pending, only one they
+/// ask about that is not the pending problem.
+fn own_problem(session: &SessionState, said: Option<&str>) -> Option<student_math::StudentProblem> {
+    let pending = session
         .pending_question
         .as_ref()
-        .is_some_and(|q| q.expected.is_some())
-}
-
-/// A problem the student typed with no problem pending, that is not a
-/// worked claim to check.
-fn own_problem(pending: bool, said: Option<&str>) -> Option<student_math::StudentProblem> {
-    let said = said?;
-    if pending || student_math::claim(said).is_some() {
-        return None;
-    }
-    student_math::student_problem(said)
+        .filter(|q| q.expected.is_some())
+        .map(|q| q.text.as_str());
+    student_math::own_problem(said?, pending)
 }
 
 /// A problem the student typed ("what is 47 + 38?", "how do I solve
@@ -1325,7 +1386,7 @@ fn track_student_problem(
     if plan.input.category.own_problem.is_empty() {
         return;
     }
-    let Some(problem) = own_problem(has_problem_pending(session), plan.said.as_deref()) else {
+    let Some(problem) = plan.said.as_deref().and_then(student_math::student_problem) else {
         return;
     };
     let unit_id = plan
@@ -1338,18 +1399,29 @@ fn track_student_problem(
         return;
     };
     let mut question = tutor_question(problem.text, unit, now);
+    // A share in a ratio is answered share by share: the first is asked for.
+    let answer = problem
+        .answer
+        .split(" and ")
+        .next()
+        .unwrap_or_default()
+        .to_owned();
     question.expected = Some(ExpectedAnswer {
         kind: if problem.solves_for.is_some() {
             AnswerKind::Equation
         } else {
             AnswerKind::Number
         },
-        value: problem.answer,
+        value: answer,
         unit: None,
         options: Vec::new(),
         mistakes: Vec::new(),
     });
     lifecycle::ask(session, question);
+    // It is worked step by step: the answer to a step is progress on it,
+    // not a wrong try at the whole problem.
+    session.scaffolding.active = true;
+    session.scaffolding.depth = session.scaffolding.depth.max(1);
 }
 
 /// The last sentence of `text` that asks something.

@@ -327,6 +327,10 @@ pub struct CategoryCue {
     /// their question to try; empty when they brought none.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub own_problem: String,
+    /// The first step of `own_problem` with its own numbers, asked as a
+    /// question; never its answer.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub own_problem_step: String,
 }
 
 /// A pending question without its expected answer.

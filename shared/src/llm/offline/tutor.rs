@@ -232,6 +232,12 @@ fn preference(input: &TutorTurnInput, follow_up: FollowUp) -> Vec<TutorAction> {
         FollowUp::Scaffold | FollowUp::Clarify => &[ConceptCard, SocraticQuestion],
         _ => &[SocraticQuestion],
     };
+    // A problem of the student's own is worked through with them.
+    let wanted = if input.category.own_problem.trim().is_empty() {
+        wanted
+    } else {
+        &[SocraticQuestion][..]
+    };
     let mut order: Vec<TutorAction> = Vec::new();
     for action in wanted.iter().chain(&ALL_ACTIONS) {
         if !order.contains(action) {
@@ -385,13 +391,19 @@ fn compose(
         TutorAction::DrillCard => Some(PhraseSlot::DrillCard),
         TutorAction::ExamBlock => Some(PhraseSlot::ExamBlock),
     };
-    if let Some(slot) = slot {
+    let own = input.category.own_problem.trim();
+    // Their own problem's first step is the question this reply asks.
+    let works_own = !own.is_empty() && action == TutorAction::SocraticQuestion;
+    if let Some(slot) = slot.filter(|_| !works_own) {
         parts.push(pick.phrase(slot.name(), phrases.moves.phrases(slot), &values.map));
     }
-    let own = input.category.own_problem.trim();
     if !own.is_empty() && action != TutorAction::DrillCard {
         let mut map = values.map.clone();
         map.insert("own_problem", own.to_owned());
+        let step = input.category.own_problem_step.trim();
+        if !step.is_empty() {
+            map.insert("own_step", step.to_owned());
+        }
         parts.push(pick.phrase("own_problem", &phrases.moves.own_problem, &map));
     }
     let tutor_text = tidy(&parts.join(" "));
