@@ -30,7 +30,7 @@ use crate::engine::exam_cards;
 use crate::engine::irt;
 use crate::engine::lifecycle;
 use crate::engine::lockout::{LockoutSource, LockoutStatus};
-use crate::engine::modes::{self, ModeBlock, ModePlan, ModeTurn, Outcome, SessionMode};
+use crate::engine::modes::{self, MemoryCut, ModeBlock, ModePlan, ModeTurn, Outcome, SessionMode};
 use crate::engine::policy::{
     MoveOn, PolicyError, PolicyInput, PolicyOutcome, StudentRequest, compute_policy,
 };
@@ -43,8 +43,8 @@ use crate::engine::thread_learning;
 use crate::model::{
     AnswerKind, CategoryCue, ClientEvent, CodeReading, ConceptCard, ContentChunk, CourseBrief,
     ExamCandidate, ExamCard, ExamOption, ExpectedAnswer, GradeOutcome, HistoryMessage,
-    LlmTutorResponse, MappedUnit, MasteryTier, Mode, PendingQuestion, Personalization,
-    PracticeItem, QuestionPhase, QuestionState, RevisitBrief, Role, SessionState,
+    LlmTutorResponse, MappedUnit, MasteryTier, Mode, OutboundEvent, PendingQuestion,
+    Personalization, PracticeItem, ProblemBrief, QuestionPhase, QuestionState, RevisitBrief, Role, SessionState,
     SnapshotLiteForLlm, StudentInput, StudentIntent, StudentSnapshot, Thread, TurnAnalysis,
     TutorAction, TutorCard, TutorContext, TutorMessage, TutorTurnInput, UnitAnchor, WorkedExample,
 };
@@ -606,7 +606,13 @@ fn compose(
         .or(focus)
         .map(|u| u.title.clone())
         .unwrap_or_default();
-    let history = history_of(state.history, workflow.history_messages as usize);
+    let (history, earlier_messages) = match &block.memory {
+        Some(cut) => hybrid_history(state.history, cut, workflow.history_messages as usize),
+        None => (
+            history_of(state.history, workflow.history_messages as usize),
+            0,
+        ),
+    };
     let student_lines: Vec<&str> = state
         .history
         .iter()
@@ -698,6 +704,10 @@ fn compose(
         },
         seed: env.seed,
         lesson: block.lesson,
+        problem: block.problem.map(|p| ProblemBrief {
+            earlier_messages,
+            ..p
+        }),
     }
 }
 
@@ -762,6 +772,40 @@ fn history_of(messages: &[TutorMessage], keep: usize) -> Vec<HistoryMessage> {
         .collect()
 }
 
+/// Seed 003's hybrid memory: the conversation since the current problem
+/// was presented, after the last `keep_previous` messages from before it,
+/// cut to `keep` messages; and how many of those come from before.
+fn hybrid_history(
+    messages: &[TutorMessage],
+    cut: &MemoryCut,
+    keep: usize,
+) -> (Vec<HistoryMessage>, u32) {
+    let said: Vec<&TutorMessage> = messages.iter().filter(|m| m.is_conversation()).collect();
+    let prefix = format!("{}-", cut.boundary_turn);
+    let boundary = said.iter().rposition(|m| m.id.starts_with(&prefix));
+    let problem_of = |k: usize| match boundary {
+        Some(b) if k <= b => "earlier",
+        _ => "current",
+    };
+    let indexed: Vec<usize> = (0..said.len()).collect();
+    let kept = scaffolding::hybrid_memory(
+        &indexed,
+        |k| problem_of(*k),
+        "current",
+        cut.keep_previous,
+        keep,
+    );
+    let earlier = kept.iter().filter(|r| r.previous_problem).count() as u32;
+    let history = kept
+        .iter()
+        .map(|r| HistoryMessage {
+            role: said[*r.turn].role,
+            text: said[*r.turn].text.clone(),
+        })
+        .collect();
+    (history, earlier)
+}
+
 /// How the reply that [`apply`] uses was obtained.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -781,6 +825,8 @@ pub struct Applied {
     /// New messages, in order: the student's (if they wrote something), then the tutor's.
     pub messages: Vec<TutorMessage>,
     pub drill_evidence: Option<EvidenceEffect>,
+    /// Notifications the mode raised, sent once the turn is committed.
+    pub events: Vec<OutboundEvent>,
 }
 
 /// Steps 10 and 11: the decided reply applied to state read at one moment.
@@ -840,6 +886,7 @@ pub fn apply(
             snapshot,
             messages,
             drill_evidence: None,
+            events: Vec::new(),
         });
     };
 
@@ -985,6 +1032,7 @@ pub fn apply(
     if !off_topic {
         snapshot.last_turn_analysis = Some(analysis);
     }
+    let mut events = Vec::new();
     mode_of(state.thread)?.apply(
         &ModeTurn { rt, state, env },
         plan,
@@ -993,6 +1041,7 @@ pub fn apply(
             thread: &mut thread,
             snapshot: &mut snapshot,
             messages: &mut messages,
+            events: &mut events,
         },
     );
     Ok(Applied {
@@ -1000,6 +1049,7 @@ pub fn apply(
         snapshot,
         messages,
         drill_evidence,
+        events,
     })
 }
 
