@@ -680,9 +680,13 @@ fn compose(
                 interpretation,
                 said.as_deref(),
             ),
-            own_problem: own_problem(has_problem_pending(&state.thread.session), said.as_deref())
-                .map(|p| p.text)
-                .unwrap_or_default(),
+            // A mode that sets the problems does not take up the student's own.
+            own_problem: own_problem(
+                has_problem_pending(&state.thread.session) || block.problem.is_some(),
+                said.as_deref(),
+            )
+            .map(|p| p.text)
+            .unwrap_or_default(),
             misconceptions: focus
                 .map(|u| {
                     u.misconceptions

@@ -31,6 +31,7 @@ use crate::engine::modes::{
     welcome,
 };
 use crate::engine::policy::PolicyOutcome;
+use crate::engine::modes::teach_me::with_completion;
 use crate::engine::scaffolding;
 use crate::engine::turn::{Interpreted, Plan, TurnEvent};
 use crate::model::{
@@ -159,8 +160,9 @@ impl SessionMode for ProblemSet {
             turn.env.now,
         );
         let decision = decide(&entry.progress, &facts, settings);
+        // The idea's card the first time they are stuck; after that, smaller steps.
         let mut actions = vec![TutorAction::SocraticQuestion];
-        if facts.stuck {
+        if facts.stuck && entry.progress.scaffold_depth == 0 {
             actions.push(TutorAction::ConceptCard);
         }
         p.allowed_actions = actions;
@@ -257,9 +259,29 @@ impl SessionMode for ProblemSet {
 
         let bundle = &turn.rt.bundle;
         let total = state.problems.len();
+        // The hint goes before the reply's closing question, which stays last.
+        if let Some(hint) = hint
+            && let Some(last) = outcome
+                .messages
+                .iter_mut()
+                .rev()
+                .find(|m| m.role == Role::Assistant)
+        {
+            last.text = with_completion(&last.text, &format!("Hint: {hint}"));
+        }
         let mut added: Vec<String> = Vec::new();
-        if let Some(hint) = hint {
-            added.push(format!("Hint: {hint}"));
+        // A session an integration started has had no welcome: its first
+        // reply puts the problem in front of the student.
+        let unseen = turn.state.history.is_empty() && !state.open;
+        if unseen && matches!(decision.action, ProgressionAction::Continue | ProgressionAction::Intervene) {
+            added.extend(
+                render(
+                    bundle,
+                    &settings.next_problem_prompt,
+                    &next_values(index + 1, total, &state.problems[index]),
+                )
+                .ok(),
+            );
         }
         let session = &mut outcome.thread.session;
         match decision.action {

@@ -343,7 +343,7 @@ fn brief(plan: &StudyPlan, closing: bool) -> LessonBrief {
 
 /// The reply with the completion message added: before its closing
 /// question, if it ends with one, so the question stays the last word.
-fn with_completion(reply: &str, completion: &str) -> String {
+pub(super) fn with_completion(reply: &str, completion: &str) -> String {
     let reply = reply.trim_end();
     if reply.ends_with('?') {
         let start = reply
