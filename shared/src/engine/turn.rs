@@ -1304,3 +1304,62 @@ fn message(
         created_at: env.now,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn said(id: &str, role: Role) -> TutorMessage {
+        TutorMessage {
+            id: id.into(),
+            thread_id: "t".into(),
+            role,
+            text: id.into(),
+            latex: None,
+            card: None,
+            card_state: None,
+            event: None,
+            safety: None,
+            created_at: DateTime::<Utc>::UNIX_EPOCH,
+        }
+    }
+
+    /// Turns t1..t4 were about earlier problems (t4 presented the current
+    /// one); t5 and t6 are about the current problem.
+    fn conversation() -> Vec<TutorMessage> {
+        (1..=6)
+            .flat_map(|t| {
+                [
+                    said(&format!("t{t}-s"), Role::Student),
+                    said(&format!("t{t}-a"), Role::Assistant),
+                ]
+            })
+            .collect()
+    }
+
+    #[test]
+    fn hybrid_memory_keeps_the_last_turns_of_the_earlier_problems() {
+        let cut = MemoryCut {
+            boundary_turn: "t4".into(),
+            keep_previous: 4,
+        };
+        let (history, earlier) = hybrid_history(&conversation(), &cut, 10);
+        let texts: Vec<&str> = history.iter().map(|m| m.text.as_str()).collect();
+        assert_eq!(
+            texts,
+            ["t3-s", "t3-a", "t4-s", "t4-a", "t5-s", "t5-a", "t6-s", "t6-a"]
+        );
+        assert_eq!(earlier, 4);
+        // The workflow's limit still holds, dropping the oldest first.
+        let (history, earlier) = hybrid_history(&conversation(), &cut, 6);
+        assert_eq!(history.first().unwrap().text, "t4-s");
+        assert_eq!(earlier, 2);
+        // A boundary older than the messages read back: all are current.
+        let gone = MemoryCut {
+            boundary_turn: "t0".into(),
+            keep_previous: 4,
+        };
+        let (history, earlier) = hybrid_history(&conversation(), &gone, 20);
+        assert_eq!((history.len(), earlier), (12, 0));
+    }
+}
