@@ -207,9 +207,20 @@ fn check_problems(
                         "a correct answer is 1 to 200 characters".into(),
                     );
                 }
-                if crate::engine::grading::infer_kind(&p.correct_answer, &[])
-                    == crate::model::AnswerKind::Text
-                {
+                // Code must be able to tell the answer itself right.
+                let expected =
+                    crate::engine::modes::problem_set::entry(&p.id, &p.text, &p.correct_answer, None, &[])
+                        .expected;
+                let checkable = expected.kind != crate::model::AnswerKind::Text
+                    && crate::engine::grading::grade(
+                        &expected,
+                        &p.correct_answer,
+                        Some(&p.text),
+                        &workflow.grading,
+                    )
+                    .result
+                        == crate::model::GradeOutcome::Correct;
+                if !checkable {
                     return bad(
                         "correctAnswer",
                         format!(

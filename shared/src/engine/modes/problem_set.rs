@@ -183,7 +183,7 @@ impl SessionMode for ProblemSet {
                     number: index as u32 + 1,
                     total: state.problems.len() as u32,
                     text: entry.text.clone(),
-                    hint: (!finishing && facts.needs_help())
+                    hint: (!finishing && facts.hint_due(&entry.progress))
                         .then(|| next_hint(entry))
                         .flatten(),
                     earlier_messages: 0,
@@ -646,13 +646,15 @@ pub struct TurnFacts {
 }
 
 impl TurnFacts {
-    fn needs_help(&self) -> bool {
-        self.stuck
-            || self.scaffold_step
-            || matches!(
-                self.grade,
-                Some(GradeOutcome::Wrong | GradeOutcome::Close)
-            )
+    /// The problem's next hint is shown when the student is stuck or
+    /// working through smaller steps, or from their second wrong answer
+    /// (the first is met with a question about their method).
+    fn hint_due(&self, progress: &ProblemProgress) -> bool {
+        let wrong = matches!(
+            self.grade,
+            Some(GradeOutcome::Wrong | GradeOutcome::Close)
+        );
+        self.stuck || self.scaffold_step || (wrong && progress.wrong_attempts >= 1)
     }
 }
 
