@@ -44,7 +44,8 @@ fn set(turn: &Value) -> &Value {
 }
 
 async fn say(h: &Harness, student: &str, thread: &str, said: &str) -> Value {
-    h.turn(student, thread, json!({ "messageText": said })).await
+    h.turn(student, thread, json!({ "messageText": said }))
+        .await
 }
 
 async fn a_session_from_the_callers_problems(h: &Harness) {
@@ -59,7 +60,10 @@ async fn a_session_from_the_callers_problems(h: &Harness) {
     assert_eq!(created.status, 201, "{}", created.body);
     let thread = created.body["threadId"].as_str().unwrap().to_owned();
     let welcome = created.body["messages"][0]["text"].as_str().unwrap();
-    assert!(welcome.contains("Problem 1 of 5: What is 12 + 15?"), "{welcome}");
+    assert!(
+        welcome.contains("Problem 1 of 5: What is 12 + 15?"),
+        "{welcome}"
+    );
     assert_eq!(set(&created.body)["problemsTotal"], 5);
     assert!(
         !created.body.to_string().contains("\"27\""),
@@ -71,14 +75,22 @@ async fn a_session_from_the_callers_problems(h: &Harness) {
     assert_eq!(set(&t)["lastAction"], "ADVANCE");
     assert_eq!(set(&t)["problems"][0]["signal"], "mastered");
     assert_eq!(set(&t)["currentProblemIndex"], 1);
-    assert!(text(&t).contains("Problem 2 of 5: What is 7 x 8?"), "{}", text(&t));
+    assert!(
+        text(&t).contains("Problem 2 of 5: What is 7 x 8?"),
+        "{}",
+        text(&t)
+    );
 
     // Wrong, then stuck (the problem's own hint), then right: learned,
     // and the teach-back comes before moving on.
     let t = say(h, student, &thread, "54").await;
     assert_eq!(set(&t)["lastAction"], "CONTINUE");
     let t = say(h, student, &thread, "I don't know").await;
-    assert!(text(&t).contains("Think of 7 x 8 as 7 x 4 doubled."), "{}", text(&t));
+    assert!(
+        text(&t).contains("Think of 7 x 8 as 7 x 4 doubled."),
+        "{}",
+        text(&t)
+    );
     let t = say(h, student, &thread, "56").await;
     assert_eq!(set(&t)["lastAction"], "CONTINUE");
     assert_eq!(set(&t)["problems"][1]["signal"], "learned");
@@ -86,7 +98,11 @@ async fn a_session_from_the_callers_problems(h: &Harness) {
     assert!(!text(&t).contains("Problem 3"), "{}", text(&t));
     let t = say(h, student, &thread, "I did 7 x 4 = 28 and then doubled it").await;
     assert_eq!(set(&t)["lastAction"], "ADVANCE");
-    assert!(text(&t).contains("Problem 3 of 5: Solve x + 4 = 10."), "{}", text(&t));
+    assert!(
+        text(&t).contains("Problem 3 of 5: Solve x + 4 = 10."),
+        "{}",
+        text(&t)
+    );
 
     // A skip, then the rest right; the last completes the session.
     let t = say(h, student, &thread, "skip").await;
@@ -97,19 +113,23 @@ async fn a_session_from_the_callers_problems(h: &Harness) {
     assert_eq!(set(&t)["ended"], "completed");
     assert_eq!(t["state"]["status"], "completed");
     assert!(
-        text(&t).contains("You got 3 of 5 right first time and worked out 1 more with some help, and skipped 1."),
+        text(&t).contains(
+            "You got 3 of 5 right first time and worked out 1 more with some help, and skipped 1."
+        ),
         "{}",
         text(&t)
     );
 
-    let summary = h
-        .get(student, &format!("/threads/{thread}/summary"))
-        .await;
+    let summary = h.get(student, &format!("/threads/{thread}/summary")).await;
     assert_eq!(summary.status, 200, "{}", summary.body);
     let report = &summary.body["problemSet"];
     assert_eq!(report["ended"], "completed");
     assert_eq!(
-        (report["mastered"].as_u64(), report["learned"].as_u64(), report["skipped"].as_u64()),
+        (
+            report["mastered"].as_u64(),
+            report["learned"].as_u64(),
+            report["skipped"].as_u64()
+        ),
         (Some(3), Some(1), Some(1))
     );
     assert_eq!(report["problems"][1]["attempts"], 2);
@@ -137,23 +157,52 @@ async fn a_course_set_and_bad_input(h: &Harness) {
 
     let bad = |body: Value, field: &'static str| async move {
         let r = h.post(student, "/threads", body).await;
-        assert!(r.status == 400 || r.status == 422, "{field}: {} {}", r.status, r.body);
+        assert!(
+            r.status == 400 || r.status == 422,
+            "{field}: {} {}",
+            r.status,
+            r.body
+        );
         assert!(r.body.to_string().contains(field), "{field}: {}", r.body);
     };
     let mut few = problems();
     few.as_array_mut().unwrap().truncate(3);
-    bad(json!({"courseId": "prealgebra", "mode": "problem_set", "problems": few}), "problems").await;
+    bad(
+        json!({"courseId": "prealgebra", "mode": "problem_set", "problems": few}),
+        "problems",
+    )
+    .await;
     let mut twice = problems();
     twice[1]["id"] = json!("a");
-    bad(json!({"courseId": "prealgebra", "mode": "problem_set", "problems": twice}), "problems[1].id").await;
+    bad(
+        json!({"courseId": "prealgebra", "mode": "problem_set", "problems": twice}),
+        "problems[1].id",
+    )
+    .await;
     let mut prose = problems();
     prose[0]["correctAnswer"] = json!("it depends on the weather");
-    bad(json!({"courseId": "prealgebra", "mode": "problem_set", "problems": prose}), "problems[0].correctAnswer").await;
+    bad(
+        json!({"courseId": "prealgebra", "mode": "problem_set", "problems": prose}),
+        "problems[0].correctAnswer",
+    )
+    .await;
     let mut unit = problems();
     unit[0]["unitId"] = json!("no-such-unit");
-    bad(json!({"courseId": "prealgebra", "mode": "problem_set", "problems": unit}), "problems[0].unitId").await;
-    bad(json!({"courseId": "prealgebra", "mode": "problem_set", "problemSetId": "nope"}), "problemSetId").await;
-    bad(json!({"courseId": "prealgebra", "mode": "guided", "problems": problems()}), "problems").await;
+    bad(
+        json!({"courseId": "prealgebra", "mode": "problem_set", "problems": unit}),
+        "problems[0].unitId",
+    )
+    .await;
+    bad(
+        json!({"courseId": "prealgebra", "mode": "problem_set", "problemSetId": "nope"}),
+        "problemSetId",
+    )
+    .await;
+    bad(
+        json!({"courseId": "prealgebra", "mode": "guided", "problems": problems()}),
+        "problems",
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -277,18 +326,28 @@ async fn the_webhook_session_sends_signed_notifications_retried_after_a_failure(
         .iter()
         .map(|p| json!({"id": p["id"], "text": p["text"], "correct_answer": p["correctAnswer"]}))
         .collect();
-    let msg = |said: &str| json!({"student_id": "n8n:kid-1", "session_id": "lesson-9", "message": said});
+    let msg =
+        |said: &str| json!({"student_id": "n8n:kid-1", "session_id": "lesson-9", "message": said});
     let mut first = msg("hi, ready!");
     first["problems"] = json!(problems);
     let r = webhook(&h, &first).await;
-    assert!(r["output"].as_str().unwrap().contains("Problem 1 of 5: What is 12 + 15?"), "{r}");
+    assert!(
+        r["output"]
+            .as_str()
+            .unwrap()
+            .contains("Problem 1 of 5: What is 12 + 15?"),
+        "{r}"
+    );
     assert_eq!(r["session_status"]["status"], "active");
 
     let r = webhook(&h, &msg("27")).await;
     assert_eq!(r["session_status"]["action"], "ADVANCE");
     assert_eq!(r["session_status"]["current_problem_index"], 1);
     assert_eq!(r["session_status"]["problems_remaining"], 4);
-    assert!(r["output"].as_str().unwrap().contains("Problem 2 of 5"), "{r}");
+    assert!(
+        r["output"].as_str().unwrap().contains("Problem 2 of 5"),
+        "{r}"
+    );
 
     // Stuck past the workflow's depth: the teacher is alerted.
     let mut action = Value::Null;
@@ -305,20 +364,45 @@ async fn the_webhook_session_sends_signed_notifications_retried_after_a_failure(
     // refused once, delivered on the retry under the same id, never twice.
     let events = delivered(&receiver, 7).await;
     let kinds: Vec<&str> = events.iter().map(|(_, k, _)| k.as_str()).collect();
-    assert_eq!(kinds.iter().filter(|k| **k == "problem.advanced").count(), 5, "{kinds:?}");
-    assert_eq!(kinds.iter().filter(|k| **k == "intervention.needed").count(), 1, "{kinds:?}");
-    assert_eq!(kinds.iter().filter(|k| **k == "session.completed").count(), 1, "{kinds:?}");
+    assert_eq!(
+        kinds.iter().filter(|k| **k == "problem.advanced").count(),
+        5,
+        "{kinds:?}"
+    );
+    assert_eq!(
+        kinds
+            .iter()
+            .filter(|k| **k == "intervention.needed")
+            .count(),
+        1,
+        "{kinds:?}"
+    );
+    assert_eq!(
+        kinds.iter().filter(|k| **k == "session.completed").count(),
+        1,
+        "{kinds:?}"
+    );
     tokio::time::sleep(Duration::from_millis(300)).await;
     let requests = receiver.received_requests().await.unwrap();
-    assert_eq!(requests.len(), 14, "each event: one refused try, one delivered");
-    let (_, _, completed) = events.iter().find(|(_, k, _)| k == "session.completed").unwrap();
+    assert_eq!(
+        requests.len(),
+        14,
+        "each event: one refused try, one delivered"
+    );
+    let (_, _, completed) = events
+        .iter()
+        .find(|(_, k, _)| k == "session.completed")
+        .unwrap();
     assert_eq!(completed["studentId"], "n8n:kid-1");
     assert_eq!(completed["integration"], "n8n");
     let report = &completed["data"]["report"];
     assert_eq!(report["problemsTotal"], 5);
     assert_eq!(report["stuck"], 1);
     assert_eq!(report["skipped"], 1);
-    let (_, _, alert) = events.iter().find(|(_, k, _)| k == "intervention.needed").unwrap();
+    let (_, _, alert) = events
+        .iter()
+        .find(|(_, k, _)| k == "intervention.needed")
+        .unwrap();
     assert_eq!(alert["data"]["reason"], "stuck");
     assert_eq!(alert["data"]["problemId"], "b");
 
@@ -339,7 +423,9 @@ async fn the_webhook_session_sends_signed_notifications_retried_after_a_failure(
         recorded = logs
             .items
             .iter()
-            .filter(|l| l.entry["delivery"]["status"] == "delivered" && l.entry["delivery"]["tries"] == 2)
+            .filter(|l| {
+                l.entry["delivery"]["status"] == "delivered" && l.entry["delivery"]["tries"] == 2
+            })
             .count();
         if recorded == 7 {
             break;

@@ -384,8 +384,14 @@ fn the_prompt_marks_the_turns_kept_from_the_previous_problem() {
     });
     let prompt = tutor_prompt(&bundle.prompts, &roomy(&bundle), &input).unwrap();
     let system = &prompt.messages[0].content;
-    assert!(system.contains("Problem 2 of 5: \"What is 7 x 8?\""), "{system}");
-    assert!(system.contains("Think of 7 x 8 as 7 x 4 doubled."), "{system}");
+    assert!(
+        system.contains("Problem 2 of 5: \"What is 7 x 8?\""),
+        "{system}"
+    );
+    assert!(
+        system.contains("Think of 7 x 8 as 7 x 4 doubled."),
+        "{system}"
+    );
     let user = &prompt.messages[3].content;
     assert!(user.contains("(previous problem) Student: 27"), "{user}");
     assert!(

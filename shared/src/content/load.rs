@@ -839,8 +839,16 @@ impl Loader {
             );
         }
         for (node, key, category) in [
-            (&teach_me, "closing_category", &w.modes.teach_me.closing_category),
-            (&teach_me, "replan_category", &w.modes.teach_me.replan_category),
+            (
+                &teach_me,
+                "closing_category",
+                &w.modes.teach_me.closing_category,
+            ),
+            (
+                &teach_me,
+                "replan_category",
+                &w.modes.teach_me.replan_category,
+            ),
             (&problem_set, "solved_category", &ps.solved_category),
             (&problem_set, "skipped_category", &ps.skipped_category),
         ] {

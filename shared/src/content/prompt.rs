@@ -95,9 +95,7 @@ impl PromptRole {
                 "question_count",
             ],
             PromptRole::LessonComplete => &["unit_title", "learned", "to_review"],
-            PromptRole::ProblemSetText => &[
-                "number", "total", "problem", "summary", "focus",
-            ],
+            PromptRole::ProblemSetText => &["number", "total", "problem", "summary", "focus"],
         }
     }
 

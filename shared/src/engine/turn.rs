@@ -44,9 +44,10 @@ use crate::model::{
     AnswerKind, CategoryCue, ClientEvent, CodeReading, ConceptCard, ContentChunk, CourseBrief,
     ExamCandidate, ExamCard, ExamOption, ExpectedAnswer, GradeOutcome, HistoryMessage,
     LlmTutorResponse, MappedUnit, MasteryTier, Mode, OutboundEvent, PendingQuestion,
-    Personalization, PracticeItem, ProblemBrief, QuestionPhase, QuestionState, RevisitBrief, Role, SessionState,
-    SnapshotLiteForLlm, StudentInput, StudentIntent, StudentSnapshot, Thread, TurnAnalysis,
-    TutorAction, TutorCard, TutorContext, TutorMessage, TutorTurnInput, UnitAnchor, WorkedExample,
+    Personalization, PracticeItem, ProblemBrief, QuestionPhase, QuestionState, RevisitBrief, Role,
+    SessionState, SnapshotLiteForLlm, StudentInput, StudentIntent, StudentSnapshot, Thread,
+    TurnAnalysis, TutorAction, TutorCard, TutorContext, TutorMessage, TutorTurnInput, UnitAnchor,
+    WorkedExample,
 };
 
 /// Units a message may map to, at most.
@@ -1347,7 +1348,9 @@ mod tests {
         let texts: Vec<&str> = history.iter().map(|m| m.text.as_str()).collect();
         assert_eq!(
             texts,
-            ["t3-s", "t3-a", "t4-s", "t4-a", "t5-s", "t5-a", "t6-s", "t6-a"]
+            [
+                "t3-s", "t3-a", "t4-s", "t4-a", "t5-s", "t5-a", "t6-s", "t6-a"
+            ]
         );
         assert_eq!(earlier, 4);
         // The workflow's limit still holds, dropping the oldest first.

@@ -118,7 +118,11 @@ impl App {
         };
         let Some(url) = url else {
             for e in &events {
-                tracing::info!(thread_id, event = e.kind.as_str(), "no outbound URL configured; event not sent");
+                tracing::info!(
+                    thread_id,
+                    event = e.kind.as_str(),
+                    "no outbound URL configured; event not sent"
+                );
             }
             return;
         };
@@ -159,10 +163,8 @@ impl App {
             self.outbound.timeout,
         );
         let task = async move {
-            let outcome = send_with_retries(&http, &delivery, attempts, base, timeout, || {
-                clock.now()
-            })
-            .await;
+            let outcome =
+                send_with_retries(&http, &delivery, attempts, base, timeout, || clock.now()).await;
             record(store.as_ref(), &delivery, &outcome, clock.now()).await;
         };
         match self.outbound.running.lock() {

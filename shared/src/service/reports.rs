@@ -19,8 +19,8 @@ use crate::engine::modes::teach_me::study_plan_of;
 use crate::engine::snapshot_lite::{build_snapshot_lite, revisit_question_ids};
 use crate::model::{
     ExamTier, HistoryMessage, MasteryTier, ProblemSetReport, ProblemStatus, RevisitReason, Role,
-    SessionStats, SnapshotLite,
-    StepStatus, StudentSnapshot, SummaryInput, TierCounts, UnitStat, UnitStatus,
+    SessionStats, SnapshotLite, StepStatus, StudentSnapshot, SummaryInput, TierCounts, UnitStat,
+    UnitStatus,
 };
 
 /// `GET /threads/{threadId}/summary`: this conversation only (the course
@@ -248,7 +248,9 @@ impl App {
             None if let Some(set) = problem_set::state_of(&record.thread.session) => (
                 set.problems
                     .iter()
-                    .filter(|p| matches!(p.status, ProblemStatus::Completed | ProblemStatus::Skipped))
+                    .filter(|p| {
+                        matches!(p.status, ProblemStatus::Completed | ProblemStatus::Skipped)
+                    })
                     .count() as u32,
                 set.problems.len() as u32,
             ),

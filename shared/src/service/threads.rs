@@ -12,10 +12,10 @@ use super::views;
 use super::{App, Output};
 use crate::api::auth::Principal;
 use crate::api::problem::Problem;
+use crate::content::{Course, Workflow};
 use crate::engine::lockout::NoLockouts;
 use crate::engine::modes::{self, Start, StartCall, StartReply};
 use crate::engine::snapshot_lite::build_snapshot_lite;
-use crate::content::{Course, Workflow};
 use crate::model::{
     CreateThreadRequest, CreateThreadResponse, Mode, Role, StudentSnapshot, Thread, ThreadStatus,
     TutorMessage,
@@ -178,7 +178,10 @@ fn check_problems(
         )),
         (None, _) => Ok(()),
         (Some(problems), None) => {
-            let (min, max) = (settings.min_problems as usize, settings.max_problems as usize);
+            let (min, max) = (
+                settings.min_problems as usize,
+                settings.max_problems as usize,
+            );
             if problems.len() < min || problems.len() > max {
                 return Err(ServiceError::invalid_field(
                     "problems",
@@ -191,7 +194,8 @@ fn check_problems(
             let mut ids = std::collections::BTreeSet::new();
             for (i, p) in problems.iter().enumerate() {
                 let at = |name: &str| format!("problems[{i}].{name}");
-                let bad = |name: &str, why: String| Err(ServiceError::invalid_field(&at(name), why));
+                let bad =
+                    |name: &str, why: String| Err(ServiceError::invalid_field(&at(name), why));
                 if p.id.trim().is_empty() || p.id.len() > 100 {
                     return bad("id", "a problem id is 1 to 100 characters".into());
                 }
@@ -208,9 +212,14 @@ fn check_problems(
                     );
                 }
                 // Code must be able to tell the answer itself right.
-                let expected =
-                    crate::engine::modes::problem_set::entry(&p.id, &p.text, &p.correct_answer, None, &[])
-                        .expected;
+                let expected = crate::engine::modes::problem_set::entry(
+                    &p.id,
+                    &p.text,
+                    &p.correct_answer,
+                    None,
+                    &[],
+                )
+                .expected;
                 let checkable = expected.kind != crate::model::AnswerKind::Text
                     && crate::engine::grading::grade(
                         &expected,
@@ -237,7 +246,11 @@ fn check_problems(
                         format!("unit `{unit}` is not part of course `{}`", course.id),
                     );
                 }
-                if p.hints.len() > 10 || p.hints.iter().any(|h| h.trim().is_empty() || h.chars().count() > 1000) {
+                if p.hints.len() > 10
+                    || p.hints
+                        .iter()
+                        .any(|h| h.trim().is_empty() || h.chars().count() > 1000)
+                {
                     return bad("hints", "at most 10 hints of 1 to 1000 characters".into());
                 }
             }

@@ -37,8 +37,8 @@ use crate::llm::provider::LlmCall;
 use crate::model::{
     ClientEvent, ExpectedAnswer, LlmError, LlmTutorResponse, ModeState, OutboundEvent,
     OutboundEventKind, PendingQuestion, Personalization, ProgressionAction, QuestionPhase, Reply,
-    Role, SafetyInput, SafetyMark, SafetyOutcome, SessionEnd, StudentSnapshot, Thread,
-    TurnRequest, TurnResponse, TutorCard, TutorMessage, WebhookSessionStatus, WebhookTurnResponse,
+    Role, SafetyInput, SafetyMark, SafetyOutcome, SessionEnd, StudentSnapshot, Thread, TurnRequest,
+    TurnResponse, TutorCard, TutorMessage, WebhookSessionStatus, WebhookTurnResponse,
 };
 use crate::store::{Expected, IdempotencyLock, ThreadRecord, TurnLog, UnitOfWork, Versioned};
 

@@ -13,9 +13,9 @@ use crate::api::problem::Problem;
 use crate::config::WebhookIntegration;
 use chrono::{DateTime, Utc};
 
-use crate::content::workflow::ProblemSetMode;
 use crate::content::Course;
 use crate::content::course::ProblemSet;
+use crate::content::workflow::ProblemSetMode;
 use crate::engine::modes::problem_set;
 use crate::model::{
     ClientEvent, Mode, ModeState, ProblemEntry, ProblemSetState, SessionState, Thread,
@@ -74,9 +74,7 @@ impl App {
             ));
         }
         let who = Principal::integration_student(&integration.id, student);
-        let (thread_id, notice) = self
-            .session_thread(integration, &who, &request)
-            .await?;
+        let (thread_id, notice) = self.session_thread(integration, &who, &request).await?;
         let settings = WebhookSettings {
             problem: request.current_problem.clone(),
             notice,
@@ -129,7 +127,8 @@ impl App {
                 return Ok((thread_id, notice));
             }
             notice = Some(if expired {
-                "Your last session ended after a while without a message, so this is a new one.".to_owned()
+                "Your last session ended after a while without a message, so this is a new one."
+                    .to_owned()
             } else {
                 "Your last problem set is finished, so this is a new session.".to_owned()
             });
@@ -137,7 +136,10 @@ impl App {
         Err(ServiceError::unprocessable(
             "session-limit",
             "Too many sessions",
-            format!("session `{}` has had {MAX_SESSION_THREADS} threads; use a new session_id", request.session_id),
+            format!(
+                "session `{}` has had {MAX_SESSION_THREADS} threads; use a new session_id",
+                request.session_id
+            ),
         ))
     }
 
@@ -221,23 +223,30 @@ fn problem_set_of(
     session: &mut SessionState,
     now: DateTime<Utc>,
 ) -> Result<Option<ProblemSetState>, ServiceError> {
-    let from = |problems: Vec<ProblemEntry>, set: Option<&ProblemSet>, session: &mut SessionState| {
-        let mut state = ProblemSetState {
-            set_id: set.map(|s| s.id.clone()),
-            title: set.map(|s| s.title.clone()),
-            problems,
-            started_at: Some(now),
-            ..ProblemSetState::default()
+    let from =
+        |problems: Vec<ProblemEntry>, set: Option<&ProblemSet>, session: &mut SessionState| {
+            let mut state = ProblemSetState {
+                set_id: set.map(|s| s.id.clone()),
+                title: set.map(|s| s.title.clone()),
+                problems,
+                started_at: Some(now),
+                ..ProblemSetState::default()
+            };
+            problem_set::begin_problem(&mut state, session, 0, now);
+            state
         };
-        problem_set::begin_problem(&mut state, session, 0, now);
-        state
-    };
     if let Some(problems) = &request.problems {
-        let (min, max) = (settings.min_problems as usize, settings.max_problems as usize);
+        let (min, max) = (
+            settings.min_problems as usize,
+            settings.max_problems as usize,
+        );
         if problems.len() < min || problems.len() > max {
             return Err(ServiceError::invalid_field(
                 "problems",
-                format!("a problem set has {min} to {max} problems; this one has {}", problems.len()),
+                format!(
+                    "a problem set has {min} to {max} problems; this one has {}",
+                    problems.len()
+                ),
             ));
         }
         let mut seen = std::collections::BTreeSet::new();

@@ -23,15 +23,15 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use serde_json::json;
 
-use crate::content::{Course, Workflow};
 use crate::content::workflow::{ProblemSetMode, Transition};
+use crate::content::{Course, Workflow};
 use crate::engine::grading;
+use crate::engine::modes::teach_me::with_completion;
 use crate::engine::modes::{
-    Expired, MemoryCut, ModeBlock, ModePlan, ModeTurn, Outcome, SessionMode, Start, StartError, Started,
-    welcome,
+    Expired, MemoryCut, ModeBlock, ModePlan, ModeTurn, Outcome, SessionMode, Start, StartError,
+    Started, welcome,
 };
 use crate::engine::policy::PolicyOutcome;
-use crate::engine::modes::teach_me::with_completion;
 use crate::engine::scaffolding;
 use crate::engine::turn::{Interpreted, Plan, TurnEvent};
 use crate::model::{
@@ -152,7 +152,9 @@ impl SessionMode for ProblemSet {
             session,
             entry,
             &read.category,
-            read.interpretation.as_ref().map(|i| i.classification.intent),
+            read.interpretation
+                .as_ref()
+                .map(|i| i.classification.intent),
             read.interpretation
                 .as_ref()
                 .and_then(|i| i.grade.as_ref())
@@ -221,8 +223,7 @@ impl SessionMode for ProblemSet {
         // The reading the plan decided on, before a finishing reply's category.
         let read_category = match &plan.interpretation {
             Some(i) if plan.category != i.classification.category => {
-                if [&settings.solved_category, &settings.skipped_category]
-                    .contains(&&plan.category)
+                if [&settings.solved_category, &settings.skipped_category].contains(&&plan.category)
                 {
                     i.classification.category.clone()
                 } else {
@@ -273,7 +274,12 @@ impl SessionMode for ProblemSet {
         // A session an integration started has had no welcome: its first
         // reply puts the problem in front of the student.
         let unseen = turn.state.history.is_empty() && !state.open;
-        if unseen && matches!(decision.action, ProgressionAction::Continue | ProgressionAction::Intervene) {
+        if unseen
+            && matches!(
+                decision.action,
+                ProgressionAction::Continue | ProgressionAction::Intervene
+            )
+        {
             added.extend(
                 render(
                     bundle,
@@ -453,7 +459,15 @@ fn initial_state(start: &Start<'_>) -> Result<ProblemSetState, StartError> {
             None,
             problems
                 .iter()
-                .map(|p| entry(&p.id, &p.text, &p.correct_answer, p.unit_id.clone(), &p.hints))
+                .map(|p| {
+                    entry(
+                        &p.id,
+                        &p.text,
+                        &p.correct_answer,
+                        p.unit_id.clone(),
+                        &p.hints,
+                    )
+                })
                 .collect(),
         ),
         (None, Some(id)) => {
@@ -505,7 +519,13 @@ pub fn from_webhook(
     now: DateTime<Utc>,
 ) -> ProblemSetState {
     let mut state = ProblemSetState {
-        problems: vec![entry(&problem.id, &problem.text, &problem.correct_answer, None, &[])],
+        problems: vec![entry(
+            &problem.id,
+            &problem.text,
+            &problem.correct_answer,
+            None,
+            &[],
+        )],
         open: true,
         started_at: Some(now),
         ..ProblemSetState::default()
@@ -650,10 +670,7 @@ impl TurnFacts {
     /// working through smaller steps, or from their second wrong answer
     /// (the first is met with a question about their method).
     fn hint_due(&self, progress: &ProblemProgress) -> bool {
-        let wrong = matches!(
-            self.grade,
-            Some(GradeOutcome::Wrong | GradeOutcome::Close)
-        );
+        let wrong = matches!(self.grade, Some(GradeOutcome::Wrong | GradeOutcome::Close));
         self.stuck || self.scaffold_step || (wrong && progress.wrong_attempts >= 1)
     }
 }
@@ -672,16 +689,11 @@ fn facts(
         .pending_question
         .as_ref()
         .is_some_and(|q| q.concept == concept_of(entry));
-    let grade = grade
-        .filter(|g| on_problem && *g != GradeOutcome::Unverifiable);
+    let grade = grade.filter(|g| on_problem && *g != GradeOutcome::Unverifiable);
     let mut preview = before.clone();
     let found = workflow.category(category);
     if let Some(c) = found {
-        scaffolding::apply_category(
-            &mut preview,
-            c,
-            scaffolding::TransitionContext::default(),
-        );
+        scaffolding::apply_category(&mut preview, c, scaffolding::TransitionContext::default());
     }
     let has = |t: Transition| found.is_some_and(|c| c.transitions.contains(&t));
     TurnFacts {
@@ -726,7 +738,11 @@ pub struct Decision {
 /// - `struggling_attempts` wrong answers or more: struggling, CONTINUE;
 /// - after `skip_offer_minutes` on the problem (or once stuck), the reply
 ///   offers to skip, once.
-pub fn decide(progress: &ProblemProgress, facts: &TurnFacts, settings: &ProblemSetMode) -> Decision {
+pub fn decide(
+    progress: &ProblemProgress,
+    facts: &TurnFacts,
+    settings: &ProblemSetMode,
+) -> Decision {
     let stay = |signal| Decision {
         signal,
         action: ProgressionAction::Continue,
@@ -960,7 +976,11 @@ pub fn session_completed(report: &ProblemSetReport) -> OutboundEvent {
     }
 }
 
-fn next_values(number: usize, total: usize, entry: &ProblemEntry) -> BTreeMap<&'static str, String> {
+fn next_values(
+    number: usize,
+    total: usize,
+    entry: &ProblemEntry,
+) -> BTreeMap<&'static str, String> {
     BTreeMap::from([
         ("number", number.to_string()),
         ("total", total.to_string()),

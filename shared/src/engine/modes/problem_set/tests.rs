@@ -32,6 +32,17 @@ use GradeOutcome::{Close, Correct, Wrong};
 use MasterySignal::{Learned, Mastered, Struggling, Stuck};
 use ProgressionAction::{Advance, Continue, Intervene, Skip};
 
+/// A row: progress before, the message, then the signal, the action and
+/// whether skipping is offered.
+type Row = (
+    &'static str,
+    ProblemProgress,
+    TurnFacts,
+    Option<MasterySignal>,
+    ProgressionAction,
+    bool,
+);
+
 /// Seed 003 §3.5, row by row: progress before, the message, then the
 /// signal, the action and whether skipping is offered.
 #[test]
@@ -61,24 +72,179 @@ fn the_progression_rules() {
         signal: Some(Stuck),
         ..p()
     };
-    let rows: Vec<(&str, ProblemProgress, TurnFacts, Option<MasterySignal>, ProgressionAction, bool)> = vec![
-        ("right first time", p(), graded(Correct), Some(Mastered), Advance, false),
-        ("right after wrong tries waits for the teach-back", wrong_twice.clone(), graded(Correct), Some(Learned), Continue, false),
-        ("right after scaffolding waits for the teach-back", scaffolded.clone(), graded(Correct), Some(Learned), Continue, false),
-        ("one wrong answer", p(), graded(Wrong), None, Continue, false),
-        ("a close answer counts as a wrong try", wrong_twice.clone(), graded(Close), Some(Struggling), Continue, false),
-        ("the third wrong answer is struggling", wrong_twice.clone(), graded(Wrong), Some(Struggling), Continue, false),
-        ("the teach-back is given", solved.clone(), TurnFacts { explained: true, ..facts() }, Some(Learned), Advance, false),
-        ("anything but a question after solving moves on", solved.clone(), facts(), Some(Learned), Advance, false),
-        ("a question after solving is answered first", solved.clone(), TurnFacts { asks: true, ..facts() }, Some(Learned), Continue, false),
-        ("stuck at depth 3 is not yet stuck", p(), TurnFacts { stuck: true, scaffold_depth: 3, ..facts() }, None, Continue, false),
-        ("deeper than 3 intervenes", scaffolded.clone(), TurnFacts { stuck: true, scaffold_depth: 4, ..facts() }, Some(Stuck), Intervene, false),
-        ("the teacher is alerted once", stuck_alerted.clone(), TurnFacts { stuck: true, scaffold_depth: 5, ..facts() }, Some(Stuck), Continue, false),
-        ("asking to skip skips", p(), TurnFacts { skip: true, ..facts() }, None, Skip, false),
-        ("a stuck problem can be skipped", stuck_alerted, TurnFacts { skip: true, ..facts() }, Some(Stuck), Skip, false),
-        ("ten minutes on a problem offers a skip", p(), TurnFacts { minutes_on_problem: 10, ..graded(Wrong) }, None, Continue, true),
-        ("nine minutes does not", p(), TurnFacts { minutes_on_problem: 9, ..graded(Wrong) }, None, Continue, false),
-        ("the skip is offered once", ProblemProgress { skip_offered: true, ..p() }, TurnFacts { minutes_on_problem: 30, ..facts() }, None, Continue, false),
+    let rows: Vec<Row> = vec![
+        (
+            "right first time",
+            p(),
+            graded(Correct),
+            Some(Mastered),
+            Advance,
+            false,
+        ),
+        (
+            "right after wrong tries waits for the teach-back",
+            wrong_twice.clone(),
+            graded(Correct),
+            Some(Learned),
+            Continue,
+            false,
+        ),
+        (
+            "right after scaffolding waits for the teach-back",
+            scaffolded.clone(),
+            graded(Correct),
+            Some(Learned),
+            Continue,
+            false,
+        ),
+        (
+            "one wrong answer",
+            p(),
+            graded(Wrong),
+            None,
+            Continue,
+            false,
+        ),
+        (
+            "a close answer counts as a wrong try",
+            wrong_twice.clone(),
+            graded(Close),
+            Some(Struggling),
+            Continue,
+            false,
+        ),
+        (
+            "the third wrong answer is struggling",
+            wrong_twice.clone(),
+            graded(Wrong),
+            Some(Struggling),
+            Continue,
+            false,
+        ),
+        (
+            "the teach-back is given",
+            solved.clone(),
+            TurnFacts {
+                explained: true,
+                ..facts()
+            },
+            Some(Learned),
+            Advance,
+            false,
+        ),
+        (
+            "anything but a question after solving moves on",
+            solved.clone(),
+            facts(),
+            Some(Learned),
+            Advance,
+            false,
+        ),
+        (
+            "a question after solving is answered first",
+            solved.clone(),
+            TurnFacts {
+                asks: true,
+                ..facts()
+            },
+            Some(Learned),
+            Continue,
+            false,
+        ),
+        (
+            "stuck at depth 3 is not yet stuck",
+            p(),
+            TurnFacts {
+                stuck: true,
+                scaffold_depth: 3,
+                ..facts()
+            },
+            None,
+            Continue,
+            false,
+        ),
+        (
+            "deeper than 3 intervenes",
+            scaffolded.clone(),
+            TurnFacts {
+                stuck: true,
+                scaffold_depth: 4,
+                ..facts()
+            },
+            Some(Stuck),
+            Intervene,
+            false,
+        ),
+        (
+            "the teacher is alerted once",
+            stuck_alerted.clone(),
+            TurnFacts {
+                stuck: true,
+                scaffold_depth: 5,
+                ..facts()
+            },
+            Some(Stuck),
+            Continue,
+            false,
+        ),
+        (
+            "asking to skip skips",
+            p(),
+            TurnFacts {
+                skip: true,
+                ..facts()
+            },
+            None,
+            Skip,
+            false,
+        ),
+        (
+            "a stuck problem can be skipped",
+            stuck_alerted,
+            TurnFacts {
+                skip: true,
+                ..facts()
+            },
+            Some(Stuck),
+            Skip,
+            false,
+        ),
+        (
+            "ten minutes on a problem offers a skip",
+            p(),
+            TurnFacts {
+                minutes_on_problem: 10,
+                ..graded(Wrong)
+            },
+            None,
+            Continue,
+            true,
+        ),
+        (
+            "nine minutes does not",
+            p(),
+            TurnFacts {
+                minutes_on_problem: 9,
+                ..graded(Wrong)
+            },
+            None,
+            Continue,
+            false,
+        ),
+        (
+            "the skip is offered once",
+            ProblemProgress {
+                skip_offered: true,
+                ..p()
+            },
+            TurnFacts {
+                minutes_on_problem: 30,
+                ..facts()
+            },
+            None,
+            Continue,
+            false,
+        ),
     ];
     for (name, progress, facts, signal, action, offer) in rows {
         let d = decide(&progress, &facts, &settings());
@@ -111,7 +277,15 @@ fn at(minutes: i64) -> DateTime<Utc> {
 fn set_of(n: usize) -> ProblemSetState {
     ProblemSetState {
         problems: (1..=n)
-            .map(|i| entry(&format!("p{i}"), &format!("What is {i} + {i}?"), &(2 * i).to_string(), None, &[]))
+            .map(|i| {
+                entry(
+                    &format!("p{i}"),
+                    &format!("What is {i} + {i}?"),
+                    &(2 * i).to_string(),
+                    None,
+                    &[],
+                )
+            })
             .collect(),
         ..ProblemSetState::default()
     }
@@ -143,7 +317,9 @@ fn the_report_counts_signals_accuracy_time_and_names_what_to_practise() {
         (ProblemStatus::Skipped, Some(Stuck), 1, 5, false, 10),
         (ProblemStatus::InProgress, None, 0, 0, false, 0),
     ];
-    for (p, (status, signal, attempts, hints, solved, minutes)) in state.problems.iter_mut().zip(outcome) {
+    for (p, (status, signal, attempts, hints, solved, minutes)) in
+        state.problems.iter_mut().zip(outcome)
+    {
         p.status = status;
         p.progress.signal = signal;
         p.progress.attempts = attempts;
@@ -158,7 +334,14 @@ fn the_report_counts_signals_accuracy_time_and_names_what_to_practise() {
     });
     assert_eq!(state.ended, Some(SessionEnd::Abandoned));
     assert_eq!(
-        (report.problems_total, report.problems_completed, report.mastered, report.learned, report.stuck, report.skipped),
+        (
+            report.problems_total,
+            report.problems_completed,
+            report.mastered,
+            report.learned,
+            report.stuck,
+            report.skipped
+        ),
         (4, 3, 1, 1, 1, 1)
     );
     // 2 right answers out of 5 graded; 1 of 4 attempted problems mastered.
@@ -167,7 +350,10 @@ fn the_report_counts_signals_accuracy_time_and_names_what_to_practise() {
     assert_eq!(report.hints_used, 7);
     assert_eq!(
         report.suggested_focus,
-        vec!["Operations with integers".to_owned(), "problems like \"What is 4 + 4?\"".to_owned()]
+        vec![
+            "Operations with integers".to_owned(),
+            "problems like \"What is 4 + 4?\"".to_owned()
+        ]
     );
     assert_eq!(state.report.as_ref(), Some(&report));
 }
@@ -185,10 +371,18 @@ fn an_integration_problem_joins_its_session_once_and_waits_when_all_are_done() {
     extend(&mut state, &mut session, &p("a"), at(1));
     assert_eq!(state.problems.len(), 1, "the same problem carries on");
     extend(&mut state, &mut session, &p("b"), at(1));
-    assert_eq!((state.problems.len(), current(&state)), (2, Some(0)), "queued behind the current one");
+    assert_eq!(
+        (state.problems.len(), current(&state)),
+        (2, Some(0)),
+        "queued behind the current one"
+    );
     state.current_index = 2;
     extend(&mut state, &mut session, &p("c"), at(2));
-    assert_eq!(current(&state), Some(2), "a problem sent while waiting is current at once");
+    assert_eq!(
+        current(&state),
+        Some(2),
+        "a problem sent while waiting is current at once"
+    );
     assert_eq!(session.pending_question.unwrap().text, "problem c");
 }
 
@@ -200,19 +394,31 @@ fn a_session_expires_after_its_time_to_live() {
 }
 
 fn arb_progress() -> impl Strategy<Value = ProblemProgress> {
-    (0u32..6, 0u32..6, 0u32..7, any::<bool>(), any::<bool>(), any::<bool>()).prop_map(
-        |(attempts, wrong, depth, solved, intervened, offered)| ProblemProgress {
-            attempts: attempts.max(wrong),
-            wrong_attempts: wrong,
-            scaffold_depth: depth,
-            hints_used: depth,
-            solved,
-            signal: solved.then_some(if wrong == 0 && depth == 0 { Mastered } else { Learned }),
-            intervened,
-            skip_offered: offered,
-            ..ProblemProgress::default()
-        },
+    (
+        0u32..6,
+        0u32..6,
+        0u32..7,
+        any::<bool>(),
+        any::<bool>(),
+        any::<bool>(),
     )
+        .prop_map(
+            |(attempts, wrong, depth, solved, intervened, offered)| ProblemProgress {
+                attempts: attempts.max(wrong),
+                wrong_attempts: wrong,
+                scaffold_depth: depth,
+                hints_used: depth,
+                solved,
+                signal: solved.then_some(if wrong == 0 && depth == 0 {
+                    Mastered
+                } else {
+                    Learned
+                }),
+                intervened,
+                skip_offered: offered,
+                ..ProblemProgress::default()
+            },
+        )
 }
 
 fn arb_facts() -> impl Strategy<Value = TurnFacts> {
@@ -225,16 +431,18 @@ fn arb_facts() -> impl Strategy<Value = TurnFacts> {
         any::<bool>(),
         0i64..40,
     )
-        .prop_map(|(grade, stuck, depth, explained, asks, skip, minutes)| TurnFacts {
-            grade,
-            stuck,
-            scaffold_step: false,
-            scaffold_depth: depth,
-            explained,
-            asks,
-            skip,
-            minutes_on_problem: minutes,
-        })
+        .prop_map(
+            |(grade, stuck, depth, explained, asks, skip, minutes)| TurnFacts {
+                grade,
+                stuck,
+                scaffold_step: false,
+                scaffold_depth: depth,
+                explained,
+                asks,
+                skip,
+                minutes_on_problem: minutes,
+            },
+        )
 }
 
 proptest! {
