@@ -78,6 +78,9 @@ const PACING: &[&str] = &[
 ];
 const PHASES: &[&str] = &["asked", "probe", "hint", "explain", "strategy_change"];
 const STEP_KINDS: &[&str] = &["explain", "check", "practice", "none"];
+const PROGRESSIONS: &[&str] = &["ADVANCE", "CONTINUE", "INTERVENE", "SKIP"];
+const SIGNALS: &[&str] = &["mastered", "learned", "struggling", "stuck", "none"];
+const SESSION_ENDS: &[&str] = &["completed", "abandoned", "none"];
 
 /// One key a test may expect, and where its value is in the output line.
 #[derive(Debug)]
@@ -151,6 +154,11 @@ const KEYS: &[Key] = &[
     key("plan_replans",     "/plan/replans",                        Equals,   Domain::Count,                TURN),
     key("plan_complete",    "/plan/complete",                       Equals,   Domain::Bool,                 TURN),
     key("extension_turns",  "/plan/extensionTurns",                 Equals,   Domain::Count,                TURN),
+    key("progression",      "/problemSet/action",                   Equals,   Domain::OneOf(PROGRESSIONS),  TURN),
+    key("signal",           "/problemSet/signal",                   Equals,   Domain::OneOf(SIGNALS),       TURN),
+    key("problem",          "/problemSet/problem",                  Equals,   Domain::Count,                TURN),
+    key("problems_done",    "/problemSet/completed",                Equals,   Domain::Count,                TURN),
+    key("set_ended",        "/problemSet/ended",                    Equals,   Domain::OneOf(SESSION_ENDS),  TURN),
     key("result",           "/result",                              Equals,   Domain::OneOf(GRADES),        GRADED),
     key("counted",          "/counted",                             Equals,   Domain::Bool,                 DRILL_ANSWERS),
     key("mistake_tag",      "/mistakeTag",                          Equals,   ids(Ids::MistakeTags, true),  DRILL_ANSWERS),

@@ -40,6 +40,8 @@ pub struct Script {
     pub mode: Mode,
     /// The unit a lesson (teach_me) is about, if named.
     pub unit: Option<String>,
+    /// The course problem set a problem_set thread works through, if named.
+    pub problem_set: Option<String>,
     pub seed: u64,
     pub start: DateTime<Utc>,
     /// An exam's size, feedback and time limit, if the script sets them.
@@ -196,6 +198,8 @@ struct RawScript {
     #[serde(default)]
     unit: Option<String>,
     #[serde(default)]
+    problem_set: Option<String>,
+    #[serde(default)]
     seed: Option<u64>,
     #[serde(default)]
     now: Option<DateTime<Utc>>,
@@ -305,6 +309,14 @@ pub fn parse(path: &str, text: &str, bundle: &Bundle) -> Result<Script, Vec<Diag
             format!("unit `{unit}` is not in course `{}`", course.id),
         );
     }
+    if let (Some(course), Some(set)) = (course, &raw.problem_set)
+        && !course.problem_sets.iter().any(|s| &s.id == set)
+    {
+        checker.at(
+            &root.key("problem_set"),
+            format!("problem set `{set}` is not in course `{}`", course.id),
+        );
+    }
     let known = course.map(|c| expect::Known::of(bundle, c));
     if raw.steps.is_empty() {
         checker.at(
@@ -334,6 +346,7 @@ pub fn parse(path: &str, text: &str, bundle: &Bundle) -> Result<Script, Vec<Diag
         })),
         mode: raw.mode.unwrap_or_default(),
         unit: raw.unit,
+        problem_set: raw.problem_set,
         seed: raw.seed.unwrap_or(DEFAULT_SEED),
         start: raw.now.unwrap_or_else(default_start),
         question_count: raw.question_count,

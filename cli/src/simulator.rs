@@ -279,6 +279,9 @@ pub struct TurnOutcome {
     /// A lesson's study plan after the turn.
     #[serde(skip_serializing_if = "Option::is_none")]
     plan: Option<PlanSummary>,
+    /// A problem set after the turn.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    problem_set: Option<ProblemSetSummary>,
     tutor_text: String,
     snapshot_lite: SnapshotLite,
 }
@@ -318,6 +321,36 @@ impl PlanSummary {
             replans: plan.replans_used,
             complete: plan.complete,
             extension_turns: plan.extension_turns,
+        }
+    }
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ProblemSetSummary {
+    /// What the session did after the turn.
+    action: Value,
+    /// The mastery signal of the problem this turn worked on (`none` yet).
+    signal: Value,
+    /// The problem now being worked on, from 1 (past the last once done).
+    problem: u32,
+    completed: u32,
+    /// `completed`, `abandoned` or `none` while the session runs.
+    ended: Value,
+}
+
+impl ProblemSetSummary {
+    fn of(view: &tutorflow::model::ProblemSetView, worked_on: usize) -> ProblemSetSummary {
+        let word = |v: Value| match v {
+            Value::Null => Value::from("none"),
+            v => v,
+        };
+        ProblemSetSummary {
+            action: json!(view.last_action),
+            signal: word(json!(view.problems.get(worked_on).and_then(|p| p.signal))),
+            problem: view.current_problem_index + 1,
+            completed: view.problems_completed,
+            ended: word(json!(view.ended)),
         }
     }
 }
@@ -414,6 +447,8 @@ pub struct Simulation<'s> {
     last_drill_result: Option<DrillResult>,
     last_exam: Option<ExamCard>,
     last_exam_result: Option<ExamResult>,
+    /// The problem a problem set was on before the step.
+    problem_index: usize,
 }
 
 /// The API refused a request.
@@ -483,6 +518,7 @@ impl<'s> Simulation<'s> {
             last_drill_result: None,
             last_exam: None,
             last_exam_result: None,
+            problem_index: 0,
         };
         let created: CreateThreadResponse = simulation
             .post(
@@ -498,6 +534,7 @@ impl<'s> Simulation<'s> {
                     feedback: script.feedback,
                     selection: None,
                     time_limit_minutes: script.time_limit_minutes,
+                    problem_set_id: script.problem_set.clone(),
                 },
                 Function::Turn,
                 "create",
@@ -684,6 +721,11 @@ impl<'s> Simulation<'s> {
             teach_back: response.state.teach_back_active,
             pacing: entry["pacing"].clone(),
             plan: response.state.study_plan.as_ref().map(PlanSummary::of),
+            problem_set: response.state.problem_set.as_ref().map(|view| {
+                let summary = ProblemSetSummary::of(view, self.problem_index);
+                self.problem_index = view.current_problem_index as usize;
+                summary
+            }),
             tutor_text: tutor_text.join("\n"),
             snapshot_lite: response.snapshot_lite,
         })))

@@ -62,6 +62,8 @@ fn lesson() -> Fixture {
             seed: 1,
             locked_questions: &BTreeSet::new(),
             snapshot: None,
+            problems: None,
+            problem_set_id: None,
         })
         .unwrap();
     let mut session = started.session;

@@ -591,11 +591,13 @@ async fn webhook_turns(h: &Harness) {
     let first = h.send(send(&body, now, HOOK_SECRET)).await;
     assert_eq!(first.status, 200, "{}", first.body);
     assert!(!first.body["output"].as_str().unwrap().is_empty());
+    // A current_problem starts a problem set: right first time moves on.
     assert_eq!(
-        first.body["_debug"]["category"], "correct",
+        first.body["_debug"]["category"], "problem_solved",
         "{}",
         first.body
     );
+    assert_eq!(first.body["session_status"]["action"], "ADVANCE");
     let replay = h.send(send(&body, now, HOOK_SECRET)).await;
     assert!(
         replay.replayed,

@@ -174,6 +174,7 @@ async fn watch_app(store: &TempDir, overrides: &[(&str, &str)], webhooks: bool) 
             secret: "env:N8N_WEBHOOK_SECRET".into(),
             student_prefix: "n8n:".into(),
             course_id: "prealgebra".into(),
+            outbound_url: None,
         });
     }
     App::from_config(config, &env).await.unwrap()

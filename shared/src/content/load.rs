@@ -491,7 +491,18 @@ impl Loader {
                 );
             }
             let d = &c.detect;
-            if d.grades.is_empty() && d.intents.is_empty() && d.phrases.is_empty() && !d.unrelated {
+            // A mode may answer as a category it never detects.
+            let answered_as = [
+                &w.modes.problem_set.solved_category,
+                &w.modes.problem_set.skipped_category,
+            ]
+            .contains(&&c.id);
+            if d.grades.is_empty()
+                && d.intents.is_empty()
+                && d.phrases.is_empty()
+                && !d.unrelated
+                && !answered_as
+            {
                 self.at_key(
                     doc,
                     &at.key("detect"),
@@ -801,14 +812,50 @@ impl Loader {
             PromptRole::LessonComplete,
             teach_me.key("review_prompt"),
         );
-        for (key, category) in [
-            ("closing_category", &w.modes.teach_me.closing_category),
-            ("replan_category", &w.modes.teach_me.replan_category),
+        let problem_set = root.key("modes").key("problem_set");
+        let ps = &w.modes.problem_set;
+        for (key, name) in [
+            ("next_problem_prompt", &ps.next_problem_prompt),
+            ("complete_prompt", &ps.complete_prompt),
+            ("skip_offer_prompt", &ps.skip_offer_prompt),
+            ("intervene_prompt", &ps.intervene_prompt),
+        ] {
+            use_prompt(name, PromptRole::ProblemSetText, problem_set.key(key));
+        }
+        for (i, category) in ps.skip_categories.iter().enumerate() {
+            if w.category(category).is_none() {
+                self.at(
+                    doc,
+                    &problem_set.key("skip_categories").index(i),
+                    format!("`{category}` is not a routing category of this workflow"),
+                );
+            }
+        }
+        if ps.min_problems == 0 || ps.min_problems > ps.max_problems {
+            self.at(
+                doc,
+                &problem_set.key("min_problems"),
+                "min_problems must be at least 1 and at most max_problems".to_owned(),
+            );
+        }
+        for (node, key, category) in [
+            (
+                &teach_me,
+                "closing_category",
+                &w.modes.teach_me.closing_category,
+            ),
+            (
+                &teach_me,
+                "replan_category",
+                &w.modes.teach_me.replan_category,
+            ),
+            (&problem_set, "solved_category", &ps.solved_category),
+            (&problem_set, "skipped_category", &ps.skipped_category),
         ] {
             if w.category(category).is_none() {
                 self.at(
                     doc,
-                    &teach_me.key(key),
+                    &node.key(key),
                     format!("`{category}` is not a routing category of this workflow"),
                 );
             }

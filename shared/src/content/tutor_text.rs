@@ -22,6 +22,20 @@ pub struct PromptSignals {
     /// Where a planned lesson is, after the mode's rules.
     #[serde(default)]
     pub lesson: LessonTexts,
+    /// Where a problem set is, after the mode's rules.
+    #[serde(default)]
+    pub problem: ProblemTexts,
+}
+
+/// The problem set texts: `current` may use `{{number}}`, `{{total}}` and
+/// `{{problem}}`, `hint` `{{hint}}`; `finishing` is said when the problem is
+/// done and the next one follows the reply.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProblemTexts {
+    pub current: String,
+    pub hint: String,
+    pub finishing: String,
 }
 
 /// The lesson texts; `step` may use `{{number}}`, `{{total}}`, `{{kind}}`,
@@ -169,6 +183,24 @@ impl PromptSignals {
         }
     }
 
+    /// The mode block of a problem set: the problem worked on, the hint
+    /// shown with the reply, or that the next problem follows it.
+    pub fn problem(&self, problem: &crate::model::ProblemBrief) -> String {
+        let t = &self.problem;
+        let mut text = t
+            .current
+            .trim()
+            .replace("{{number}}", &problem.number.to_string())
+            .replace("{{total}}", &problem.total.to_string())
+            .replace("{{problem}}", &problem.text);
+        if problem.finishing {
+            text = format!("{text}\n{}", t.finishing.trim());
+        } else if let Some(hint) = &problem.hint {
+            text = format!("{text}\n{}", t.hint.trim().replace("{{hint}}", hint));
+        }
+        text
+    }
+
     /// Every text with its YAML path below `prompt_signals`, for validation.
     pub fn texts(&self) -> Vec<([&'static str; 2], &str)> {
         let (p, s, m, l) = (&self.pacing, &self.style, &self.mode_rules, &self.lesson);
@@ -195,6 +227,9 @@ impl PromptSignals {
             (["lesson", "closing"], &l.closing),
             (["lesson", "simplify"], &l.simplify),
             (["lesson", "accelerate"], &l.accelerate),
+            (["problem", "current"], &self.problem.current),
+            (["problem", "hint"], &self.problem.hint),
+            (["problem", "finishing"], &self.problem.finishing),
         ]
     }
 }

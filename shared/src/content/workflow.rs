@@ -508,6 +508,26 @@ pub struct ProblemSetMode {
     pub memory_turns_kept: u32,
     /// Whether a correct answer waits for the teach-back before advancing.
     pub wait_for_teach_back: bool,
+    /// Fewest and most problems a caller's set may have.
+    pub min_problems: u32,
+    pub max_problems: u32,
+    /// Minutes without a message after which a session is over, as abandoned.
+    pub session_ttl_minutes: u32,
+    /// Routing category the reply answers as when a problem is solved and
+    /// the session moves on (the next problem follows the reply).
+    pub solved_category: String,
+    /// Routing category the reply answers as when a problem is skipped.
+    pub skipped_category: String,
+    /// Routing categories that ask to skip the problem ("skip", "next one").
+    pub skip_categories: Vec<String>,
+    /// Prompt templates of the texts the mode adds to a reply: the next
+    /// problem (`{{number}}`, `{{total}}`, `{{problem}}`), the end of the
+    /// session (`{{summary}}`, `{{focus}}`), the offer to skip and the
+    /// teacher alert.
+    pub next_problem_prompt: String,
+    pub complete_prompt: String,
+    pub skip_offer_prompt: String,
+    pub intervene_prompt: String,
 }
 
 /// How answers are checked by code (seed 003 "Code: Verify Answer").
@@ -953,6 +973,16 @@ impl Default for ProblemSetMode {
             skip_offer_minutes: 10,
             memory_turns_kept: 3,
             wait_for_teach_back: true,
+            min_problems: 5,
+            max_problems: 10,
+            session_ttl_minutes: 30,
+            solved_category: "problem_solved".to_owned(),
+            skipped_category: "problem_skipped".to_owned(),
+            skip_categories: vec!["next_item".to_owned(), "move_on".to_owned()],
+            next_problem_prompt: "problem_set_next".to_owned(),
+            complete_prompt: "problem_set_complete".to_owned(),
+            skip_offer_prompt: "problem_set_skip_offer".to_owned(),
+            intervene_prompt: "problem_set_intervene".to_owned(),
         }
     }
 }

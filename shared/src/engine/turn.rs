@@ -31,7 +31,7 @@ use crate::engine::irt;
 use crate::engine::item_help;
 use crate::engine::lifecycle;
 use crate::engine::lockout::{LockoutSource, LockoutStatus};
-use crate::engine::modes::{self, ModeBlock, ModePlan, ModeTurn, Outcome, SessionMode};
+use crate::engine::modes::{self, MemoryCut, ModeBlock, ModePlan, ModeTurn, Outcome, SessionMode};
 use crate::engine::policy::{
     MoveOn, PolicyError, PolicyInput, PolicyOutcome, StudentRequest, compute_policy,
 };
@@ -45,10 +45,11 @@ use crate::engine::thread_learning;
 use crate::model::{
     AnswerKind, CategoryCue, ClientEvent, CodeReading, ConceptCard, ContentChunk, CourseBrief,
     ExamCandidate, ExamCard, ExamOption, ExpectedAnswer, GradeOutcome, HistoryMessage,
-    LlmTutorResponse, MappedUnit, MasteryTier, Mode, PendingQuestion, Personalization,
-    PracticeItem, QuestionPhase, QuestionState, RevisitBrief, Role, SessionState,
-    SnapshotLiteForLlm, StudentInput, StudentIntent, StudentSnapshot, Thread, TurnAnalysis,
-    TutorAction, TutorCard, TutorContext, TutorMessage, TutorTurnInput, UnitAnchor, WorkedExample,
+    LlmTutorResponse, MappedUnit, MasteryTier, Mode, OutboundEvent, PendingQuestion,
+    Personalization, PracticeItem, ProblemBrief, QuestionPhase, QuestionState, RevisitBrief, Role,
+    SessionState, SnapshotLiteForLlm, StudentInput, StudentIntent, StudentSnapshot, Thread,
+    TurnAnalysis, TutorAction, TutorCard, TutorContext, TutorMessage, TutorTurnInput, UnitAnchor,
+    WorkedExample,
 };
 
 /// The category of a question about maths outside the course.
@@ -748,7 +749,13 @@ fn compose(
         .or(focus)
         .map(|u| u.title.clone())
         .unwrap_or_default();
-    let history = history_of(state.history, workflow.history_messages as usize);
+    let (history, earlier_messages) = match &block.memory {
+        Some(cut) => hybrid_history(state.history, cut, workflow.history_messages as usize),
+        None => (
+            history_of(state.history, workflow.history_messages as usize),
+            0,
+        ),
+    };
     let student_lines: Vec<&str> = state
         .history
         .iter()
@@ -757,7 +764,9 @@ fn compose(
         .chain(said.as_deref())
         .collect();
     let style_lines = &student_lines[student_lines.len().saturating_sub(STYLE_MESSAGES)..];
-    let own = own_problem(&state.thread.session, said.as_deref());
+    // A mode that sets the problems does not take up the student's own.
+    let own =
+        own_problem(&state.thread.session, said.as_deref()).filter(|_| block.problem.is_none());
     let mastery: Vec<f64> = state
         .snapshot
         .units_in_progress
@@ -840,6 +849,10 @@ fn compose(
         },
         seed: env.seed,
         lesson: block.lesson,
+        problem: block.problem.map(|p| ProblemBrief {
+            earlier_messages,
+            ..p
+        }),
     }
 }
 
@@ -922,6 +935,40 @@ fn history_of(messages: &[TutorMessage], keep: usize) -> Vec<HistoryMessage> {
         .collect()
 }
 
+/// Seed 003's hybrid memory: the conversation since the current problem
+/// was presented, after the last `keep_previous` messages from before it,
+/// cut to `keep` messages; and how many of those come from before.
+fn hybrid_history(
+    messages: &[TutorMessage],
+    cut: &MemoryCut,
+    keep: usize,
+) -> (Vec<HistoryMessage>, u32) {
+    let said: Vec<&TutorMessage> = messages.iter().filter(|m| m.is_conversation()).collect();
+    let prefix = format!("{}-", cut.boundary_turn);
+    let boundary = said.iter().rposition(|m| m.id.starts_with(&prefix));
+    let problem_of = |k: usize| match boundary {
+        Some(b) if k <= b => "earlier",
+        _ => "current",
+    };
+    let indexed: Vec<usize> = (0..said.len()).collect();
+    let kept = scaffolding::hybrid_memory(
+        &indexed,
+        |k| problem_of(*k),
+        "current",
+        cut.keep_previous,
+        keep,
+    );
+    let earlier = kept.iter().filter(|r| r.previous_problem).count() as u32;
+    let history = kept
+        .iter()
+        .map(|r| HistoryMessage {
+            role: said[*r.turn].role,
+            text: said[*r.turn].text.clone(),
+        })
+        .collect();
+    (history, earlier)
+}
+
 /// How the reply that [`apply`] uses was obtained.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -941,6 +988,8 @@ pub struct Applied {
     /// New messages, in order: the student's (if they wrote something), then the tutor's.
     pub messages: Vec<TutorMessage>,
     pub drill_evidence: Option<EvidenceEffect>,
+    /// Notifications the mode raised, sent once the turn is committed.
+    pub events: Vec<OutboundEvent>,
 }
 
 /// Steps 10 and 11: the decided reply applied to state read at one moment.
@@ -1002,6 +1051,7 @@ pub fn apply(
             snapshot,
             messages,
             drill_evidence: None,
+            events: Vec::new(),
         });
     };
 
@@ -1152,6 +1202,7 @@ pub fn apply(
     if !off_topic {
         snapshot.last_turn_analysis = Some(analysis);
     }
+    let mut events = Vec::new();
     mode_of(state.thread)?.apply(
         &ModeTurn { rt, state, env },
         plan,
@@ -1160,6 +1211,7 @@ pub fn apply(
             thread: &mut thread,
             snapshot: &mut snapshot,
             messages: &mut messages,
+            events: &mut events,
         },
     );
     Ok(Applied {
@@ -1167,6 +1219,7 @@ pub fn apply(
         snapshot,
         messages,
         drill_evidence,
+        events,
     })
 }
 
@@ -1469,5 +1522,66 @@ fn message(
         event: None,
         safety: None,
         created_at: env.now,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn said(id: &str, role: Role) -> TutorMessage {
+        TutorMessage {
+            id: id.into(),
+            thread_id: "t".into(),
+            role,
+            text: id.into(),
+            latex: None,
+            card: None,
+            card_state: None,
+            event: None,
+            safety: None,
+            created_at: DateTime::<Utc>::UNIX_EPOCH,
+        }
+    }
+
+    /// Turns t1..t4 were about earlier problems (t4 presented the current
+    /// one); t5 and t6 are about the current problem.
+    fn conversation() -> Vec<TutorMessage> {
+        (1..=6)
+            .flat_map(|t| {
+                [
+                    said(&format!("t{t}-s"), Role::Student),
+                    said(&format!("t{t}-a"), Role::Assistant),
+                ]
+            })
+            .collect()
+    }
+
+    #[test]
+    fn hybrid_memory_keeps_the_last_turns_of_the_earlier_problems() {
+        let cut = MemoryCut {
+            boundary_turn: "t4".into(),
+            keep_previous: 4,
+        };
+        let (history, earlier) = hybrid_history(&conversation(), &cut, 10);
+        let texts: Vec<&str> = history.iter().map(|m| m.text.as_str()).collect();
+        assert_eq!(
+            texts,
+            [
+                "t3-s", "t3-a", "t4-s", "t4-a", "t5-s", "t5-a", "t6-s", "t6-a"
+            ]
+        );
+        assert_eq!(earlier, 4);
+        // The workflow's limit still holds, dropping the oldest first.
+        let (history, earlier) = hybrid_history(&conversation(), &cut, 6);
+        assert_eq!(history.first().unwrap().text, "t4-s");
+        assert_eq!(earlier, 2);
+        // A boundary older than the messages read back: all are current.
+        let gone = MemoryCut {
+            boundary_turn: "t0".into(),
+            keep_previous: 4,
+        };
+        let (history, earlier) = hybrid_history(&conversation(), &gone, 20);
+        assert_eq!((history.len(), earlier), (12, 0));
     }
 }

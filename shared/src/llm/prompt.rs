@@ -67,6 +67,13 @@ pub fn tutor_prompt(
     };
     let history_limit = usize::try_from(workflow.history_messages).unwrap_or(usize::MAX);
     let history = &input.history[input.history.len().saturating_sub(history_limit)..];
+    // Messages from earlier problems (hybrid memory) come first; those the
+    // limit or the budget drops are among them.
+    let earlier = input
+        .problem
+        .as_ref()
+        .map_or(0, |p| p.earlier_messages as usize)
+        .saturating_sub(input.history.len() - history.len());
     let budget = workflow.token_budget;
     let fixed = FixedParts::render(&templates, &workflow.prompt_signals, input)?;
     let chunks = &input.context.unit_content_chunks;
@@ -81,6 +88,7 @@ pub fn tutor_prompt(
             &fixed,
             input,
             &history[dropped_history..],
+            earlier.saturating_sub(dropped_history),
             chunks.len() - dropped_chunks,
         )
         .map(|bundle| PromptBundle {
@@ -167,9 +175,10 @@ impl FixedParts {
         let rules = signals.mode_rules(input.mode).trim();
         values.insert(
             "mode_rules",
-            match &input.lesson {
-                Some(lesson) => format!("{rules}\n{}", signals.lesson(lesson, input.pacing)),
-                None => rules.to_owned(),
+            match (&input.lesson, &input.problem) {
+                (Some(lesson), _) => format!("{rules}\n{}", signals.lesson(lesson, input.pacing)),
+                (None, Some(problem)) => format!("{rules}\n{}", signals.problem(problem)),
+                (None, None) => rules.to_owned(),
             },
         );
         values.insert("personalization", personalization(&input.personalization));
@@ -214,6 +223,7 @@ fn assemble(
     fixed: &FixedParts,
     input: &TutorTurnInput,
     history: &[HistoryMessage],
+    earlier: usize,
     chunks: usize,
 ) -> Result<PromptBundle, LlmError> {
     let mut context = input.context.clone();
@@ -226,7 +236,14 @@ fn assemble(
     } else {
         history
             .iter()
-            .map(history_line)
+            .enumerate()
+            .map(|(k, m)| {
+                if k < earlier {
+                    format!("(previous problem) {}", history_line(m))
+                } else {
+                    history_line(m)
+                }
+            })
             .collect::<Vec<_>>()
             .join("\n")
     };

@@ -7,9 +7,9 @@ use serde::{Deserialize, Serialize};
 
 use super::message::{ExamOption, TutorMessage};
 use super::thread::{
-    AnswerFormat, Difficulty, ExamEnd, ExamFeedbackMode, ExamQuestionStatus, ExamSelection, Mode,
-    ProgressionAction, QuestionPhase, QuestionResult, ReplanRecord, StepKind, StepStatus,
-    ThreadStatus,
+    AnswerFormat, Difficulty, ExamEnd, ExamFeedbackMode, ExamQuestionStatus, ExamSelection,
+    MasterySignal, Mode, ProblemStatus, ProgressionAction, QuestionPhase, QuestionResult,
+    ReplanRecord, SessionEnd, StepKind, StepStatus, ThreadStatus,
 };
 use super::tier::{ExamTier, MasteryTier};
 
@@ -26,12 +26,15 @@ pub struct CreateThreadRequest {
     /// Unit to work on (teach_me, clarify_doubts, exam scope).
     #[serde(default)]
     pub unit_id: Option<String>,
-    /// Problems for a problem_set session; otherwise the course's set is used.
+    /// problem_set: the problems to work through (5 to 10), in order.
     #[serde(default)]
     pub problems: Option<Vec<ProblemInput>>,
     /// Exam mode: the units it covers (instead of `unitId`, or with it).
     #[serde(default)]
     pub units: Option<Vec<String>>,
+    /// problem_set: one of the course's problem sets instead of `problems`.
+    #[serde(default)]
+    pub problem_set_id: Option<String>,
     /// Exam mode: how many questions (1 to 30; the workflow's default).
     #[serde(default)]
     pub question_count: Option<u32>,
@@ -53,7 +56,15 @@ pub struct CreateThreadRequest {
 pub struct ProblemInput {
     pub id: String,
     pub text: String,
+    /// Checked by code: a number, fraction, expression or equation.
     pub correct_answer: String,
+    /// The course unit the problem practises.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unit_id: Option<String>,
+    /// Hints, given one at a time when the student needs help; they must
+    /// not state the answer.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hints: Vec<String>,
 }
 
 /// Button presses and card events that accompany (or replace) a message.
@@ -457,10 +468,31 @@ pub struct ExamQuestionResultView {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ProblemSetView {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub set_id: Option<String>,
+    /// From 0; equals `problemsTotal` once every problem is done.
     pub current_problem_index: u32,
     pub problems_total: u32,
+    /// Solved or skipped.
     pub problems_completed: u32,
     pub last_action: ProgressionAction,
+    pub problems: Vec<ProblemView>,
+    /// Why the session ended; absent while it runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended: Option<SessionEnd>,
+}
+
+/// A problem of a problem set as the student sees it: never its answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProblemView {
+    pub problem_id: String,
+    pub text: String,
+    pub status: ProblemStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal: Option<MasterySignal>,
+    pub attempts: u32,
+    pub hints_used: u32,
 }
 
 /// An exam's report, once it is over: the score, every question with its

@@ -142,6 +142,31 @@ pub struct TutorTurnInput {
     /// The lesson step this reply teaches, in a mode that follows a plan.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lesson: Option<LessonBrief>,
+    /// The problem being worked on, in a problem set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub problem: Option<ProblemBrief>,
+}
+
+/// Where a problem set is, for the prompt's mode block.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProblemBrief {
+    /// From 1.
+    pub number: u32,
+    pub total: u32,
+    /// The problem's text (never its answer).
+    pub text: String,
+    /// A hint the mode shows after the reply this turn, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+    /// The first this many messages of `history` belong to earlier
+    /// problems (hybrid memory keeps a few for continuity).
+    #[serde(default)]
+    pub earlier_messages: u32,
+    /// The problem is done and the next one (or the end of the set) is
+    /// shown after this reply.
+    #[serde(default)]
+    pub finishing: bool,
 }
 
 /// Where a planned lesson is, for the prompt's mode block.

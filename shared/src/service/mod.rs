@@ -11,6 +11,7 @@ mod events;
 mod exams;
 mod lease;
 mod notify;
+mod outbound;
 mod reports;
 mod threads;
 mod timeline;
@@ -27,6 +28,7 @@ use chrono::{DateTime, Utc};
 pub use catalog::{CourseDetail, CourseList, CourseSummary, CourseUnit, PrerequisiteEdge};
 pub use error::ServiceError;
 pub use exams::ExamGateway;
+pub use outbound::{EVENT_ID_HEADER, EVENT_TYPE_HEADER, event_id};
 pub use reports::{ConfusionLine, ReportCard, RevisitLine, ThreadSummaryReport, UnitLine};
 pub use transcribe::{AudioStore, TranscriptBody, UploadRequest, UploadTicket, UploadedAudio};
 pub use turn::StreamedTurn;
@@ -120,6 +122,7 @@ pub struct App {
     pub(crate) moderator: Option<Arc<dyn Moderator>>,
     pub(crate) audio: Option<AudioStore>,
     pub(crate) notifier: notify::Notifier,
+    pub(crate) outbound: outbound::Outbound,
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) ids: Arc<dyn Ids>,
     /// Search indexes and compiled patterns per course, for one content version.
@@ -221,8 +224,10 @@ impl App {
             .map(|m| Arc::new(m) as Arc<dyn Moderator>);
         let exams = ExamGateway::from_config(&config, env)?;
         let notifier = notify::Notifier::from_config(&config, env)?;
+        let outbound = outbound::Outbound::from_config(&config, env)?;
         Ok(App {
             notifier,
+            outbound,
             llm,
             auth,
             webhooks,

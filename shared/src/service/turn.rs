@@ -26,6 +26,7 @@ use super::{App, Output};
 use crate::api::auth::Principal;
 use crate::content::Bundle;
 use crate::engine::lockout::LockoutStatus;
+use crate::engine::modes::{self, problem_set};
 use crate::engine::progression::progression;
 use crate::engine::safety::{FlagSource, SafetyHit, StreamGuard};
 use crate::engine::snapshot_lite::build_snapshot_lite;
@@ -36,10 +37,10 @@ use crate::engine::{grading, reply, scaffolding, turn_log};
 use crate::llm::OfflineTutor;
 use crate::llm::provider::LlmCall;
 use crate::model::{
-    CallUsage, ClientEvent, ExpectedAnswer, LlmError, LlmTutorResponse, PendingQuestion,
-    Personalization, ProgressionAction, QuestionPhase, Reply, Role, SafetyInput, SafetyMark,
-    SafetyOutcome, StudentSnapshot, TextSink, Thread, TurnRequest, TurnResponse, TutorCard,
-    WebhookSessionStatus, WebhookTurnResponse,
+    CallUsage, ClientEvent, ExpectedAnswer, LlmError, LlmTutorResponse, ModeState, OutboundEvent,
+    OutboundEventKind, PendingQuestion, Personalization, ProgressionAction, QuestionPhase, Reply,
+    Role, SafetyInput, SafetyMark, SafetyOutcome, SessionEnd, StudentSnapshot, TextSink, Thread,
+    TurnRequest, TurnResponse, TutorCard, TutorMessage, WebhookSessionStatus, WebhookTurnResponse,
 };
 use crate::store::{Expected, IdempotencyLock, ThreadRecord, TurnLog, UnitOfWork, Versioned};
 
@@ -56,6 +57,8 @@ pub(crate) enum Shape<'a> {
 pub(crate) struct WebhookSettings {
     /// The problem the integration sent, made the pending question.
     pub problem: Option<crate::model::WebhookProblem>,
+    /// Said before the reply: why this message starts a new session.
+    pub notice: Option<String>,
 }
 
 /// What a turn is computed from besides state: the same in every commit attempt.
@@ -206,6 +209,8 @@ struct Settled {
     action: ProgressionAction,
     /// How the tutor answered a message the safety gate flagged.
     safety: Option<SafetyMark>,
+    /// Notifications the turn raised, sent once it is committed.
+    events: Vec<OutboundEvent>,
     load_time: StdDuration,
     plan_time: StdDuration,
     apply_time: StdDuration,
@@ -278,6 +283,7 @@ impl App {
         lease_wait: StdDuration,
         deltas: Option<&UnboundedSender<String>>,
     ) -> Result<StreamedTurn, ServiceError> {
+        self.expire_if_idle(who, thread_id).await?;
         let record = self.turn_thread(who, thread_id, shape).await?;
         let call = self
             .turn_call(who, thread_id, shape, lock, &record, request)
@@ -368,11 +374,65 @@ impl App {
             None => {}
         }
         log_turn(&call, &settled, llm_time, lease_wait, started.elapsed());
+        let mut events = settled.events;
+        if let Some(mark) = settled.safety.as_ref().filter(|m| m.alert) {
+            // The category only: a student's words are not sent on.
+            events.push(OutboundEvent {
+                kind: OutboundEventKind::InterventionNeeded,
+                data: json!({ "reason": "safety", "category": mark.category }),
+            });
+        }
+        self.send_events(&who.student_id, thread_id, &call.turn_id, events);
         let shown = !streamed.shown.is_empty();
         Ok(StreamedTurn {
             replaced: shown && (streamed.leaked || !settled.reply_kept),
             output: settled.output,
         })
+    }
+
+    /// Ends the caller's thread if its mode's session has been idle past
+    /// its time to live, saying so in the conversation and sending the
+    /// session's report. Whether it ended now.
+    pub(crate) async fn expire_if_idle(
+        &self,
+        who: &Principal,
+        thread_id: &str,
+    ) -> Result<bool, ServiceError> {
+        let record = owned_thread(self, who, thread_id, 0).await?;
+        let Some(mode) = modes::for_mode(record.thread.mode) else {
+            return Ok(false);
+        };
+        let bundle = self.bundle().await;
+        let rt = self.runtime(&bundle, &record.thread.course_id)?;
+        let now = self.clock.now();
+        let mut thread = record.thread.clone();
+        let Some(expired) = mode.expire(&mut thread, rt.course(), rt.workflow(), now) else {
+            return Ok(false);
+        };
+        let notice = TutorMessage {
+            id: format!("{thread_id}-expired-{}", now.timestamp()),
+            thread_id: thread_id.to_owned(),
+            role: Role::Assistant,
+            text: expired.notice.clone(),
+            latex: None,
+            card: None,
+            card_state: None,
+            event: None,
+            safety: None,
+            created_at: now,
+        };
+        let mut work = UnitOfWork::new();
+        work.put_thread(record.update(thread, vec![notice]));
+        match self.store.commit(work).await {
+            Ok(()) => {
+                let turn_id = format!("expired-{}", record.thread.updated_at.timestamp_millis());
+                self.send_events(&who.student_id, thread_id, &turn_id, expired.events);
+                Ok(true)
+            }
+            // Another request got there first: it has ended either way.
+            Err(crate::store::StoreError::Conflict(_)) => Ok(false),
+            Err(e) => Err(e.into()),
+        }
     }
 
     /// The caller's thread, with the problem an integration sent.
@@ -580,6 +640,7 @@ impl App {
                 rt.course(),
             ),
         };
+        let events = applied.events;
         let action = progression(
             rt.workflow(),
             plan,
@@ -606,7 +667,7 @@ impl App {
                 &mut work,
                 call.lock,
                 200,
-                &webhook_reply(&response, plan, action),
+                &webhook_reply(&response, plan, action, call.shape),
             )?,
         };
         let settled = Settled {
@@ -615,6 +676,7 @@ impl App {
             entry,
             action,
             safety,
+            events,
             load_time: planned.load_time,
             plan_time: planned.plan_time,
             apply_time: applying.elapsed(),
@@ -708,10 +770,17 @@ impl App {
 fn with_problem(thread: &mut Thread, shape: Shape<'_>, now: DateTime<Utc>) {
     let Shape::Webhook(WebhookSettings {
         problem: Some(problem),
+        ..
     }) = shape
     else {
         return;
     };
+    if let ModeState::ProblemSet(state) = &thread.session.mode_state {
+        let mut state = state.clone();
+        problem_set::extend(&mut state, &mut thread.session, problem, now);
+        thread.session.mode_state = ModeState::ProblemSet(state);
+        return;
+    }
     let concept = format!("problem {}", problem.id);
     let same = thread
         .session
@@ -753,8 +822,16 @@ fn webhook_reply(
     response: &TurnResponse,
     plan: &Plan,
     action: ProgressionAction,
+    shape: Shape<'_>,
 ) -> WebhookTurnResponse {
     let mut parts = Vec::new();
+    if let Shape::Webhook(WebhookSettings {
+        notice: Some(notice),
+        ..
+    }) = shape
+    {
+        parts.push(notice.clone());
+    }
     for m in response
         .messages
         .iter()
@@ -775,12 +852,27 @@ fn webhook_reply(
             None => {}
         }
     }
+    let state = &response.state;
+    let (index, remaining) = state.problem_set.as_ref().map_or((0, 0), |p| {
+        (
+            p.current_problem_index,
+            p.problems_total.saturating_sub(p.problems_completed),
+        )
+    });
+    let status = match state.problem_set.as_ref().and_then(|p| p.ended) {
+        Some(SessionEnd::Abandoned) => "abandoned",
+        Some(SessionEnd::Completed) => "completed",
+        None if state.is_complete => "completed",
+        None => "active",
+    };
     WebhookTurnResponse {
         output: parts.join("\n"),
         session_status: WebhookSessionStatus {
-            current_problem_index: 0,
+            current_problem_index: index,
             action,
-            problems_remaining: 0,
+            problems_remaining: remaining,
+            status: status.to_owned(),
+            thread_id: Some(state.thread_id.clone()),
         },
         debug: Some(json!({
             "category": plan.category,

@@ -20,8 +20,8 @@ export interface paths {
          *     student's progress in the course (the snapshot) is shared by all of
          *     their threads in it and is created on their first thread.
          *
-         *     Modes `guided`, `teach_me` and `exam` are available; the other modes
-         *     answer 422 (`mode-not-available`) until they are built. A `teach_me`
+         *     Modes `guided`, `teach_me`, `exam` and `problem_set` are available; the
+         *     other modes answer 422 (`mode-not-available`) until they are built. A `teach_me`
          *     thread teaches `unitId` (the course's entry unit if none is given) from a
          *     study plan of 3 to 5 steps, set up here: the unit's authored plan,
          *     else the planner's, else the workflow's default plan. Its progress is
@@ -45,6 +45,17 @@ export interface paths {
          *     in `state.examProgress`; the report is in the thread's summary once
          *     the exam is over. A parameter out of range or a unit not in the course
          *     is refused with 400 naming the field.
+         *
+         *     A `problem_set` thread works through `problems` (5 to 10, each with an
+         *     answer code can check; ids unique; `unitId` one of the course's) or the
+         *     course set `problemSetId` (the course's first set if neither is given),
+         *     one at a time: the welcome shows the first problem, and the reply that
+         *     finishes a problem shows the next. Its progress is in
+         *     `state.problemSet` (each problem's status, attempts and mastery signal,
+         *     the last progression action, why it ended); the report is in the
+         *     thread's summary once it ends. `problems` or `problemSetId` with
+         *     another mode, both at once, or a problem that breaks a rule answers 400
+         *     naming the field (e.g. `problems[2].correctAnswer`).
          */
         post: operations["createThread"];
         delete?: never;
@@ -106,15 +117,26 @@ export interface paths {
          * A turn from an integration (n8n, LMS)
          * @description The seed 003 webhook: an integration posts a student's message in its
          *     own snake_case shape and gets the tutor's words back as one text, with
-         *     the session's progression. Each `session_id` of an integration is one
-         *     guided thread in the integration's course, created on its first
-         *     message. An integration may act only for students whose id starts with
-         *     its configured prefix. Its students are its own: a student token whose
-         *     subject equals one of their ids is another student and cannot reach
-         *     their threads.
+         *     the session's progression. Each `session_id` of an integration is a
+         *     thread in the integration's course, created on its first message: a
+         *     problem set when that message sends `problems`, `problem_set_id` or a
+         *     `current_problem`, else a guided conversation. An integration may act
+         *     only for students whose id starts with its configured prefix. Its
+         *     students are its own: a student token whose subject equals one of
+         *     their ids is another student and cannot reach their threads.
          *
-         *     A `current_problem` becomes the question the next answers are graded
-         *     against; a new problem id starts afresh, the same one carries on.
+         *     In a problem set, a `current_problem` with a new id joins the set (and
+         *     is worked on once the earlier ones are done); one it has carries on.
+         *     `session_status` says what the session did (`ADVANCE` with the next
+         *     problem in `output`, `CONTINUE`, `INTERVENE` when the teacher is
+         *     alerted, `SKIP`), where it is, and whether it is `active`,
+         *     `completed` or `abandoned`. A session that has ended, or has been
+         *     idle past the workflow's `session_ttl_minutes`, is not continued: the
+         *     next message starts a new thread (`thread_id`) and `output` says so.
+         *     Signed notifications go to the integration's `outbound_url`
+         *     (docs/webhooks.md). In a guided conversation a `current_problem`
+         *     becomes the question the next answers are graded against; a new
+         *     problem id starts afresh, the same one carries on.
          */
         post: operations["webhookTurn"];
         delete?: never;
@@ -580,7 +602,12 @@ export interface components {
             /** @default guided */
             mode?: components["schemas"]["Mode"];
             /**
-             * @description Problems for a problem_set session; otherwise the course's set is used.
+             * @description problem_set: one of the course's problem sets instead of `problems`.
+             * @default null
+             */
+            problemSetId?: string | null;
+            /**
+             * @description problem_set: the problems to work through (5 to 10), in order.
              * @default null
              */
             problems?: components["schemas"]["ProblemInput"][] | null;
@@ -889,6 +916,16 @@ export interface components {
             url?: string;
         };
         /**
+         * @description How a problem of a problem set went (seed 003 mastery signals).
+         *
+         *     - `mastered`: Right on the first attempt, with no help.
+         *     - `learned`: Right after wrong tries, hints or scaffolding.
+         *     - `struggling`: Wrong `struggling_attempts` times or more, not yet right.
+         *     - `stuck`: Scaffolded deeper than `intervene_scaffold_depth`, not yet right.
+         * @enum {string}
+         */
+        MasterySignal: "mastered" | "learned" | "struggling" | "stuck";
+        /**
          * @description A unit's mastery tier; `none` until the first tier is reached.
          * @enum {string}
          */
@@ -954,18 +991,104 @@ export interface components {
         };
         /** @description A problem supplied by the caller (seed 003 `current_problem`). */
         ProblemInput: {
+            /** @description Checked by code: a number, fraction, expression or equation. */
             correctAnswer: string;
+            /**
+             * @description Hints, given one at a time when the student needs help; they must
+             *     not state the answer.
+             */
+            hints?: string[];
             id: string;
             text: string;
+            /** @description The course unit the problem practises. */
+            unitId?: string | null;
         };
-        ProblemSetView: {
+        ProblemReportLine: {
             /** Format: uint32 */
-            currentProblemIndex: number;
-            lastAction: components["schemas"]["ProgressionAction"];
+            attempts: number;
+            categories: string[];
             /** Format: uint32 */
+            hintsUsed: number;
+            problemId: string;
+            /** Format: uint32 */
+            scaffoldDepth: number;
+            signal?: components["schemas"]["MasterySignal"];
+            status: components["schemas"]["ProblemStatus"];
+            taughtBack: boolean;
+            text: string;
+            /** Format: uint64 */
+            timeSeconds: number;
+        };
+        /** @description The session report (seed 003 "Post-Session Report"). */
+        ProblemSetReport: {
+            /**
+             * Format: double
+             * @description Right answers among graded answers, in [0, 1].
+             */
+            accuracy: number;
+            ended: components["schemas"]["SessionEnd"];
+            /** Format: uint32 */
+            hintsUsed: number;
+            /** Format: uint32 */
+            learned: number;
+            /** Format: uint32 */
+            mastered: number;
+            /**
+             * Format: double
+             * @description Problems right on the first try, among those attempted, in [0, 1].
+             */
+            masteryRate: number;
+            problems: components["schemas"]["ProblemReportLine"][];
+            /**
+             * Format: uint32
+             * @description Solved or skipped.
+             */
             problemsCompleted: number;
             /** Format: uint32 */
             problemsTotal: number;
+            setId?: string;
+            /** Format: uint32 */
+            skipped: number;
+            /** Format: uint32 */
+            struggling: number;
+            /** Format: uint32 */
+            stuck: number;
+            /** @description What to practise next, most pressing first. */
+            suggestedFocus: string[];
+            /** Format: uint64 */
+            timeOnTaskSeconds: number;
+        };
+        ProblemSetView: {
+            /**
+             * Format: uint32
+             * @description From 0; equals `problemsTotal` once every problem is done.
+             */
+            currentProblemIndex: number;
+            /** @description Why the session ended; absent while it runs. */
+            ended?: components["schemas"]["SessionEnd"];
+            lastAction: components["schemas"]["ProgressionAction"];
+            problems: components["schemas"]["ProblemView"][];
+            /**
+             * Format: uint32
+             * @description Solved or skipped.
+             */
+            problemsCompleted: number;
+            /** Format: uint32 */
+            problemsTotal: number;
+            setId?: string;
+        };
+        /** @enum {string} */
+        ProblemStatus: "pending" | "in_progress" | "completed" | "skipped";
+        /** @description A problem of a problem set as the student sees it: never its answer. */
+        ProblemView: {
+            /** Format: uint32 */
+            attempts: number;
+            /** Format: uint32 */
+            hintsUsed: number;
+            problemId: string;
+            signal?: components["schemas"]["MasterySignal"];
+            status: components["schemas"]["ProblemStatus"];
+            text: string;
         };
         /** @description Units per mastery tier, and the course's unit count. */
         ProgressSummary: {
@@ -979,10 +1102,15 @@ export interface components {
             total: number;
         };
         /**
-         * @description What the session does after a problem-set turn.
+         * @description What a problem-set session does after a turn.
+         *
+         *     - `ADVANCE`: The problem is done: the next one is presented in the same reply.
+         *     - `CONTINUE`: Stay on the problem.
+         *     - `INTERVENE`: The student needs a person: the teacher is alerted.
+         *     - `SKIP`: The problem is left unsolved and the next one presented.
          * @enum {string}
          */
-        ProgressionAction: "ADVANCE" | "CONTINUE" | "INTERVENE";
+        ProgressionAction: "ADVANCE" | "CONTINUE" | "INTERVENE" | "SKIP";
         /**
          * @description Escalation of a pending question after wrong answers (seed 000).
          * @enum {string}
@@ -1058,6 +1186,14 @@ export interface components {
              */
             tutoringPaused: boolean;
         };
+        /**
+         * @description Why a problem-set session ended.
+         *
+         *     - `completed`: Every problem was solved or skipped.
+         *     - `abandoned`: Left inactive past the session's time to live.
+         * @enum {string}
+         */
+        SessionEnd: "completed" | "abandoned";
         /** @description Small UI summary so apps need no DAG logic (seed 004 PF-6.1). */
         SnapshotLite: {
             focus: components["schemas"]["FocusSummary"];
@@ -1200,6 +1336,8 @@ export interface components {
             masteryScore: number;
             /** @description Mistakes seen in this conversation. */
             misconceptionsSeen: string[];
+            /** @description A problem set's report, once the session has ended. */
+            problemSet?: components["schemas"]["ProblemSetReport"];
             /**
              * Format: uint32
              * @description Right with no wrong try or help first.
@@ -1432,11 +1570,29 @@ export interface components {
             current_problem_index: number;
             /** Format: uint32 */
             problems_remaining: number;
+            /**
+             * @description `active`, `completed` or `abandoned` (a problem-set session left
+             *     inactive past its time to live).
+             * @default active
+             */
+            status: string;
+            /** @description The thread this session's messages go to. */
+            thread_id?: string;
         };
         /** @description `POST /webhooks/turn` body. */
         WebhookTurnRequest: {
             current_problem?: components["schemas"]["WebhookProblem"] | null;
             message: string;
+            /**
+             * @description Starts a problem-set session with one of the course's sets; read on
+             *     the session's first message only.
+             */
+            problem_set_id?: string | null;
+            /**
+             * @description Starts a problem-set session with these problems (5 to 10), in
+             *     order; read on the session's first message only.
+             */
+            problems?: components["schemas"]["WebhookProblem"][] | null;
             session_id: string;
             student_id: string;
         };

@@ -19,6 +19,7 @@
 pub mod exam;
 pub mod exam_select;
 pub mod guided;
+pub mod problem_set;
 pub mod study_plan;
 pub mod teach_me;
 
@@ -31,8 +32,8 @@ use crate::engine::drill::IssuedDrill;
 use crate::engine::policy::PolicyOutcome;
 use crate::engine::turn::{CourseRuntime, Interpreted, Plan, TurnEnv, TurnEvent, TurnState};
 use crate::model::{
-    CreateThreadRequest, LessonBrief, LlmStudyPlan, LlmTutorResponse, Mode, PlannerInput,
-    SessionState, StudentSnapshot, Thread, TutorMessage,
+    CreateThreadRequest, LessonBrief, LlmStudyPlan, LlmTutorResponse, Mode, OutboundEvent,
+    PlannerInput, ProblemBrief, ProblemInput, SessionState, StudentSnapshot, Thread, TutorMessage,
 };
 
 /// A mode's own steps of the turn pipeline.
@@ -79,6 +80,27 @@ pub trait SessionMode: Sync {
         reply: &LlmTutorResponse,
         outcome: &mut Outcome<'_>,
     );
+
+    /// Ends `thread` if the mode's sessions expire and it has been idle
+    /// past that time at `now`. Most modes' threads never expire.
+    fn expire(
+        &self,
+        _thread: &mut Thread,
+        _course: &Course,
+        _workflow: &Workflow,
+        _now: chrono::DateTime<chrono::Utc>,
+    ) -> Option<Expired> {
+        None
+    }
+}
+
+/// A session a mode ended for being idle too long.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Expired {
+    /// Said in the conversation: why it ended and what was done.
+    pub notice: String,
+    /// Notifications for the integration (the session's report).
+    pub events: Vec<OutboundEvent>,
 }
 
 /// The mode that runs threads of `mode`; `None` while it is not built.
@@ -87,7 +109,8 @@ pub fn for_mode(mode: Mode) -> Option<&'static dyn SessionMode> {
         Mode::Guided => Some(&guided::Guided),
         Mode::TeachMe => Some(&teach_me::TeachMe),
         Mode::Exam => Some(&exam::Exam),
-        Mode::ClarifyDoubts | Mode::ProblemSet => None,
+        Mode::ProblemSet => Some(&problem_set::ProblemSet),
+        Mode::ClarifyDoubts => None,
     }
 }
 
@@ -111,6 +134,10 @@ pub struct Start<'a> {
     pub locked_questions: &'a BTreeSet<String>,
     /// The student's record, for what a mode starts from (abilities).
     pub snapshot: Option<&'a StudentSnapshot>,
+    /// Problems the caller supplied (problem_set), checked by the caller.
+    pub problems: Option<&'a [ProblemInput]>,
+    /// A course problem set asked for by id (problem_set), known to exist.
+    pub problem_set_id: Option<&'a str>,
 }
 
 /// A creation parameter a mode refuses.
@@ -181,6 +208,23 @@ pub struct ModeBlock {
     pub plan_complete: bool,
     /// Where a planned lesson is.
     pub lesson: Option<LessonBrief>,
+    /// The problem being worked on (its `earlierMessages` is filled in
+    /// when the history is cut).
+    pub problem: Option<ProblemBrief>,
+    /// Seed 003's hybrid memory: the history keeps only the last few
+    /// messages from before the current problem.
+    pub memory: Option<MemoryCut>,
+}
+
+/// Where the current problem's conversation begins, and how much of what
+/// came before it the history keeps.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemoryCut {
+    /// The turn that presented the current problem: its messages and
+    /// those before it belong to earlier problems.
+    pub boundary_turn: String,
+    /// Messages from earlier problems kept.
+    pub keep_previous: usize,
 }
 
 /// The state a turn is writing, for a mode's own update.
@@ -189,6 +233,8 @@ pub struct Outcome<'a> {
     pub snapshot: &'a mut StudentSnapshot,
     /// This turn's new messages: the student's, then the tutor's.
     pub messages: &'a mut Vec<TutorMessage>,
+    /// Notifications for the integration, sent once the turn is committed.
+    pub events: &'a mut Vec<OutboundEvent>,
 }
 
 /// The welcome message, rendered from the template the workflow names for
@@ -228,7 +274,7 @@ mod tests {
 
     #[test]
     fn only_built_modes_are_registered() {
-        let built = [Mode::Guided, Mode::TeachMe, Mode::Exam];
+        let built = [Mode::Guided, Mode::TeachMe, Mode::Exam, Mode::ProblemSet];
         for mode in built {
             assert!(for_mode(mode).is_some());
         }

@@ -215,6 +215,7 @@ impl SessionMode for TeachMe {
             block: ModeBlock {
                 plan_complete: study_plan::is_complete(&after),
                 lesson: Some(brief(&after, closing)),
+                ..ModeBlock::default()
             },
             category,
             reply: None,
@@ -379,7 +380,7 @@ fn brief(plan: &StudyPlan, closing: bool) -> LessonBrief {
 
 /// The reply with the completion message added: before its closing
 /// question, if it ends with one, so the question stays the last word.
-fn with_completion(reply: &str, completion: &str) -> String {
+pub(super) fn with_completion(reply: &str, completion: &str) -> String {
     let reply = reply.trim_end();
     if reply.ends_with('?') {
         let start = reply

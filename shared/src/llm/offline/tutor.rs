@@ -19,8 +19,7 @@ use crate::model::{
     CallUsage, CheckReply, ClientEvent, ExamCandidate, ExamResult, LlmConceptCard, LlmDrillCard,
     LlmError, LlmExamSuggestion, LlmMappedUnit, LlmTurnAnalysis, LlmTutorResponse,
     LlmWorkedExample, MAX_REPLY_LIST, PacingDirective, Reply, Role, StepKind, StudentIntent,
-    TextSink, Tutor, TutorAction,
-    TutorTurnInput, UnderstandingSignal, UnitAnchor,
+    TextSink, Tutor, TutorAction, TutorTurnInput, UnderstandingSignal, UnitAnchor,
 };
 
 /// Longest passage of lesson text quoted as an explanation, in characters.
