@@ -530,6 +530,9 @@ pub struct StudentProblem {
     /// The first step, worked with the problem's own numbers and asked
     /// as a question; it never states the answer.
     pub first_step: String,
+    /// What the first step works out to, when it asks for one number: an
+    /// answer to the step is progress on the problem, not a wrong try.
+    pub first_step_expects: Option<String>,
 }
 
 /// The first problem in `message` that code can work out: arithmetic with
@@ -616,6 +619,7 @@ fn shared_in_ratio(message: &str) -> Option<StudentProblem> {
         first_step: format!(
             "The ratio {p}:{q} splits {amount} into {p} + {q} equal parts. How many parts is that altogether, how much is one part worth, and so how much is the first share?"
         ),
+        first_step_expects: Some((p + q).to_string()),
     })
 }
 
@@ -623,8 +627,10 @@ fn work_out(run: &MathRun) -> Option<StudentProblem> {
     if run.has_var() {
         let (variable, value) = solve_linear(run)?;
         let answer = format!("{variable} = {value}");
+        let (first_step, first_step_expects) = stepped(run, &answer, variable);
         return Some(StudentProblem {
-            first_step: safe_step(run, &answer, first_step(run, variable)),
+            first_step,
+            first_step_expects,
             text: run.display(),
             answer,
             solves_for: Some(variable),
@@ -638,12 +644,93 @@ fn work_out(run: &MathRun) -> Option<StudentProblem> {
         return None;
     }
     let value = evaluate(&run.compact(), run.has_decimal())?;
+    let (first_step, first_step_expects) = stepped(run, &value, 'x');
     Some(StudentProblem {
-        first_step: safe_step(run, &value, first_step(run, 'x')),
+        first_step,
+        first_step_expects,
         text: run.display(),
         answer: value,
         solves_for: None,
     })
+}
+
+/// The first step of `run` and what it works out to; a step that would
+/// give `answer` away is replaced by one that names no number, and
+/// expects none.
+fn stepped(run: &MathRun, answer: &str, variable: char) -> (String, Option<String>) {
+    let step = first_step(run, variable);
+    let safe = safe_step(run, answer, step.clone());
+    let expects = (safe == step)
+        .then(|| first_step_value(run))
+        .flatten()
+        .filter(|v| v != answer);
+    (safe, expects)
+}
+
+/// The number the first step asks for, where it asks for one.
+fn first_step_value(run: &MathRun) -> Option<String> {
+    use Piece::{Frac, Num, Of, Op, Var};
+    let value = match (run.shape()?, &run.pieces[..]) {
+        (ProblemShape::WholeAddSub, [a, Op('+'), b]) => {
+            let (a, b) = (whole(a)?, whole(b)?);
+            // Below ten both, the step counts on to the answer itself.
+            if a < 10 && b < 10 {
+                return None;
+            }
+            a % 10 + b % 10
+        }
+        (ProblemShape::WholeAddSub, [a, Op('-'), b]) => {
+            let (a, b) = (whole(a)?, whole(b)?);
+            if a < 10 {
+                return None;
+            }
+            if a % 10 < b % 10 {
+                a % 10 + 10 - b % 10
+            } else {
+                a % 10 - b % 10
+            }
+        }
+        (ProblemShape::FractionAddSub, [a, Op(op @ ('+' | '-')), b]) => {
+            let ((n1, d1), (n2, d2)) = (fraction(a)?, fraction(b)?);
+            match (d1 == d2, *op) {
+                (true, '+') => n1 + n2,
+                (true, _) => n1 - n2,
+                (false, _) => d1 / gcd(d1, d2) * d2,
+            }
+        }
+        (ProblemShape::FractionOfAmount, [Frac(f), Of, amount]) => {
+            let (_, d) = fraction(&Frac(f.clone()))?;
+            let amount = whole(amount)?;
+            if d == 0 || amount % d != 0 {
+                return None;
+            }
+            amount / d
+        }
+        (ProblemShape::Percentage, [Num { .. }, Op('%'), Of, amount]) => {
+            let amount = whole(amount)?;
+            if amount % 10 != 0 {
+                return None;
+            }
+            amount / 10
+        }
+        (
+            ProblemShape::TwoStepEquation,
+            [Num { .. }, Var(_), Op(op @ ('+' | '-')), b, Op('='), c],
+        ) => {
+            let (b, c) = (whole(b)?, whole(c)?);
+            if *op == '+' { c - b } else { c + b }
+        }
+        _ => return None,
+    };
+    Some(value.to_string())
+}
+
+fn gcd(a: i64, b: i64) -> i64 {
+    if b == 0 {
+        a.abs().max(1)
+    } else {
+        gcd(b, a % b)
+    }
 }
 
 /// `step`, unless it would give `answer` away: then a first step that
@@ -1308,6 +1395,31 @@ mod tests {
                 crate::engine::answer_guard::PendingAnswer::new("own", &p.text, &p.answer).unwrap();
             assert!(
                 !guard.found_in(&p.first_step),
+                "{message}: {}",
+                p.first_step
+            );
+        }
+    }
+
+    #[test]
+    fn a_first_step_knows_the_number_it_asks_for() {
+        let cases = [
+            ("add 1/4 and 2/3", Some("12")),
+            ("1/5 + 2/5", Some("3")),
+            ("20% of 50", Some("5")),
+            ("3/4 of 20", Some("5")),
+            ("47 + 38", Some("15")),
+            ("72 - 38", Some("4")),
+            ("3x - 5 = 10", Some("15")),
+            ("2:3 share 40", Some("5")),
+            ("3 + 4", None),
+            ("12 x 3", None),
+        ];
+        for (message, expects) in cases {
+            let p = student_problem(message).unwrap();
+            assert_eq!(
+                p.first_step_expects.as_deref(),
+                expects,
                 "{message}: {}",
                 p.first_step
             );

@@ -1475,6 +1475,7 @@ fn track_student_problem(
     // not a wrong try at the whole problem.
     session.scaffolding.active = true;
     session.scaffolding.depth = session.scaffolding.depth.max(1);
+    session.scaffolding.step_expects = problem.first_step_expects;
 }
 
 /// The last sentence of `text` that asks something.
