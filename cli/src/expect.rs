@@ -619,6 +619,21 @@ steps:
             .await
             .expect("the step plays")
             .to_value();
+        // And a problem set's, where it is.
+        let set = crate::script::parse(
+            "set.yaml",
+            "course: prealgebra\nmode: problem_set\nsteps:\n  - say: I don't know\n",
+            &setup.bundle(),
+        )
+        .expect("a valid script");
+        let mut simulation = Simulation::start(&setup, &set)
+            .await
+            .expect("the problem set starts");
+        let set_turn = simulation
+            .step(&set.steps[0])
+            .await
+            .expect("the step plays")
+            .to_value();
         for key in KEYS {
             for kind in key.lines {
                 let (_, line) = lines
@@ -627,6 +642,8 @@ steps:
                     .unwrap_or_else(|| panic!("the script has a {kind:?} step"));
                 let line = if key.pointer.starts_with("/plan/") {
                     &lesson_turn
+                } else if key.pointer.starts_with("/problemSet/") {
+                    &set_turn
                 } else {
                     line
                 };

@@ -91,6 +91,7 @@ fn prints_one_line_per_step_with_what_each_endpoint_decided() {
             "origin",
             "pacing",
             "pending",
+            "phase",
             "policy",
             "result",
             "scaffolding",
@@ -98,7 +99,8 @@ fn prints_one_line_per_step_with_what_each_endpoint_decided() {
             "step",
             "teachBack",
             "tutorText",
-            "validation"
+            "validation",
+            "wrongAttempts"
         ]
     );
     assert_eq!(turn["event"], serde_json::json!({"type": "I_AM_STUCK"}));

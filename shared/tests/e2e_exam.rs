@@ -64,11 +64,28 @@ fn assert_no_leak(body: &Value, exam: &ExamSession, revealed: impl Fn(&ExamQuest
         |q: &ExamQuestion| body["state"]["examProgress"]["question"]["number"] == q.number;
     // What may be read legitimately: the questions revealed (with their
     // answers and explanations) and the question on screen.
+    // A question asked before the one on screen is still in the
+    // conversation as it was shown (its options, one of them right).
+    let current = body["state"]["examProgress"]["question"]["number"]
+        .as_u64()
+        .unwrap_or(u64::MAX);
     let visible: String = exam
         .questions
         .iter()
-        .filter(|q| revealed(q) || on_screen(q))
-        .map(|q| format!("{} {} {}", as_shown(q), q.correct_answer, q.explanation))
+        .filter_map(|q| {
+            if revealed(q) || on_screen(q) {
+                Some(format!(
+                    "{} {} {}",
+                    as_shown(q),
+                    q.correct_answer,
+                    q.explanation
+                ))
+            } else if u64::from(q.number) < current {
+                Some(as_shown(q))
+            } else {
+                None
+            }
+        })
         .collect::<Vec<_>>()
         .join(" ");
     for q in exam.questions.iter().filter(|q| !revealed(q)) {

@@ -511,12 +511,12 @@ async fn bad_requests_change_nothing(h: &Harness) {
                 .json(&json!({"questionId": "EX-WHN-B1", "isCorrect": true})),
         ),
         (
-            422,
-            Some("mode"),
+            400,
+            Some("questionCount"),
             h.http
                 .post(format!("{}/threads", h.base))
                 .bearer_auth(h.token(student))
-                .json(&json!({"courseId": "prealgebra", "mode": "exam"})),
+                .json(&json!({"courseId": "prealgebra", "mode": "exam", "questionCount": 0})),
         ),
         (
             400,

@@ -745,7 +745,12 @@ pub fn heuristic_intent(
     if let Some(cue) = has_any(text, DONE) {
         return (StudentIntent::Done, format!("wants to finish (\"{cue}\")"));
     }
-    if has_math && session.pending_question.is_none() && (has_any(text, SOLVE).is_some() || !asks) {
+    // A bare number with nothing pending is no problem to work on.
+    if has_math
+        && session.pending_question.is_none()
+        && (has_any(text, SOLVE).is_some() || !asks)
+        && crate::engine::student_math::student_problem(text).is_some()
+    {
         return (
             StudentIntent::Solve,
             "brings a problem of their own".to_owned(),
