@@ -64,31 +64,22 @@ fn assert_no_leak(body: &Value, exam: &ExamSession, revealed: impl Fn(&ExamQuest
         |q: &ExamQuestion| body["state"]["examProgress"]["question"]["number"] == q.number;
     // What may be read legitimately: the questions revealed (with their
     // answers and explanations) and the question on screen.
-    // A question asked before the one on screen is still in the
-    // conversation as it was shown (its options, one of them right).
-    let current = body["state"]["examProgress"]["question"]["number"]
-        .as_u64()
-        .unwrap_or(u64::MAX);
     let visible: String = exam
         .questions
         .iter()
-        .filter_map(|q| {
-            if revealed(q) || on_screen(q) {
-                Some(format!(
-                    "{} {} {}",
-                    as_shown(q),
-                    q.correct_answer,
-                    q.explanation
-                ))
-            } else if u64::from(q.number) < current {
-                Some(as_shown(q))
-            } else {
-                None
-            }
-        })
+        .filter(|q| revealed(q) || on_screen(q))
+        .map(|q| format!("{} {} {}", as_shown(q), q.correct_answer, q.explanation))
         .collect::<Vec<_>>()
         .join(" ");
-    for q in exam.questions.iter().filter(|q| !revealed(q)) {
+    // A question asked before the one on screen is still in the
+    // conversation as it was shown, its options (one of them right)
+    // included: its answer cannot be told apart from its options there.
+    // Its marks are checked below.
+    let current = body["state"]["examProgress"]["question"]["number"]
+        .as_u64()
+        .unwrap_or(0);
+    let unasked = |q: &&ExamQuestion| !revealed(q) && u64::from(q.number) >= current;
+    for q in exam.questions.iter().filter(unasked) {
         if let Some(guard) = PendingAnswer::for_expected("q", &as_shown(q), &q.expected) {
             // An answer that is also a number on screen (or another
             // question's revealed answer) cannot be told apart in text.
