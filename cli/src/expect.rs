@@ -77,6 +77,7 @@ const PACING: &[&str] = &[
     "steady",
 ];
 const STEP_KINDS: &[&str] = &["explain", "check", "practice", "none"];
+const STATUSES: &[&str] = &["active", "paused", "completed"];
 
 /// One key a test may expect, and where its value is in the output line.
 #[derive(Debug)]
@@ -148,6 +149,8 @@ const KEYS: &[Key] = &[
     key("plan_replans",     "/plan/replans",                        Equals,   Domain::Count,                TURN),
     key("plan_complete",    "/plan/complete",                       Equals,   Domain::Bool,                 TURN),
     key("extension_turns",  "/plan/extensionTurns",                 Equals,   Domain::Count,                TURN),
+    key("status",           "/status",                              Equals,   Domain::OneOf(STATUSES),      TURN),
+    key("concepts",         "/concepts",                            Equals,   Domain::Count,                TURN),
     key("result",           "/result",                              Equals,   Domain::OneOf(GRADES),        GRADED),
     key("counted",          "/counted",                             Equals,   Domain::Bool,                 DRILL_ANSWERS),
     key("mistake_tag",      "/mistakeTag",                          Equals,   ids(Ids::MistakeTags, true),  DRILL_ANSWERS),

@@ -275,6 +275,10 @@ pub struct TurnOutcome {
     /// A lesson's study plan after the turn.
     #[serde(skip_serializing_if = "Option::is_none")]
     plan: Option<PlanSummary>,
+    /// The thread's status after the turn (`active`, `paused`, `completed`).
+    status: tutorflow::model::ThreadStatus,
+    /// How many concepts the session has discussed.
+    concepts: usize,
     tutor_text: String,
     snapshot_lite: SnapshotLite,
 }
@@ -663,6 +667,8 @@ impl<'s> Simulation<'s> {
             teach_back: response.state.teach_back_active,
             pacing: entry["pacing"].clone(),
             plan: response.state.study_plan.as_ref().map(PlanSummary::of),
+            status: response.state.status,
+            concepts: response.state.concepts_discussed.len(),
             tutor_text: tutor_text.join("\n"),
             snapshot_lite: response.snapshot_lite,
         })))

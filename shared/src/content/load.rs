@@ -491,7 +491,12 @@ impl Loader {
                 );
             }
             let d = &c.detect;
-            if d.grades.is_empty() && d.intents.is_empty() && d.phrases.is_empty() && !d.unrelated {
+            if d.grades.is_empty()
+                && d.intents.is_empty()
+                && d.phrases.is_empty()
+                && !d.unrelated
+                && !c.set_by_mode
+            {
                 self.at_key(
                     doc,
                     &at.key("detect"),
@@ -801,14 +806,34 @@ impl Loader {
             PromptRole::LessonComplete,
             teach_me.key("review_prompt"),
         );
-        for (key, category) in [
-            ("closing_category", &w.modes.teach_me.closing_category),
-            ("replan_category", &w.modes.teach_me.replan_category),
+        let clarify = root.key("modes").key("clarify_doubts");
+        let clarify_doubts = &w.modes.clarify_doubts;
+        for (at, category) in [
+            (
+                teach_me.key("closing_category"),
+                &w.modes.teach_me.closing_category,
+            ),
+            (
+                teach_me.key("replan_category"),
+                &w.modes.teach_me.replan_category,
+            ),
+            (
+                clarify.key("answer_category"),
+                &clarify_doubts.answer_category,
+            ),
+            (
+                clarify.key("closing_category"),
+                &clarify_doubts.closing_category,
+            ),
+            (
+                clarify.key("after_category"),
+                &clarify_doubts.after_category,
+            ),
         ] {
             if w.category(category).is_none() {
                 self.at(
                     doc,
-                    &teach_me.key(key),
+                    &at,
                     format!("`{category}` is not a routing category of this workflow"),
                 );
             }

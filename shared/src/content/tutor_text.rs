@@ -22,6 +22,20 @@ pub struct PromptSignals {
     /// Where a planned lesson is, after the mode's rules.
     #[serde(default)]
     pub lesson: LessonTexts,
+    /// Where a question session is, after the mode's rules.
+    #[serde(default)]
+    pub clarify: ClarifyTexts,
+}
+
+/// The question session texts: `discussed` may use `{{concepts}}`, `past`
+/// `{{past}}`; `closing` and `complete` say what this reply does.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClarifyTexts {
+    pub discussed: String,
+    pub past: String,
+    pub closing: String,
+    pub complete: String,
 }
 
 /// The lesson texts; `step` may use `{{number}}`, `{{total}}`, `{{kind}}`,
@@ -128,9 +142,37 @@ impl PromptSignals {
             )
     }
 
+    /// The mode block of a question session: what was discussed, earlier
+    /// sessions, and whether this reply closes or follows a closed session.
+    pub fn clarify(&self, brief: &crate::model::ClarifyBrief) -> String {
+        let c = &self.clarify;
+        let mut lines = Vec::new();
+        if !brief.concepts_discussed.is_empty() {
+            lines.push(
+                c.discussed
+                    .trim()
+                    .replace("{{concepts}}", &brief.concepts_discussed.join("; ")),
+            );
+        }
+        if !brief.past_discussions.is_empty() {
+            lines.push(
+                c.past
+                    .trim()
+                    .replace("{{past}}", &brief.past_discussions.join(" | ")),
+            );
+        }
+        if brief.complete {
+            lines.push(c.complete.trim().to_owned());
+        } else if brief.closing {
+            lines.push(c.closing.trim().to_owned());
+        }
+        lines.join("\n")
+    }
+
     /// Every text with its YAML path below `prompt_signals`, for validation.
     pub fn texts(&self) -> Vec<([&'static str; 2], &str)> {
         let (p, s, m, l) = (&self.pacing, &self.style, &self.mode_rules, &self.lesson);
+        let c = &self.clarify;
         vec![
             (["pacing", "turn_one"], &p.turn_one),
             (["pacing", "accelerate"], &p.accelerate),
@@ -152,6 +194,10 @@ impl PromptSignals {
             (["lesson", "step"], &l.step),
             (["lesson", "complete"], &l.complete),
             (["lesson", "closing"], &l.closing),
+            (["clarify", "discussed"], &c.discussed),
+            (["clarify", "past"], &c.past),
+            (["clarify", "closing"], &c.closing),
+            (["clarify", "complete"], &c.complete),
         ]
     }
 }
@@ -203,6 +249,12 @@ pub enum FollowUp {
     Redirect,
     /// Say goodbye; no new question.
     WrapUp,
+    /// Answer the question directly (a question session).
+    Answer,
+    /// Recap what the session discussed and say goodbye.
+    Recap,
+    /// The session has ended: a short reply pointing to another mode.
+    AfterCompletion,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -229,6 +281,18 @@ pub struct Moves {
     /// now their question to try.
     #[serde(default)]
     pub own_problem: Vec<String>,
+    /// A direct answer to a question (question sessions).
+    #[serde(default)]
+    pub answer: Vec<String>,
+    /// A problem of the student's own, worked out step by step.
+    #[serde(default)]
+    pub solution: Vec<String>,
+    /// The recap that closes a question session.
+    #[serde(default)]
+    pub recap: Vec<String>,
+    /// Every reply once a question session has ended.
+    #[serde(default)]
+    pub after_completion: Vec<String>,
 }
 
 /// Which phrase list a placeholder catalogue applies to.
@@ -247,6 +311,10 @@ pub enum PhraseSlot {
     ExamBlock,
     Prerequisite,
     OwnProblem,
+    Answer,
+    Solution,
+    Recap,
+    AfterCompletion,
 }
 
 impl PhraseSlot {
@@ -281,6 +349,17 @@ impl PhraseSlot {
             PhraseSlot::ExamBlock => &["unit_title", "tier"],
             PhraseSlot::Prerequisite => &["unit_title", "prereq_title"],
             PhraseSlot::OwnProblem => &["unit_title", "own_problem"],
+            PhraseSlot::Answer => &[
+                "unit_title",
+                "key_idea",
+                "explanation",
+                "example_problem",
+                "example_steps",
+                "example_answer",
+            ],
+            PhraseSlot::Solution => &["unit_title", "own_problem", "solution_steps"],
+            PhraseSlot::Recap => &["unit_title", "concepts"],
+            PhraseSlot::AfterCompletion => &["unit_title"],
         }
     }
 
@@ -289,10 +368,12 @@ impl PhraseSlot {
     /// something to say.
     pub fn always_available(self) -> &'static [&'static str] {
         match self {
-            PhraseSlot::Reaction | PhraseSlot::Ask | PhraseSlot::Clarify => {
+            PhraseSlot::Reaction | PhraseSlot::Ask | PhraseSlot::Clarify | PhraseSlot::Answer => {
                 &["unit_title", "key_idea", "explanation"]
             }
             PhraseSlot::Scaffold | PhraseSlot::Redirect => &["unit_title", "key_idea"],
+            // A session may be closed before any question was asked.
+            PhraseSlot::Recap => &["unit_title"],
             other => other.placeholders(),
         }
     }
@@ -312,6 +393,10 @@ impl PhraseSlot {
             PhraseSlot::ExamBlock => "exam_block",
             PhraseSlot::Prerequisite => "prerequisite",
             PhraseSlot::OwnProblem => "own_problem",
+            PhraseSlot::Answer => "answer",
+            PhraseSlot::Solution => "solution",
+            PhraseSlot::Recap => "recap",
+            PhraseSlot::AfterCompletion => "after_completion",
         }
     }
 }
@@ -331,12 +416,16 @@ impl Moves {
             PhraseSlot::ExamBlock => &self.exam_block,
             PhraseSlot::Prerequisite => &self.prerequisite,
             PhraseSlot::OwnProblem => &self.own_problem,
+            PhraseSlot::Answer => &self.answer,
+            PhraseSlot::Solution => &self.solution,
+            PhraseSlot::Recap => &self.recap,
+            PhraseSlot::AfterCompletion => &self.after_completion,
             PhraseSlot::Reaction => &[],
         }
     }
 
     /// Every move slot, in YAML order.
-    pub const SLOTS: [PhraseSlot; 12] = [
+    pub const SLOTS: [PhraseSlot; 16] = [
         PhraseSlot::Ask,
         PhraseSlot::AskPending,
         PhraseSlot::TeachBack,
@@ -349,6 +438,10 @@ impl Moves {
         PhraseSlot::ExamBlock,
         PhraseSlot::Prerequisite,
         PhraseSlot::OwnProblem,
+        PhraseSlot::Answer,
+        PhraseSlot::Solution,
+        PhraseSlot::Recap,
+        PhraseSlot::AfterCompletion,
     ];
 }
 

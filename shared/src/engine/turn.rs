@@ -698,6 +698,7 @@ fn compose(
         },
         seed: env.seed,
         lesson: block.lesson,
+        clarify: block.clarify,
     }
 }
 

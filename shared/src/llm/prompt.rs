@@ -167,9 +167,12 @@ impl FixedParts {
         let rules = signals.mode_rules(input.mode).trim();
         values.insert(
             "mode_rules",
-            match &input.lesson {
-                Some(lesson) => format!("{rules}\n{}", signals.lesson(lesson)),
-                None => rules.to_owned(),
+            match (&input.lesson, &input.clarify) {
+                (Some(lesson), _) => format!("{rules}\n{}", signals.lesson(lesson)),
+                (None, Some(clarify)) => format!("{rules}\n{}", signals.clarify(clarify))
+                    .trim_end()
+                    .to_owned(),
+                (None, None) => rules.to_owned(),
             },
         );
         values.insert("personalization", personalization(&input.personalization));

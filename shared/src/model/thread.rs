@@ -240,11 +240,38 @@ pub enum ModeState {
     Guided,
     /// A study plan and its steps' statuses.
     TeachMe(StudyPlan),
+    /// A student-led question session: whether it has been closed, and the
+    /// student's earlier sessions it builds on.
+    ClarifyDoubts(ClarifySession),
     /// The questions chosen at creation, their expected answers (kept
     /// server-side) and the student's answers.
     Exam(ExamSession),
     /// The problems to work through and where the student is.
     ProblemSet(ProblemSetState),
+}
+
+/// What a clarify_doubts session keeps besides the concepts discussed
+/// (which every mode records in [`SessionState::concepts_discussed`]).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ClarifySession {
+    /// Questions answered so far.
+    pub questions_answered: u32,
+    /// The student or the tutor closed the session: every later message
+    /// gets a short reply pointing to another mode.
+    pub complete: bool,
+    /// The student's latest earlier question sessions on the course,
+    /// newest first, attached when the thread was created.
+    pub past_discussions: Vec<PastDiscussion>,
+}
+
+/// One earlier question session, as the context remembers it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PastDiscussion {
+    pub thread_id: String,
+    pub created_at: DateTime<Utc>,
+    pub concepts: Vec<String>,
 }
 
 /// How a question's answer is checked by code.

@@ -195,7 +195,12 @@ impl App {
             unit: request.unit_id.as_deref().and_then(|u| course.unit(u)),
             goal: request.goal.as_deref(),
             prepared: None,
+            earlier: &[],
         };
+        let earlier = self
+            .earlier_threads(who, course, request.mode, mode.earlier_sessions(&start))
+            .await?;
+        start.earlier = &earlier;
         let prepared = match mode.start_call(&start) {
             Some(call) => Some(self.start_call(&bundle, &course.workflow, call).await),
             None => None,
@@ -262,6 +267,47 @@ impl App {
             Ok((work, output))
         })
         .await
+    }
+
+    /// The caller's latest `count` threads in `mode` on `course`, newest
+    /// first: the ones a new thread of that mode builds on. Only the first
+    /// pages of the thread list are looked through.
+    async fn earlier_threads(
+        &self,
+        who: &Principal,
+        course: &crate::content::Course,
+        mode: crate::model::Mode,
+        count: usize,
+    ) -> Result<Vec<Thread>, ServiceError> {
+        const PAGES: usize = 3;
+        let mut found = Vec::new();
+        let mut page = PageRequest {
+            limit: 50,
+            cursor: None,
+        };
+        for _ in 0..PAGES {
+            if found.len() >= count {
+                break;
+            }
+            let listed = self.store.list_threads(&who.student_id, &page).await?;
+            for summary in listed
+                .items
+                .iter()
+                .filter(|t| t.mode == mode && t.course_id == course.id)
+            {
+                if found.len() >= count {
+                    break;
+                }
+                if let Some(record) = self.store.get_thread(&summary.thread_id, 0).await? {
+                    found.push(record.thread);
+                }
+            }
+            match listed.next_cursor {
+                Some(cursor) => page.cursor = Some(cursor),
+                None => break,
+            }
+        }
+        Ok(found)
     }
 
     /// Makes the LLM call a mode asks for at creation. A failed call is

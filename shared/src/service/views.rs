@@ -61,6 +61,7 @@ pub fn state_view(thread: &Thread) -> ThreadStateView {
                 extension_turns: plan.extension_turns,
             }
         }),
+        concepts_discussed: s.concepts_discussed.clone(),
         exam_progress: None,
         problem_set: None,
     }

@@ -16,6 +16,7 @@
 //! [`for_mode`] is the registry: a mode that is not built yet has no entry,
 //! so threads cannot be created in it.
 
+pub mod clarify_doubts;
 pub mod guided;
 pub mod study_plan;
 pub mod teach_me;
@@ -27,7 +28,7 @@ use crate::engine::drill::IssuedDrill;
 use crate::engine::policy::PolicyOutcome;
 use crate::engine::turn::{CourseRuntime, Interpreted, Plan, TurnEnv, TurnEvent, TurnState};
 use crate::model::{
-    LessonBrief, LlmStudyPlan, LlmTutorResponse, Mode, PlannerInput, SessionState, StudentSnapshot,
+    ClarifyBrief, LessonBrief, LlmStudyPlan, LlmTutorResponse, Mode, PlannerInput, SessionState, StudentSnapshot,
     Thread, TutorMessage,
 };
 
@@ -38,6 +39,13 @@ pub trait SessionMode: Sync {
     /// [`Start::prepared`].
     fn start_call(&self, _start: &Start<'_>) -> Option<StartCall> {
         None
+    }
+
+    /// How many of the student's latest earlier threads in this mode on
+    /// the course a new thread builds on: the caller reads them into
+    /// [`Start::earlier`].
+    fn earlier_sessions(&self, _start: &Start<'_>) -> usize {
+        0
     }
 
     /// A new thread: the session state the mode starts from, and its welcome.
@@ -70,7 +78,8 @@ pub fn for_mode(mode: Mode) -> Option<&'static dyn SessionMode> {
     match mode {
         Mode::Guided => Some(&guided::Guided),
         Mode::TeachMe => Some(&teach_me::TeachMe),
-        Mode::ClarifyDoubts | Mode::Exam | Mode::ProblemSet => None,
+        Mode::ClarifyDoubts => Some(&clarify_doubts::ClarifyDoubts),
+        Mode::Exam | Mode::ProblemSet => None,
     }
 }
 
@@ -84,6 +93,9 @@ pub struct Start<'a> {
     pub goal: Option<&'a str>,
     /// The reply to the mode's [`SessionMode::start_call`], once made.
     pub prepared: Option<&'a StartReply>,
+    /// The student's latest earlier threads in this mode on this course,
+    /// newest first, as many as [`SessionMode::earlier_sessions`] asks for.
+    pub earlier: &'a [Thread],
 }
 
 /// An LLM call a mode asks for when a thread is created.
@@ -142,6 +154,8 @@ pub struct ModeBlock {
     pub plan_complete: bool,
     /// Where a planned lesson is.
     pub lesson: Option<LessonBrief>,
+    /// Where a question session is.
+    pub clarify: Option<ClarifyBrief>,
 }
 
 /// The state a turn is writing, for a mode's own update.
@@ -182,7 +196,7 @@ mod tests {
 
     #[test]
     fn only_built_modes_are_registered() {
-        let built = [Mode::Guided, Mode::TeachMe];
+        let built = [Mode::Guided, Mode::TeachMe, Mode::ClarifyDoubts];
         for mode in built {
             assert!(for_mode(mode).is_some());
         }

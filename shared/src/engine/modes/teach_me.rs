@@ -190,6 +190,7 @@ impl SessionMode for TeachMe {
             block: ModeBlock {
                 plan_complete: study_plan::is_complete(&after),
                 lesson: Some(brief(&after, closing)),
+                clarify: None,
             },
             category,
         }

@@ -15,6 +15,7 @@ use crate::content::prompt::PromptTemplate;
 use crate::content::tutor_text::{FollowUp, OfflinePhrases, PhraseSlot};
 use crate::content::workflow::Workflow;
 use crate::engine::fallback::{self, ValidationContext};
+use crate::engine::student_math;
 use crate::model::{
     CallUsage, CheckReply, ClientEvent, ExamCandidate, LlmConceptCard, LlmDrillCard, LlmError,
     LlmExamSuggestion, LlmMappedUnit, LlmTurnAnalysis, LlmTutorResponse, LlmWorkedExample,
@@ -190,6 +191,7 @@ fn preference(input: &TutorTurnInput, follow_up: FollowUp) -> Vec<TutorAction> {
             _ => &[SocraticQuestion, DrillCard],
         },
         FollowUp::Scaffold | FollowUp::Clarify => &[ConceptCard, SocraticQuestion],
+        // A question session answers in words: the whole answer is the reply.
         _ => &[SocraticQuestion],
     };
     let mut order: Vec<TutorAction> = Vec::new();
@@ -324,16 +326,43 @@ fn compose(
             FollowUp::Clarify => Some(PhraseSlot::Clarify),
             FollowUp::Redirect => Some(PhraseSlot::Redirect),
             FollowUp::WrapUp => Some(PhraseSlot::WrapUp),
+            FollowUp::Answer if values.map.contains_key("solution_steps") => {
+                Some(PhraseSlot::Solution)
+            }
+            FollowUp::Answer => Some(PhraseSlot::Answer),
+            FollowUp::Recap => Some(PhraseSlot::Recap),
+            FollowUp::AfterCompletion => {
+                if let Some(short) = values.map.get("short_answer") {
+                    parts.push(short.clone());
+                }
+                Some(PhraseSlot::AfterCompletion)
+            }
         },
         TutorAction::ConceptCard => Some(PhraseSlot::ConceptCard),
         TutorAction::DrillCard => Some(PhraseSlot::DrillCard),
         TutorAction::ExamBlock => Some(PhraseSlot::ExamBlock),
     };
     if let Some(slot) = slot {
-        parts.push(pick.phrase(slot.name(), phrases.moves.phrases(slot), &values.map));
+        let list = phrases.moves.phrases(slot);
+        // A recap names the concepts whenever there are some.
+        let fullest: Vec<String> = list
+            .iter()
+            .filter(|p| slot == PhraseSlot::Recap && p.contains("{{concepts}}"))
+            .cloned()
+            .collect();
+        let list = if values.map.contains_key("concepts") && !fullest.is_empty() {
+            fullest.as_slice()
+        } else {
+            list
+        };
+        parts.push(pick.phrase(slot.name(), list, &values.map));
     }
     let own = input.category.own_problem.trim();
-    if !own.is_empty() && action != TutorAction::DrillCard {
+    let in_session = matches!(
+        follow_up,
+        FollowUp::Answer | FollowUp::Recap | FollowUp::AfterCompletion
+    );
+    if !own.is_empty() && action != TutorAction::DrillCard && !in_session {
         let mut map = values.map.clone();
         map.insert("own_problem", own.to_owned());
         parts.push(pick.phrase("own_problem", &phrases.moves.own_problem, &map));
@@ -511,8 +540,15 @@ impl Values {
                 .trim()
                 .to_owned()
         };
+        // In a direct answer the passage follows the key idea: the passage
+        // closest to it, without a sentence saying the same again.
+        let explained = if input.clarify.is_some() {
+            without_repeats(&explanation_near(input, unit, &key_idea), &key_idea)
+        } else {
+            explanation(input, unit)
+        };
         map.insert("key_idea", key_idea);
-        map.insert("explanation", explanation(input, unit));
+        map.insert("explanation", explained);
         if let Some(example) = unit
             .worked_example
             .as_ref()
@@ -540,6 +576,24 @@ impl Values {
         if let Some(item) = &input.context.practice_item {
             map.insert("drill_prompt", item.prompt.trim().to_owned());
         }
+        if let Some(clarify) = &input.clarify {
+            if !clarify.concepts_discussed.is_empty() {
+                map.insert("concepts", list_in_words(&clarify.concepts_discussed));
+            }
+            let asked = input.student.said().unwrap_or_default();
+            if clarify.complete && asked.contains('?') {
+                let idea = map.get("key_idea").cloned().unwrap_or_default();
+                map.insert("short_answer", idea);
+            }
+        }
+        let own = input.category.own_problem.trim();
+        if !own.is_empty()
+            && let Some(steps) = student_math::student_problem(own)
+                .and_then(|p| student_math::solution_steps(&p))
+        {
+            map.insert("own_problem", own.to_owned());
+            map.insert("solution_steps", steps.join(" "));
+        }
         Values { map }
     }
 
@@ -562,6 +616,47 @@ impl Values {
     }
 }
 
+/// `a, b and c`.
+fn list_in_words(items: &[String]) -> String {
+    let items: Vec<String> = items.iter().map(|i| lower_first(i)).collect();
+    // "ratios and sharing, and equations": the last "and" stays clear.
+    let last_and = if items.iter().any(|i| i.contains(" and ")) {
+        ", and"
+    } else {
+        " and"
+    };
+    match items.as_slice() {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{}{last_and} {last}", rest.join(", ")),
+    }
+}
+
+/// `passage` without the sentences that mostly repeat `said` (more than
+/// half of their content words are in it).
+fn without_repeats(passage: &str, said: &str) -> String {
+    let known = content_words(said);
+    let kept: Vec<&str> = passage
+        .split_inclusive(['.', '!', '?'])
+        .filter(|sentence| {
+            let words = content_words(sentence);
+            words.is_empty() || words.intersection(&known).count() * 2 <= words.len()
+        })
+        .collect();
+    kept.concat().trim().to_owned()
+}
+
+/// `Ratios` → `ratios`; a word written in capitals (`LCM`) stays as it is.
+fn lower_first(text: &str) -> String {
+    let mut chars = text.chars();
+    match (chars.next(), chars.next()) {
+        (Some(first), Some(second)) if !second.is_uppercase() => {
+            first.to_lowercase().chain(text.chars().skip(1)).collect()
+        }
+        _ => text.to_owned(),
+    }
+}
+
 /// The key idea that shares most words with what the student asked (the
 /// first listed among equals; a "why" question prefers an idea that gives
 /// a reason), or none when no idea shares a word with it.
@@ -574,12 +669,22 @@ fn closest_idea<'a>(ideas: &[&'a String], asked: &str) -> Option<&'a String> {
             .collect()
     };
     let wanted = content(asked);
-    let why = asked.trim_start().to_lowercase().starts_with("why");
+    let opening = asked.trim_start().to_lowercase();
+    let why = opening.starts_with("why");
+    // "What is a percentage?" asks what the word means.
+    let what = opening.starts_with("what is")
+        || opening.starts_with("what's")
+        || opening.starts_with("whats")
+        || opening.starts_with("what are")
+        || opening.starts_with("what does");
     let mut best: Option<(usize, &String)> = None;
     for idea in ideas {
         let words = content(idea);
         let mut score = wanted.iter().filter(|w| words.contains(w)).count() * 2;
         if score > 0 && why && (idea.contains(" so ") || idea.contains("because")) {
+            score += 3;
+        }
+        if what && idea.contains(" means ") {
             score += 3;
         }
         if score > 0 && best.is_none_or(|(top, _)| score > top) {
@@ -600,6 +705,29 @@ fn explanation(input: &TutorTurnInput, unit: &UnitAnchor) -> String {
         .map(|c| first_sentences(&c.text, 2))
         .find(|text| !text.is_empty() && !overlaps_question(input, text))
         .unwrap_or_else(|| first_sentences(&unit.anchor_text, 2))
+}
+
+/// The opening of the retrieved lesson passage about `unit` that shares
+/// most words with `idea` (the best-ranked among equals); else the anchor.
+fn explanation_near(input: &TutorTurnInput, unit: &UnitAnchor, idea: &str) -> String {
+    let topic = content_words(idea);
+    let mut best: Option<(usize, String)> = None;
+    for chunk in input
+        .context
+        .unit_content_chunks
+        .iter()
+        .filter(|c| c.unit_id == unit.unit_id)
+    {
+        let text = first_sentences(&chunk.text, 2);
+        if text.is_empty() || overlaps_question(input, &text) {
+            continue;
+        }
+        let shared = content_words(&text).intersection(&topic).count();
+        if best.as_ref().is_none_or(|(top, _)| shared > *top) {
+            best = Some((shared, text));
+        }
+    }
+    best.map_or_else(|| first_sentences(&unit.anchor_text, 2), |(_, t)| t)
 }
 
 /// Whether `text` contains the mathematics of the pending question (so
