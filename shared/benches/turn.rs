@@ -53,6 +53,8 @@ fn fixture() -> Fixture {
         updated_at: at,
         title: None,
         preview: None,
+        paused_at: None,
+        ended_at: None,
         session: SessionState {
             turn_count: 8,
             ..SessionState::default()

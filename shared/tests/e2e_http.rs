@@ -780,6 +780,8 @@ async fn modes_not_built_yet_are_refused() {
         updated_at: now,
         title: None,
         preview: None,
+        paused_at: None,
+        ended_at: None,
         session: SessionState::default(),
     };
     let mut work = UnitOfWork::new();

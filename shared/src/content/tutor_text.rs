@@ -468,3 +468,31 @@ pub(crate) fn phase_name(phase: QuestionPhase) -> &'static str {
         QuestionPhase::StrategyChange => "strategy_change",
     }
 }
+
+/// Concepts as a phrase: `ratios, fractions and equations`.
+pub fn list_in_words(items: &[String]) -> String {
+    let items: Vec<String> = items.iter().map(|i| lower_first(i)).collect();
+    // "ratios and sharing, and equations": the last "and" stays clear.
+    let last_and = if items.iter().any(|i| i.contains(" and ")) {
+        ", and"
+    } else {
+        " and"
+    };
+    match items.as_slice() {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{}{last_and} {last}", rest.join(", ")),
+    }
+}
+
+/// `Ratios` → `ratios`; a word written in capitals (`LCM`) stays as it is.
+fn lower_first(text: &str) -> String {
+    let mut chars = text.chars();
+    match (chars.next(), chars.next()) {
+        (Some(first), Some(second)) if !second.is_uppercase() => {
+            first.to_lowercase().chain(text.chars().skip(1)).collect()
+        }
+        _ => text.to_owned(),
+    }
+}
+

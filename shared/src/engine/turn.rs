@@ -45,7 +45,8 @@ use crate::model::{
     ExamCandidate, ExamCard, ExamOption, ExpectedAnswer, GradeOutcome, HistoryMessage,
     LlmTutorResponse, MappedUnit, MasteryTier, Mode, PendingQuestion, Personalization,
     PracticeItem, QuestionPhase, QuestionState, RevisitBrief, Role, SessionState,
-    SnapshotLiteForLlm, StudentInput, StudentIntent, StudentSnapshot, Thread, TurnAnalysis,
+    SnapshotLiteForLlm, StudentInput, StudentIntent, StudentSnapshot, Thread, ThreadStatus,
+    TurnAnalysis,
     TutorAction, TutorCard, TutorContext, TutorMessage, TutorTurnInput, UnitAnchor, WorkedExample,
 };
 
@@ -996,6 +997,9 @@ pub fn apply(
             messages: &mut messages,
         },
     );
+    if thread.status == ThreadStatus::Completed && thread.ended_at.is_none() {
+        thread.ended_at = Some(env.now);
+    }
     Ok(Applied {
         thread,
         snapshot,

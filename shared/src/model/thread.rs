@@ -77,6 +77,12 @@ pub struct Thread {
     /// The latest message, shortened, for thread listings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preview: Option<String>,
+    /// When the student last paused the thread (while it is paused).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paused_at: Option<DateTime<Utc>>,
+    /// When the thread was completed: ended by the student or finished by its mode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended_at: Option<DateTime<Utc>>,
     pub session: SessionState,
 }
 
@@ -631,6 +637,8 @@ mod tests {
             updated_at: DateTime::<Utc>::UNIX_EPOCH,
             title: None,
             preview: None,
+            paused_at: None,
+            ended_at: None,
             session: SessionState::default(),
         }
     }

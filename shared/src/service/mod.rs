@@ -10,8 +10,11 @@ pub mod error;
 mod events;
 mod exams;
 mod lease;
+mod logs;
+pub mod lifecycle;
 mod notify;
 mod reports;
+pub mod text_hygiene;
 mod threads;
 mod timeline;
 mod transcribe;
@@ -29,6 +32,9 @@ pub use error::ServiceError;
 pub use exams::ExamGateway;
 pub use reports::{ConfusionLine, ReportCard, RevisitLine, ThreadSummaryReport, UnitLine};
 pub use transcribe::{AudioStore, TranscriptBody, UploadRequest, UploadTicket, UploadedAudio};
+pub use lifecycle::{LifecycleChange, LifecycleResponse};
+pub use logs::{LogFormat, ThreadLogs, TurnLogView};
+pub use threads::ThreadFilter;
 pub use views::{ThreadList, ThreadReplay};
 
 use crate::api::auth::Authenticator;
@@ -41,11 +47,15 @@ use crate::llm::transcription::OpenAiTranscriber;
 use crate::llm::{LlmSetupError, LlmStack, RetryPolicy};
 use crate::store::{ContentCache, LoadError, Store, StoreError};
 
-/// A use case's successful response: status and JSON body.
+pub(crate) const JSON: &str = "application/json";
+
+/// A use case's successful response: status and body.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Output {
     pub status: u16,
     pub body: String,
+    /// `application/json` unless a route answers in another format.
+    pub content_type: &'static str,
 }
 
 impl Output {
@@ -54,7 +64,11 @@ impl Output {
         value: &T,
     ) -> Result<Output, ServiceError> {
         serde_json::to_string(value)
-            .map(|body| Output { status, body })
+            .map(|body| Output {
+                status,
+                body,
+                content_type: JSON,
+            })
             .map_err(|e| ServiceError::internal(e.to_string()))
     }
 }

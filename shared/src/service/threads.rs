@@ -24,6 +24,13 @@ use crate::store::{
     ThreadRecord, UnitOfWork, Versioned,
 };
 
+/// Which of the caller's threads `GET /me/threads` lists.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ThreadFilter {
+    pub status: Option<ThreadStatus>,
+    pub mode: Option<crate::model::Mode>,
+}
+
 /// Times a use case re-reads and re-applies after a version conflict
 /// before answering 409.
 const COMMIT_ATTEMPTS: usize = 5;
@@ -92,7 +99,11 @@ pub(crate) fn respond<T: Serialize>(
             },
         );
     }
-    Ok(Output { status, body })
+    Ok(Output {
+        status,
+        body,
+        content_type: super::JSON,
+    })
 }
 
 /// Runs `attempt` (read, compute, build a unit of work) and commits it; on
@@ -187,6 +198,9 @@ impl App {
         {
             return Err(ServiceError::invalid_field("goal", "the goal is too long"));
         }
+        if let Some(goal) = &request.goal {
+            super::text_hygiene::check("goal", goal)?;
+        }
         let thread_id = self.ids.new_id();
         let mut start = Start {
             bundle: &bundle,
@@ -236,6 +250,8 @@ impl App {
                 updated_at: now,
                 title: None,
                 preview: None,
+                paused_at: None,
+                ended_at: None,
                 session: started.session.clone(),
             };
             let message = TutorMessage {
@@ -368,16 +384,24 @@ impl App {
     }
 
     /// `GET /me/threads`: the caller's threads, most recent first.
+    /// The filter applies within each page: a page may hold fewer threads
+    /// than asked for while `nextCursor` still leads to more.
     pub async fn list_threads(
         &self,
         who: &Principal,
         page: PageRequest,
+        filter: ThreadFilter,
     ) -> Result<Output, ServiceError> {
         let threads = self.store.list_threads(&who.student_id, &page).await?;
         Output::json(
             200,
             &views::ThreadList {
-                threads: threads.items,
+                threads: threads
+                    .items
+                    .into_iter()
+                    .filter(|t| filter.status.is_none_or(|s| s == t.status))
+                    .filter(|t| filter.mode.is_none_or(|m| m == t.mode))
+                    .collect(),
                 next_cursor: threads.next_cursor,
             },
         )

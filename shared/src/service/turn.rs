@@ -36,7 +36,7 @@ use crate::llm::provider::LlmCall;
 use crate::model::{
     ClientEvent, ExpectedAnswer, LlmError, LlmTutorResponse, PendingQuestion, Personalization,
     ProgressionAction, QuestionPhase, Reply, Role, SafetyInput, SafetyMark, SafetyOutcome,
-    StudentSnapshot, Thread, TurnRequest, TurnResponse, TutorCard, WebhookSessionStatus,
+    StudentSnapshot, Thread, ThreadStatus, TurnRequest, TurnResponse, TutorCard, WebhookSessionStatus,
     WebhookTurnResponse,
 };
 use crate::store::{Expected, IdempotencyLock, ThreadRecord, TurnLog, UnitOfWork, Versioned};
@@ -247,6 +247,12 @@ impl App {
         shape: Shape<'_>,
     ) -> Result<ThreadRecord, ServiceError> {
         let mut record = owned_thread(self, who, thread_id, RECENT_MESSAGES).await?;
+        if record.thread.status == ThreadStatus::Paused {
+            return Err(super::lifecycle::wrong_state(
+                &record.thread,
+                "taking a turn",
+            ));
+        }
         with_problem(&mut record.thread, shape, self.clock.now());
         Ok(record)
     }
@@ -525,13 +531,14 @@ impl App {
             ("messageText", &request.message_text),
             ("messageLatex", &request.message_latex),
         ] {
-            if let Some(text) = text
-                && text.chars().count() > limit
-            {
-                return Err(ServiceError::invalid_field(
-                    field,
-                    format!("the message is longer than {limit} characters"),
-                ));
+            if let Some(text) = text {
+                if text.chars().count() > limit {
+                    return Err(ServiceError::invalid_field(
+                        field,
+                        format!("the message is longer than {limit} characters"),
+                    ));
+                }
+                super::text_hygiene::check(field, text)?;
             }
         }
         let said = [&request.message_text, &request.message_latex]

@@ -66,6 +66,12 @@ impl App {
                 "the message is empty",
             ));
         }
+        super::text_hygiene::check("message", &request.message)?;
+        super::text_hygiene::check("session_id", &request.session_id)?;
+        if let Some(problem) = &request.current_problem {
+            super::text_hygiene::check("current_problem.text", &problem.text)?;
+            super::text_hygiene::check("current_problem.correct_answer", &problem.correct_answer)?;
+        }
         let thread_id = session_thread_id(&integration.id, &request.session_id);
         let who = Principal::integration_student(&integration.id, student);
         self.ensure_session_thread(integration, &who, &thread_id)
@@ -123,6 +129,8 @@ impl App {
             updated_at: now,
             title: None,
             preview: None,
+            paused_at: None,
+            ended_at: None,
             session: SessionState::default(),
         };
         let mut work = UnitOfWork::new();

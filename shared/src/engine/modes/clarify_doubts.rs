@@ -13,6 +13,8 @@
 //!   reply was the recap. Nothing is graded here: the tutor's closing
 //!   check ("is that clear?") is not a question waiting for an answer.
 
+use crate::content::tutor_text::list_in_words;
+use crate::content::{Course, Workflow};
 use crate::content::workflow::{ClarifyMode, Transition};
 use crate::engine::modes::{
     ModeBlock, ModePlan, ModeTurn, Outcome, SessionMode, Start, StartError, Started, welcome,
@@ -21,7 +23,8 @@ use crate::engine::policy::PolicyOutcome;
 use crate::engine::turn::{Interpreted, Plan, TurnEvent};
 use crate::model::{
     ClarifyBrief, ClarifySession, ExamAvailability, LlmTutorResponse, Mode, ModeState,
-    PastDiscussion, Role, SessionState, StudentIntent, ThreadStatus, TutorAction, TutorMessage,
+    PastDiscussion, Role, SessionState, StudentIntent, Thread, ThreadStatus, TutorAction,
+    TutorMessage,
 };
 
 /// The clarify_doubts mode.
@@ -30,6 +33,29 @@ pub struct ClarifyDoubts;
 impl SessionMode for ClarifyDoubts {
     fn earlier_sessions(&self, start: &Start<'_>) -> usize {
         start.workflow.modes.clarify_doubts.past_discussions as usize
+    }
+
+    /// The recap the closing reply gives: the concepts discussed.
+    fn end(&self, workflow: &Workflow, course: &Course, thread: &mut Thread) -> Option<String> {
+        let mut session = clarify_of(&thread.session).cloned().unwrap_or_default();
+        session.complete = true;
+        thread.session.mode_state = ModeState::ClarifyDoubts(session);
+        let concepts = &thread.session.concepts_discussed;
+        let recap = &workflow.offline_tutor.moves.recap;
+        let phrase = recap
+            .iter()
+            .find(|p| p.contains("{{concepts}}") == !concepts.is_empty())
+            .or(recap.first())?;
+        let about = thread
+            .unit_id
+            .as_deref()
+            .and_then(|u| course.unit(u))
+            .map_or(&course.title, |u| &u.title);
+        Some(
+            phrase
+                .replace("{{concepts}}", &list_in_words(concepts))
+                .replace("{{unit_title}}", about),
+        )
     }
 
     fn start(&self, start: &Start<'_>) -> Result<Started, StartError> {

@@ -61,6 +61,13 @@ pub trait SessionMode: Sync {
         policy: PolicyOutcome,
     ) -> ModePlan;
 
+    /// The student ends the thread (`POST /threads/{id}/end`): the mode's
+    /// own state is closed and its summary, if it has one, becomes the
+    /// thread's last message.
+    fn end(&self, _workflow: &Workflow, _course: &Course, _thread: &mut Thread) -> Option<String> {
+        None
+    }
+
     /// The mode's own update once the reply is decided, after the updates
     /// every mode shares. Not called when a safety response replaced the
     /// tutor's reply: nothing else happens on such a turn.

@@ -12,7 +12,7 @@ use async_trait::async_trait;
 
 use crate::content::Bundle;
 use crate::content::prompt::PromptTemplate;
-use crate::content::tutor_text::{FollowUp, OfflinePhrases, PhraseSlot};
+use crate::content::tutor_text::{FollowUp, OfflinePhrases, PhraseSlot, list_in_words};
 use crate::content::workflow::Workflow;
 use crate::engine::fallback::{self, ValidationContext};
 use crate::engine::student_math;
@@ -616,22 +616,6 @@ impl Values {
     }
 }
 
-/// `a, b and c`.
-fn list_in_words(items: &[String]) -> String {
-    let items: Vec<String> = items.iter().map(|i| lower_first(i)).collect();
-    // "ratios and sharing, and equations": the last "and" stays clear.
-    let last_and = if items.iter().any(|i| i.contains(" and ")) {
-        ", and"
-    } else {
-        " and"
-    };
-    match items.as_slice() {
-        [] => String::new(),
-        [one] => one.clone(),
-        [rest @ .., last] => format!("{}{last_and} {last}", rest.join(", ")),
-    }
-}
-
 /// `passage` without the sentences that mostly repeat `said` (more than
 /// half of their content words are in it).
 fn without_repeats(passage: &str, said: &str) -> String {
@@ -644,17 +628,6 @@ fn without_repeats(passage: &str, said: &str) -> String {
         })
         .collect();
     kept.concat().trim().to_owned()
-}
-
-/// `Ratios` → `ratios`; a word written in capitals (`LCM`) stays as it is.
-fn lower_first(text: &str) -> String {
-    let mut chars = text.chars();
-    match (chars.next(), chars.next()) {
-        (Some(first), Some(second)) if !second.is_uppercase() => {
-            first.to_lowercase().chain(text.chars().skip(1)).collect()
-        }
-        _ => text.to_owned(),
-    }
 }
 
 /// The key idea that shares most words with what the student asked (the
