@@ -103,7 +103,9 @@ async fn a_question_session(h: &Harness) {
     assert_eq!(bad.body["field"], "status", "{}", bad.body);
 
     // The turn logs, as JSON and as text, to the owner only.
-    let logs = h.get(student, &format!("/threads/{thread}/logs?limit=2")).await;
+    let logs = h
+        .get(student, &format!("/threads/{thread}/logs?limit=2"))
+        .await;
     assert_eq!(logs.status, 200, "{}", logs.body);
     let first = &logs.body["logs"];
     assert_eq!(first.as_array().unwrap().len(), 2, "{}", logs.body);
@@ -116,7 +118,12 @@ async fn a_question_session(h: &Harness) {
             &format!("/threads/{thread}/logs?limit=10&cursor={cursor}"),
         )
         .await;
-    assert_eq!(rest.body["logs"].as_array().unwrap().len(), 3, "{}", rest.body);
+    assert_eq!(
+        rest.body["logs"].as_array().unwrap().len(),
+        3,
+        "{}",
+        rest.body
+    );
     assert!(rest.body["nextCursor"].is_null());
     assert!(
         !logs.body.to_string().contains("what is a ratio"),
@@ -129,11 +136,17 @@ async fn a_question_session(h: &Harness) {
     assert!(text.1.starts_with("text/plain"), "{}", text.1);
     assert_eq!(text.2.lines().count(), 5, "{}", text.2);
     assert!(
-        text.2.lines().next().unwrap().contains("category clarify_answer"),
+        text.2
+            .lines()
+            .next()
+            .unwrap()
+            .contains("category clarify_answer"),
         "{}",
         text.2
     );
-    let other = h.get("someone-else", &format!("/threads/{thread}/logs")).await;
+    let other = h
+        .get("someone-else", &format!("/threads/{thread}/logs"))
+        .await;
     assert_eq!(other.status, 404, "{}", other.body);
 
     // A new session starts knowing what this one discussed.

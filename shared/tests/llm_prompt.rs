@@ -382,5 +382,8 @@ fn a_question_session_tells_the_model_what_was_discussed_and_when_to_close() {
     input.clarify.as_mut().unwrap().complete = true;
     let prompt = tutor_prompt(&bundle.prompts, &roomy(&bundle), &input).unwrap();
     let all: String = prompt.messages.iter().map(|m| m.content.as_str()).collect();
-    assert!(all.contains("This question session has already ended"), "{all}");
+    assert!(
+        all.contains("This question session has already ended"),
+        "{all}"
+    );
 }

@@ -539,32 +539,53 @@ async fn a_students_session_answers_as_documented() {
         .await;
     checked.send(call(Call::get("/me/threads")), 200).await;
     checked
-        .send(call(Call::get("/me/threads?status=active&mode=guided")), 200)
+        .send(
+            call(Call::get("/me/threads?status=active&mode=guided")),
+            200,
+        )
         .await;
     checked
         .send(call(Call::get("/me/threads?status=asleep")), 400)
         .await;
     checked
-        .send(call(Call::get(&format!("/threads/{thread}/logs?limit=2"))), 200)
-        .await;
-    checked
-        .send(call(Call::get(&format!("/threads/{thread}/logs?format=xml"))), 400)
-        .await;
-    checked
-        .send(call(Call::post(&format!("/threads/{thread}/pause"), &json!({}))), 200)
+        .send(
+            call(Call::get(&format!("/threads/{thread}/logs?limit=2"))),
+            200,
+        )
         .await;
     checked
         .send(
-            call(Call::post(&turn, &json!({ "messageText": "what is a ratio?" }))),
+            call(Call::get(&format!("/threads/{thread}/logs?format=xml"))),
+            400,
+        )
+        .await;
+    checked
+        .send(
+            call(Call::post(&format!("/threads/{thread}/pause"), &json!({}))),
+            200,
+        )
+        .await;
+    checked
+        .send(
+            call(Call::post(
+                &turn,
+                &json!({ "messageText": "what is a ratio?" }),
+            )),
             409,
         )
         .await;
     checked
-        .send(call(Call::post(&format!("/threads/{thread}/resume"), &json!({}))), 200)
+        .send(
+            call(Call::post(&format!("/threads/{thread}/resume"), &json!({}))),
+            200,
+        )
         .await;
     checked
         .send(
-            call(Call::post(&turn, &json!({ "messageText": "a\u{0}b \u{202e} rtl" }))),
+            call(Call::post(
+                &turn,
+                &json!({ "messageText": "a\u{0}b \u{202e} rtl" }),
+            )),
             400,
         )
         .await;
@@ -590,7 +611,10 @@ async fn a_students_session_answers_as_documented() {
         .send(call(Call::get("/courses/no-such-course")), 404)
         .await;
     checked
-        .send(call(Call::post(&format!("/threads/{thread}/end"), &json!({}))), 200)
+        .send(
+            call(Call::post(&format!("/threads/{thread}/end"), &json!({}))),
+            200,
+        )
         .await;
 
     let audio = webm();

@@ -16,9 +16,9 @@ use super::idempotency::{Begun, Caller};
 use super::problem::Problem;
 use super::routes::{Function, Matched, PathParams, Route, RouteSpec, match_route};
 use crate::model::{Mode, ThreadStatus};
-use crate::service::{LogFormat, ThreadFilter};
 use crate::service::lifecycle::LifecycleChange;
 use crate::service::{App, Output, ServiceError};
+use crate::service::{LogFormat, ThreadFilter};
 use crate::store::{IdempotencyLock, PageRequest, StoreError};
 
 pub const IDEMPOTENCY_HEADER: &str = "idempotency-key";

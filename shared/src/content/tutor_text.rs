@@ -495,4 +495,3 @@ fn lower_first(text: &str) -> String {
         _ => text.to_owned(),
     }
 }
-

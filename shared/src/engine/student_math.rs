@@ -554,7 +554,11 @@ pub fn solution_steps(problem: &StudentProblem) -> Option<Vec<String>> {
 }
 
 fn signed(n: i64) -> String {
-    if n < 0 { format!("({n})") } else { n.to_string() }
+    if n < 0 {
+        format!("({n})")
+    } else {
+        n.to_string()
+    }
 }
 
 /// The value of an arithmetic expression in the student grammar, written
@@ -877,15 +881,24 @@ mod solution_tests {
     fn a_two_step_equation_is_undone_in_reverse_order() {
         let s = steps("how do I solve 2x + 3 = 11?").unwrap();
         assert_eq!(s.len(), 3);
-        assert!(s[0].contains("take 3 from both sides, so 2x = 11 - 3 = 8"), "{s:?}");
-        assert!(s[1].contains("divide both sides by 2, so x = 8 \u{f7} 2 = 4"), "{s:?}");
+        assert!(
+            s[0].contains("take 3 from both sides, so 2x = 11 - 3 = 8"),
+            "{s:?}"
+        );
+        assert!(
+            s[1].contains("divide both sides by 2, so x = 8 \u{f7} 2 = 4"),
+            "{s:?}"
+        );
         assert!(s[2].contains("Check: 2 \u{d7} 4 + 3 = 11"), "{s:?}");
     }
 
     #[test]
     fn subtraction_and_negative_answers() {
         let s = steps("solve 3y - 5 = -11").unwrap();
-        assert!(s[0].contains("add 5 to both sides, so 3y = -11 + 5 = -6"), "{s:?}");
+        assert!(
+            s[0].contains("add 5 to both sides, so 3y = -11 + 5 = -6"),
+            "{s:?}"
+        );
         assert!(s[2].contains("3 \u{d7} (-2) - 5 = -11"), "{s:?}");
         let one = steps("x + 4 = 9").unwrap();
         assert_eq!(one.len(), 2, "{one:?}");
@@ -895,7 +908,10 @@ mod solution_tests {
     #[test]
     fn other_problems_have_no_steps_here() {
         assert!(steps("what is 47 + 38?").is_none());
-        assert!(steps("solve 2x + 3 = 10").is_none(), "not a whole-number answer");
+        assert!(
+            steps("solve 2x + 3 = 10").is_none(),
+            "not a whole-number answer"
+        );
         assert!(steps("solve 2(x + 3) = 10").is_none());
     }
 }

@@ -46,8 +46,8 @@ use crate::model::{
     LlmTutorResponse, MappedUnit, MasteryTier, Mode, PendingQuestion, Personalization,
     PracticeItem, QuestionPhase, QuestionState, RevisitBrief, Role, SessionState,
     SnapshotLiteForLlm, StudentInput, StudentIntent, StudentSnapshot, Thread, ThreadStatus,
-    TurnAnalysis,
-    TutorAction, TutorCard, TutorContext, TutorMessage, TutorTurnInput, UnitAnchor, WorkedExample,
+    TurnAnalysis, TutorAction, TutorCard, TutorContext, TutorMessage, TutorTurnInput, UnitAnchor,
+    WorkedExample,
 };
 
 /// Units a message may map to, at most.

@@ -107,7 +107,8 @@ fn text_line(log: &TurnLog) -> String {
         .unwrap_or_default();
     let mut line = format!(
         "{} turn {}: category {} (intent {}), action {} on {}, origin {}, validation {}; focus {}, allowed [{}]",
-        log.created_at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        log.created_at
+            .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
         log.turn_id,
         s(&e["category"]),
         s(&e["intent"]),

@@ -75,7 +75,11 @@ mod tests {
             panic!("a problem")
         };
         assert_eq!(p.status, 400);
-        assert!(p.detail.contains("U+2066 (LEFT-TO-RIGHT ISOLATE)"), "{}", p.detail);
+        assert!(
+            p.detail.contains("U+2066 (LEFT-TO-RIGHT ISOLATE)"),
+            "{}",
+            p.detail
+        );
     }
 
     #[test]

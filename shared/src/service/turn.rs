@@ -36,8 +36,8 @@ use crate::llm::provider::LlmCall;
 use crate::model::{
     ClientEvent, ExpectedAnswer, LlmError, LlmTutorResponse, PendingQuestion, Personalization,
     ProgressionAction, QuestionPhase, Reply, Role, SafetyInput, SafetyMark, SafetyOutcome,
-    StudentSnapshot, Thread, ThreadStatus, TurnRequest, TurnResponse, TutorCard, WebhookSessionStatus,
-    WebhookTurnResponse,
+    StudentSnapshot, Thread, ThreadStatus, TurnRequest, TurnResponse, TutorCard,
+    WebhookSessionStatus, WebhookTurnResponse,
 };
 use crate::store::{Expected, IdempotencyLock, ThreadRecord, TurnLog, UnitOfWork, Versioned};
 

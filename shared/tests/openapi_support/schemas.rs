@@ -10,8 +10,8 @@ use tutorflow::model::{
     TurnResponse, WebhookTurnRequest, WebhookTurnResponse,
 };
 use tutorflow::service::{
-    CourseDetail, CourseList, LifecycleResponse, ReportCard, ThreadList, ThreadLogs, ThreadReplay, ThreadSummaryReport,
-    TranscriptBody, UploadRequest, UploadTicket, UploadedAudio,
+    CourseDetail, CourseList, LifecycleResponse, ReportCard, ThreadList, ThreadLogs, ThreadReplay,
+    ThreadSummaryReport, TranscriptBody, UploadRequest, UploadTicket, UploadedAudio,
 };
 
 /// Where OpenAPI keeps reusable schemas; every `$ref` points here.

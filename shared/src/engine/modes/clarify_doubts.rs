@@ -14,8 +14,8 @@
 //!   check ("is that clear?") is not a question waiting for an answer.
 
 use crate::content::tutor_text::list_in_words;
-use crate::content::{Course, Workflow};
 use crate::content::workflow::{ClarifyMode, Transition};
+use crate::content::{Course, Workflow};
 use crate::engine::modes::{
     ModeBlock, ModePlan, ModeTurn, Outcome, SessionMode, Start, StartError, Started, welcome,
 };
@@ -153,7 +153,11 @@ impl SessionMode for ClarifyDoubts {
                         .past_discussions
                         .iter()
                         .map(|d| {
-                            format!("{}: {}", d.created_at.format("%Y-%m-%d"), d.concepts.join(", "))
+                            format!(
+                                "{}: {}",
+                                d.created_at.format("%Y-%m-%d"),
+                                d.concepts.join(", ")
+                            )
                         })
                         .collect(),
                     closing,
@@ -209,19 +213,15 @@ fn closes(turn: &ModeTurn<'_>, read: &Interpreted, settings: &ClarifyMode) -> bo
         .categories
         .iter()
         .find(|c| c.id == read.category)
-        .is_some_and(|c| {
-            c.detect
-                .intents
-                .contains(&StudentIntent::Done)
-        });
+        .is_some_and(|c| c.detect.intents.contains(&StudentIntent::Done));
     if done {
         return true;
     }
     let Some(said) = read.said.as_deref() else {
         return false;
     };
-    let asked_anything_else = last_tutor_words(turn.state.history)
-        .is_some_and(|t| t.trim_end().ends_with('?'));
+    let asked_anything_else =
+        last_tutor_words(turn.state.history).is_some_and(|t| t.trim_end().ends_with('?'));
     asked_anything_else && declines(said, &settings.declines)
 }
 
@@ -263,10 +263,22 @@ mod tests {
             .iter()
             .map(|s| s.to_string())
             .collect();
-        for said in ["No", "no thanks!", "Nope.", "I'm good, thanks", "no, thank you", "That's it"] {
+        for said in [
+            "No",
+            "no thanks!",
+            "Nope.",
+            "I'm good, thanks",
+            "no, thank you",
+            "That's it",
+        ] {
             assert!(declines(said, &list), "{said}");
         }
-        for said in ["no, why is 2x + 3 = 11 solved by x = 4?", "what is a ratio?", "thanks", ""] {
+        for said in [
+            "no, why is 2x + 3 = 11 solved by x = 4?",
+            "what is a ratio?",
+            "thanks",
+            "",
+        ] {
             assert!(!declines(said, &list), "{said}");
         }
     }

@@ -28,8 +28,8 @@ use crate::engine::drill::IssuedDrill;
 use crate::engine::policy::PolicyOutcome;
 use crate::engine::turn::{CourseRuntime, Interpreted, Plan, TurnEnv, TurnEvent, TurnState};
 use crate::model::{
-    ClarifyBrief, LessonBrief, LlmStudyPlan, LlmTutorResponse, Mode, PlannerInput, SessionState, StudentSnapshot,
-    Thread, TutorMessage,
+    ClarifyBrief, LessonBrief, LlmStudyPlan, LlmTutorResponse, Mode, PlannerInput, SessionState,
+    StudentSnapshot, Thread, TutorMessage,
 };
 
 /// A mode's own steps of the turn pipeline.

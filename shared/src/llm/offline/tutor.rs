@@ -588,8 +588,8 @@ impl Values {
         }
         let own = input.category.own_problem.trim();
         if !own.is_empty()
-            && let Some(steps) = student_math::student_problem(own)
-                .and_then(|p| student_math::solution_steps(&p))
+            && let Some(steps) =
+                student_math::student_problem(own).and_then(|p| student_math::solution_steps(&p))
         {
             map.insert("own_problem", own.to_owned());
             map.insert("solution_steps", steps.join(" "));
