@@ -44,7 +44,7 @@ impl SessionMode for ClarifyDoubts {
         let recap = &workflow.offline_tutor.moves.recap;
         let phrase = recap
             .iter()
-            .find(|p| p.contains("{{concepts}}") == !concepts.is_empty())
+            .find(|p| p.contains("{{concepts}}") != concepts.is_empty())
             .or(recap.first())?;
         let about = thread
             .unit_id
