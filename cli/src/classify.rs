@@ -166,6 +166,7 @@ async fn classify_message(args: &Args) -> Result<String, String> {
             active: args.scaffolding,
             depth: u32::from(args.scaffolding),
             last_question: None,
+            step_expects: None,
         },
         teach_back: TeachBack {
             active: args.teach_back,

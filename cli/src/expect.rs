@@ -76,8 +76,12 @@ const PACING: &[&str] = &[
     "consolidate",
     "steady",
 ];
+const PHASES: &[&str] = &["asked", "probe", "hint", "explain", "strategy_change"];
 const STEP_KINDS: &[&str] = &["explain", "check", "practice", "none"];
 const STATUSES: &[&str] = &["active", "paused", "completed"];
+const PROGRESSIONS: &[&str] = &["ADVANCE", "CONTINUE", "INTERVENE", "SKIP"];
+const SIGNALS: &[&str] = &["mastered", "learned", "struggling", "stuck", "none"];
+const SESSION_ENDS: &[&str] = &["completed", "abandoned", "none"];
 
 /// One key a test may expect, and where its value is in the output line.
 #[derive(Debug)]
@@ -139,6 +143,8 @@ const KEYS: &[Key] = &[
     key("validation",       "/validation/outcome",                  Equals,   Domain::OneOf(VERDICTS),      TURN),
     key("fallback_rule",    "/validation/rule",                     Equals,   Domain::Text,                 TURN),
     key("pending",          "/pending",                             Equals,   Domain::Bool,                 TURN),
+    key("phase",            "/phase",                               Equals,   Domain::OneOf(PHASES),        TURN),
+    key("wrong_attempts",   "/wrongAttempts",                       Equals,   Domain::Count,                TURN),
     key("scaffolding",      "/scaffolding",                         Equals,   Domain::Bool,                 TURN),
     key("teach_back",       "/teachBack",                           Equals,   Domain::Bool,                 TURN),
     key("says",             "/tutorText",                           Contains, Domain::Text,                 TURN),
@@ -151,6 +157,11 @@ const KEYS: &[Key] = &[
     key("extension_turns",  "/plan/extensionTurns",                 Equals,   Domain::Count,                TURN),
     key("status",           "/status",                              Equals,   Domain::OneOf(STATUSES),      TURN),
     key("concepts",         "/concepts",                            Equals,   Domain::Count,                TURN),
+    key("progression",      "/problemSet/action",                   Equals,   Domain::OneOf(PROGRESSIONS),  TURN),
+    key("signal",           "/problemSet/signal",                   Equals,   Domain::OneOf(SIGNALS),       TURN),
+    key("problem",          "/problemSet/problem",                  Equals,   Domain::Count,                TURN),
+    key("problems_done",    "/problemSet/completed",                Equals,   Domain::Count,                TURN),
+    key("set_ended",        "/problemSet/ended",                    Equals,   Domain::OneOf(SESSION_ENDS),  TURN),
     key("result",           "/result",                              Equals,   Domain::OneOf(GRADES),        GRADED),
     key("counted",          "/counted",                             Equals,   Domain::Bool,                 DRILL_ANSWERS),
     key("mistake_tag",      "/mistakeTag",                          Equals,   ids(Ids::MistakeTags, true),  DRILL_ANSWERS),

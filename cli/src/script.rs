@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde::de::{self, Deserializer, Visitor};
 use tutorflow::content::yaml_index::{Position, YamlIndex, YamlPath};
 use tutorflow::content::{Bundle, Diagnostic};
-use tutorflow::model::Mode;
+use tutorflow::model::{ExamFeedbackMode, Mode};
 
 use crate::expect::{self, Expectation};
 
@@ -40,8 +40,14 @@ pub struct Script {
     pub mode: Mode,
     /// The unit a lesson (teach_me) is about, if named.
     pub unit: Option<String>,
+    /// The course problem set a problem_set thread works through, if named.
+    pub problem_set: Option<String>,
     pub seed: u64,
     pub start: DateTime<Utc>,
+    /// An exam's size, feedback and time limit, if the script sets them.
+    pub question_count: Option<u32>,
+    pub feedback: Option<ExamFeedbackMode>,
+    pub time_limit_minutes: Option<u32>,
     pub steps: Vec<Step>,
 }
 
@@ -162,6 +168,8 @@ pub enum Answer {
     Correct,
     /// One of the drill's typical wrong answers (so a mistake tag shows).
     Wrong,
+    /// A number near the right one that grades as close.
+    Close,
     Text(String),
 }
 
@@ -190,9 +198,18 @@ struct RawScript {
     #[serde(default)]
     unit: Option<String>,
     #[serde(default)]
+    problem_set: Option<String>,
+    #[serde(default)]
     seed: Option<u64>,
     #[serde(default)]
     now: Option<DateTime<Utc>>,
+    /// Exam mode: how many questions, and when they are marked.
+    #[serde(default)]
+    question_count: Option<u32>,
+    #[serde(default)]
+    feedback: Option<ExamFeedbackMode>,
+    #[serde(default)]
+    time_limit_minutes: Option<u32>,
     steps: Vec<RawStep>,
 }
 
@@ -292,6 +309,14 @@ pub fn parse(path: &str, text: &str, bundle: &Bundle) -> Result<Script, Vec<Diag
             format!("unit `{unit}` is not in course `{}`", course.id),
         );
     }
+    if let (Some(course), Some(set)) = (course, &raw.problem_set)
+        && !course.problem_sets.iter().any(|s| &s.id == set)
+    {
+        checker.at(
+            &root.key("problem_set"),
+            format!("problem set `{set}` is not in course `{}`", course.id),
+        );
+    }
     let known = course.map(|c| expect::Known::of(bundle, c));
     if raw.steps.is_empty() {
         checker.at(
@@ -321,8 +346,12 @@ pub fn parse(path: &str, text: &str, bundle: &Bundle) -> Result<Script, Vec<Diag
         })),
         mode: raw.mode.unwrap_or_default(),
         unit: raw.unit,
+        problem_set: raw.problem_set,
         seed: raw.seed.unwrap_or(DEFAULT_SEED),
         start: raw.now.unwrap_or_else(default_start),
+        question_count: raw.question_count,
+        feedback: raw.feedback,
+        time_limit_minutes: raw.time_limit_minutes,
         steps,
     })
 }
@@ -517,6 +546,7 @@ fn answer(text: Text) -> Answer {
     match text.0.trim() {
         "correct" => Answer::Correct,
         "wrong" => Answer::Wrong,
+        "close" => Answer::Close,
         _ => Answer::Text(text.0),
     }
 }

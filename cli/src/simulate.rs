@@ -15,7 +15,8 @@ Each line: step, at (path:line:column), do (the step's key), then
     allowedActions, stuck, examReady}, result/counted/mistakeTag (an answer
     graded this turn), pending, scaffolding, teachBack, pacing, plan
     {step, stepsCompleted, blocked, replans, complete, extensionTurns}
-    (teach_me), tutorText
+    (teach_me), problemSet {action, signal, problem, completed, ended}
+    (problem_set), tutorText
   answer_drill: answer, result, counted, mistakeTag, feedback
   exam: questionId, selected, result, unitTier, locked, lockedUntil, feedback
   view_memo: questionId, locked, lockedUntil

@@ -29,12 +29,13 @@ use tutorflow::content::{Bundle, Diagnostic, ExamItem, FsSource};
 use tutorflow::engine::drill::{self, Expected};
 use tutorflow::engine::drill_grade::{self, grade_drill};
 use tutorflow::engine::drill_token;
+use tutorflow::engine::generate::generate;
 use tutorflow::engine::rng::SplitMix64;
 use tutorflow::model::{
     ClientEvent, CreateThreadRequest, CreateThreadResponse, DrillCard, DrillGradeRequest,
-    DrillGradeResponse, DrillResult, ExamCard, ExamResult, GradeOutcome, MasteryTier,
-    McqSubmitRequest, McqSubmitResponse, Role, SnapshotLite, SupportType, SupportViewedRequest,
-    SupportViewedResponse, TurnRequest, TurnResponse, TutorCard,
+    DrillGradeResponse, DrillResult, ExamCard, ExamItemSource, ExamResult, GradeOutcome,
+    MasteryTier, McqSubmitRequest, McqSubmitResponse, Mode, ModeState, Role, SnapshotLite,
+    SupportType, SupportViewedRequest, SupportViewedResponse, TurnRequest, TurnResponse, TutorCard,
 };
 use tutorflow::service::{App, AppParts, Clock, Ids, StartupError};
 use tutorflow::store::{
@@ -268,6 +269,9 @@ pub struct TurnOutcome {
     mistake_tag: Value,
     /// The thread's state after the turn.
     pending: bool,
+    /// The pending question's lifecycle phase and wrong answers so far.
+    phase: Value,
+    wrong_attempts: Value,
     scaffolding: bool,
     teach_back: bool,
     /// The pacing directive the reply was written under.
@@ -279,6 +283,9 @@ pub struct TurnOutcome {
     status: tutorflow::model::ThreadStatus,
     /// How many concepts the session has discussed.
     concepts: usize,
+    /// A problem set after the turn.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    problem_set: Option<ProblemSetSummary>,
     tutor_text: String,
     snapshot_lite: SnapshotLite,
 }
@@ -318,6 +325,36 @@ impl PlanSummary {
             replans: plan.replans_used,
             complete: plan.complete,
             extension_turns: plan.extension_turns,
+        }
+    }
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ProblemSetSummary {
+    /// What the session did after the turn.
+    action: Value,
+    /// The mastery signal of the problem this turn worked on (`none` yet).
+    signal: Value,
+    /// The problem now being worked on, from 1 (past the last once done).
+    problem: u32,
+    completed: u32,
+    /// `completed`, `abandoned` or `none` while the session runs.
+    ended: Value,
+}
+
+impl ProblemSetSummary {
+    fn of(view: &tutorflow::model::ProblemSetView, worked_on: usize) -> ProblemSetSummary {
+        let word = |v: Value| match v {
+            Value::Null => Value::from("none"),
+            v => v,
+        };
+        ProblemSetSummary {
+            action: json!(view.last_action),
+            signal: word(json!(view.problems.get(worked_on).and_then(|p| p.signal))),
+            problem: view.current_problem_index + 1,
+            completed: view.problems_completed,
+            ended: word(json!(view.ended)),
         }
     }
 }
@@ -414,6 +451,8 @@ pub struct Simulation<'s> {
     last_drill_result: Option<DrillResult>,
     last_exam: Option<ExamCard>,
     last_exam_result: Option<ExamResult>,
+    /// The problem a problem set was on before the step.
+    problem_index: usize,
 }
 
 /// The API refused a request.
@@ -483,6 +522,7 @@ impl<'s> Simulation<'s> {
             last_drill_result: None,
             last_exam: None,
             last_exam_result: None,
+            problem_index: 0,
         };
         let created: CreateThreadResponse = simulation
             .post(
@@ -493,8 +533,12 @@ impl<'s> Simulation<'s> {
                     goal: None,
                     unit_id: script.unit.clone(),
                     problems: None,
-                    question_count: None,
-                    feedback: None,
+                    units: None,
+                    question_count: script.question_count,
+                    feedback: script.feedback,
+                    selection: None,
+                    time_limit_minutes: script.time_limit_minutes,
+                    problem_set_id: script.problem_set.clone(),
                 },
                 Function::Turn,
                 "create",
@@ -542,6 +586,10 @@ impl<'s> Simulation<'s> {
                     unit_id: unit.clone(),
                 };
                 self.turn(step, None, event).await?
+            }
+            Action::AnswerInChat(answer) if self.script.mode == Mode::Exam => {
+                let text = self.exam_answer(step, answer).await?;
+                self.turn(step, Some(text), ClientEvent::None).await?
             }
             Action::AnswerInChat(answer) => {
                 let text = self.drill_answer(step, answer)?;
@@ -663,12 +711,27 @@ impl<'s> Simulation<'s> {
             counted: chat_drill["counted"].clone(),
             mistake_tag: chat_drill["confusionTag"].clone(),
             pending: response.state.pending_question.is_some(),
+            phase: response
+                .state
+                .pending_question
+                .as_ref()
+                .map_or(Value::Null, |q| json!(q.phase)),
+            wrong_attempts: response
+                .state
+                .pending_question
+                .as_ref()
+                .map_or(Value::Null, |q| json!(q.wrong_attempts)),
             scaffolding: response.state.scaffolding_active,
             teach_back: response.state.teach_back_active,
             pacing: entry["pacing"].clone(),
             plan: response.state.study_plan.as_ref().map(PlanSummary::of),
             status: response.state.status,
             concepts: response.state.concepts_discussed.len(),
+            problem_set: response.state.problem_set.as_ref().map(|view| {
+                let summary = ProblemSetSummary::of(view, self.problem_index);
+                self.problem_index = view.current_problem_index as usize;
+                summary
+            }),
             tutor_text: tutor_text.join("\n"),
             snapshot_lite: response.snapshot_lite,
         })))
@@ -749,28 +812,91 @@ impl<'s> Simulation<'s> {
 
     /// The text a student answers the last drill card with.
     fn drill_answer(&self, step: &Step, answer: &Answer) -> Result<String, StepError> {
-        let want_correct = match answer {
-            Answer::Text(text) => return Ok(text.clone()),
-            Answer::Correct => true,
-            Answer::Wrong => false,
-        };
+        if let Answer::Text(text) = answer {
+            return Ok(text.clone());
+        }
         let (_, expected) = self.last_drill_expected(step)?;
+        self.answer_to(step, &expected, answer, "drill")
+    }
+
+    /// An answer of the kind asked for to `expected`, found by grading.
+    fn answer_to(
+        &self,
+        step: &Step,
+        expected: &Expected,
+        answer: &Answer,
+        what: &str,
+    ) -> Result<String, StepError> {
         let grading = &self.grading;
-        let found = if want_correct {
-            Some(correct_answer(&expected))
-                .filter(|a| grade_drill(&expected, a, grading).outcome == GradeOutcome::Correct)
-        } else {
-            wrong_answer(&expected, grading)
+        let (found, kind) = match answer {
+            Answer::Text(text) => return Ok(text.clone()),
+            Answer::Correct => (
+                Some(correct_answer(expected))
+                    .filter(|a| grade_drill(expected, a, grading).outcome == GradeOutcome::Correct),
+                "correct",
+            ),
+            Answer::Wrong => (wrong_answer(expected, grading), "wrong"),
+            Answer::Close => (close_answer(expected, grading), "close"),
         };
         found.ok_or_else(|| {
             self.error(
                 step,
                 format!(
-                    "cannot make a {} answer for this drill (write the answer text instead)",
-                    if want_correct { "correct" } else { "wrong" }
+                    "cannot make a {kind} answer for this {what} (write the answer text instead)"
                 ),
             )
         })
+    }
+
+    /// An answer to the exam question on screen, read from the thread's
+    /// state (the API never shows it).
+    async fn exam_answer(&self, step: &Step, answer: &Answer) -> Result<String, StepError> {
+        if let Answer::Text(text) = answer {
+            return Ok(text.clone());
+        }
+        let record = self
+            .store
+            .get_thread(&self.thread_id, 0)
+            .await
+            .map_err(|e| self.error(step, format!("cannot read the thread: {e}")))?
+            .ok_or_else(|| self.error(step, "the thread is gone"))?;
+        let ModeState::Exam(exam) = record.thread.session.mode_state else {
+            return Err(self.error(step, "the thread is not an exam"));
+        };
+        let question = exam
+            .questions
+            .get(exam.current_index as usize)
+            .filter(|_| !exam.finished())
+            .ok_or_else(|| self.error(step, "the exam has no question on screen"))?;
+        let expected = match &question.source {
+            ExamItemSource::Blueprint {
+                blueprint_id,
+                seed,
+                target_difficulty,
+            } => {
+                let blueprint = self.bundle.blueprints.get(blueprint_id).ok_or_else(|| {
+                    self.error(step, format!("blueprint `{blueprint_id}` is gone"))
+                })?;
+                let item = generate(blueprint, *target_difficulty, *seed)
+                    .map_err(|e| self.error(step, e.to_string()))?;
+                Expected::Generated(Box::new(item))
+            }
+            ExamItemSource::Bank { .. } => Expected::Authored {
+                prompt: question.prompt.clone(),
+                question_latex: String::new(),
+                expected_answer: question.expected.value.clone(),
+            },
+        };
+        if let (ExamItemSource::Bank { .. }, Answer::Wrong) = (&question.source, answer) {
+            let right = &question.expected.value;
+            return question
+                .options
+                .iter()
+                .find(|o| *o != right)
+                .cloned()
+                .ok_or_else(|| self.error(step, "the question has one option"));
+        }
+        self.answer_to(step, &expected, answer, "exam question")
     }
 
     /// The last drill card's token and what it expects, regenerated from
@@ -1031,6 +1157,22 @@ fn correct_answer(expected: &Expected) -> String {
             expected_answer, ..
         } => expected_answer.clone(),
     }
+}
+
+/// A number near the right answer that grades as close.
+fn close_answer(expected: &Expected, grading: &GradingSettings) -> Option<String> {
+    let value: f64 = correct_answer(expected).trim().parse().ok()?;
+    [1.0, -1.0, 0.1 * value, -0.1 * value, 0.5, -0.5, 2.0]
+        .into_iter()
+        .map(|d| {
+            let near = value + d;
+            if near.fract() == 0.0 {
+                format!("{}", near as i64)
+            } else {
+                format!("{near}")
+            }
+        })
+        .find(|a| grade_drill(expected, a, grading).outcome == GradeOutcome::Close)
 }
 
 /// A wrong answer that grades as wrong (not close): a distractor with a

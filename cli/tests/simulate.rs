@@ -342,6 +342,6 @@ fn a_configuration_the_app_cannot_start_with_is_reported_once() {
     assert!(output.stdout.is_empty());
     assert_eq!(
         String::from_utf8_lossy(&output.stderr).trim(),
-        "error: LLM setup: llm.openai.api_key is required when a call uses openai"
+        "error: LLM setup: llm.openai.api_key is required: a call uses this provider"
     );
 }

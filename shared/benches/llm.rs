@@ -52,6 +52,7 @@ fn bench_llm(c: &mut Criterion) {
         wrong_attempts: 2,
         hints_used: 1,
         previous_answers: vec!["112".into(), "24".into()],
+        help: Default::default(),
     });
     let prompt = tutor_prompt(&bundle.prompts, workflow, &input).expect("a prompt");
     assert!(prompt.tokens <= workflow.token_budget);

@@ -2,7 +2,10 @@
 //! store, the repository's content and the offline tutor (DESIGN targets:
 //! p50 under 5 ms, over 1,000 turns/s on 2 cores).
 //!
-//! `cargo bench -p tutorflow --bench serve [-- SECONDS CONNECTIONS]`
+//! `cargo bench -p tutorflow --bench serve [-- SECONDS CONNECTIONS [MODE]]`
+//!
+//! MODE is `guided` (the default) or `teach_me`: lessons on the units with
+//! authored plans, which students work through, finish, extend and close.
 //!
 //! Each connection owns its own conversations (a real app's students do
 //! not share threads), sends turns back to back over keep-alive HTTP/1.1,
@@ -25,6 +28,14 @@ const MESSAGES: [&str; 4] = [
     "what is 15% of 80?",
     "can you explain the order of operations",
 ];
+/// A lesson's messages: taking part, a practice request, a guess, being stuck.
+const LESSON_MESSAGES: [&str; 4] = [
+    "I see, so you do the same to the top and the bottom",
+    "can I have a practice question?",
+    "is it 3/5?",
+    "I'm not sure, can you explain again?",
+];
+const LESSON_UNITS: [&str; 4] = ["fractions", "ratios", "whole-numbers", "percentages"];
 
 fn env(key: &str) -> Option<String> {
     match key {
@@ -42,6 +53,12 @@ async fn main() {
         .collect();
     let seconds: u64 = args.first().and_then(|s| s.parse().ok()).unwrap_or(10);
     let connections: usize = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(16);
+    let lesson = match args.get(2).map(String::as_str) {
+        None | Some("guided") => false,
+        Some("teach_me") => true,
+        Some(other) => panic!("MODE is guided or teach_me, not {other}"),
+    };
+    let messages = if lesson { LESSON_MESSAGES } else { MESSAGES };
 
     let dir = tempfile::tempdir().unwrap();
     let mut config = Config::default();
@@ -67,11 +84,16 @@ async fn main() {
                 Duration::from_secs(3600),
             );
             let mut threads = Vec::new();
-            for _ in 0..THREADS_PER_CONNECTION {
+            for t in 0..THREADS_PER_CONNECTION {
+                let body = if lesson {
+                    json!({"courseId": "prealgebra", "mode": "teach_me", "unitId": LESSON_UNITS[t % LESSON_UNITS.len()]})
+                } else {
+                    json!({"courseId": "prealgebra"})
+                };
                 let r: serde_json::Value = http
                     .post(format!("{base}/threads"))
                     .bearer_auth(&token)
-                    .json(&json!({"courseId": "prealgebra"}))
+                    .json(&body)
                     .send()
                     .await
                     .unwrap()
@@ -89,7 +111,7 @@ async fn main() {
                 let status = http
                     .post(format!("{base}/threads/{thread}/turn"))
                     .bearer_auth(&token)
-                    .json(&json!({"messageText": MESSAGES[n % MESSAGES.len()]}))
+                    .json(&json!({"messageText": messages[n % messages.len()]}))
                     .send()
                     .await
                     .map(|r| r.status().as_u16());
@@ -115,7 +137,8 @@ async fn main() {
     latencies.sort_by(f64::total_cmp);
     let at = |q: f64| latencies[((latencies.len() as f64 - 1.0) * q).round() as usize];
     println!(
-        "local server, SQLite + offline tutor, {connections} connections, {seconds} s: {} turns, {:.0} turns/s, p50 {:.2} ms, p95 {:.2} ms, p99 {:.2} ms, {failures} failed",
+        "local server, SQLite + offline tutor, {}, {connections} connections, {seconds} s: {} turns, {:.0} turns/s, p50 {:.2} ms, p95 {:.2} ms, p99 {:.2} ms, {failures} failed",
+        if lesson { "teach_me" } else { "guided" },
         latencies.len(),
         latencies.len() as f64 / elapsed,
         at(0.50),

@@ -1,13 +1,16 @@
 //! The turn's own cost, without the store, the network or a model: plan
 //! (safety, grading, mapping, classification, policy, retrieval, a practice
 //! item), the offline tutor's reply, validation, and apply — on the shipped
-//! course, mid-conversation (DESIGN target: p99 under 2 ms).
+//! course, mid-conversation (DESIGN target: p99 under 2 ms). Two cases: a
+//! guided thread asked a fraction question, and a teach_me lesson on its
+//! check step (the study plan evaluated, previewed and updated, an item
+//! generated for the step).
 //!
 //! `cargo bench -p tutorflow --bench turn` prints criterion's estimates;
 //! `cargo bench -p tutorflow --bench turn -- --percentiles` also times
 //! 20,000 turns one by one and prints p50/p99.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::Instant;
@@ -17,11 +20,12 @@ use criterion::{Criterion, criterion_group};
 use tutorflow::content::{Bundle, ContentSource, FsSource};
 use tutorflow::engine::fallback::{ValidationContext, validate_reply};
 use tutorflow::engine::lockout::LockoutStatus;
+use tutorflow::engine::modes::{self, Start};
 use tutorflow::engine::turn::{self, CourseRuntime, ReplyOrigin, TurnEnv, TurnEvent, TurnState};
 use tutorflow::llm::OfflineTutor;
 use tutorflow::model::{
-    ClientEvent, Mode, Personalization, Role, SessionState, StudentSnapshot, Thread, ThreadStatus,
-    TutorMessage,
+    ClientEvent, CreateThreadRequest, Mode, ModeState, Personalization, Role, SessionState,
+    StepStatus, StudentSnapshot, Thread, ThreadStatus, TutorMessage,
 };
 
 struct Fixture {
@@ -29,6 +33,57 @@ struct Fixture {
     thread: Thread,
     history: Vec<TutorMessage>,
     snapshot: StudentSnapshot,
+    message: &'static str,
+}
+
+/// A teach_me lesson on fractions, its two explain steps done and its
+/// first check step under way.
+fn lesson() -> Fixture {
+    let mut f = fixture();
+    let bundle = f.rt.bundle.clone();
+    let course = bundle.course("prealgebra").unwrap();
+    let request: CreateThreadRequest = serde_json::from_value(serde_json::json!({
+        "courseId": "prealgebra",
+        "mode": "teach_me",
+        "unitId": "fractions",
+    }))
+    .unwrap();
+    let started = modes::for_mode(Mode::TeachMe)
+        .unwrap()
+        .start(&Start {
+            bundle: &bundle,
+            course,
+            workflow: bundle.workflow_for(course).unwrap(),
+            unit: course.unit("fractions"),
+            goal: None,
+            prepared: None,
+            earlier: &[],
+            request: &request,
+            now: f.thread.created_at,
+            seed: 1,
+            locked_questions: &BTreeSet::new(),
+            snapshot: None,
+            problems: None,
+            problem_set_id: None,
+        })
+        .unwrap();
+    let mut session = started.session;
+    if let ModeState::TeachMe(plan) = &mut session.mode_state {
+        for (i, step) in plan.steps.iter_mut().enumerate() {
+            step.progress.taught = true;
+            step.status = match i {
+                0 | 1 => StepStatus::Completed,
+                2 => StepStatus::InProgress,
+                _ => StepStatus::Pending,
+            };
+        }
+    }
+    session.turn_count = 8;
+    f.thread.mode = Mode::TeachMe;
+    f.thread.unit_id = Some("fractions".into());
+    f.thread.session = session;
+    f.message = "so to simplify 6/10 I divide top and bottom by 2?";
+    f
 }
 
 fn fixture() -> Fixture {
@@ -89,6 +144,7 @@ fn fixture() -> Fixture {
         thread,
         history,
         snapshot,
+        message: "how do I add fractions with different denominators like 2/3 + 1/4?",
     }
 }
 
@@ -112,9 +168,7 @@ fn one_turn(f: &Fixture, lockouts: &BTreeMap<String, LockoutStatus>, seed: u64) 
         snapshot: &f.snapshot,
     };
     let event = TurnEvent {
-        message_text: Some(
-            "how do I add fractions with different denominators like 2/3 + 1/4?".into(),
-        ),
+        message_text: Some(f.message.into()),
         message_latex: None,
         client_event: ClientEvent::None,
     };
@@ -140,35 +194,44 @@ fn one_turn(f: &Fixture, lockouts: &BTreeMap<String, LockoutStatus>, seed: u64) 
 }
 
 fn bench_turn(c: &mut Criterion) {
-    let f = fixture();
     let lockouts = BTreeMap::new();
-    let mut seed = 0u64;
-    c.bench_function("turn_pipeline/offline/fraction_question", |b| {
-        b.iter(|| {
-            seed += 1;
-            black_box(one_turn(&f, &lockouts, seed))
-        })
-    });
+    for (name, f) in [
+        ("turn_pipeline/offline/fraction_question", fixture()),
+        ("turn_pipeline/offline/teach_me_check_step", lesson()),
+    ] {
+        let mut seed = 0u64;
+        c.bench_function(name, |b| {
+            b.iter(|| {
+                seed += 1;
+                black_box(one_turn(&f, &lockouts, seed))
+            })
+        });
+    }
 }
 
 /// p50 and p99 of single turns: criterion reports means and medians only.
 fn percentiles() {
-    let f = fixture();
+    for (name, f) in [("guided", fixture()), ("teach_me", lesson())] {
+        percentiles_of(name, &f);
+    }
+}
+
+fn percentiles_of(name: &str, f: &Fixture) {
     let lockouts = BTreeMap::new();
     for seed in 0..500 {
-        one_turn(&f, &lockouts, seed);
+        one_turn(f, &lockouts, seed);
     }
     let mut samples: Vec<f64> = (0..20_000u64)
         .map(|seed| {
             let start = Instant::now();
-            black_box(one_turn(&f, &lockouts, seed));
+            black_box(one_turn(f, &lockouts, seed));
             start.elapsed().as_secs_f64() * 1e6
         })
         .collect();
     samples.sort_by(f64::total_cmp);
     let at = |q: f64| samples[((samples.len() as f64 - 1.0) * q).round() as usize];
     println!(
-        "turn pipeline over {} turns: p50 {:.0} µs, p99 {:.0} µs, max {:.0} µs",
+        "turn pipeline ({name}) over {} turns: p50 {:.0} µs, p99 {:.0} µs, max {:.0} µs",
         samples.len(),
         at(0.50),
         at(0.99),

@@ -112,6 +112,10 @@ pub struct WebhookIntegration {
     /// Student ids this integration may act for start with this prefix.
     pub student_prefix: String,
     pub course_id: String,
+    /// Receives the integration's signed notifications (`session.completed`,
+    /// `intervention.needed`, `problem.advanced`), signed with its secret.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outbound_url: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -195,15 +199,36 @@ pub struct ExamApiConfig {
     pub timeout_ms: u64,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct NotificationConfig {
-    /// Receives session-completed analytics (seed 003 LMS post).
+    /// Receives the notifications of students who are not an integration's
+    /// (seed 003 LMS post), signed with `signing_secret`.
     pub lms_webhook_url: Option<String>,
     /// Receives "student needs a teacher" alerts.
     pub teacher_webhook_url: Option<String>,
     /// Signs outbound notifications (HMAC-SHA256), as a secret reference.
     pub signing_secret: Option<String>,
+    /// Tries per notification before it is recorded as failed: a 5xx, a
+    /// 408 or 429, a timeout or a refused connection is tried again.
+    pub delivery_attempts: u32,
+    /// Pause before the second try; it doubles for each try after.
+    pub retry_base_ms: u64,
+    /// How long one try waits for the receiver.
+    pub delivery_timeout_ms: u64,
+}
+
+impl Default for NotificationConfig {
+    fn default() -> Self {
+        NotificationConfig {
+            lms_webhook_url: None,
+            teacher_webhook_url: None,
+            signing_secret: None,
+            delivery_attempts: 4,
+            retry_base_ms: 500,
+            delivery_timeout_ms: 5_000,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -62,6 +62,7 @@ fn session(state: State) -> SessionState {
             session.scaffolding.active = true;
             session.scaffolding.depth = 1;
             session.scaffolding.last_question = Some("What is 11 - 3?".to_owned());
+            session.scaffolding.step_expects = Some("8".to_owned());
         }
         State::TeachBack => {
             session.teach_back.active = true;
@@ -135,7 +136,7 @@ fn shipped_categories_without_an_llm() {
             "explanation",
         ),
         (TeachBack, "ok", "general"),
-        (Free, "solve 2x + 3 = 11", "general"),
+        (Free, "solve 2x + 3 = 11", "own_problem"),
         (Free, "what is a fraction?", "conceptual_question"),
         (Free, "how do you add fractions?", "conceptual_question"),
         (Free, "hello", "general"),
@@ -322,4 +323,261 @@ mod properties {
             prop_assert_eq!(result.classification.checks.len(), WORKFLOW.categories.len());
         }
     }
+}
+
+/// The item in front of the student, for the table of replies below.
+#[derive(Clone, Copy, Debug)]
+enum Item {
+    /// "Work out 45 - 29." (16), a drill with options.
+    Subtraction,
+    /// "Solve 2x + 3 = 11." (x = 4).
+    Equation,
+    /// "Work out 1/2 + 1/3." (5/6).
+    Fractions,
+    /// The tutor asked "Does that make sense?" after explaining.
+    MakesSense,
+}
+
+fn pending_on(item: Item, scaffolding: bool) -> SessionState {
+    let mut session = SessionState::default();
+    let mut q = match item {
+        Item::Subtraction => {
+            let mut q = question("Work out 45 - 29.", "16");
+            if let Some(e) = q.expected.as_mut() {
+                e.options = ["16", "74", "26", "14"].map(String::from).to_vec();
+            }
+            q
+        }
+        Item::Equation => question("Solve 2x + 3 = 11.", "x = 4"),
+        Item::Fractions => question("Work out 1/2 + 1/3.", "5/6"),
+        Item::MakesSense => {
+            let mut q = question("Does that make sense?", "");
+            q.expected = None;
+            q
+        }
+    };
+    q.unit_id = "u".to_owned();
+    session.pending_question = Some(q);
+    if scaffolding {
+        session.scaffolding.active = true;
+        session.scaffolding.depth = 1;
+        session.scaffolding.step_expects = Some(
+            match item {
+                Item::Subtraction => "6",
+                Item::Equation => "8",
+                Item::Fractions => "6",
+                Item::MakesSense => "1",
+            }
+            .to_owned(),
+        );
+    }
+    session
+}
+
+/// Replies a student gives to a pending item, without an LLM: the
+/// category each gets, and whether it counts as an attempt at the item
+/// (graded, and a right or wrong answer, not a step or a non-answer).
+#[test]
+fn student_replies_to_pending_items() {
+    use Item::*;
+    let workflow = default_workflow();
+    // (item, scaffolding on, reply, category, counts as an attempt)
+    let table: &[(Item, bool, &str, &str, bool)] = &[
+        // Right answers, however they are written.
+        (Subtraction, false, "16", "correct", true),
+        (Subtraction, false, "it's 16", "correct", true),
+        (Subtraction, false, "I think 16", "correct", true),
+        (Subtraction, false, "the answer is 16", "correct", true),
+        (Subtraction, false, "sixteen", "correct", true),
+        (Subtraction, false, "16!", "correct", true),
+        (Subtraction, false, "is it 16?", "correct", true),
+        (Subtraction, false, "a", "correct", true),
+        (Equation, false, "x = 4", "correct", true),
+        (Equation, false, "x=4", "correct", true),
+        (Equation, false, "4", "correct", true),
+        (Equation, false, "I think x is 4", "correct", true),
+        (Fractions, false, "5/6", "correct", true),
+        (Fractions, false, "10/12", "correct", true),
+        (Fractions, false, "it's 5/6", "correct", true),
+        // Close: a slip, not a method problem.
+        (Subtraction, false, "15", "close", true),
+        (Subtraction, false, "17", "close", true),
+        (Subtraction, false, "I think 18", "close", true),
+        (Equation, false, "x = 4.5", "close", true),
+        (Equation, false, "x = 3.8", "close", true),
+        // Wrong, typed or picked, options or not.
+        (Subtraction, false, "74", "wrong_operation", true),
+        (Subtraction, false, "26", "wrong_operation", true),
+        (Subtraction, false, "it's 74", "wrong_operation", true),
+        (Subtraction, false, "100", "wrong_operation", true),
+        (Subtraction, false, "3", "wrong_operation", true),
+        (Subtraction, false, "b", "wrong_operation", true),
+        (Equation, false, "x = 5", "wrong_operation", true),
+        (Equation, false, "x = 7", "wrong_operation", true),
+        (Equation, false, "x = -4", "wrong_operation", true),
+        (Equation, false, "I think 12", "wrong_operation", true),
+        (Equation, false, "it's 12", "wrong_operation", true),
+        (Fractions, false, "2/5", "wrong_operation", true),
+        (Fractions, false, "1/6", "wrong_operation", true),
+        // Wrong answers count while the problem is broken into steps too.
+        (Subtraction, true, "74", "wrong_operation", true),
+        (Subtraction, true, "30", "wrong_operation", true),
+        (Equation, true, "x = 7", "wrong_operation", true),
+        (Equation, true, "14", "wrong_operation", true),
+        (Fractions, true, "2/5", "wrong_operation", true),
+        (Subtraction, true, "15", "close", true),
+        // The right answer ends the scaffolding.
+        (Subtraction, true, "16", "correct", true),
+        (Equation, true, "x = 4", "correct", true),
+        // The answer to the smaller step is progress, not a wrong try.
+        (Subtraction, true, "6", "scaffold_progress", false),
+        (Subtraction, true, "it's 6", "scaffold_progress", false),
+        (Equation, true, "8", "scaffold_progress", false),
+        (Equation, true, "2x = 8", "scaffold_progress", false),
+        (Fractions, true, "6", "scaffold_progress", false),
+        // Stuck: never a wrong attempt.
+        (Subtraction, false, "I don't know", "stuck", false),
+        (Subtraction, false, "I do not know", "stuck", false),
+        (Subtraction, false, "i dont know", "stuck", false),
+        (Subtraction, false, "no idea", "stuck", false),
+        (Subtraction, false, "idk", "stuck", false),
+        (Subtraction, false, "help", "stuck", false),
+        (Subtraction, false, "help me", "stuck", false),
+        (Subtraction, false, "can you help me", "stuck", false),
+        (Subtraction, false, "I'm lost", "stuck", false),
+        (Subtraction, false, "I am lost", "stuck", false),
+        (Subtraction, false, "I am not sure", "stuck", false),
+        (Subtraction, false, "not sure", "stuck", false),
+        (Subtraction, false, "?", "stuck", false),
+        (Subtraction, false, "??", "stuck", false),
+        (Subtraction, false, "I'm stuck", "stuck", false),
+        (Subtraction, false, "I give up", "stuck", false),
+        (Subtraction, false, "dunno", "stuck", false),
+        (Subtraction, false, "I'm confused", "stuck", false),
+        (Equation, false, "I don't get it", "stuck", false),
+        (Equation, false, "no clue", "stuck", false),
+        (Equation, true, "idk", "stuck", false),
+        (Equation, true, "I'm still stuck", "stuck", false),
+        (MakesSense, false, "no", "stuck", false),
+        (MakesSense, false, "nope", "stuck", false),
+        (MakesSense, false, "not really", "stuck", false),
+        // Asking for the answer, or weighing answers up, is not answering.
+        (
+            Subtraction,
+            false,
+            "what's the answer to question 5",
+            "stuck",
+            false,
+        ),
+        (
+            Subtraction,
+            false,
+            "what's the answer to question 5 I'll copy it",
+            "stuck",
+            false,
+        ),
+        (
+            Subtraction,
+            false,
+            "just tell me the answer",
+            "stuck",
+            false,
+        ),
+        (Subtraction, false, "give me the answer", "stuck", false),
+        (Subtraction, false, "is it 12 or 13?", "stuck", false),
+        (Equation, false, "is it x = 3 or x = 5?", "stuck", false),
+        (Equation, false, "what is the answer", "stuck", false),
+        // Talk about the task or questions of their own: not graded.
+        (Equation, false, "one-step equations", "general", false),
+        (Equation, false, "two-step equations", "general", false),
+        (
+            Equation,
+            false,
+            "why do we subtract 3 first?",
+            "conceptual_question",
+            false,
+        ),
+        (
+            Subtraction,
+            false,
+            "what does borrowing mean?",
+            "conceptual_question",
+            false,
+        ),
+        (
+            Fractions,
+            false,
+            "how do you find a common denominator?",
+            "conceptual_question",
+            false,
+        ),
+        (Subtraction, false, "ok", "general", false),
+        (Subtraction, false, "hmm", "general", false),
+        (Subtraction, false, "bye", "wrap_up", false),
+        (Subtraction, false, "tell me a joke", "off_topic", false),
+        (Subtraction, false, "next one", "next_item", false),
+        (
+            Subtraction,
+            false,
+            "can I have an easier one",
+            "easier",
+            false,
+        ),
+    ];
+    // Teach-back is judged by what the explanation says.
+    let explains: &[(&str, &str)] = &[
+        (
+            "because I took 3 away from both sides and halved it",
+            "explanation",
+        ),
+        ("I borrowed a ten from the tens column", "explanation"),
+        ("honestly I just guessed it, no idea why", "guessed"),
+        ("I guessed", "guessed"),
+        ("I really like maths it is so much fun", "general"),
+        ("3", "general"),
+    ];
+    let mut teach_back = SessionState::default();
+    teach_back.teach_back.active = true;
+    teach_back.teach_back.awaiting_explanation = true;
+    let mut after_stuck = teach_back.clone();
+    after_stuck.scaffolding.active = true;
+    for (message, expected) in explains {
+        let got = |session: &SessionState| {
+            classify::interpret(&workflow, session, message, None, false)
+                .classification
+                .category
+        };
+        assert_eq!(got(&teach_back), *expected, "teach-back reply {message:?}");
+        // After "I don't know" to the teach-back question a short reply
+        // answers the smaller question; it is still no explanation.
+        let after = got(&after_stuck);
+        assert_eq!(
+            after == "explanation",
+            *expected == "explanation",
+            "teach-back reply {message:?} after stuck: {after}"
+        );
+    }
+    assert!(table.len() >= 80, "{} replies", table.len());
+    let counting = ["correct", "close", "wrong_operation"];
+    let wrong: Vec<String> = table
+        .iter()
+        .filter_map(|(item, scaffolding, message, expected, counts)| {
+            let session = pending_on(*item, *scaffolding);
+            let result = classify::interpret(&workflow, &session, message, None, false);
+            let got = result.classification.category;
+            let graded = result
+                .classification
+                .answer_grade
+                .is_some_and(|g| g != GradeOutcome::Unverifiable);
+            let got_counts = graded && counting.contains(&got.as_str());
+            (got != *expected || got_counts != *counts).then(|| {
+                format!(
+                    "{item:?}{} {message:?}: expected {expected} (counts: {counts}), got {got} (counts: {got_counts}; {})",
+                    if *scaffolding { " scaffolding" } else { "" },
+                    result.classification.intent_reason
+                )
+            })
+        })
+        .collect();
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }

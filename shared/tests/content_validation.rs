@@ -617,3 +617,71 @@ fn an_authored_step_must_not_state_the_answer() {
     let (line, column) = position_of(&files, COURSE, "steps: [\"a step\"");
     assert_reported(&problems(&files), COURSE, line, column, "at most 5");
 }
+
+#[test]
+fn a_lesson_text_may_use_only_its_own_placeholders() {
+    // An unknown placeholder in the step text, reported where it is written
+    // inside the folded text, not at the text's first line.
+    let files = mutated(
+        &shipped(),
+        WORKFLOW,
+        "{{concept}}. Success criteria:",
+        "{{concept}} for {{student_name}}. Success criteria:",
+    );
+    let (line, column) = position_of(&files, WORKFLOW, "{{student_name}}");
+    assert_reported(
+        &problems(&files),
+        WORKFLOW,
+        line,
+        column,
+        "placeholder {{student_name}} cannot be used in prompt_signals.lesson.step; available: {{number}}",
+    );
+
+    // The texts that follow the step take none.
+    let files = mutated(
+        &shipped(),
+        WORKFLOW,
+        "take a smaller step.",
+        "take a smaller step on {{concept}}.",
+    );
+    let (line, column) = position_of(&files, WORKFLOW, "on {{concept}}.");
+    let column = column + "on ".len();
+    assert_reported(
+        &problems(&files),
+        WORKFLOW,
+        line,
+        column,
+        "cannot be used in prompt_signals.lesson.simplify; available: none",
+    );
+
+    let files = mutated(
+        &shipped(),
+        WORKFLOW,
+        "Ask nothing new.",
+        "Ask nothing {{new.",
+    );
+    assert!(
+        problems(&files)
+            .iter()
+            .any(|d| d.path == WORKFLOW && d.message.contains("{{")),
+        "an unclosed placeholder is refused"
+    );
+}
+
+#[test]
+fn an_authored_plan_step_has_no_placeholders() {
+    let files = mutated(
+        &shipped(),
+        UNIT,
+        "concept: \"inverse of + and -\"",
+        "concept: \"inverse of + and - for {{unit_title}}\"",
+    );
+    let (line, column) = position_of(&files, UNIT, "{{unit_title}}");
+    assert_reported(
+        &problems(&files),
+        UNIT,
+        line,
+        column,
+        "`{{unit_title}}` is never filled in a study plan's concept",
+    );
+}

@@ -178,6 +178,7 @@ fn session_state_survives_storage() {
         active: true,
         depth: 2,
         last_question: Some("What is a common denominator of 4 and 8?".into()),
+        step_expects: None,
     };
     let json = serde_json::to_string(&session).unwrap();
     assert!(json.contains("\"pendingQuestion\""), "{json}");

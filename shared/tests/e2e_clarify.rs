@@ -26,13 +26,17 @@ fn tutor_text(turn: &Value) -> String {
 }
 
 async fn new_thread(h: &Harness, student: &str, mode: &str) -> String {
-    let r = h
-        .post(
-            student,
-            "/threads",
-            json!({"courseId": "prealgebra", "mode": mode}),
-        )
-        .await;
+    let mut body = json!({"courseId": "prealgebra", "mode": mode});
+    if mode == "problem_set" {
+        body["problems"] = json!([
+            {"id": "a", "text": "What is 12 + 15?", "correctAnswer": "27"},
+            {"id": "b", "text": "What is 7 x 8?", "correctAnswer": "56"},
+            {"id": "c", "text": "What is 100 - 37?", "correctAnswer": "63"},
+            {"id": "d", "text": "What is 9 + 6?", "correctAnswer": "15"},
+            {"id": "e", "text": "What is -3 + 5?", "correctAnswer": "2"}
+        ]);
+    }
+    let r = h.post(student, "/threads", body).await;
     assert_eq!(r.status, 201, "{}", r.body);
     r.body["threadId"].as_str().unwrap().to_owned()
 }
@@ -212,6 +216,19 @@ async fn pause_resume_end(h: &Harness, mode: &str) {
             ended.body
         );
     }
+    if mode == "problem_set" {
+        // The set ends where it is, with its report.
+        assert_eq!(
+            ended.body["state"]["problemSet"]["ended"], "abandoned",
+            "{}",
+            ended.body
+        );
+        assert!(
+            tutor_text(&ended.body).contains("You finished 0 of 5 problems"),
+            "{}",
+            ended.body
+        );
+    }
     let again = h
         .post(&student, &format!("/threads/{thread}/pause"), json!({}))
         .await;
@@ -276,7 +293,7 @@ async fn sqlite_a_question_session() {
 #[tokio::test]
 async fn sqlite_pause_resume_end_in_every_mode() {
     let h = Harness::sqlite().await;
-    for mode in ["guided", "teach_me", "clarify_doubts"] {
+    for mode in ["guided", "teach_me", "clarify_doubts", "problem_set"] {
         pause_resume_end(&h, mode).await;
     }
 }
@@ -296,7 +313,7 @@ async fn aws_a_question_session() {
 #[tokio::test]
 async fn aws_pause_resume_end_in_every_mode() {
     if let Some(h) = Harness::aws("aws_pause_resume_end_in_every_mode").await {
-        for mode in ["guided", "teach_me", "clarify_doubts"] {
+        for mode in ["guided", "teach_me", "clarify_doubts", "problem_set"] {
             pause_resume_end(&h, mode).await;
         }
     }

@@ -511,12 +511,12 @@ async fn bad_requests_change_nothing(h: &Harness) {
                 .json(&json!({"questionId": "EX-WHN-B1", "isCorrect": true})),
         ),
         (
-            422,
-            Some("mode"),
+            400,
+            Some("questionCount"),
             h.http
                 .post(format!("{}/threads", h.base))
                 .bearer_auth(h.token(student))
-                .json(&json!({"courseId": "prealgebra", "mode": "exam"})),
+                .json(&json!({"courseId": "prealgebra", "mode": "exam", "questionCount": 0})),
         ),
         (
             400,
@@ -591,11 +591,13 @@ async fn webhook_turns(h: &Harness) {
     let first = h.send(send(&body, now, HOOK_SECRET)).await;
     assert_eq!(first.status, 200, "{}", first.body);
     assert!(!first.body["output"].as_str().unwrap().is_empty());
+    // A current_problem starts a problem set: right first time moves on.
     assert_eq!(
-        first.body["_debug"]["category"], "correct",
+        first.body["_debug"]["category"], "problem_solved",
         "{}",
         first.body
     );
+    assert_eq!(first.body["session_status"]["action"], "ADVANCE");
     let replay = h.send(send(&body, now, HOOK_SECRET)).await;
     assert!(
         replay.replayed,
@@ -720,93 +722,6 @@ async fn a_failing_model_falls_back_to_the_offline_tutor() {
         assert_eq!(entry["validation"]["outcome"], "fallback", "{entry}");
         assert!(entry["llm"]["error"].is_string() || entry["validation"]["violations"].is_array(), "{entry}");
     }
-}
-
-/// A mode that is not built yet is refused when a thread is created in it,
-/// naming the field, and creates nothing; a thread stored in such a mode
-/// (written before a rollback, say) cannot take turns either.
-#[tokio::test]
-async fn modes_not_built_yet_are_refused() {
-    use tutorflow::model::{Mode, SessionState, Thread, ThreadStatus};
-    use tutorflow::store::{Committer, SqliteStore, ThreadChange, ThreadStore, UnitOfWork};
-    let dir = tempfile::tempdir().unwrap();
-    let config = base_config(dir.path());
-    let sqlite = config.store.sqlite_path.clone();
-    let h = Harness::start(config, dir, None).await;
-    let student = "student-modes";
-    let unbuilt: Vec<Mode> = Mode::ALL
-        .into_iter()
-        .filter(|m| tutorflow::engine::modes::for_mode(*m).is_none())
-        .collect();
-    assert!(
-        !unbuilt.is_empty(),
-        "every mode is built: this test has nothing left to check"
-    );
-    for mode in &unbuilt {
-        let r = h
-            .post(
-                student,
-                "/threads",
-                json!({"courseId": "prealgebra", "mode": mode.as_str()}),
-            )
-            .await;
-        assert_eq!(r.status, 422, "{}", r.body);
-        assert_eq!(
-            r.body["type"], "urn:tutorflow:problem:mode-not-available",
-            "{}",
-            r.body
-        );
-        assert_eq!(r.body["field"], "mode", "{}", r.body);
-    }
-    let listed = h.get(student, "/me/threads").await;
-    assert_eq!(listed.body["threads"], json!([]), "{}", listed.body);
-
-    let store = SqliteStore::open(
-        &sqlite,
-        tutorflow::store::Retention::from_config(&Config::default().store),
-    )
-    .await
-    .unwrap();
-    let now = chrono::Utc::now();
-    let thread = Thread {
-        thread_id: "stored-in-an-unbuilt-mode".into(),
-        student_id: student.into(),
-        course_id: "prealgebra".into(),
-        mode: unbuilt[0],
-        status: ThreadStatus::Active,
-        goal: None,
-        unit_id: None,
-        created_at: now,
-        updated_at: now,
-        title: None,
-        preview: None,
-        paused_at: None,
-        ended_at: None,
-        session: SessionState::default(),
-    };
-    let mut work = UnitOfWork::new();
-    work.put_thread(ThreadChange::create(thread, Vec::new()));
-    store.commit(work).await.unwrap();
-    let r = h
-        .post(
-            student,
-            "/threads/stored-in-an-unbuilt-mode/turn",
-            json!({"messageText": "what is a ratio?"}),
-        )
-        .await;
-    assert_eq!(r.status, 422, "{}", r.body);
-    assert_eq!(
-        r.body["type"], "urn:tutorflow:problem:mode-not-available",
-        "{}",
-        r.body
-    );
-    let stored = store
-        .get_thread("stored-in-an-unbuilt-mode", 10)
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(stored.message_count, 0);
-    assert_eq!(stored.thread.session.turn_count, 0);
 }
 
 /// The debug drawer's trace: only with `debug.enabled`, only for staff.

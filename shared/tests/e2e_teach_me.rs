@@ -4,9 +4,9 @@
 //! the closing reply, and the summary counts the steps; a student who keeps
 //! answering wrong gets a smaller step, never more replans than allowed,
 //! and an ending that says what needs another look. A unit without an
-//! authored plan gets the planner's, from the offline planner or from an
-//! OpenAI-compatible stand-in, and the default plan when that reply is
-//! unusable.
+//! authored plan gets the planner's, from the offline planner or from a
+//! stand-in of each provider (OpenAI-compatible, Anthropic, Gemini), and
+//! the default plan when that reply is unusable.
 
 mod e2e_support;
 
@@ -189,7 +189,7 @@ async fn a_struggling_student_gets_a_smaller_step(h: &Harness) {
     }
     let replanned = replanned.expect("wrong answers lead to a replan");
     let reason = plan(&replanned)["replans"][0]["reason"].as_str().unwrap();
-    assert!(reason.contains("wrong"), "{reason}");
+    assert!(reason.contains("was tricky"), "{reason}");
     let current = plan(&replanned)["currentStepId"].as_str().unwrap();
     let step = plan(&replanned)["steps"]
         .as_array()
@@ -293,11 +293,85 @@ async fn without_an_authored_plan_the_offline_planner_plans_from_the_key_ideas()
     );
 }
 
-/// An OpenAI-compatible planner: its plan is used when it is a plan of the
-/// unit, and the workflow's default plan replaces one that is not.
-#[tokio::test]
-async fn the_planner_model_plans_and_an_unusable_plan_falls_back_to_the_default() {
-    use wiremock::matchers::method;
+/// The planner's provider in a test: how it is configured, and the
+/// provider's own reply shape carrying `plan` as the structured output.
+#[derive(Debug, Clone, Copy)]
+enum PlannerApi {
+    OpenAiCompatible,
+    Anthropic,
+    Gemini,
+}
+
+impl PlannerApi {
+    fn configure(self, config: &mut tutorflow::config::Config, base: &str) {
+        let llm = &mut config.llm;
+        match self {
+            PlannerApi::OpenAiCompatible => {
+                llm.planner = ProviderKind::OpenaiCompatible;
+                llm.openai_compatible.base_url = format!("{base}/v1");
+            }
+            PlannerApi::Anthropic => {
+                llm.planner = ProviderKind::Anthropic;
+                llm.anthropic.base_url = base.to_owned();
+                llm.anthropic.api_key = Some("env:E2E_LLM_KEY".into());
+                llm.anthropic.default_model = "claude-sonnet-4-5".into();
+            }
+            PlannerApi::Gemini => {
+                llm.planner = ProviderKind::Gemini;
+                llm.gemini.base_url = format!("{base}/v1beta");
+                llm.gemini.api_key = Some("env:E2E_LLM_KEY".into());
+                llm.gemini.default_model = "gemini-2.5-flash".into();
+            }
+        }
+    }
+
+    fn path(self) -> &'static str {
+        match self {
+            PlannerApi::OpenAiCompatible => "/v1/chat/completions",
+            PlannerApi::Anthropic => "/v1/messages",
+            PlannerApi::Gemini => "/v1beta/models/gemini-2.5-flash:generateContent",
+        }
+    }
+
+    fn reply(self, plan: &Value) -> Value {
+        let text = plan.to_string();
+        match self {
+            PlannerApi::OpenAiCompatible => json!({
+                "id": "x", "object": "chat.completion", "created": 0, "model": "m",
+                "choices": [{"index": 0, "finish_reason": "stop",
+                    "message": {"role": "assistant", "content": text, "refusal": null}}],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
+            }),
+            PlannerApi::Anthropic => json!({
+                "id": "msg_013Zva2CMHLNnXjNJJKqJ2EF", "type": "message", "role": "assistant",
+                "model": "claude-sonnet-4-5-20250929",
+                "content": [{"type": "text", "text": text}],
+                "stop_reason": "end_turn", "stop_sequence": null,
+                "usage": {"input_tokens": 812, "output_tokens": 143}
+            }),
+            PlannerApi::Gemini => json!({
+                "candidates": [{"content": {"parts": [{"text": text}], "role": "model"},
+                    "finishReason": "STOP", "index": 0}],
+                "usageMetadata": {"promptTokenCount": 812, "candidatesTokenCount": 143, "totalTokenCount": 955},
+                "modelVersion": "gemini-2.5-flash", "responseId": "mMTNaO7VJ5e1nvgPkZ3P6QI"
+            }),
+        }
+    }
+}
+
+/// The harness's secrets, with a key for the planner's provider.
+fn env_with_llm_key(key: &str) -> Option<String> {
+    match key {
+        "E2E_LLM_KEY" => Some("test-llm-key".into()),
+        _ => e2e_support::env(key),
+    }
+}
+
+/// A planner model on each provider: its plan is used when it is a plan of
+/// the unit, and the workflow's default plan replaces one that is not (a
+/// step off the unit's topic, or too few steps).
+async fn the_planner_plans_and_an_unusable_plan_falls_back_to_the_default(api: PlannerApi) {
+    use wiremock::matchers::{method, path};
     use wiremock::{Mock, MockServer, ResponseTemplate};
     let step = |title: &str, kind: &str, concept: &str| json!({"title": title, "kind": kind, "concept": concept, "success_criteria": "Gets two right"});
     let good = json!({"steps": [
@@ -310,42 +384,62 @@ async fn the_planner_model_plans_and_an_unusable_plan_falls_back_to_the_default(
         step("Simplify ratios", "check", "simplify a ratio"),
         step("Share it out", "practice", "share in a ratio"),
     ]});
+    let too_short = json!({"steps": [
+        step("Simplify ratios", "check", "simplify a ratio"),
+        step("Share it out", "practice", "share in a ratio"),
+    ]});
     for (reply, expected) in [
         (
             good,
             vec!["Ratios as recipes", "Simplify ratios", "Share it out"],
         ),
         (off_topic, vec![]),
+        (too_short, vec![]),
     ] {
         let model = MockServer::start().await;
         Mock::given(method("POST"))
-            .respond_with(ResponseTemplate::new(200).set_body_json(json!({
-                "id": "x", "object": "chat.completion", "created": 0, "model": "m",
-                "choices": [{"index": 0, "finish_reason": "stop",
-                    "message": {"role": "assistant", "content": reply.to_string(), "refusal": null}}],
-                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
-            })))
+            .and(path(api.path()))
+            .respond_with(ResponseTemplate::new(200).set_body_json(api.reply(&reply)))
             .mount(&model)
             .await;
         let dir = tempfile::tempdir().unwrap();
         let mut config = base_config(dir.path());
-        config.llm.planner = ProviderKind::OpenaiCompatible;
-        config.llm.openai_compatible.base_url = format!("{}/v1", model.uri());
+        api.configure(&mut config, &model.uri());
         config.content.dir = without_authored_plan(dir.path());
-        let h = Harness::start(config, dir, None).await;
+        let h = Harness::start_with_env(config, dir, None, env_with_llm_key).await;
         let (_, created) = new_lesson(&h, "student-planned", "ratios").await;
         let asked = model.received_requests().await.unwrap();
-        assert_eq!(asked.len(), 1, "one planner call at creation");
+        assert_eq!(asked.len(), 1, "{api:?}: one planner call at creation");
         let prompt = String::from_utf8_lossy(&asked[0].body).to_string();
-        assert!(prompt.contains("Ratios and sharing"), "{prompt}");
+        assert!(prompt.contains("Ratios and sharing"), "{api:?}: {prompt}");
         if expected.is_empty() {
-            assert_eq!(kinds(&created), ["explain", "check", "explain", "practice"]);
+            assert_eq!(
+                kinds(&created),
+                ["explain", "check", "explain", "practice"],
+                "{api:?}: {created}"
+            );
             assert!(
                 titles(&created)[0].starts_with("Ratios and sharing: idea 1"),
-                "{created}"
+                "{api:?}: {created}"
             );
         } else {
-            assert_eq!(titles(&created), expected);
+            assert_eq!(titles(&created), expected, "{api:?}");
         }
     }
+}
+
+#[tokio::test]
+async fn an_openai_compatible_planner_plans_and_an_unusable_plan_falls_back() {
+    the_planner_plans_and_an_unusable_plan_falls_back_to_the_default(PlannerApi::OpenAiCompatible)
+        .await;
+}
+
+#[tokio::test]
+async fn an_anthropic_planner_plans_and_an_unusable_plan_falls_back() {
+    the_planner_plans_and_an_unusable_plan_falls_back_to_the_default(PlannerApi::Anthropic).await;
+}
+
+#[tokio::test]
+async fn a_gemini_planner_plans_and_an_unusable_plan_falls_back() {
+    the_planner_plans_and_an_unusable_plan_falls_back_to_the_default(PlannerApi::Gemini).await;
 }

@@ -335,6 +335,15 @@ impl Stack {
                         .collect(),
                 ))
             }
+            "Fn::Select" => {
+                let parts = args.as_array().unwrap();
+                let index: usize = scalar(&parts[0]).parse().unwrap();
+                // A CommaDelimitedList parameter arrives as its text.
+                match self.eval(&parts[1]) {
+                    Some(Json::String(items)) => items.split(',').nth(index).map(|s| json!(s)),
+                    _ => list(&parts[1]).get(index).cloned(),
+                }
+            }
             other => panic!("{}: unsupported intrinsic {other}", self.name),
         }
     }
@@ -478,7 +487,8 @@ fn logical_id(function: Function) -> String {
 fn check_functions(stack: &Stack) -> Problems {
     let mut problems = Problems::new();
     let declared = stack.resources_of_type("AWS::Serverless::Function");
-    let expected: BTreeSet<String> = Function::ALL.iter().map(|f| logical_id(*f)).collect();
+    let mut expected: BTreeSet<String> = Function::ALL.iter().map(|f| logical_id(*f)).collect();
+    expected.insert(STREAMING_TWIN.into());
     for (id, _) in &declared {
         if !expected.contains(*id) {
             problems.push(format!("{id} is not a function of api::routes::Function"));
@@ -513,6 +523,59 @@ fn check_functions(stack: &Stack) -> Problems {
         }
     }
     problems
+}
+
+/// The turn function's twin: the same binary behind a function URL that
+/// streams (the HTTP API buffers whole responses).
+const STREAMING_TWIN: &str = "TurnStreamFunction";
+
+fn check_streaming_twin(stack: &Stack) -> Problems {
+    let mut problems = Problems::new();
+    let p = stack.function_properties(STREAMING_TWIN);
+    let turn = stack.function_properties(&logical_id(Function::Turn));
+    for key in [
+        "CodeUri",
+        "Handler",
+        "Runtime",
+        "Architectures",
+        "MemorySize",
+        "Timeout",
+    ] {
+        if p[key] != turn[key] {
+            problems.push(format!(
+                "{STREAMING_TWIN}: {key} is {}, the turn's is {}",
+                p[key], turn[key]
+            ));
+        }
+    }
+    if p.pointer("/FunctionUrlConfig/InvokeMode") != Some(&json!("RESPONSE_STREAM")) {
+        problems.push(format!(
+            "{STREAMING_TWIN}: its function URL does not stream"
+        ));
+    }
+    let env = env_of(&p);
+    if env.get("TUTORFLOW_RESPONSE_STREAMING").map(String::as_str) != Some("true") {
+        problems.push(format!(
+            "{STREAMING_TWIN}: TUTORFLOW_RESPONSE_STREAMING is not true"
+        ));
+    }
+    // No gateway authorizer stands in front of a function URL.
+    if env.get("TUTORFLOW_AUTH_MODE").map(String::as_str) != Some("jwks") {
+        problems.push(format!(
+            "{STREAMING_TWIN}: it must check tokens itself (jwks)"
+        ));
+    }
+    if !p["Events"].is_null() {
+        problems.push(format!(
+            "{STREAMING_TWIN}: the HTTP API routes belong to the turn function"
+        ));
+    }
+    problems
+}
+
+#[test]
+fn the_streaming_twin_is_the_turn_function_behind_a_streaming_url() {
+    assert_clean(check_streaming_twin);
 }
 
 fn check_routes(stack: &Stack) -> Problems {

@@ -174,6 +174,7 @@ async fn watch_app(store: &TempDir, overrides: &[(&str, &str)], webhooks: bool) 
             secret: "env:N8N_WEBHOOK_SECRET".into(),
             student_prefix: "n8n:".into(),
             course_id: "prealgebra".into(),
+            outbound_url: None,
         });
     }
     App::from_config(config, &env).await.unwrap()
@@ -456,4 +457,58 @@ async fn the_webhook_fixture_is_accepted_when_signed_on_sending() {
         "{reply}"
     );
     assert!(reply["session_status"].is_object(), "{reply}");
+}
+
+/// The turn function with response streaming on: `turn/turn.json` asking
+/// for `text/event-stream` answers with delta events and the final
+/// response; the same request asking for JSON is answered whole.
+#[tokio::test]
+async fn a_turn_streams_through_the_streaming_handler() {
+    use http_body_util::BodyExt;
+    use tutorflow::api::lambda::handle_streaming;
+    use tutorflow::api::routes::Function;
+    use tutorflow::llm::sse::SseParser;
+
+    let store = TempDir::new().unwrap();
+    let app = std::sync::Arc::new(watch_app(&store, &[], false).await);
+    let fixtures: BTreeMap<String, Fixture> = fixtures()
+        .into_iter()
+        .map(|f| (f.name.clone(), f))
+        .collect();
+    let created = invoke(&app, &fixtures["turn/create-thread.json"], &[]).await;
+    let thread = check_response(&fixtures["turn/create-thread.json"], &created, 201)["threadId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let turn = &fixtures["turn/turn.json"];
+    let event = turn.text.replace(THREAD_PLACEHOLDER, &thread);
+    let streamed = event.replace(
+        "\"accept\": \"application/json\"",
+        "\"accept\": \"text/event-stream\"",
+    );
+    assert_ne!(streamed, event, "the fixture asks for JSON");
+    let request = lambda_http::request::from_str(&streamed).unwrap();
+    let response = handle_streaming(&app, Function::Turn, request).await;
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.headers()[CONTENT_TYPE], "text/event-stream");
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    let mut parser = SseParser::default();
+    let events = parser.push(&bytes);
+    let names: Vec<&str> = events.iter().filter_map(|e| e.event.as_deref()).collect();
+    assert!(
+        names.len() > 2 && names[..names.len() - 1].iter().all(|n| *n == "delta"),
+        "{names:?}"
+    );
+    assert_eq!(names.last(), Some(&"final"));
+    let last: Value = serde_json::from_str(&events.last().unwrap().data).unwrap();
+    assert!(!last["messages"].as_array().unwrap().is_empty(), "{last}");
+
+    // Without the header: one JSON body, as from the buffered handler.
+    let request = lambda_http::request::from_str(&event).unwrap();
+    let response = handle_streaming(&app, Function::Turn, request).await;
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.headers()[CONTENT_TYPE], "application/json");
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    let whole: Value = serde_json::from_slice(&bytes).unwrap();
+    assert!(whole["messages"].is_array(), "{whole}");
 }

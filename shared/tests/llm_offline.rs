@@ -15,9 +15,10 @@ use tutorflow::engine::fallback::{self, ValidationContext};
 use tutorflow::llm::{OfflineDrillGrader, OfflineExamEvaluator, OfflineSafetyJudge, OfflineTutor};
 use tutorflow::model::{
     CheckReply, ClientEvent, DrillGrader, DrillGradingInput, ExamAvailability, ExamEvaluationInput,
-    ExamEvaluator, ExamTier, Judgement, LlmError, LlmTutorResponse, MappedUnit, PracticeItem,
-    QuestionPhase, QuestionState, SafetyInput, SafetyJudge, SafetyOutcome, StudentIntent, Tutor,
-    TutorAction, TutorTurnInput, UnderstandingSignal,
+    ExamEvaluator, ExamTier, Judgement, LessonBrief, LessonStep, LlmError, LlmTutorResponse,
+    MappedUnit, PacingDirective, PracticeItem, QuestionPhase, QuestionState, SafetyInput,
+    SafetyJudge, SafetyOutcome, StepKind, StudentIntent, Tutor, TutorAction, TutorTurnInput,
+    UnderstandingSignal,
 };
 
 use llm_support::{bundle, sample_units, synthetic, turn_input};
@@ -302,6 +303,7 @@ fn build(bundle: &Bundle, pool: &[Unit], s: &Scenario) -> TutorTurnInput {
         wrong_attempts: 2,
         hints_used: 1,
         previous_answers: vec!["41".into()],
+        help: Default::default(),
     });
     if let Some((_, phase, _)) = s.question {
         input.category.phase = phase;
@@ -455,6 +457,7 @@ fn wrong_answers_escalate_with_the_question_phase() {
             wrong_attempts: 1,
             hints_used: 0,
             previous_answers: vec!["16".into()],
+            help: Default::default(),
         });
         let reply = tutor(&bundle).reply(&input).unwrap();
         assert_eq!(reply.action, TutorAction::SocraticQuestion, "{phase:?}");
@@ -500,6 +503,7 @@ fn an_explanation_never_works_the_pending_problem() {
             wrong_attempts: 2,
             hints_used: 1,
             previous_answers: vec!["63".into()],
+            help: Default::default(),
         });
         let reply = tutor(&bundle).reply(&input).unwrap();
         assert!(!reply.tutor_text.contains("x = 7"), "{}", reply.tutor_text);
@@ -541,6 +545,89 @@ fn stuck_students_get_the_concept_card_and_requested_drills_the_practice_item() 
     let reply = tutor(&bundle).reply(&input).unwrap();
     assert_eq!(reply.action, TutorAction::DrillCard);
     assert_eq!(reply.drill_card.unwrap().question_latex, "x - 8 = 3");
+}
+
+/// A lesson's card follows the pacing: SIMPLIFY gives a smaller step (one
+/// idea, the example kept to lean on), ACCELERATE drops the example.
+#[test]
+fn a_lesson_card_is_sized_by_the_pacing() {
+    let bundle = bundle();
+    let units = sample_units(&bundle);
+    let unit = units
+        .iter()
+        .find(|u| u.key_ideas.len() >= 3 && u.worked_example.is_some())
+        .expect("a unit with three ideas and an example");
+    let card = |pacing: PacingDirective| {
+        let mut input = everything_allowed(std::slice::from_ref(unit));
+        input.policy.stuck = true;
+        input.category.id = "stuck".into();
+        input.pacing = pacing;
+        input.lesson = Some(lesson_at(
+            StepKind::Explain,
+            &unit.key_ideas[0],
+            &unit.title,
+        ));
+        let reply = tutor(&bundle).reply(&input).unwrap();
+        assert_eq!(reply.action, TutorAction::ConceptCard);
+        reply.concept_card.unwrap()
+    };
+    let steady = card(PacingDirective::Steady);
+    assert_eq!(steady.key_ideas.len(), 3);
+    assert!(steady.worked_example.is_some());
+
+    let simplify = card(PacingDirective::Simplify);
+    assert_eq!(simplify.key_ideas.len(), 1, "a smaller step");
+    assert!(simplify.worked_example.is_some());
+
+    let accelerate = card(PacingDirective::Accelerate);
+    assert_eq!(accelerate.key_ideas.len(), 3);
+    assert!(
+        accelerate.worked_example.is_none(),
+        "no example to wade through"
+    );
+}
+
+/// A lesson at a step of `kind` about `concept`.
+fn lesson_at(kind: StepKind, concept: &str, title: &str) -> LessonBrief {
+    LessonBrief {
+        step: Some(LessonStep {
+            number: 1,
+            title: title.to_owned(),
+            kind,
+            concept: concept.to_owned(),
+            success_criteria: None,
+        }),
+        steps_total: 4,
+        steps_completed: 0,
+        complete: false,
+        closing: false,
+    }
+}
+
+/// After a right answer in a lesson's check step a student is asked to
+/// explain it; one whose replies are fading gets the next item instead.
+#[test]
+fn a_disengaged_student_in_a_lesson_gets_an_item_not_a_teach_back() {
+    let bundle = bundle();
+    let units = sample_units(&bundle);
+    let reply = |disengaged: bool| {
+        let mut input = everything_allowed(&units);
+        input.category.id = "correct".into();
+        input.question = None;
+        input.style.disengaged = disengaged;
+        input.lesson = Some(lesson_at(StepKind::Check, &units[0].title, &units[0].title));
+        input.context.practice_item = Some(PracticeItem {
+            unit_id: units[0].id.clone(),
+            prompt: "Solve for x".into(),
+            question_latex: "x - 8 = 3".into(),
+            options: None,
+        });
+        tutor(&bundle).reply(&input).unwrap()
+    };
+    assert_eq!(reply(false).action, TutorAction::SocraticQuestion);
+    let fading = reply(true);
+    assert_eq!(fading.action, TutorAction::DrillCard);
+    assert_eq!(fading.drill_card.unwrap().question_latex, "x - 8 = 3");
 }
 
 #[test]

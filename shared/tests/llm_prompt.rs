@@ -17,7 +17,7 @@ use tutorflow::llm::tokens;
 use tutorflow::llm::{ChatRole, Endpoint, LlmBinding, LlmTutor, RetryPolicy};
 use tutorflow::model::{
     AnswerKind, ExamCandidate, ExamTier, ExpectedAnswer, HistoryMessage, LlmError, PendingQuestion,
-    PracticeItem, QuestionPhase, QuestionState, Role, Tutor,
+    PracticeItem, ProblemBrief, QuestionPhase, QuestionState, Role, Tutor,
 };
 
 use llm_support::{bundle, sample_units, turn_input};
@@ -386,4 +386,99 @@ fn a_question_session_tells_the_model_what_was_discussed_and_when_to_close() {
         all.contains("This question session has already ended"),
         "{all}"
     );
+}
+
+/// A lesson's mode block says what the turn's pacing means for its step:
+/// a smaller step under SIMPLIFY, a brisk one under ACCELERATE, nothing
+/// more otherwise.
+#[test]
+fn the_lesson_block_carries_the_pacing_of_the_step() {
+    use tutorflow::model::{LessonBrief, LessonStep, Mode, PacingDirective, StepKind};
+    let bundle = bundle();
+    let units = sample_units(&bundle);
+    let lesson = &workflow(&bundle).prompt_signals.lesson;
+    let system = |pacing: PacingDirective| {
+        let mut input = turn_input(&units);
+        input.mode = Mode::TeachMe;
+        input.pacing = pacing;
+        input.lesson = Some(LessonBrief {
+            step: Some(LessonStep {
+                number: 2,
+                title: "Undo addition and subtraction".into(),
+                kind: StepKind::Check,
+                concept: "inverse of + and -".into(),
+                success_criteria: None,
+            }),
+            steps_total: 4,
+            steps_completed: 1,
+            complete: false,
+            closing: false,
+        });
+        let prompt = tutor_prompt(&bundle.prompts, &roomy(&bundle), &input).unwrap();
+        prompt.messages[0].content.clone()
+    };
+    let simplify = system(PacingDirective::Simplify);
+    assert!(simplify.contains("step 2 of 4, a check step"));
+    assert!(simplify.contains(lesson.simplify.trim()));
+    assert!(!simplify.contains(lesson.accelerate.trim()));
+    let accelerate = system(PacingDirective::Accelerate);
+    assert!(accelerate.contains(lesson.accelerate.trim()));
+    assert!(!accelerate.contains(lesson.simplify.trim()));
+    let steady = system(PacingDirective::Steady);
+    assert!(!steady.contains(lesson.simplify.trim()) && !steady.contains(lesson.accelerate.trim()));
+}
+
+/// Seed 003's hybrid memory as the model reads it: the problem in the mode
+/// block, the turns kept from the previous problem marked as such, the
+/// current problem's turns not; trimming the history drops the earlier
+/// problem's turns first.
+#[test]
+fn the_prompt_marks_the_turns_kept_from_the_previous_problem() {
+    let bundle = bundle();
+    let units = sample_units(&bundle);
+    let mut input = turn_input(&units);
+    let line = |role, text: &str| HistoryMessage {
+        role,
+        text: text.into(),
+    };
+    input.history = vec![
+        line(Role::Student, "27"),
+        line(Role::Assistant, "Spot on! Problem 2 of 5: What is 7 x 8?"),
+        line(Role::Student, "54"),
+        line(Role::Assistant, "Not quite. How did you start?"),
+    ];
+    input.problem = Some(ProblemBrief {
+        number: 2,
+        total: 5,
+        text: "What is 7 x 8?".into(),
+        hint: Some("Think of 7 x 8 as 7 x 4 doubled.".into()),
+        earlier_messages: 2,
+        finishing: false,
+    });
+    let prompt = tutor_prompt(&bundle.prompts, &roomy(&bundle), &input).unwrap();
+    let system = &prompt.messages[0].content;
+    assert!(
+        system.contains("Problem 2 of 5: \"What is 7 x 8?\""),
+        "{system}"
+    );
+    assert!(
+        system.contains("Think of 7 x 8 as 7 x 4 doubled."),
+        "{system}"
+    );
+    let user = &prompt.messages[3].content;
+    assert!(user.contains("(previous problem) Student: 27"), "{user}");
+    assert!(
+        user.contains("(previous problem) Tutor: Spot on! Problem 2 of 5"),
+        "{user}"
+    );
+    assert!(user.contains("\nStudent: 54"), "{user}");
+    assert!(!user.contains("(previous problem) Student: 54"), "{user}");
+
+    // With room for only the last two messages, the previous problem's go.
+    let mut tight = roomy(&bundle);
+    tight.history_messages = 2;
+    let prompt = tutor_prompt(&bundle.prompts, &tight, &input).unwrap();
+    let user = &prompt.messages[3].content;
+    assert!(!user.contains("(previous problem)"), "{user}");
+    assert!(user.contains("Student: 54"), "{user}");
 }

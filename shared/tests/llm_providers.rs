@@ -831,7 +831,9 @@ fn the_stack_builds_one_provider_per_kind_and_needs_keys() {
     config.summary = ProviderKind::Openai;
     assert_eq!(
         LlmStack::from_config(&config, env, RetryPolicy::default()).unwrap_err(),
-        LlmSetupError::MissingKey { provider: "openai" }
+        LlmSetupError::MissingKey {
+            section: "llm.openai"
+        }
     );
     config.openai.api_key = Some("env:OPENAI_KEY".into());
     let stack = LlmStack::from_config(&config, env, RetryPolicy::default()).unwrap();
@@ -851,7 +853,7 @@ fn the_stack_builds_one_provider_per_kind_and_needs_keys() {
     assert_eq!(
         LlmStack::from_config(&config, env, RetryPolicy::default()).unwrap_err(),
         LlmSetupError::UnsetKey {
-            provider: "anthropic",
+            section: "llm.anthropic",
             reference: "env:ANTHROPIC_KEY".into()
         }
     );

@@ -331,11 +331,17 @@ fn configuration_turns_transcription_on_and_needs_a_key() {
             .is_none()
     );
     config.provider = TranscriptionProvider::Openai;
+    let missing = OpenAiTranscriber::from_config(&config, env, RetryPolicy::default()).unwrap_err();
     assert_eq!(
-        OpenAiTranscriber::from_config(&config, env, RetryPolicy::default()).unwrap_err(),
+        missing,
         LlmSetupError::MissingKey {
-            provider: "transcription"
+            section: "transcription"
         }
+    );
+    // The message names the setting to fix, as written in the configuration.
+    assert!(
+        missing.to_string().starts_with("transcription.api_key "),
+        "{missing}"
     );
     config.api_key = Some("env:STT_KEY".into());
     let transcriber = OpenAiTranscriber::from_config(&config, env, RetryPolicy::default())

@@ -779,9 +779,9 @@ async fn refusals_and_retries_answer_as_documented() {
         .send(
             call(Call::post(
                 "/threads",
-                &json!({ "courseId": COURSE, "mode": "exam" }),
+                &json!({ "courseId": COURSE, "mode": "exam", "questionCount": 0 }),
             )),
-            422,
+            400,
         )
         .await;
     checked

@@ -37,6 +37,8 @@ async function check(name, fn) {
   } catch (e) {
     results.push({ name, ok: false });
     console.log(`FAIL  ${name}: ${e?.stack ?? e}`);
+    // What the page showed when it failed.
+    await context?.pages()[0]?.screenshot({ path: join(shots, 'failed.png') }).catch(() => {});
     throw e;
   }
 }
@@ -371,6 +373,101 @@ async function main() {
     expect((await page.locator('.msg.student').count()) === before + 1, 'the retried message arrived once');
   });
 
+  await check('a mode the server refuses is no longer offered', async () => {
+    await page.getByRole('button', { name: '+ New session' }).click();
+    const form = page.getByRole('form', { name: 'New session' });
+    await form.getByLabel(/Teach me a topic/).check();
+    // The catalog offers the mode, but this server refuses to start it.
+    await page.route('**/threads', (route) =>
+      route.request().method() === 'POST'
+        ? route.fulfill({
+            status: 422,
+            contentType: 'application/problem+json',
+            body: JSON.stringify({ type: 'urn:tutorflow:problem:mode-not-available', title: 'Mode not available yet', status: 422, detail: 'mode `teach_me` is not available yet' }),
+          })
+        : route.continue(),
+    );
+    await form.getByRole('button', { name: 'Start' }).click();
+    await form.getByRole('alert').waitFor();
+    const shown = await form.locator('input[name=ns-mode]').evaluateAll((els) => els.map((e) => e.value));
+    expect(!shown.includes('teach_me'), `teach_me still offered: ${shown}`);
+    expect(shown.length > 0 && (await form.locator('input[name=ns-mode]:checked').count()) === 1, 'another mode is chosen');
+    await shot(page, '14-mode-refused', form);
+    await page.unroute('**/threads');
+    // A fresh page reads the catalog again.
+    await page.reload();
+    await page.locator('.timeline').waitFor();
+  });
+
+  await check('teach me: pick the mode and a topic; the plan beside the conversation moves with each answer', async () => {
+    await page.getByRole('button', { name: '+ New session' }).click();
+    const form = page.getByRole('form', { name: 'New session' });
+    await form.getByLabel(/Teach me a topic/).check();
+    const topic = form.getByLabel('Topic', { exact: true });
+    await topic.locator('option[value="whole-numbers"]').waitFor({ state: 'attached' });
+    const options = await topic.locator('option').allTextContents();
+    expect(options.length === 16 && options[0] === 'Let the tutor choose', `topics: ${options}`);
+    await topic.selectOption('whole-numbers');
+    await shot(page, '15-new-teach-me', form);
+    await axe(page, 'new session form');
+    await form.getByLabel(/What do you want to work on/).fill('adding and subtracting');
+    await form.getByRole('button', { name: 'Start' }).click();
+    await page.locator('.timeline').waitFor();
+    const plan = page.getByTestId('study-plan');
+    const steps = plan.locator('li.plan-step');
+    await steps.first().waitFor();
+    expect((await steps.count()) === 4, `${await steps.count()} steps: ${await plan.innerHTML()}`);
+    expect((await steps.first().getAttribute('aria-current')) === 'step', 'the first step is current');
+    expect((await plan.getByTestId('plan-completed').textContent()) === '0', 'nothing done yet');
+    expect((await steps.first().textContent()).includes('What each digit is worth'), await steps.first().textContent());
+
+    const done = async () => Number(await plan.getByTestId('plan-completed').textContent());
+    let wrong = 0;
+    let replanShot = false;
+    const progressed = [];
+    for (let turn = 0; turn < 40 && !(await plan.locator('.plan-done').count()); turn++) {
+      const before = await done();
+      const current = plan.locator('li.plan-step[aria-current=step]');
+      const kind = (await current.count()) ? await current.locator('.kind').textContent() : '';
+      const card = latestCard(page);
+      const open = (await card.count()) && (await card.getByRole('button', { name: 'Check Answer' }).count());
+      if (open) {
+        // Three wrong answers on the check step block it: the plan changes.
+        const right = !(kind === 'Check' && wrong < 3);
+        await answerDrill(page, card, right);
+        if (!right) wrong += 1;
+        await card.getByRole('button', { name: 'Continue' }).click();
+        await waitIdle(page);
+      } else if (kind === 'Learn') {
+        await say(page, 'I see, each digit is worth ten times the one on its right');
+      } else {
+        await say(page, 'Can I have a practice question?');
+      }
+      if ((await done()) > before) progressed.push(turn);
+      if (wrong === 3 && !replanShot) {
+        replanShot = true;
+        await plan.locator('.replans').waitFor({ timeout: 10_000 });
+        await plan.locator('.replans summary').click();
+        await shot(page, '16-teach-me-replanned');
+      }
+    }
+    expect(await plan.locator('.plan-done').count(), 'the plan completes');
+    expect(progressed.length >= 3, `steps completed one by one: ${progressed}`);
+    expect((await plan.locator('.replans li').count()) >= 1, 'the replan is listed');
+    const total = await steps.count();
+    expect(total >= 4 && total <= 5, `${total} steps after the replan`);
+    expect((await done()) === (await plan.locator('li.plan-step[data-status=completed]').count()), 'the count matches the steps');
+    expect((await plan.locator('li.plan-step[aria-current]').count()) === 0, 'no current step once complete');
+    const text = await page.locator('.msg.assistant .bubble').last().textContent();
+    expect(/learned|another look/.test(text), `the completion message: ${text}`);
+    await shot(page, '17-teach-me-complete');
+    await axe(page, 'teach_me workspace');
+    // The plan is read back with the conversation.
+    await page.reload();
+    await plan.waitFor();
+    expect(await plan.locator('.plan-done').count(), 'the finished plan after a reload');
+  });
+
   await check('a phone: sessions behind the menu, progress behind Info', async () => {
     const phone = await context.newPage();
     await phone.setViewportSize({ width: 390, height: 844 });
@@ -380,8 +477,21 @@ async function main() {
     await phone.getByRole('button', { name: 'Sessions' }).click();
     await phone.locator('.left .threads a').first().click();
     await phone.locator('.timeline').waitFor();
+    // The newest session is the lesson: its plan is one tap away.
+    const strip = phone.locator('.plan-strip');
+    expect(await strip.isVisible(), 'the plan strip above the conversation');
+    expect((await strip.textContent()).includes('Plan complete'), await strip.textContent());
     await shot(phone, '11-phone');
-    await phone.getByRole('button', { name: 'Info' }).click();
+    await strip.click();
+    await phone.getByTestId('study-plan').waitFor({ state: 'visible' });
+    await phone.waitForFunction(() => getComputedStyle(document.querySelector('.right')).transform === 'none');
+    await shot(phone, '11b-phone-plan');
+    // The drawer now covers the strip; Info closes it, and opens it again.
+    const info = phone.getByRole('button', { name: 'Info' });
+    expect((await info.getAttribute('aria-expanded')) === 'true', 'Info shows the drawer is open');
+    await info.click();
+    await phone.waitForFunction(() => getComputedStyle(document.querySelector('.right')).visibility === 'hidden');
+    await info.click();
     await phone.locator('.right .focus').waitFor({ state: 'visible' });
     // The drawer slides in; photograph it once it has arrived.
     await phone.waitForFunction(() => getComputedStyle(document.querySelector('.right')).transform === 'none');

@@ -63,41 +63,49 @@ impl App {
             } else {
                 match self.route(&incoming, only).await {
                     Ok(response) => response,
-                    Err(e) => {
-                        match &e {
-                            ServiceError::Internal(detail) => {
-                                tracing::error!(error = %detail, "request failed")
-                            }
-                            // Expected outcomes of concurrent requests, not faults.
-                            ServiceError::Store(
-                                store @ (StoreError::Conflict(_)
-                                | StoreError::IdempotencyInProgress { .. }
-                                | StoreError::IdempotencyKeyReused { .. }),
-                            ) => {
-                                tracing::warn!(error = %store, "request refused: concurrent change")
-                            }
-                            ServiceError::Store(store) => {
-                                tracing::error!(error = %store, "store error")
-                            }
-                            ServiceError::Problem(p) if p.status.is_server_error() => {
-                                tracing::warn!(detail = %p.detail, "request failed")
-                            }
-                            ServiceError::Problem(_) => {}
-                        }
-                        e.to_problem().to_response(&path, &request_id)
-                    }
+                    Err(e) => self.failure(e, &path, &request_id),
                 }
             };
-            cors(response.headers_mut());
-            if let Ok(v) = HeaderValue::from_str(&request_id) {
-                response.headers_mut().insert(REQUEST_ID_HEADER, v);
-            }
+            self.decorate(&mut response, &request_id);
             tracing::Span::current().record("status", response.status().as_u16());
             tracing::info!("handled");
             response
         }
         .instrument(span)
         .await
+    }
+
+    /// The problem+json response for `e`, logged as its kind deserves.
+    pub(super) fn failure(&self, e: ServiceError, path: &str, request_id: &str) -> Response<Bytes> {
+        match &e {
+            ServiceError::Internal(detail) => {
+                tracing::error!(error = %detail, "request failed")
+            }
+            // Expected outcomes of concurrent requests, not faults.
+            ServiceError::Store(
+                store @ (StoreError::Conflict(_)
+                | StoreError::IdempotencyInProgress { .. }
+                | StoreError::IdempotencyKeyReused { .. }),
+            ) => {
+                tracing::warn!(error = %store, "request refused: concurrent change")
+            }
+            ServiceError::Store(store) => {
+                tracing::error!(error = %store, "store error")
+            }
+            ServiceError::Problem(p) if p.status.is_server_error() => {
+                tracing::warn!(detail = %p.detail, "request failed")
+            }
+            ServiceError::Problem(_) => {}
+        }
+        e.to_problem().to_response(path, request_id)
+    }
+
+    /// The headers every response carries: CORS and the request id.
+    pub(super) fn decorate(&self, response: &mut Response<Bytes>, request_id: &str) {
+        cors(response.headers_mut());
+        if let Ok(v) = HeaderValue::from_str(request_id) {
+            response.headers_mut().insert(REQUEST_ID_HEADER, v);
+        }
     }
 
     async fn route(
@@ -146,7 +154,7 @@ impl App {
         result.map(ok_response)
     }
 
-    async fn authenticate<'a>(
+    pub(super) async fn authenticate<'a>(
         &'a self,
         spec: &RouteSpec,
         incoming: &Incoming,
@@ -434,7 +442,7 @@ fn preflight() -> Response<Bytes> {
 
 /// Apps call the API from browsers; tokens travel in a header, not cookies,
 /// so any origin may call it.
-fn cors(headers: &mut HeaderMap) {
+pub(super) fn cors(headers: &mut HeaderMap) {
     headers.insert(
         header::ACCESS_CONTROL_ALLOW_ORIGIN,
         HeaderValue::from_static("*"),

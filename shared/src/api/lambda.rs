@@ -3,11 +3,18 @@
 //! secrets and build the app on the first invocation (the Parameters and
 //! Secrets extension serves only then), then serve each API Gateway (HTTP
 //! API v2) event through the shared handler.
+//!
+//! With `TUTORFLOW_RESPONSE_STREAMING=true` the turn function answers
+//! through Lambda response streaming instead, behind a function URL whose
+//! invoke mode is `RESPONSE_STREAM` (function URL events have the HTTP API
+//! v2 shape): a turn that asks for `text/event-stream` reaches the student
+//! word by word; every other request is answered whole, as before.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use bytes::Bytes;
+use http_body_util::{Either, Full};
 use lambda_http::request::RequestContext;
 use lambda_http::{Body, Error, Request, RequestExt, Response, service_fn};
 use tokio::sync::OnceCell;
@@ -15,6 +22,7 @@ use tokio::sync::OnceCell;
 use super::handler::Incoming;
 use super::logging;
 use super::routes::Function;
+use super::stream::{Answer, EventBody};
 use crate::config::Config;
 use crate::secrets::SecretResolver;
 use crate::service::{App, Resources};
@@ -28,14 +36,14 @@ struct ColdStart {
     config: Config,
     resources: Resources,
     secrets: SecretResolver,
-    app: OnceCell<App>,
+    app: OnceCell<Arc<App>>,
 }
 
 impl ColdStart {
     /// The app, built on first use. A failure is not kept: the next
     /// invocation tries again (a secret created after the deploy, a
     /// throttled read).
-    async fn app(&self) -> Result<&App, Error> {
+    async fn app(&self) -> Result<&Arc<App>, Error> {
         self.app
             .get_or_try_init(|| async {
                 let secrets = self.secrets.fetch(&self.config).await?;
@@ -44,7 +52,7 @@ impl ColdStart {
                     self.resources.clone(),
                     &secrets.lookup(env),
                 )?;
-                Ok::<_, Error>(app)
+                Ok::<_, Error>(Arc::new(app))
             })
             .await
             .inspect_err(|e| tracing::error!(error = %e, "startup failed"))
@@ -69,7 +77,19 @@ pub async fn run(function: Function) -> Result<(), Error> {
         cold.await
             .inspect_err(|e| tracing::error!(error = %e, "cold start failed"))?,
     );
-    tracing::info!(function = function.name(), "ready");
+    let streaming = function == Function::Turn
+        && env(STREAMING_ENV).is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
+    tracing::info!(function = function.name(), streaming, "ready");
+    if streaming {
+        return lambda_http::run_with_streaming_response(service_fn(move |event: Request| {
+            let cold = cold.clone();
+            async move {
+                let app = cold.app().await?;
+                Ok::<_, Error>(handle_streaming(app, function, event).await)
+            }
+        }))
+        .await;
+    }
     lambda_http::run(service_fn(move |event: Request| {
         let cold = cold.clone();
         async move {
@@ -90,6 +110,24 @@ pub async fn handle(app: &App, function: Function, event: Request) -> Response<B
         Err(e) => Body::Binary(e.into_bytes()),
     };
     Response::from_parts(parts, body)
+}
+
+/// Turns on response streaming for the turn function.
+pub const STREAMING_ENV: &str = "TUTORFLOW_RESPONSE_STREAMING";
+
+/// A streamed function's response body: whole, or written as the turn runs.
+pub type StreamedBody = Either<Full<bytes::Bytes>, EventBody>;
+
+/// One function URL event through the shared handler, streamed when asked.
+pub async fn handle_streaming(
+    app: &Arc<App>,
+    function: Function,
+    event: Request,
+) -> Response<StreamedBody> {
+    match app.handle_streaming(incoming(event), Some(function)).await {
+        Answer::Whole(response) => response.map(|b| Either::Left(Full::new(b))),
+        Answer::Streamed(response) => response.map(Either::Right),
+    }
 }
 
 /// The event as the shared handler takes it, with the authorizer's claims.

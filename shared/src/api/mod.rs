@@ -14,4 +14,5 @@ pub mod problem;
 pub mod routes;
 pub mod server;
 pub mod site;
+pub mod stream;
 pub mod webhook;

@@ -7,7 +7,7 @@ use std::future::Future;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use http_body_util::Full;
+use http_body_util::{Either, Full};
 use hyper::body::Incoming as Body;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
@@ -17,6 +17,7 @@ use tokio::net::TcpListener;
 
 use super::intake::read_request;
 use super::site::LocalSite;
+use super::stream::{Answer, EventBody};
 use crate::service::App;
 
 /// Accepts connections on `listener` until `shutdown` completes: the API only.
@@ -62,12 +63,16 @@ pub async fn serve_with_site(
     }
 }
 
-async fn respond(app: &App, site: &LocalSite, request: Request<Body>) -> Response<Full<Bytes>> {
+/// A whole response, or an event stream written as the turn runs.
+type ServedBody = Either<Full<Bytes>, EventBody>;
+
+async fn respond(app: &Arc<App>, site: &LocalSite, request: Request<Body>) -> Response<ServedBody> {
+    let whole = |response: Response<Bytes>| response.map(|b| Either::Left(Full::new(b)));
     let request_id = uuid::Uuid::new_v4().to_string();
     let (parts, body) = request.into_parts();
     let incoming = match read_request(app, parts, body, request_id).await {
         Ok(incoming) => incoming,
-        Err(refused) => return (*refused).map(Full::new),
+        Err(refused) => return whole(*refused),
     };
     if let Some(answer) = site.respond(
         &incoming.method,
@@ -77,7 +82,10 @@ async fn respond(app: &App, site: &LocalSite, request: Request<Body>) -> Respons
     ) {
         let response =
             answer.unwrap_or_else(|p| p.to_response(incoming.uri.path(), &incoming.request_id));
-        return response.map(Full::new);
+        return whole(response);
     }
-    app.handle(incoming, None).await.map(Full::new)
+    match app.handle_streaming(incoming, None).await {
+        Answer::Whole(response) => whole(response),
+        Answer::Streamed(response) => response.map(Either::Right),
+    }
 }

@@ -87,6 +87,14 @@ impl WebhookVerifier {
         })
     }
 
+    /// An integration's settings and resolved secret, by id.
+    pub fn integration(&self, id: &str) -> Option<(&WebhookIntegration, &[u8])> {
+        self.integrations
+            .iter()
+            .find(|i| i.config.id == id)
+            .map(|i| (&i.config, i.secret.as_slice()))
+    }
+
     /// The integration that signed this request, checked against `now`
     /// (unix seconds): a signature outside the tolerance window is refused,
     /// so a captured request cannot be replayed later.
@@ -157,6 +165,7 @@ mod tests {
             secret: "env:HOOK".into(),
             student_prefix: "n8n:".into(),
             course_id: "prealgebra".into(),
+            outbound_url: None,
         };
         WebhookVerifier::from_config(&[integration], 300, |k| {
             (k == "HOOK").then(|| "s3cret".to_owned())
@@ -223,6 +232,7 @@ mod tests {
             secret: "env:NOPE".into(),
             student_prefix: "lms:".into(),
             course_id: "prealgebra".into(),
+            outbound_url: None,
         };
         let err = WebhookVerifier::from_config(&[integration], 300, |_| None)
             .err()

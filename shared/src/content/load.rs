@@ -10,7 +10,7 @@ use serde::de::DeserializeOwned;
 
 use super::blueprint::Blueprint;
 use super::blueprint_check::{self, Probe};
-use super::course::{Course, CourseFile, ExamItem, Unit};
+use super::course::{AuthoredStep, Course, CourseFile, ExamItem, Unit};
 use super::diagnostic::{Diagnostic, Diagnostics};
 use super::prompt::{PromptRole, PromptTemplate};
 use super::source::ContentFiles;
@@ -491,11 +491,18 @@ impl Loader {
                 );
             }
             let d = &c.detect;
+            // A mode may answer as a category it never detects.
+            let answered_as = [
+                &w.modes.problem_set.solved_category,
+                &w.modes.problem_set.skipped_category,
+            ]
+            .contains(&&c.id);
             if d.grades.is_empty()
                 && d.intents.is_empty()
                 && d.phrases.is_empty()
                 && !d.unrelated
                 && !c.set_by_mode
+                && !answered_as
             {
                 self.at_key(
                     doc,
@@ -806,34 +813,59 @@ impl Loader {
             PromptRole::LessonComplete,
             teach_me.key("review_prompt"),
         );
+        let problem_set = root.key("modes").key("problem_set");
+        let ps = &w.modes.problem_set;
+        for (key, name) in [
+            ("next_problem_prompt", &ps.next_problem_prompt),
+            ("complete_prompt", &ps.complete_prompt),
+            ("skip_offer_prompt", &ps.skip_offer_prompt),
+            ("intervene_prompt", &ps.intervene_prompt),
+        ] {
+            use_prompt(name, PromptRole::ProblemSetText, problem_set.key(key));
+        }
+        for (i, category) in ps.skip_categories.iter().enumerate() {
+            if w.category(category).is_none() {
+                self.at(
+                    doc,
+                    &problem_set.key("skip_categories").index(i),
+                    format!("`{category}` is not a routing category of this workflow"),
+                );
+            }
+        }
+        if ps.min_problems == 0 || ps.min_problems > ps.max_problems {
+            self.at(
+                doc,
+                &problem_set.key("min_problems"),
+                "min_problems must be at least 1 and at most max_problems".to_owned(),
+            );
+        }
         let clarify = root.key("modes").key("clarify_doubts");
         let clarify_doubts = &w.modes.clarify_doubts;
-        for (at, category) in [
+        for (node, key, category) in [
             (
-                teach_me.key("closing_category"),
+                &teach_me,
+                "closing_category",
                 &w.modes.teach_me.closing_category,
             ),
             (
-                teach_me.key("replan_category"),
+                &teach_me,
+                "replan_category",
                 &w.modes.teach_me.replan_category,
             ),
+            (&problem_set, "solved_category", &ps.solved_category),
+            (&problem_set, "skipped_category", &ps.skipped_category),
+            (&clarify, "answer_category", &clarify_doubts.answer_category),
             (
-                clarify.key("answer_category"),
-                &clarify_doubts.answer_category,
-            ),
-            (
-                clarify.key("closing_category"),
+                &clarify,
+                "closing_category",
                 &clarify_doubts.closing_category,
             ),
-            (
-                clarify.key("after_category"),
-                &clarify_doubts.after_category,
-            ),
+            (&clarify, "after_category", &clarify_doubts.after_category),
         ] {
             if w.category(category).is_none() {
                 self.at(
                     doc,
-                    &at,
+                    &node.key(key),
                     format!("`{category}` is not a routing category of this workflow"),
                 );
             }
@@ -875,6 +907,7 @@ impl Loader {
                 self.at(doc, &signals.key(group).key(name), "text is empty");
             }
         }
+        self.check_lesson_texts(doc, &signals.key("lesson"));
         let offline = YamlPath::root().key("offline_tutor");
         let phrases = &w.offline_tutor;
         for (id, reaction) in &phrases.reactions {
@@ -904,6 +937,50 @@ impl Loader {
                 );
             }
             self.check_phrases(doc, &at, list, slot);
+        }
+    }
+
+    /// The lesson texts of the tutor prompt's mode block use only the
+    /// placeholders filled in for them; an unknown one would reach the model
+    /// as it is written. Each is reported where it stands in the file.
+    fn check_lesson_texts(&mut self, doc: &Doc<Workflow>, at: &YamlPath) {
+        for (name, text, allowed) in doc.value.prompt_signals.lesson.texts() {
+            let text_at = at.key(name);
+            let template = match PromptTemplate::parse(name, text) {
+                Ok(t) => t,
+                Err(errors) => {
+                    for e in errors {
+                        self.at(doc, &text_at, e.message);
+                    }
+                    continue;
+                }
+            };
+            for p in template.placeholders() {
+                if allowed.contains(&p.name.as_str()) {
+                    continue;
+                }
+                let pos = doc
+                    .index
+                    .locate_within(&text_at, &format!("{{{{{}}}}}", p.name));
+                let available = if allowed.is_empty() {
+                    "none".to_owned()
+                } else {
+                    allowed
+                        .iter()
+                        .map(|a| format!("{{{{{a}}}}}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                };
+                self.error(
+                    &doc.path,
+                    pos.line,
+                    pos.column,
+                    format!(
+                        "placeholder {{{{{}}}}} cannot be used in prompt_signals.lesson.{name}; available: {available}",
+                        p.name
+                    ),
+                );
+            }
         }
     }
 
@@ -1474,6 +1551,7 @@ impl Loader {
             }
         }
         if let Some(plan) = &u.study_plan {
+            self.check_plan_texts(doc, &root.key("study_plan"), plan);
             let drafts: Vec<StepDraft> = plan.iter().map(StepDraft::from).collect();
             if let Err(problem) = study_plan::check_drafts(&drafts, u) {
                 let at = root.key("study_plan");
@@ -1485,6 +1563,39 @@ impl Loader {
         }
         for (i, q) in u.exam.iter().enumerate() {
             self.check_exam_item(doc, &root.key("exam").index(i), q, question_ids);
+        }
+    }
+
+    /// An authored plan's words go into the tutor prompt as they are: a
+    /// `{{placeholder}}` in them is never filled, so it is an error where
+    /// it stands.
+    fn check_plan_texts(&mut self, doc: &Doc<Unit>, at: &YamlPath, plan: &[AuthoredStep]) {
+        for (i, step) in plan.iter().enumerate() {
+            let fields = [
+                ("title", Some(&step.title)),
+                ("concept", Some(&step.concept)),
+                ("success_criteria", step.success_criteria.as_ref()),
+            ];
+            for (field, text) in fields {
+                let Some(text) = text else { continue };
+                let Some(start) = text.find("{{") else {
+                    continue;
+                };
+                let end = text[start..]
+                    .find("}}")
+                    .map_or(text.len(), |e| start + e + 2);
+                let written = &text[start..end];
+                let field_at = at.index(i).key(field);
+                let pos = doc.index.locate_within(&field_at, written);
+                self.error(
+                    &doc.path,
+                    pos.line,
+                    pos.column,
+                    format!(
+                        "`{written}` is never filled in a study plan's {field}: write the words themselves"
+                    ),
+                );
+            }
         }
     }
 

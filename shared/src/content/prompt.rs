@@ -28,6 +28,9 @@ pub enum PromptRole {
     Welcome,
     /// Added to the reply that ends a teach_me study plan.
     LessonComplete,
+    /// Added by the problem_set mode to a reply: the next problem, the end
+    /// of the session, the offer to skip, the teacher alert.
+    ProblemSetText,
 }
 
 impl PromptRole {
@@ -92,6 +95,7 @@ impl PromptRole {
                 "question_count",
             ],
             PromptRole::LessonComplete => &["unit_title", "learned", "to_review"],
+            PromptRole::ProblemSetText => &["number", "total", "problem", "summary", "focus"],
         }
     }
 
@@ -123,6 +127,7 @@ impl PromptRole {
             PromptRole::Safety => "safety",
             PromptRole::Welcome => "welcome",
             PromptRole::LessonComplete => "lesson complete",
+            PromptRole::ProblemSetText => "problem set text",
         }
     }
 }

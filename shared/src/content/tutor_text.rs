@@ -25,6 +25,9 @@ pub struct PromptSignals {
     /// Where a question session is, after the mode's rules.
     #[serde(default)]
     pub clarify: ClarifyTexts,
+    /// Where a problem set is, after the mode's rules.
+    #[serde(default)]
+    pub problem: ProblemTexts,
 }
 
 /// The question session texts: `discussed` may use `{{concepts}}`, `past`
@@ -38,14 +41,54 @@ pub struct ClarifyTexts {
     pub complete: String,
 }
 
+/// The problem set texts: `current` may use `{{number}}`, `{{total}}` and
+/// `{{problem}}`, `hint` `{{hint}}`; `finishing` is said when the problem is
+/// done and the next one follows the reply.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProblemTexts {
+    pub current: String,
+    pub hint: String,
+    pub finishing: String,
+}
+
 /// The lesson texts; `step` may use `{{number}}`, `{{total}}`, `{{kind}}`,
-/// `{{title}}`, `{{concept}}` and `{{success_criteria}}`.
+/// `{{title}}`, `{{concept}}` and `{{success_criteria}}`, the others no
+/// placeholder. `simplify` and `accelerate` follow `step` when the turn's
+/// pacing is SIMPLIFY or ACCELERATE: what the pacing means for the step.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LessonTexts {
     pub step: String,
     pub complete: String,
     pub closing: String,
+    #[serde(default)]
+    pub simplify: String,
+    #[serde(default)]
+    pub accelerate: String,
+}
+
+impl LessonTexts {
+    /// The placeholders the `step` text may use.
+    pub const STEP_PLACEHOLDERS: [&'static str; 6] = [
+        "number",
+        "total",
+        "kind",
+        "title",
+        "concept",
+        "success_criteria",
+    ];
+
+    /// Each text with its key and the placeholders it may use.
+    pub fn texts(&self) -> [(&'static str, &str, &'static [&'static str]); 5] {
+        [
+            ("step", &self.step, &Self::STEP_PLACEHOLDERS),
+            ("complete", &self.complete, &[]),
+            ("closing", &self.closing, &[]),
+            ("simplify", &self.simplify, &[]),
+            ("accelerate", &self.accelerate, &[]),
+        ]
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -113,8 +156,9 @@ impl PromptSignals {
         }
     }
 
-    /// The mode block of a planned lesson: where it is and what this reply does.
-    pub fn lesson(&self, lesson: &crate::model::LessonBrief) -> String {
+    /// The mode block of a planned lesson: where it is and what this reply
+    /// does, and what this turn's pacing means for the step.
+    pub fn lesson(&self, lesson: &crate::model::LessonBrief, pacing: PacingDirective) -> String {
         let l = &self.lesson;
         if lesson.closing {
             return l.closing.trim().to_owned();
@@ -127,7 +171,13 @@ impl PromptSignals {
             crate::model::StepKind::Check => "check",
             crate::model::StepKind::Practice => "practice",
         };
-        l.step
+        let pace = match pacing {
+            PacingDirective::Simplify => l.simplify.trim(),
+            PacingDirective::Accelerate => l.accelerate.trim(),
+            _ => "",
+        };
+        let text = l
+            .step
             .trim()
             .replace("{{number}}", &step.number.to_string())
             .replace("{{total}}", &lesson.steps_total.to_string())
@@ -139,7 +189,30 @@ impl PromptSignals {
                 step.success_criteria
                     .as_deref()
                     .unwrap_or("the student shows they have it"),
-            )
+            );
+        if pace.is_empty() {
+            text
+        } else {
+            format!("{text} {pace}")
+        }
+    }
+
+    /// The mode block of a problem set: the problem worked on, the hint
+    /// shown with the reply, or that the next problem follows it.
+    pub fn problem(&self, problem: &crate::model::ProblemBrief) -> String {
+        let t = &self.problem;
+        let mut text = t
+            .current
+            .trim()
+            .replace("{{number}}", &problem.number.to_string())
+            .replace("{{total}}", &problem.total.to_string())
+            .replace("{{problem}}", &problem.text);
+        if problem.finishing {
+            text = format!("{text}\n{}", t.finishing.trim());
+        } else if let Some(hint) = &problem.hint {
+            text = format!("{text}\n{}", t.hint.trim().replace("{{hint}}", hint));
+        }
+        text
     }
 
     /// The mode block of a question session: what was discussed, earlier
@@ -194,10 +267,15 @@ impl PromptSignals {
             (["lesson", "step"], &l.step),
             (["lesson", "complete"], &l.complete),
             (["lesson", "closing"], &l.closing),
+            (["lesson", "simplify"], &l.simplify),
+            (["lesson", "accelerate"], &l.accelerate),
             (["clarify", "discussed"], &c.discussed),
             (["clarify", "past"], &c.past),
             (["clarify", "closing"], &c.closing),
             (["clarify", "complete"], &c.complete),
+            (["problem", "current"], &self.problem.current),
+            (["problem", "hint"], &self.problem.hint),
+            (["problem", "finishing"], &self.problem.finishing),
         ]
     }
 }
@@ -317,6 +395,10 @@ pub enum PhraseSlot {
     AfterCompletion,
 }
 
+/// Placeholders filled from the pending item's own solution. A phrase
+/// that can use them is preferred to one about the unit in general.
+pub const ITEM_PLACEHOLDERS: [&str; 4] = ["next_step", "steps", "representation", "mistake"];
+
 impl PhraseSlot {
     /// Placeholders a phrase in this slot may use.
     pub fn placeholders(self) -> &'static [&'static str] {
@@ -330,11 +412,22 @@ impl PhraseSlot {
                 "example_answer",
                 "question",
                 "previous_answer",
+                "next_step",
+                "steps",
+                "representation",
+                "mistake",
             ],
             PhraseSlot::Ask => &["unit_title", "key_idea", "explanation", "example_problem"],
             PhraseSlot::AskPending => &["unit_title", "question"],
             PhraseSlot::TeachBack => &["unit_title", "key_idea"],
-            PhraseSlot::Scaffold => &["unit_title", "key_idea", "question", "example_problem"],
+            PhraseSlot::Scaffold => &[
+                "unit_title",
+                "key_idea",
+                "question",
+                "example_problem",
+                "next_step",
+                "representation",
+            ],
             PhraseSlot::Clarify => &[
                 "unit_title",
                 "key_idea",
@@ -348,7 +441,7 @@ impl PhraseSlot {
             PhraseSlot::DrillCard => &["unit_title", "drill_prompt"],
             PhraseSlot::ExamBlock => &["unit_title", "tier"],
             PhraseSlot::Prerequisite => &["unit_title", "prereq_title"],
-            PhraseSlot::OwnProblem => &["unit_title", "own_problem"],
+            PhraseSlot::OwnProblem => &["unit_title", "own_problem", "own_step"],
             PhraseSlot::Answer => &[
                 "unit_title",
                 "key_idea",

@@ -55,6 +55,53 @@ pub struct Workflow {
     /// Most recent messages included as conversation history.
     #[serde(default = "defaults::history_messages")]
     pub history_messages: u32,
+    /// Maths questions outside the course, each with a short true answer.
+    #[serde(default)]
+    pub beyond_course: Vec<BeyondCourse>,
+}
+
+/// A maths question the course does not teach ("why can't you divide by
+/// zero?"): answered briefly and truly, never with an unrelated unit's text.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BeyondCourse {
+    /// Phrases that ask about it, matched on whole words.
+    pub asks: Vec<String>,
+    /// The short answer a 12-15-year-old can follow.
+    pub answer: String,
+    /// The unit of a course closest to it, offered after the answer.
+    #[serde(default)]
+    pub nearest_unit: Option<String>,
+}
+
+impl Workflow {
+    /// The out-of-course question `message` asks, if any.
+    pub fn beyond_course(&self, message: &str) -> Option<&BeyondCourse> {
+        let text = format!(" {} ", words_of(message));
+        self.beyond_course.iter().find(|b| {
+            b.asks
+                .iter()
+                .any(|a| text.contains(&format!(" {} ", words_of(a))))
+        })
+    }
+}
+
+/// Lower-case words, apostrophes dropped, anything else a single space.
+fn words_of(text: &str) -> String {
+    text.to_lowercase()
+        .chars()
+        .filter(|c| !matches!(c, '\'' | '’'))
+        .map(|c| {
+            if c.is_alphanumeric() || c == 'π' {
+                c
+            } else {
+                ' '
+            }
+        })
+        .collect::<String>()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// A routing category (seed 003): how it is detected, which prompt answers
@@ -475,6 +522,26 @@ pub struct ProblemSetMode {
     pub memory_turns_kept: u32,
     /// Whether a correct answer waits for the teach-back before advancing.
     pub wait_for_teach_back: bool,
+    /// Fewest and most problems a caller's set may have.
+    pub min_problems: u32,
+    pub max_problems: u32,
+    /// Minutes without a message after which a session is over, as abandoned.
+    pub session_ttl_minutes: u32,
+    /// Routing category the reply answers as when a problem is solved and
+    /// the session moves on (the next problem follows the reply).
+    pub solved_category: String,
+    /// Routing category the reply answers as when a problem is skipped.
+    pub skipped_category: String,
+    /// Routing categories that ask to skip the problem ("skip", "next one").
+    pub skip_categories: Vec<String>,
+    /// Prompt templates of the texts the mode adds to a reply: the next
+    /// problem (`{{number}}`, `{{total}}`, `{{problem}}`), the end of the
+    /// session (`{{summary}}`, `{{focus}}`), the offer to skip and the
+    /// teacher alert.
+    pub next_problem_prompt: String,
+    pub complete_prompt: String,
+    pub skip_offer_prompt: String,
+    pub intervene_prompt: String,
 }
 
 /// How answers are checked by code (seed 003 "Code: Verify Answer").
@@ -924,6 +991,16 @@ impl Default for ProblemSetMode {
             skip_offer_minutes: 10,
             memory_turns_kept: 3,
             wait_for_teach_back: true,
+            min_problems: 5,
+            max_problems: 10,
+            session_ttl_minutes: 30,
+            solved_category: "problem_solved".to_owned(),
+            skipped_category: "problem_skipped".to_owned(),
+            skip_categories: vec!["next_item".to_owned(), "move_on".to_owned()],
+            next_problem_prompt: "problem_set_next".to_owned(),
+            complete_prompt: "problem_set_complete".to_owned(),
+            skip_offer_prompt: "problem_set_skip_offer".to_owned(),
+            intervene_prompt: "problem_set_intervene".to_owned(),
         }
     }
 }

@@ -179,6 +179,35 @@ impl LazyYamlIndex {
         self.get().locate_key(path)
     }
 
+    /// Where `needle` first occurs at or after the value at `path`: a word
+    /// inside a multi-line scalar, which the index alone places only at the
+    /// scalar's start. The value's own position when it does not occur.
+    pub fn locate_within(&self, path: &YamlPath, needle: &str) -> Position {
+        let start = self.locate(path);
+        let offset: usize = self
+            .text
+            .split_inclusive('\n')
+            .take(start.line.saturating_sub(1))
+            .map(str::len)
+            .sum();
+        let line_start = &self.text[offset..];
+        let column_bytes = line_start
+            .char_indices()
+            .nth(start.column.saturating_sub(1))
+            .map_or(line_start.len(), |(i, _)| i);
+        let from = offset + column_bytes;
+        let Some(found) = self.text[from..].find(needle).map(|i| from + i) else {
+            return start;
+        };
+        let before = &self.text[..found];
+        let line = before.matches('\n').count() + 1;
+        let line_begin = before.rfind('\n').map_or(0, |i| i + 1);
+        Position {
+            line,
+            column: self.text[line_begin..found].chars().count() + 1,
+        }
+    }
+
     fn get(&self) -> &YamlIndex {
         self.index.get_or_init(|| YamlIndex::build(&self.text))
     }

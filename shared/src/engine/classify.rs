@@ -14,7 +14,9 @@ use serde::Serialize;
 use crate::content::Workflow;
 use crate::content::workflow::{Category, GradingSettings};
 use crate::engine::grading::{self, Grade, SlipTag};
-use crate::model::{GradeOutcome, LlmTurnAnalysis, SessionState, StudentIntent};
+use crate::model::{
+    AnswerKind, ExpectedAnswer, GradeOutcome, LlmTurnAnalysis, SessionState, StudentIntent,
+};
 
 /// The LLM's reading of the message, when there is one.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -157,6 +159,61 @@ pub fn interpret(
     }
 }
 
+/// A problem the student brings as their own while another is pending
+/// ("and how do I solve 3x - 5 = 10"): not graded against the pending
+/// question, and read as a problem to solve whatever else it says.
+pub fn interpret_own_problem(
+    workflow: &Workflow,
+    session: &SessionState,
+    message: &str,
+) -> Interpretation {
+    let reading = MessageReading {
+        intent: StudentIntent::Solve,
+        answer_text: None,
+    };
+    let mut classification = classify(&ClassifyInput {
+        workflow,
+        session,
+        message,
+        grade: None,
+        reading: Some(&reading),
+        unrelated: false,
+    });
+    classification.intent_source = IntentSource::Heuristics;
+    classification.intent_reason = "brings a problem of their own".to_owned();
+    Interpretation {
+        grade: None,
+        classification,
+    }
+}
+
+/// The student explains an idea in words after asking about it: not
+/// off topic, whatever words they use, and not an answer to grade.
+pub fn interpret_explanation(
+    workflow: &Workflow,
+    session: &SessionState,
+    message: &str,
+) -> Interpretation {
+    let reading = MessageReading {
+        intent: StudentIntent::Explain,
+        answer_text: None,
+    };
+    let mut classification = classify(&ClassifyInput {
+        workflow,
+        session,
+        message,
+        grade: None,
+        reading: Some(&reading),
+        unrelated: false,
+    });
+    classification.intent_source = IntentSource::Heuristics;
+    classification.intent_reason = "explains the idea just asked about".to_owned();
+    Interpretation {
+        grade: None,
+        classification,
+    }
+}
+
 fn answer_grade(
     settings: &GradingSettings,
     session: &SessionState,
@@ -165,6 +222,11 @@ fn answer_grade(
 ) -> Option<Grade> {
     let question = session.pending_question.as_ref()?;
     let from_message = grading::grade_pending(question, message, settings)?;
+    // The answer to the smaller step the tutor offered is progress on
+    // the problem, not a wrong try at it.
+    if from_message.result != GradeOutcome::Correct && answers_step(session, message, settings) {
+        return None;
+    }
     let quoted = reading
         .and_then(|r| r.answer_text.as_deref())
         .filter(|t| !t.trim().is_empty());
@@ -177,6 +239,26 @@ fn answer_grade(
         }
         _ => Some(from_message),
     }
+}
+
+/// Whether `message` gives the result of the step being scaffolded.
+fn answers_step(session: &SessionState, message: &str, settings: &GradingSettings) -> bool {
+    let Some(value) = session
+        .scaffolding
+        .step_expects
+        .as_deref()
+        .filter(|_| session.scaffolding.active)
+    else {
+        return false;
+    };
+    let step = ExpectedAnswer {
+        kind: AnswerKind::Number,
+        value: value.to_owned(),
+        unit: None,
+        options: Vec::new(),
+        mistakes: Vec::new(),
+    };
+    grading::grade(&step, message, None, settings).result == GradeOutcome::Correct
 }
 
 /// Chooses the category of a message.
@@ -349,6 +431,10 @@ fn contains_phrase(text: &str, phrase: &str) -> bool {
 const STUCK: &[&str] = &[
     "i don't know",
     "i dont know",
+    "i do not know",
+    "don't know",
+    "dont know",
+    "not sure",
     "dunno",
     "idk",
     "no idea",
@@ -365,6 +451,92 @@ const STUCK: &[&str] = &[
     "dont understand",
     "not sure how",
     "how do i start",
+];
+/// Asking to be given the answer is asking for help, not answering.
+const ASKS_FOR_ANSWER: &[&str] = &[
+    "what's the answer",
+    "whats the answer",
+    "what is the answer",
+    "tell me the answer",
+    "give me the answer",
+    "show me the answer",
+    "can i have the answer",
+    "just tell me",
+    "i'll copy",
+    "ill copy",
+    "copy it",
+];
+/// "No" to "does that make sense?".
+const NOT_YET: &[&str] = &[
+    "no",
+    "nope",
+    "nah",
+    "not really",
+    "not yet",
+    "no it doesn't",
+    "no it doesnt",
+    "it doesn't",
+    "it doesnt",
+];
+/// Words that say how a result was reached: an explanation names an
+/// operation or a step, not just that the student is sure.
+const METHOD: &[&str] = &[
+    "add",
+    "added",
+    "adding",
+    "plus",
+    "sum",
+    "total",
+    "subtract",
+    "subtracted",
+    "subtracting",
+    "take away",
+    "took away",
+    "minus",
+    "difference",
+    "borrow",
+    "borrowed",
+    "carry",
+    "carried",
+    "multiply",
+    "multiplied",
+    "times",
+    "product",
+    "divide",
+    "divided",
+    "share",
+    "shared",
+    "split",
+    "group",
+    "groups",
+    "both sides",
+    "undo",
+    "undid",
+    "inverse",
+    "opposite",
+    "denominator",
+    "numerator",
+    "common",
+    "simplify",
+    "simplified",
+    "cancel",
+    "column",
+    "ones",
+    "tens",
+    "hundreds",
+    "place value",
+    "percent",
+    "ratio",
+    "factor",
+    "square",
+    "move",
+    "moved",
+    "swap",
+    "swapped",
+    "half",
+    "double",
+    "count",
+    "counted",
 ];
 const DONE: &[&str] = &[
     "bye",
@@ -455,6 +627,27 @@ const SMALL_TALK: &[&str] = &[
     "lol",
 ];
 
+/// Whether the tutor's last words asked if an explanation made sense.
+fn checked_understanding(session: &SessionState) -> bool {
+    let asked = |q: &str| {
+        let q = q.to_lowercase();
+        q.contains("make sense") || q.contains("does that help")
+    };
+    session
+        .pending_question
+        .as_ref()
+        .is_some_and(|q| asked(&q.text))
+        || session
+            .scaffolding
+            .last_question
+            .as_deref()
+            .is_some_and(asked)
+        || matches!(
+            session.last_category.as_deref(),
+            Some("conceptual_question" | "guessed")
+        )
+}
+
 fn has_any(text: &str, cues: &'static [&'static str]) -> Option<&'static str> {
     cues.iter().copied().find(|c| contains_phrase(text, c))
 }
@@ -486,14 +679,43 @@ pub fn heuristic_intent(
             "the message repeats the question".to_owned(),
         );
     }
-    // A question of their own ("why do we need a common denominator?") is
-    // not an explanation, however long.
+    // An explanation is judged by what it says: it names an operation or
+    // a step, or works with numbers. A question of their own ("why do we
+    // need a common denominator?") is not one, however long.
     if session.teach_back.awaiting_explanation
-        && (has_any(text, EXPLAIN).is_some() || (words >= 6 && !asks))
+        && !asks
+        && (has_any(text, EXPLAIN).is_some() || words >= 4)
+        && (has_any(text, METHOD).is_some() || has_math)
+        && has_any(text, &["guess", "guessed", "no idea", "idk"]).is_none()
     {
         return (
             StudentIntent::Explain,
-            "teach-back is awaiting an explanation and the message explains".to_owned(),
+            "teach-back is awaiting an explanation and the message says how".to_owned(),
+        );
+    }
+    if let Some(cue) = has_any(text, ASKS_FOR_ANSWER) {
+        return (
+            StudentIntent::Stuck,
+            format!("asks to be given the answer (\"{cue}\")"),
+        );
+    }
+    if session.pending_question.is_some() && text.chars().all(|c| c == '?') {
+        return (
+            StudentIntent::Stuck,
+            "a bare question mark on a pending question".to_owned(),
+        );
+    }
+    if NOT_YET.contains(&text.trim_end_matches(['!', '.'])) && checked_understanding(session) {
+        return (
+            StudentIntent::Stuck,
+            "says it does not make sense yet".to_owned(),
+        );
+    }
+    // "Is it 12 or 13?" weighs answers up rather than giving one.
+    if asks && session.pending_question.is_some() && has_math && contains_phrase(text, "or") {
+        return (
+            StudentIntent::Stuck,
+            "asks which of several answers it is".to_owned(),
         );
     }
     if let Some(cue) = has_any(text, CHECK) {

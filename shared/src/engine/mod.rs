@@ -19,6 +19,7 @@ pub mod fallback;
 pub mod generate;
 pub mod grading;
 pub mod irt;
+pub mod item_help;
 pub mod lifecycle;
 pub mod lockout;
 pub mod mapping;

@@ -2,6 +2,7 @@
 //! sequence of problems: advance, carry on, or call a teacher.
 
 use crate::content::Workflow;
+use crate::engine::modes::problem_set;
 use crate::engine::turn::Plan;
 use crate::model::{GradeOutcome, ProgressionAction, Thread};
 
@@ -17,6 +18,17 @@ pub fn progression(
     webhook: bool,
 ) -> ProgressionAction {
     let settings = &workflow.modes.problem_set;
+    // A problem set decides for itself (see its mode), unless a safety
+    // response stood in for the turn.
+    if let Some(state) = problem_set::state_of(&after.session) {
+        return if plan.safety.as_ref().is_some_and(|h| h.notify_teacher) {
+            ProgressionAction::Intervene
+        } else if plan.safety.as_ref().is_some_and(|h| h.pauses_tutoring()) {
+            ProgressionAction::Continue
+        } else {
+            state.last_action
+        };
+    }
     if plan.safety.as_ref().is_some_and(|h| h.notify_teacher)
         || after.session.scaffolding.depth > settings.intervene_scaffold_depth
     {

@@ -40,8 +40,13 @@ fn apply(state: &mut SessionState, transition: Transition, context: TransitionCo
         Transition::ClearQuestion => {
             lifecycle::clear_question(state);
         }
+        // While the problem is broken down, a wrong try is counted like any
+        // other, and the scaffolding goes a step deeper beside it.
         Transition::RecordWrongAttempt => {
             lifecycle::record_wrong_attempt(state, context.answer.unwrap_or(""));
+            if state.scaffolding.active {
+                state.scaffolding.depth = state.scaffolding.depth.saturating_add(1);
+            }
         }
         // Stuck again while scaffolding breaks the step down further, so
         // starting and deepening both go one level down.

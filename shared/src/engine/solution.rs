@@ -124,6 +124,12 @@ impl Solution {
         answers: &[String],
         settings: &GradingSettings,
     ) -> Option<&HintStep> {
+        self.unshown(answers, settings).into_iter().next()
+    }
+
+    /// The hints whose results the student has not given in `answers`,
+    /// in order.
+    pub fn unshown(&self, answers: &[String], settings: &GradingSettings) -> Vec<&HintStep> {
         let shown = |value: &str| {
             let expected = ExpectedAnswer {
                 kind: AnswerKind::Number,
@@ -136,10 +142,15 @@ impl Solution {
                 grading::grade(&expected, a, None, settings).result == GradeOutcome::Correct
             })
         };
-        let hints = self.hints();
-        hints
+        self.hints()
             .into_iter()
-            .find(|h| h.expects.as_deref().is_none_or(|v| !shown(v)))
+            .filter(|h| h.expects.as_deref().is_none_or(|v| !shown(v)))
+            .collect()
+    }
+
+    /// Every step as it may be shown while the item is pending, in order.
+    pub fn open_steps(&self) -> impl Iterator<Item = &HintStep> {
+        self.steps.iter().map(|s| &s.hint)
     }
 
     /// Every step, the one that works out the answer left open: for the

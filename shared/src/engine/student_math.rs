@@ -291,6 +291,8 @@ pub fn math_runs(message: &str) -> Vec<MathRun> {
             let before = chars[..start].iter().rev().find(|c| **c != ' ').copied();
             let after = chars[i..].iter().find(|c| **c != ' ').copied();
             let attached = start > 0 && chars[start - 1].is_ascii_digit();
+            // The `s` of "what's" is no unknown.
+            let contracted = start > 0 && matches!(chars[start - 1], '\'' | '’');
             let operator_near = |c: Option<char>| c.is_some_and(|c| "+-*/÷=^()".contains(c));
             match word.as_str() {
                 "of" if current
@@ -301,6 +303,7 @@ pub fn math_runs(message: &str) -> Vec<MathRun> {
                     current.push(Piece::Of);
                 }
                 _ if word.chars().count() == 1
+                    && !contracted
                     && (attached || operator_near(after) || operator_near(before)) =>
                 {
                     current.push(Piece::Var(word.chars().next().unwrap_or('x')));
@@ -365,6 +368,7 @@ fn prepared(message: &str) -> String {
             _ => c,
         })
         .collect();
+    text = worded(&text);
     for (word, op) in [
         (" multiplied by ", " * "),
         (" times ", " * "),
@@ -378,6 +382,83 @@ fn prepared(message: &str) -> String {
         text = between_numbers(&text, word, op);
     }
     times_sign(&text)
+}
+
+/// A number as students write one in a sentence: `40`, `-3`, `2.5`, `3/4`.
+const NUMBER: &str = r"(-?\d+(?:\.\d+)?(?:/\d+)?)";
+
+/// Operations said in words ("add 1/4 and 2/3", "take 38 away from 72",
+/// "the product of 6 and 4") written as the operators they name.
+fn worded(text: &str) -> String {
+    static RULES: std::sync::LazyLock<Vec<(regex::Regex, &'static str)>> =
+        std::sync::LazyLock::new(|| {
+            [
+                (
+                    r"\b(?:add|adding|added)\s+N\s+(?:and|to|with)\s+N",
+                    "$1 + $2",
+                ),
+                (r"\b(?:the\s+)?(?:sum|total)\s+of\s+N\s+and\s+N", "$1 + $2"),
+                (
+                    r"\b(?:subtract|subtracting|take|taking|minus)\s+N\s+(?:away\s+)?from\s+N",
+                    "$2 - $1",
+                ),
+                (r"\btake\s+away\s+N\s+from\s+N", "$2 - $1"),
+                (
+                    r"\b(?:the\s+)?difference\s+between\s+N\s+and\s+N",
+                    "$1 - $2",
+                ),
+                (
+                    r"\b(?:multiply|multiplying|times)\s+N\s+(?:by|and|with)\s+N",
+                    "$1 * $2",
+                ),
+                (r"\b(?:the\s+)?product\s+of\s+N\s+and\s+N", "$1 * $2"),
+                (r"\b(?:divide|dividing)\s+N\s+(?:by|into)\s+N", "$1 ÷ $2"),
+            ]
+            .into_iter()
+            .filter_map(|(pattern, with)| {
+                regex::Regex::new(&pattern.replace('N', NUMBER))
+                    .ok()
+                    .map(|r| (r, with))
+            })
+            .collect()
+        });
+    let mut text = text.to_owned();
+    for (rule, with) in RULES.iter() {
+        text = rule.replace_all(&text, *with).into_owned();
+    }
+    text
+}
+
+/// "Share 40 in the ratio 2:3", "2:3 share 40": the amount and the parts.
+fn ratio_share(message: &str) -> Option<(u64, u64, u64)> {
+    static FORMS: std::sync::LazyLock<Vec<regex::Regex>> = std::sync::LazyLock::new(|| {
+        [
+            r"\b(?:share|split|divide|sharing|splitting|dividing)\s+[£$€]?(\d+)\D{0,40}?\bratio\s+(?:of\s+)?(\d+)\s*:\s*(\d+)",
+            r"\b(?:share|split|divide)\s+[£$€]?(\d+)\s+(?:in|into)\s+(\d+)\s*:\s*(\d+)",
+        ]
+        .iter()
+        .filter_map(|p| regex::Regex::new(p).ok())
+        .collect()
+    });
+    static PARTS_FIRST: std::sync::LazyLock<Option<regex::Regex>> =
+        std::sync::LazyLock::new(|| {
+            regex::Regex::new(
+                r"\b(\d+)\s*:\s*(\d+)\D{0,12}?\b(?:share|split|divide|shared|split)\s+[£$€]?(\d+)",
+            )
+            .ok()
+        });
+    let text = message.to_lowercase();
+    let number = |c: Option<regex::Match>| c.and_then(|m| m.as_str().parse::<u64>().ok());
+    let found = FORMS
+        .iter()
+        .find_map(|r| r.captures(&text))
+        .and_then(|c| Some((number(c.get(1))?, number(c.get(2))?, number(c.get(3))?)))
+        .or_else(|| {
+            let c = PARTS_FIRST.as_ref()?.captures(&text)?;
+            Some((number(c.get(3))?, number(c.get(1))?, number(c.get(2))?))
+        })?;
+    let (amount, p, q) = found;
+    (p > 0 && q > 0 && amount % (p + q) == 0).then_some(found)
 }
 
 /// Replaces `word` with `op` where a number stands right before it.
@@ -446,23 +527,106 @@ pub struct StudentProblem {
     pub answer: String,
     /// Whether `answer` is an equation's solution.
     pub solves_for: Option<char>,
+    /// The first step, worked with the problem's own numbers and asked
+    /// as a question; it never states the answer.
+    pub first_step: String,
 }
 
 /// The first problem in `message` that code can work out: arithmetic with
 /// at least one operation, or a linear equation in one unknown.
 pub fn student_problem(message: &str) -> Option<StudentProblem> {
+    if let Some(problem) = shared_in_ratio(message) {
+        return Some(problem);
+    }
     math_runs(message)
         .into_iter()
         .filter(|r| r.shape().is_some())
         .find_map(|run| work_out(&run))
 }
 
+/// Words that ask for help with a problem rather than answer one.
+const ASKS: &[&str] = &[
+    "?",
+    "how",
+    "what",
+    "solve",
+    "work out",
+    "calculate",
+    "find",
+    "help",
+    "can you",
+    "could you",
+    "explain",
+    "don't get",
+    "dont get",
+    "show me",
+    "pls",
+    "please",
+    "plz",
+    "add",
+    "subtract",
+    "multiply",
+    "divide",
+    "share",
+    "simplify",
+    "evaluate",
+    "why",
+    "stuck",
+    "understand",
+];
+
+/// A problem the student brings as their own: with nothing pending, any
+/// problem code can work out that is not a worked claim to check; with a
+/// problem pending, one they ask about ("and how do I solve 3x - 5 = 10")
+/// that is not the pending problem itself. Working written on its own
+/// ("2x = 8") answers the pending problem instead.
+pub fn own_problem(message: &str, pending: Option<&str>) -> Option<StudentProblem> {
+    if claim(message).is_some() {
+        return None;
+    }
+    let problem = student_problem(message)?;
+    let Some(pending) = pending else {
+        return Some(problem);
+    };
+    let text = message.to_lowercase();
+    let asks = ASKS.iter().any(|cue| text.contains(cue));
+    let squeeze = |t: &str| -> String {
+        t.chars()
+            .filter(|c| !c.is_whitespace())
+            .map(|c| match c {
+                '×' => '*',
+                '÷' => '/',
+                '−' => '-',
+                c => c,
+            })
+            .collect()
+    };
+    let restates_pending = squeeze(&pending.to_lowercase()).contains(&squeeze(&problem.text));
+    (asks && !restates_pending).then_some(problem)
+}
+
+/// A share of an amount in a ratio, worked out: both shares.
+fn shared_in_ratio(message: &str) -> Option<StudentProblem> {
+    let (amount, p, q) = ratio_share(message)?;
+    let part = amount / (p + q);
+    Some(StudentProblem {
+        text: format!("{amount} shared in the ratio {p}:{q}"),
+        answer: format!("{} and {}", part * p, part * q),
+        solves_for: None,
+        first_step: format!(
+            "The ratio {p}:{q} splits {amount} into {p} + {q} equal parts. How many parts is that altogether, how much is one part worth, and so how much is the first share?"
+        ),
+    })
+}
+
 fn work_out(run: &MathRun) -> Option<StudentProblem> {
     if run.has_var() {
         let (variable, value) = solve_linear(run)?;
+        let answer = format!("{variable} = {value}");
         return Some(StudentProblem {
+            first_step: safe_step(run, &answer, first_step(run, variable)),
             text: run.display(),
-            answer: format!("{variable} = {value}"),
+            answer,
             solves_for: Some(variable),
         });
     }
@@ -475,6 +639,7 @@ fn work_out(run: &MathRun) -> Option<StudentProblem> {
     }
     let value = evaluate(&run.compact(), run.has_decimal())?;
     Some(StudentProblem {
+        first_step: safe_step(run, &value, first_step(run, 'x')),
         text: run.display(),
         answer: value,
         solves_for: None,
@@ -558,6 +723,242 @@ fn signed(n: i64) -> String {
         format!("({n})")
     } else {
         n.to_string()
+    }
+}
+
+/// `step`, unless it would give `answer` away: then a first step that
+/// names no number of its own.
+fn safe_step(run: &MathRun, answer: &str, step: String) -> String {
+    let text = run.display();
+    let leaks = crate::engine::answer_guard::PendingAnswer::new("own problem", &text, answer)
+        .is_some_and(|a| a.found_in(&step));
+    if leaks {
+        format!("What is the very first thing you would work out in {text}?")
+    } else {
+        step
+    }
+}
+
+/// What a piece is as a whole number, if it is one.
+fn whole(p: &Piece) -> Option<i64> {
+    match p {
+        Piece::Num {
+            text,
+            decimal: false,
+        } => text.parse().ok(),
+        _ => None,
+    }
+}
+
+fn fraction(p: &Piece) -> Option<(i64, i64)> {
+    match p {
+        Piece::Frac(text) => {
+            let (n, d) = text.split_once('/')?;
+            Some((n.parse().ok()?, d.parse().ok()?))
+        }
+        _ => None,
+    }
+}
+
+/// "quarters", "thirds": what pieces a denominator cuts a whole into.
+fn pieces_named(d: i64) -> String {
+    match d {
+        2 => "halves".to_owned(),
+        3 => "thirds".to_owned(),
+        4 => "quarters".to_owned(),
+        5 => "fifths".to_owned(),
+        6 => "sixths".to_owned(),
+        7 => "sevenths".to_owned(),
+        8 => "eighths".to_owned(),
+        9 => "ninths".to_owned(),
+        10 => "tenths".to_owned(),
+        12 => "twelfths".to_owned(),
+        d => format!("{d}ths"),
+    }
+}
+
+/// The first step of the problem `run`, with its own numbers, asked as a
+/// question (`variable` names the unknown of an equation).
+fn first_step(run: &MathRun, variable: char) -> String {
+    use Piece::{Frac, Num, Of, Op};
+    let text = run.display();
+    let generic = format!("What is the very first thing you would work out in {text}?");
+    let Some(shape) = run.shape() else {
+        return generic;
+    };
+    let pieces = &run.pieces[..];
+    let v = variable;
+    match (shape, pieces) {
+        (ProblemShape::WholeAddSub, [a, Op('+'), b]) => match (whole(a), whole(b)) {
+            (Some(a), Some(b)) if a >= 10 || b >= 10 => format!(
+                "Start with the ones column: {} + {}. What do you get there, and is there a ten to carry?",
+                a % 10,
+                b % 10
+            ),
+            (Some(a), Some(b)) => format!(
+                "Start at the bigger number, {}, and count on {}. Where do you end up?",
+                a.max(b),
+                a.min(b)
+            ),
+            _ => generic,
+        },
+        (ProblemShape::WholeAddSub, [a, Op('-'), b]) => match (whole(a), whole(b)) {
+            (Some(a), Some(b)) if a % 10 < b % 10 && a >= 10 => format!(
+                "Look at the ones column: {} take away {} doesn't work, so borrow a ten from the tens. What is {} - {}?",
+                a % 10,
+                b % 10,
+                a % 10 + 10,
+                b % 10
+            ),
+            (Some(a), Some(b)) if a >= 10 => format!(
+                "Start with the ones column: {} - {}. What do you get there?",
+                a % 10,
+                b % 10
+            ),
+            _ => format!("Start at {text_a} and count back. How far do you get?", text_a = piece_text(a).unwrap_or_default()),
+        },
+        (ProblemShape::WholeMulDiv, [a, Op('*'), b]) => match (whole(a), whole(b)) {
+            (Some(a), Some(b)) if a.max(b) >= 10 => {
+                let (big, small) = (a.max(b), a.min(b));
+                let tens = big - big % 10;
+                format!(
+                    "Split {big} into {tens} and {}. What is {tens} × {small}, and what is {} × {small}?",
+                    big % 10,
+                    big % 10
+                )
+            }
+            _ => format!(
+                "{text} means {} lots of {}. Can you count up in {}s?",
+                piece_text(b).unwrap_or_default(),
+                piece_text(a).unwrap_or_default(),
+                piece_text(a).unwrap_or_default()
+            ),
+        },
+        (ProblemShape::WholeMulDiv, [a, Op('÷' | '/'), b]) => format!(
+            "Division asks how many {b}s make {a}. Start with a guess: what is {b} × 10, and is that too many or too few?",
+            a = piece_text(a).unwrap_or_default(),
+            b = piece_text(b).unwrap_or_default()
+        ),
+        (ProblemShape::MixedOperations, _) => format!(
+            "Brackets come first, then × and ÷, then + and -. Which part of {text} do you work out first?"
+        ),
+        (ProblemShape::IntegerArithmetic | ProblemShape::NegativeNumbers, _)
+            if run.has_op('*') || run.has_op('÷') || run.has_op('/') =>
+        {
+            "First multiply or divide the sizes and ignore the signs. Then decide the sign: are the two signs the same or different?".to_owned()
+        }
+        (ProblemShape::IntegerArithmetic | ProblemShape::NegativeNumbers, _) => format!(
+            "Picture a number line. Where do you start for {text}, and which way do you move?"
+        ),
+        (ProblemShape::DecimalArithmetic, _) if run.has_op('*') => {
+            "Ignore the decimal points for a moment and multiply the whole numbers. Then count how many decimal places the numbers had altogether. What do you get first?".to_owned()
+        }
+        (ProblemShape::DecimalArithmetic, _) => format!(
+            "Write the numbers in {text} one under the other with the decimal points lined up, filling gaps with zeros. Which column do you start with?"
+        ),
+        (ProblemShape::FractionAddSub, [a, Op(op @ ('+' | '-')), b]) => {
+            match (fraction(a), fraction(b)) {
+                (Some((n1, d1)), Some((n2, d2))) if d1 == d2 => format!(
+                    "The bottoms are the same, so the pieces are the same size ({}). What do you get when you {} the tops, {n1} and {n2}?",
+                    pieces_named(d1),
+                    if *op == '+' { "add" } else { "subtract" }
+                ),
+                (Some((_, d1)), Some((_, d2))) => format!(
+                    "The pieces are different sizes ({} and {}), so first we need a common denominator. What is the smallest number that both {d1} and {d2} go into?",
+                    pieces_named(d1),
+                    pieces_named(d2)
+                ),
+                _ => format!(
+                    "First write both as fractions with the same bottom number. What could the common denominator be in {text}?"
+                ),
+            }
+        }
+        (ProblemShape::FractionMulDiv, [_, Op('÷' | '/'), b]) => format!(
+            "Dividing by a fraction is the same as multiplying by it turned upside down. What do you get when you flip {}, and what does {} become?",
+            piece_text(b).unwrap_or_default(),
+            text
+        ),
+        (ProblemShape::FractionMulDiv, [a, Op('*'), b]) => match (fraction(a), fraction(b)) {
+            (Some((n1, d1)), Some((n2, d2))) => format!(
+                "Multiply the tops together and the bottoms together. What is {n1} × {n2}, and what is {d1} × {d2}?"
+            ),
+            _ => format!("A whole number is a fraction over 1. How would you write {text} as two fractions?"),
+        },
+        (ProblemShape::FractionOfAmount, [Frac(f), Of, amount]) => {
+            let (_, d) = fraction(&Frac(f.clone())).unwrap_or((1, 1));
+            let amount = piece_text(amount).unwrap_or_default();
+            format!(
+                "First find one {} of {amount}: share {amount} into {d} equal parts. What is {amount} ÷ {d}?",
+                pieces_named(d).trim_end_matches('s')
+            )
+        }
+        (ProblemShape::Percentage, [Num { text: pct, .. }, Op('%'), Of, amount]) => format!(
+            "Percent means out of a hundred, so ten percent of {amount} is {amount} divided by ten. What is ten percent of {amount}, and how many of those make {pct}%?",
+            amount = piece_text(amount).unwrap_or_default()
+        ),
+        (ProblemShape::Percentage, _) => format!(
+            "Percent means out of a hundred. What would one percent be in {text}?"
+        ),
+        (ProblemShape::OneStepEquation | ProblemShape::TwoStepEquation, _) => {
+            equation_step(pieces, v).unwrap_or_else(|| {
+                format!("What is being done to {v} in {text}? Which operation would undo it?")
+            })
+        }
+        _ => generic,
+    }
+}
+
+/// The first step of a linear equation written `a v + b = c`, `v + b = c`,
+/// `a v = c`, `v / a = c` or `v / a + b = c`: undo the term, then the
+/// coefficient.
+fn equation_step(pieces: &[Piece], v: char) -> Option<String> {
+    use Piece::{Num, Op, Var};
+    let eq = pieces.iter().position(|p| *p == Op('='))?;
+    let (left, right) = (&pieces[..eq], &pieces[eq + 1..]);
+    let right = MathRun {
+        pieces: right.to_vec(),
+    }
+    .display();
+    let undo = |op: char, b: &str| match op {
+        '+' => format!("take {b} from both sides"),
+        _ => format!("add {b} to both sides"),
+    };
+    match left {
+        [Var(_), Op(op @ ('+' | '-')), Num { text: b, .. }] => {
+            let doing = undo(*op, b);
+            Some(format!(
+                "To get {v} on its own, undo the {op} {b}: {doing}. What does {v} equal then?"
+            ))
+        }
+        [Num { text: a, .. }, Var(_)] => Some(format!(
+            "{v} is multiplied by {a}. To undo that, divide both sides by {a}. What is {right} ÷ {a}?"
+        )),
+        [Var(_), Op('/' | '÷'), Num { text: a, .. }] => Some(format!(
+            "{v} is divided by {a}. To undo that, multiply both sides by {a}. What is {right} × {a}?"
+        )),
+        [
+            Num { .. },
+            Var(_),
+            Op(op @ ('+' | '-')),
+            Num { text: b, .. },
+        ]
+        | [
+            Var(_),
+            Op('/' | '÷'),
+            Num { .. },
+            Op(op @ ('+' | '-')),
+            Num { text: b, .. },
+        ] => {
+            let doing = undo(*op, b);
+            let side = MathRun {
+                pieces: left[..left.len() - 2].to_vec(),
+            }
+            .display();
+            Some(format!(
+                "Undo the {op} {b} first: {doing}. What does {side} equal then?"
+            ))
+        }
+        _ => None,
     }
 }
 
@@ -947,6 +1348,7 @@ mod tests {
             ("0.3 + 0.45", Some(DecimalArithmetic)),
             ("-3 + 5", Some(IntegerArithmetic)),
             ("what is (-3) x (-5)", Some(IntegerArithmetic)),
+            ("what's (-4) × (-6)", Some(IntegerArithmetic)),
             ("2 + 3 × 4", Some(MixedOperations)),
             ("12 x 3", Some(WholeMulDiv)),
             ("144 ÷ 12", Some(WholeMulDiv)),
@@ -978,6 +1380,91 @@ mod tests {
         );
         assert_eq!(student_problem("what is a ratio?"), None);
         assert_eq!(student_problem("x^2 = 9"), None, "not linear");
+    }
+
+    #[test]
+    fn problems_said_in_words_are_worked_out() {
+        let cases = [
+            ("I don't get how to add 1/4 and 2/3", "1/4 + 2/3", "11/12"),
+            ("what's the sum of 47 and 38", "47 + 38", "85"),
+            ("how do you take 38 away from 72", "72 - 38", "34"),
+            ("subtract 2.5 from 7.25", "7.25 - 2.5", "4.75"),
+            ("multiply 2/3 by 3/4 pls", "2/3 × 3/4", "1/2"),
+            ("can you divide 144 by 12", "144 ÷ 12", "12"),
+            ("how do I find 20% of 50?", "20% of 50", "10"),
+            ("what's 3/4 of 20", "3/4 of 20", "15"),
+            ("solve 3x - 5 = 10 pls", "3x - 5 = 10", "x = 5"),
+            ("2:3 share 40", "40 shared in the ratio 2:3", "16 and 24"),
+            (
+                "how do I share 40 sweets in the ratio 3:5",
+                "40 shared in the ratio 3:5",
+                "15 and 25",
+            ),
+        ];
+        for (message, text, answer) in cases {
+            let p = student_problem(message).unwrap_or_else(|| panic!("{message}"));
+            assert_eq!(
+                (p.text.as_str(), p.answer.as_str()),
+                (text, answer),
+                "{message}"
+            );
+        }
+    }
+
+    #[test]
+    fn first_steps_use_the_problems_numbers_and_keep_the_answer() {
+        let cases = [
+            ("add 1/4 and 2/3", &["4", "3", "common denominator"][..]),
+            ("20% of 50", &["50", "20%"]),
+            ("3x - 5 = 10", &["add 5 to both sides", "3x"]),
+            ("x + 7 = 12", &["take 7 from both sides"]),
+            ("47 + 38", &["7 + 8", "carry"]),
+            ("72 - 38", &["borrow", "12 - 8"]),
+            ("3/4 of 20", &["20 ÷ 4"]),
+            ("2:3 share 40", &["2 + 3", "40"]),
+            ("12 x 3", &["10 × 3", "2 × 3"]),
+            ("2 + 3 × 4", &["2 + 3 × 4", "first"]),
+        ];
+        for (message, words) in cases {
+            let p = student_problem(message).unwrap();
+            for w in words {
+                assert!(p.first_step.contains(w), "{message}: {}", p.first_step);
+            }
+            assert!(p.first_step.ends_with('?'), "{}", p.first_step);
+            let guard =
+                crate::engine::answer_guard::PendingAnswer::new("own", &p.text, &p.answer).unwrap();
+            assert!(
+                !guard.found_in(&p.first_step),
+                "{message}: {}",
+                p.first_step
+            );
+        }
+    }
+
+    #[test]
+    fn an_own_problem_while_another_is_pending_is_one_they_ask_about() {
+        let pending = Some("Write 16/22 in its simplest form. \\frac{16}{22}");
+        assert!(own_problem("and how do I solve 3x - 5 = 10", pending).is_some());
+        assert!(own_problem("I don't get how to add 1/4 and 2/3", pending).is_some());
+        assert_eq!(own_problem("8/11", pending), None);
+        assert_eq!(own_problem("x=5", pending), None);
+        let equation = Some("Solve 2x + 3 = 11.");
+        assert_eq!(
+            own_problem("2x = 8", equation),
+            None,
+            "working, not a problem"
+        );
+        assert_eq!(
+            own_problem("what is 2x + 3 = 11?", equation),
+            None,
+            "the pending one"
+        );
+        assert_eq!(
+            own_problem("72 - 38 = 46 is this right", None),
+            None,
+            "a claim"
+        );
+        assert!(own_problem("what is 47 + 38", None).is_some());
     }
 
     #[test]

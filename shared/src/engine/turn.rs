@@ -28,9 +28,10 @@ use crate::engine::drill_token;
 use crate::engine::evidence::{self, DrillGraded, EvidenceEffect, TransitionContext};
 use crate::engine::exam_cards;
 use crate::engine::irt;
+use crate::engine::item_help;
 use crate::engine::lifecycle;
 use crate::engine::lockout::{LockoutSource, LockoutStatus};
-use crate::engine::modes::{self, ModeBlock, ModePlan, ModeTurn, Outcome, SessionMode};
+use crate::engine::modes::{self, MemoryCut, ModeBlock, ModePlan, ModeTurn, Outcome, SessionMode};
 use crate::engine::policy::{
     MoveOn, PolicyError, PolicyInput, PolicyOutcome, StudentRequest, compute_policy,
 };
@@ -38,18 +39,21 @@ use crate::engine::retrieve::CourseIndex;
 use crate::engine::safety::{ReplyContext, SafetyGate, SafetyHit, Sanitizer};
 use crate::engine::scaffolding;
 use crate::engine::signals::{self, PacingInput, Trend};
+use crate::engine::solution::Solution;
 use crate::engine::student_math;
 use crate::engine::thread_learning;
 use crate::model::{
     AnswerKind, CategoryCue, ClientEvent, CodeReading, ConceptCard, ContentChunk, CourseBrief,
     ExamCandidate, ExamCard, ExamOption, ExpectedAnswer, GradeOutcome, HistoryMessage,
-    LlmTutorResponse, MappedUnit, MasteryTier, Mode, PendingQuestion, Personalization,
-    PracticeItem, QuestionPhase, QuestionState, RevisitBrief, Role, SessionState,
-    SnapshotLiteForLlm, StudentInput, StudentIntent, StudentSnapshot, Thread, ThreadStatus,
-    TurnAnalysis, TutorAction, TutorCard, TutorContext, TutorMessage, TutorTurnInput, UnitAnchor,
-    WorkedExample,
+    LlmTutorResponse, MappedUnit, MasteryTier, Mode, OutboundEvent, PendingQuestion,
+    Personalization, PracticeItem, ProblemBrief, QuestionPhase, QuestionState, RevisitBrief, Role,
+    SessionState, SnapshotLiteForLlm, StudentInput, StudentIntent, StudentSnapshot, Thread,
+    ThreadStatus, TurnAnalysis, TutorAction, TutorCard, TutorContext, TutorMessage, TutorTurnInput,
+    UnitAnchor, WorkedExample,
 };
 
+/// The category of a question about maths outside the course.
+const BEYOND_COURSE: &str = "beyond_course";
 /// Units a message may map to, at most.
 const MAPPED_UNITS: usize = 3;
 /// Content chunks put in front of the tutor, at most (the prompt trims further).
@@ -198,6 +202,11 @@ pub struct Plan {
     /// The answers of the exam questions the reply may show: not in the
     /// context, and never stated.
     pub exam_answers: Vec<PendingAnswer>,
+    /// The reply the mode wrote itself: the turn makes no tutor call.
+    pub scripted: Option<LlmTutorResponse>,
+    /// What the pending item's own solution offers this turn (also in
+    /// `input.question`), with what the step it offers works out to.
+    pub item_help: item_help::TurnHelp,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -246,6 +255,12 @@ pub fn interpret(
     // A message that pauses tutoring is not graded or read for intent.
     let interpretation = match (&said, &safety) {
         (Some(_), Some(hit)) if hit.pauses_tutoring() => None,
+        (Some(text), _) if own_problem(session, Some(text)).is_some() => {
+            Some(classify::interpret_own_problem(workflow, session, text))
+        }
+        (Some(text), _) if explains_idea(session, text) => {
+            Some(classify::interpret_explanation(workflow, session, text))
+        }
         (Some(text), _) => Some(classify::interpret(
             workflow,
             session,
@@ -256,6 +271,7 @@ pub fn interpret(
         _ => None,
     };
     let category = forced_category(workflow, &event.client_event)
+        .or_else(|| beyond_course_category(workflow, said.as_deref(), interpretation.as_ref()))
         .or_else(|| {
             interpretation
                 .as_ref()
@@ -301,7 +317,7 @@ pub fn plan_interpreted(
     let course = rt.course();
     let workflow = rt.workflow();
     let session = &state.thread.session;
-    let policy = compute_policy(
+    let mut policy = compute_policy(
         &PolicyInput {
             snapshot: state.snapshot,
             course,
@@ -313,6 +329,7 @@ pub fn plan_interpreted(
         },
         env.lockouts,
     )?;
+    stuck_on_item(&mut policy, session, state.snapshot, workflow);
     let chat_drill = chat_drill(
         rt,
         state,
@@ -326,6 +343,7 @@ pub fn plan_interpreted(
         practice,
         block,
         category,
+        reply: scripted,
     } = mode_of(state.thread)?.plan(&turn, event, &read, policy);
     let category = category.unwrap_or(read.category);
 
@@ -353,7 +371,41 @@ pub fn plan_interpreted(
         practice.as_ref(),
         block,
     );
-    let pending_answers = pending_answers(rt, &preview, env.now);
+    let item_help = preview
+        .pending_question
+        .as_ref()
+        .map(|q| {
+            let grade = read
+                .interpretation
+                .as_ref()
+                .and_then(|i| i.grade.as_ref())
+                .filter(|_| {
+                    session.pending_question.as_ref().map(|p| &p.asked_at) == Some(&q.asked_at)
+                });
+            let tags = course
+                .unit(&q.unit_id)
+                .map_or(&[][..], |u| u.mistake_tags.as_slice());
+            item_help::for_question(
+                pending_solution(rt, state.thread, q, env).as_ref(),
+                q,
+                grade,
+                tags,
+                &workflow.grading,
+            )
+        })
+        .unwrap_or_default();
+    if let Some(question) = input.question.as_mut() {
+        question.help = item_help.help.clone();
+    }
+    let mut pending_answers = pending_answers(rt, &preview, env.now);
+    // The problem the student just brought is worked with them, not
+    // answered; a question session answers it outright.
+    if input.clarify.is_none()
+        && let Some(own) = own_problem(session, read.said.as_deref())
+        && let Some(answer) = PendingAnswer::new("own problem", &own.text, &own.answer)
+    {
+        pending_answers.push(answer);
+    }
     let practice_answer = practice.as_ref().and_then(|d| {
         PendingAnswer::for_expected(
             "practice item",
@@ -384,7 +436,61 @@ pub fn plan_interpreted(
         pending_answers,
         practice_answer,
         exam_answers,
+        scripted,
+        item_help,
     })
+}
+
+/// The worked solution of the pending question, when it is a generated
+/// item (regenerated from its drill token, so nothing is stored twice).
+fn pending_solution(
+    rt: &CourseRuntime,
+    thread: &Thread,
+    question: &PendingQuestion,
+    env: &TurnEnv<'_>,
+) -> Option<Solution> {
+    let token = question.drill_token.as_deref()?;
+    let verified = drill_token::verify(
+        token,
+        env.drill_key,
+        &thread.thread_id,
+        env.now,
+        env.drill_ttl,
+    )
+    .ok()?;
+    match drill::expected(&verified, &rt.bundle.blueprints).ok()? {
+        drill::Expected::Generated(item) => Some(Solution::of_item(&item)),
+        drill::Expected::Authored { .. } => None,
+    }
+}
+
+/// Stuck is judged where the student is working: drills going wrong on
+/// the pending item's unit make the student stuck (a concept card may
+/// follow) even when the policy's focus is another unit.
+fn stuck_on_item(
+    policy: &mut PolicyOutcome,
+    session: &SessionState,
+    snapshot: &StudentSnapshot,
+    workflow: &Workflow,
+) {
+    let p = &mut policy.policy;
+    let Some(unit) = session
+        .pending_question
+        .as_ref()
+        .map(|q| q.unit_id.as_str())
+    else {
+        return;
+    };
+    // An ambiguous message may only be answered with a question.
+    let ambiguous = !p.allowed_actions.contains(&TutorAction::DrillCard);
+    if p.stuck || ambiguous || !crate::engine::policy::is_stuck(snapshot, unit, &workflow.policy) {
+        return;
+    }
+    p.stuck = true;
+    p.allowed_actions.push(TutorAction::ConceptCard);
+    if !p.scoped_unit_ids.iter().any(|u| u == unit) {
+        p.scoped_unit_ids.push(unit.to_owned());
+    }
 }
 
 /// What the category asks of the policy.
@@ -411,6 +517,41 @@ fn pending_answers(
     )
 }
 
+/// Whether `text` explains an idea in words right after the tutor
+/// answered a "why" or "explain" ("because you make the bottoms the same
+/// so the pieces are the same size").
+fn explains_idea(session: &SessionState, text: &str) -> bool {
+    let after_question = session.last_category.as_deref() == Some("conceptual_question");
+    let lower = format!(" {} ", text.to_lowercase());
+    let reasons = [
+        " because ",
+        " so ",
+        " so that ",
+        " means ",
+        " that's why ",
+        " thats why ",
+    ]
+    .iter()
+    .any(|r| lower.contains(r));
+    after_question && reasons && !lower.trim_end().ends_with('?')
+}
+
+/// A question about maths the course does not teach, unless the message
+/// is a right answer or a problem of the student's own.
+fn beyond_course_category(
+    workflow: &Workflow,
+    said: Option<&str>,
+    interpretation: Option<&Interpretation>,
+) -> Option<String> {
+    let answered = interpretation.is_some_and(|i| {
+        i.classification.answer_grade == Some(GradeOutcome::Correct)
+            || i.classification.intent == StudentIntent::Solve
+    });
+    workflow.beyond_course(said?)?;
+    let category = workflow.category(BEYOND_COURSE)?;
+    (!answered).then(|| category.id.clone())
+}
+
 /// A button that says what the student wants outright.
 fn forced_category(workflow: &Workflow, event: &ClientEvent) -> Option<String> {
     match event {
@@ -425,7 +566,10 @@ fn forced_category(workflow: &Workflow, event: &ClientEvent) -> Option<String> {
 
 pub(crate) fn event_unit(event: &ClientEvent) -> Option<&str> {
     match event {
-        ClientEvent::None => None,
+        ClientEvent::None
+        | ClientEvent::ExamAnswer { .. }
+        | ClientEvent::ExamSkip { .. }
+        | ClientEvent::ExamEnd => None,
         ClientEvent::RequestDrill { unit_id }
         | ClientEvent::DrillContinue { unit_id, .. }
         | ClientEvent::ExamContinue { unit_id, .. }
@@ -607,7 +751,13 @@ fn compose(
         .or(focus)
         .map(|u| u.title.clone())
         .unwrap_or_default();
-    let history = history_of(state.history, workflow.history_messages as usize);
+    let (history, earlier_messages) = match &block.memory {
+        Some(cut) => hybrid_history(state.history, cut, workflow.history_messages as usize),
+        None => (
+            history_of(state.history, workflow.history_messages as usize),
+            0,
+        ),
+    };
     let student_lines: Vec<&str> = state
         .history
         .iter()
@@ -616,6 +766,9 @@ fn compose(
         .chain(said.as_deref())
         .collect();
     let style_lines = &student_lines[student_lines.len().saturating_sub(STYLE_MESSAGES)..];
+    // A mode that sets the problems does not take up the student's own.
+    let own =
+        own_problem(&state.thread.session, said.as_deref()).filter(|_| block.problem.is_none());
     let mastery: Vec<f64> = state
         .snapshot
         .units_in_progress
@@ -675,9 +828,8 @@ fn compose(
                 interpretation,
                 said.as_deref(),
             ),
-            own_problem: own_problem(has_problem_pending(&state.thread.session), said.as_deref())
-                .map(|p| p.text)
-                .unwrap_or_default(),
+            own_problem: own.as_ref().map(|p| p.text.clone()).unwrap_or_default(),
+            own_problem_step: own.map(|p| p.first_step).unwrap_or_default(),
             misconceptions: focus
                 .map(|u| {
                     u.misconceptions
@@ -700,6 +852,10 @@ fn compose(
         seed: env.seed,
         lesson: block.lesson,
         clarify: block.clarify,
+        problem: block.problem.map(|p| ProblemBrief {
+            earlier_messages,
+            ..p
+        }),
     }
 }
 
@@ -747,6 +903,24 @@ fn code_note(
         && workflow
             .category(category)
             .is_none_or(|c| !c.detect.grades.is_empty());
+    if category == BEYOND_COURSE
+        && let Some(beyond) = said.and_then(|s| workflow.beyond_course(s))
+    {
+        let offer = beyond
+            .nearest_unit
+            .as_deref()
+            .and_then(|u| course.unit(u))
+            .map(|u| {
+                format!(
+                    " It goes beyond this course; the nearest thing we cover is {}. Shall we look at that?",
+                    u.title
+                )
+            })
+            .unwrap_or_else(|| {
+                " It goes beyond this course. What would you like to work on?".to_owned()
+            });
+        return format!("{}{offer}", beyond.answer.trim());
+    }
     match said.and_then(student_math::claim) {
         Some(claim) if !graded => claim.verdict(),
         _ => String::new(),
@@ -762,6 +936,40 @@ fn history_of(messages: &[TutorMessage], keep: usize) -> Vec<HistoryMessage> {
             text: m.text.clone(),
         })
         .collect()
+}
+
+/// Seed 003's hybrid memory: the conversation since the current problem
+/// was presented, after the last `keep_previous` messages from before it,
+/// cut to `keep` messages; and how many of those come from before.
+fn hybrid_history(
+    messages: &[TutorMessage],
+    cut: &MemoryCut,
+    keep: usize,
+) -> (Vec<HistoryMessage>, u32) {
+    let said: Vec<&TutorMessage> = messages.iter().filter(|m| m.is_conversation()).collect();
+    let prefix = format!("{}-", cut.boundary_turn);
+    let boundary = said.iter().rposition(|m| m.id.starts_with(&prefix));
+    let problem_of = |k: usize| match boundary {
+        Some(b) if k <= b => "earlier",
+        _ => "current",
+    };
+    let indexed: Vec<usize> = (0..said.len()).collect();
+    let kept = scaffolding::hybrid_memory(
+        &indexed,
+        |k| problem_of(*k),
+        "current",
+        cut.keep_previous,
+        keep,
+    );
+    let earlier = kept.iter().filter(|r| r.previous_problem).count() as u32;
+    let history = kept
+        .iter()
+        .map(|r| HistoryMessage {
+            role: said[*r.turn].role,
+            text: said[*r.turn].text.clone(),
+        })
+        .collect();
+    (history, earlier)
 }
 
 /// How the reply that [`apply`] uses was obtained.
@@ -783,6 +991,8 @@ pub struct Applied {
     /// New messages, in order: the student's (if they wrote something), then the tutor's.
     pub messages: Vec<TutorMessage>,
     pub drill_evidence: Option<EvidenceEffect>,
+    /// Notifications the mode raised, sent once the turn is committed.
+    pub events: Vec<OutboundEvent>,
 }
 
 /// Steps 10 and 11: the decided reply applied to state read at one moment.
@@ -812,6 +1022,8 @@ pub fn apply(
     }
     let session = &mut thread.session;
     session.turn_count = session.turn_count.saturating_add(1);
+    // This turn read them (modes read the state as it was before the turn).
+    session.card_grades.clear();
     thread.updated_at = env.now;
 
     // The safety gate's words for a flagged message, counted in the
@@ -842,6 +1054,7 @@ pub fn apply(
             snapshot,
             messages,
             drill_evidence: None,
+            events: Vec::new(),
         });
     };
 
@@ -890,6 +1103,9 @@ pub fn apply(
         if c.transitions.contains(&Transition::RetractGuess) {
             evidence::retract_guess(&mut snapshot, &plan.policy.policy.focus_unit_id);
         }
+        if reply.action == TutorAction::SocraticQuestion {
+            record_help_given(session, c, &plan.item_help);
+        }
     }
     track_student_problem(session, plan, course, env.now);
     thread_learning::record_turn(
@@ -935,7 +1151,9 @@ pub fn apply(
         }),
         TutorAction::DrillCard => {
             drill_card(state.thread, reply, target, plan, env).map(|(card, question)| {
-                lifecycle::ask(session, question);
+                // A new item is a new problem: its own attempts, no
+                // scaffolding or teach-back carried over from the last one.
+                scaffolding::start_problem(session, question);
                 TutorCard::Drill(card)
             })
         }
@@ -987,6 +1205,7 @@ pub fn apply(
     if !off_topic {
         snapshot.last_turn_analysis = Some(analysis);
     }
+    let mut events = Vec::new();
     mode_of(state.thread)?.apply(
         &ModeTurn { rt, state, env },
         plan,
@@ -995,6 +1214,7 @@ pub fn apply(
             thread: &mut thread,
             snapshot: &mut snapshot,
             messages: &mut messages,
+            events: &mut events,
         },
     );
     if thread.status == ThreadStatus::Completed && thread.ended_at.is_none() {
@@ -1005,7 +1225,46 @@ pub fn apply(
         snapshot,
         messages,
         drill_evidence,
+        events,
     })
+}
+
+/// Counts the help this turn gave from the item's solution, so the next
+/// help moves on instead of repeating it. A smaller step offered to work
+/// on breaks the problem down: scaffolding starts, and an answer to that
+/// step is progress, not a wrong try at the problem.
+fn record_help_given(
+    session: &mut SessionState,
+    category: &crate::content::workflow::Category,
+    help: &item_help::TurnHelp,
+) {
+    let Some(question) = session.pending_question.as_mut() else {
+        return;
+    };
+    let scaffolds = category.transitions.iter().any(|t| {
+        matches!(
+            t,
+            Transition::StartScaffolding | Transition::DeepenScaffolding
+        )
+    });
+    let hints = category
+        .transitions
+        .contains(&Transition::RecordWrongAttempt)
+        && matches!(
+            question.phase,
+            QuestionPhase::Hint | QuestionPhase::StrategyChange
+        );
+    let offered = help.help.next_step.is_some() || help.help.representation.is_some();
+    if !offered || !(scaffolds || hints) {
+        return;
+    }
+    question.hints_used = question.hints_used.saturating_add(1);
+    if help.help.next_step.is_some() {
+        let scaffolding = &mut session.scaffolding;
+        scaffolding.active = true;
+        scaffolding.depth = scaffolding.depth.max(1);
+        scaffolding.step_expects = help.step_expects.clone();
+    }
 }
 
 /// Updates a unit's ability estimate from one graded item.
@@ -1056,7 +1315,7 @@ fn drill_card(
     if let Some(issued) = &plan.practice {
         let expected = drill_grade::expected_answer(&issued.item);
         let question = PendingQuestion {
-            text: format!("{} {}", issued.card.prompt, issued.card.question_latex),
+            text: question_text(&issued.card.prompt, &issued.card.question_latex),
             expected: Some(expected),
             unit_id: issued.card.unit_id.clone(),
             concept: format!("drill {}", issued.item.seed),
@@ -1080,7 +1339,7 @@ fn drill_card(
     .ok()?;
     let answer = authored.expected_answer.clone()?;
     let question = PendingQuestion {
-        text: format!("{} {}", authored.prompt, authored.question_latex),
+        text: question_text(&authored.prompt, &authored.question_latex),
         expected: Some(ExpectedAnswer {
             kind: crate::engine::grading::infer_kind(&answer, &[]),
             value: answer,
@@ -1098,6 +1357,18 @@ fn drill_card(
         drill_token: card.drill_token.clone(),
     };
     Some((card, question))
+}
+
+/// A drill's question as one text: the prompt alone when it already
+/// states the maths ("Work out 45 - 29."), else the prompt and the maths.
+fn question_text(prompt: &str, latex: &str) -> String {
+    let squeeze = |t: &str| t.split_whitespace().collect::<String>();
+    let (prompt, latex) = (prompt.trim(), latex.trim());
+    if latex.is_empty() || squeeze(prompt).contains(&squeeze(latex)) {
+        prompt.to_owned()
+    } else {
+        format!("{prompt} {latex}")
+    }
 }
 
 /// An exam block from the course bank: stem and options, never the answer.
@@ -1149,23 +1420,16 @@ fn track_tutor_question(
     }
 }
 
-/// Whether a problem with a known answer is pending (an open question
-/// of the tutor's, "Does that make sense?", is not one).
-fn has_problem_pending(session: &SessionState) -> bool {
-    session
+/// A problem the student brings as their own (see
+/// [`student_math::own_problem`]): with a problem pending, only one they
+/// ask about that is not the pending problem.
+fn own_problem(session: &SessionState, said: Option<&str>) -> Option<student_math::StudentProblem> {
+    let pending = session
         .pending_question
         .as_ref()
-        .is_some_and(|q| q.expected.is_some())
-}
-
-/// A problem the student typed with no problem pending, that is not a
-/// worked claim to check.
-fn own_problem(pending: bool, said: Option<&str>) -> Option<student_math::StudentProblem> {
-    let said = said?;
-    if pending || student_math::claim(said).is_some() {
-        return None;
-    }
-    student_math::student_problem(said)
+        .filter(|q| q.expected.is_some())
+        .map(|q| q.text.as_str());
+    student_math::own_problem(said?, pending)
 }
 
 /// A problem the student typed ("what is 47 + 38?", "how do I solve
@@ -1178,10 +1442,11 @@ fn track_student_problem(
     course: &Course,
     now: DateTime<Utc>,
 ) {
-    if plan.input.category.own_problem.is_empty() {
+    // A question session answers it outright: nothing is left pending.
+    if plan.input.category.own_problem.is_empty() || plan.input.clarify.is_some() {
         return;
     }
-    let Some(problem) = own_problem(has_problem_pending(session), plan.said.as_deref()) else {
+    let Some(problem) = plan.said.as_deref().and_then(student_math::student_problem) else {
         return;
     };
     let unit_id = plan
@@ -1194,18 +1459,29 @@ fn track_student_problem(
         return;
     };
     let mut question = tutor_question(problem.text, unit, now);
+    // A share in a ratio is answered share by share: the first is asked for.
+    let answer = problem
+        .answer
+        .split(" and ")
+        .next()
+        .unwrap_or_default()
+        .to_owned();
     question.expected = Some(ExpectedAnswer {
         kind: if problem.solves_for.is_some() {
             AnswerKind::Equation
         } else {
             AnswerKind::Number
         },
-        value: problem.answer,
+        value: answer,
         unit: None,
         options: Vec::new(),
         mistakes: Vec::new(),
     });
     lifecycle::ask(session, question);
+    // It is worked step by step: the answer to a step is progress on it,
+    // not a wrong try at the whole problem.
+    session.scaffolding.active = true;
+    session.scaffolding.depth = session.scaffolding.depth.max(1);
 }
 
 /// The last sentence of `text` that asks something.
@@ -1253,5 +1529,66 @@ fn message(
         event: None,
         safety: None,
         created_at: env.now,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn said(id: &str, role: Role) -> TutorMessage {
+        TutorMessage {
+            id: id.into(),
+            thread_id: "t".into(),
+            role,
+            text: id.into(),
+            latex: None,
+            card: None,
+            card_state: None,
+            event: None,
+            safety: None,
+            created_at: DateTime::<Utc>::UNIX_EPOCH,
+        }
+    }
+
+    /// Turns t1..t4 were about earlier problems (t4 presented the current
+    /// one); t5 and t6 are about the current problem.
+    fn conversation() -> Vec<TutorMessage> {
+        (1..=6)
+            .flat_map(|t| {
+                [
+                    said(&format!("t{t}-s"), Role::Student),
+                    said(&format!("t{t}-a"), Role::Assistant),
+                ]
+            })
+            .collect()
+    }
+
+    #[test]
+    fn hybrid_memory_keeps_the_last_turns_of_the_earlier_problems() {
+        let cut = MemoryCut {
+            boundary_turn: "t4".into(),
+            keep_previous: 4,
+        };
+        let (history, earlier) = hybrid_history(&conversation(), &cut, 10);
+        let texts: Vec<&str> = history.iter().map(|m| m.text.as_str()).collect();
+        assert_eq!(
+            texts,
+            [
+                "t3-s", "t3-a", "t4-s", "t4-a", "t5-s", "t5-a", "t6-s", "t6-a"
+            ]
+        );
+        assert_eq!(earlier, 4);
+        // The workflow's limit still holds, dropping the oldest first.
+        let (history, earlier) = hybrid_history(&conversation(), &cut, 6);
+        assert_eq!(history.first().unwrap().text, "t4-s");
+        assert_eq!(earlier, 2);
+        // A boundary older than the messages read back: all are current.
+        let gone = MemoryCut {
+            boundary_turn: "t0".into(),
+            keep_previous: 4,
+        };
+        let (history, earlier) = hybrid_history(&conversation(), &gone, 20);
+        assert_eq!((history.len(), earlier), (12, 0));
     }
 }

@@ -9,7 +9,9 @@ use reqwest::header::HeaderMap;
 use serde_json::{Map, Value, json};
 use tokio::time::Instant;
 
-use super::http::{Failure, HttpJson, RetryPolicy, clip, failure_for_status, retry_after_header};
+use super::http::{
+    Failure, HttpJson, RetryPolicy, clip, failure_for_status, read_events, retry_after_header,
+};
 use super::provider::{
     ChatRole, Completion, CompletionRequest, Endpoint, LlmProvider, TokenUsage, model_for,
     system_text,
@@ -143,6 +145,171 @@ impl AnthropicProvider {
         body.insert("max_tokens".into(), json!(max_tokens));
         Value::Object(body)
     }
+
+    fn post(&self, url: &str, body: &Value) -> reqwest::RequestBuilder {
+        let builder = self
+            .http
+            .client()
+            .post(url)
+            .header("anthropic-version", API_VERSION)
+            .json(body);
+        match &self.endpoint.api_key {
+            Some(key) => builder.header("x-api-key", key.expose()),
+            None => builder,
+        }
+    }
+
+    async fn stream(
+        &self,
+        request: &CompletionRequest,
+        chunks: &mut (dyn for<'s> FnMut(&'s str) + Send),
+    ) -> Result<Completion, LlmError> {
+        let started = Instant::now();
+        let mode = output_mode(model_for(request, self));
+        let url = self.endpoint.url("v1/messages");
+        let mut body = self.body(request, mode);
+        body["stream"] = json!(true);
+        let (response, attempts) = self
+            .http
+            .open_stream(
+                || self.post(&url, &body),
+                request.effective_deadline(started),
+                classify,
+            )
+            .await?;
+        let mut message = StreamedMessage::new(mode, &request.schema.name);
+        read_events(response, |event| message.read(&event.data, &mut *chunks)).await?;
+        let whole = message.into_body();
+        let value = parse_reply(&whole, mode, &request.schema.name)?;
+        let count = |key: &str| {
+            whole
+                .pointer(&format!("/usage/{key}"))
+                .and_then(Value::as_u64)
+                .map_or(0, |n| u32::try_from(n).unwrap_or(u32::MAX))
+        };
+        Ok(Completion {
+            value,
+            model: whole
+                .get("model")
+                .and_then(Value::as_str)
+                .unwrap_or_else(|| model_for(request, self))
+                .to_owned(),
+            usage: TokenUsage {
+                input: count("input_tokens"),
+                output: count("output_tokens"),
+            },
+            latency: started.elapsed(),
+            attempts,
+        })
+    }
+}
+
+/// A Messages stream as it is read (`message_start`, content blocks and
+/// their deltas, `message_delta`, `message_stop`, `error`), rebuilt into
+/// the message a non-streamed call returns so it is checked the same way.
+#[derive(Debug)]
+struct StreamedMessage<'a> {
+    mode: AnthropicOutput,
+    tool: &'a str,
+    message: Value,
+    /// Each block, with its streamed text or tool input JSON.
+    blocks: Vec<(Value, String)>,
+}
+
+impl<'a> StreamedMessage<'a> {
+    fn new(mode: AnthropicOutput, tool: &'a str) -> Self {
+        StreamedMessage {
+            mode,
+            tool,
+            message: json!({}),
+            blocks: Vec::new(),
+        }
+    }
+
+    /// One event's data; `Ok(true)` at `message_stop`.
+    fn read(
+        &mut self,
+        data: &str,
+        chunks: &mut (dyn for<'s> FnMut(&'s str) + Send),
+    ) -> Result<bool, LlmError> {
+        let event: Value = serde_json::from_str(data)
+            .map_err(|e| LlmError::InvalidOutput(format!("a stream event is not JSON: {e}")))?;
+        match event["type"].as_str().unwrap_or("") {
+            "message_start" => self.message = event["message"].clone(),
+            "content_block_start" => {
+                self.blocks
+                    .push((event["content_block"].clone(), String::new()));
+            }
+            "content_block_delta" => {
+                let index = event["index"].as_u64().unwrap_or(0) as usize;
+                let Some((block, text)) = self.blocks.get_mut(index) else {
+                    return Ok(false);
+                };
+                let delta = &event["delta"];
+                let piece = match delta["type"].as_str() {
+                    Some("text_delta") => delta["text"].as_str(),
+                    Some("input_json_delta") => delta["partial_json"].as_str(),
+                    // Thinking and its signature are not the reply.
+                    _ => None,
+                };
+                if let Some(piece) = piece {
+                    text.push_str(piece);
+                    let reply_block = match self.mode {
+                        AnthropicOutput::Native => block["type"] == "text",
+                        AnthropicOutput::ForcedTool => {
+                            block["type"] == "tool_use" && block["name"] == self.tool
+                        }
+                    };
+                    if reply_block {
+                        chunks(piece);
+                    }
+                }
+            }
+            "message_delta" => {
+                if let Some(reason) = event.pointer("/delta/stop_reason") {
+                    self.message["stop_reason"] = reason.clone();
+                }
+                if let Some(output) = event.pointer("/usage/output_tokens") {
+                    self.message["usage"]["output_tokens"] = output.clone();
+                }
+            }
+            "message_stop" => return Ok(true),
+            "error" => {
+                let kind = event.pointer("/error/type").and_then(Value::as_str);
+                let message = event
+                    .pointer("/error/message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                return Err(match kind {
+                    Some("rate_limit_error") => LlmError::RateLimited { retry_after: None },
+                    _ => LlmError::Unavailable(format!("error mid-stream: {}", clip(message))),
+                });
+            }
+            // `ping`, `content_block_stop`, and event types added later.
+            _ => {}
+        }
+        Ok(false)
+    }
+
+    /// The message as a non-streamed call returns it.
+    fn into_body(mut self) -> Value {
+        let content: Vec<Value> = self
+            .blocks
+            .into_iter()
+            .map(|(mut block, text)| {
+                match block["type"].as_str() {
+                    Some("text") => block["text"] = json!(text),
+                    Some("tool_use") => {
+                        block["input"] = serde_json::from_str(&text).unwrap_or(Value::Null);
+                    }
+                    _ => {}
+                }
+                block
+            })
+            .collect();
+        self.message["content"] = Value::Array(content);
+        self.message
+    }
 }
 
 #[async_trait]
@@ -160,22 +327,10 @@ impl LlmProvider for AnthropicProvider {
         let mode = output_mode(model_for(request, self));
         let url = self.endpoint.url("v1/messages");
         let body = self.body(request, mode);
-        let key = self.endpoint.api_key.clone();
         let reply = self
             .http
             .send(
-                || {
-                    let builder = self
-                        .http
-                        .client()
-                        .post(&url)
-                        .header("anthropic-version", API_VERSION)
-                        .json(&body);
-                    match &key {
-                        Some(key) => builder.header("x-api-key", key.expose()),
-                        None => builder,
-                    }
-                },
+                || self.post(&url, &body),
                 request.effective_deadline(started),
                 classify,
             )
@@ -203,6 +358,14 @@ impl LlmProvider for AnthropicProvider {
             latency: started.elapsed(),
             attempts: reply.attempts,
         })
+    }
+
+    async fn complete_streaming(
+        &self,
+        request: &CompletionRequest,
+        chunks: &mut (dyn for<'s> FnMut(&'s str) + Send),
+    ) -> Result<Completion, LlmError> {
+        self.stream(request, chunks).await
     }
 }
 

@@ -12,7 +12,8 @@ use tokio::time::Instant;
 use super::prompt::tutor_prompt;
 use super::provider::{CallSettings, ChatMessage, LlmCall, LlmProvider};
 use super::schema::StructuredOutput;
-use super::structured::structured_call;
+use super::stream_json::FieldReader;
+use super::structured::{structured_call, structured_call_streaming};
 use super::tokens;
 use crate::content::Bundle;
 use crate::content::prompt::PromptTemplate;
@@ -21,7 +22,7 @@ use crate::model::{
     DrillGrader, DrillGradingInput, ExamEvaluationInput, ExamEvaluator, Judgement, LlmDrillGrade,
     LlmError, LlmExamEvaluation, LlmSafetyVerdict, LlmSessionSummary, LlmStudyPlan,
     LlmTutorResponse, Planner, PlannerInput, Reply, Role, SafetyInput, SafetyJudge, SafetyOutcome,
-    Summarizer, SummaryInput, Tutor, TutorTurnInput,
+    Summarizer, SummaryInput, TextSink, Tutor, TutorTurnInput,
 };
 
 /// A provider bound to a content bundle's workflow: where templates and
@@ -111,9 +112,8 @@ impl LlmBinding {
 #[derive(Debug, Clone)]
 pub struct LlmTutor(pub LlmBinding);
 
-#[async_trait]
-impl Tutor for LlmTutor {
-    async fn decide(&self, input: &TutorTurnInput) -> Result<Reply<LlmTutorResponse>, LlmError> {
+impl LlmTutor {
+    fn prompt(&self, input: &TutorTurnInput) -> Result<Vec<ChatMessage>, LlmError> {
         let workflow = self.0.workflow()?;
         let prompt = tutor_prompt(&self.0.bundle.prompts, workflow, input)?;
         if prompt.dropped_history > 0 || prompt.dropped_chunks > 0 {
@@ -125,7 +125,43 @@ impl Tutor for LlmTutor {
                 "tutor prompt trimmed to its token budget"
             );
         }
-        self.0.call(LlmCall::Tutor, prompt.messages).await
+        Ok(prompt.messages)
+    }
+}
+
+/// The field of the tutor's reply the student reads.
+const TUTOR_TEXT_FIELD: &str = "tutor_text";
+
+#[async_trait]
+impl Tutor for LlmTutor {
+    async fn decide(&self, input: &TutorTurnInput) -> Result<Reply<LlmTutorResponse>, LlmError> {
+        let messages = self.prompt(input)?;
+        self.0.call(LlmCall::Tutor, messages).await
+    }
+
+    async fn decide_streaming(
+        &self,
+        input: &TutorTurnInput,
+        sink: &dyn TextSink,
+    ) -> Result<Reply<LlmTutorResponse>, LlmError> {
+        let messages = self.prompt(input)?;
+        let settings = CallSettings::from(LlmCall::Tutor.settings(&self.0.workflow()?.llm));
+        let mut reader = FieldReader::new(TUTOR_TEXT_FIELD);
+        let mut chunks = |chunk: &str| {
+            let text = reader.push(chunk);
+            if !text.is_empty() {
+                sink.text(&text);
+            }
+        };
+        structured_call_streaming(
+            self.0.provider.as_ref(),
+            LlmCall::Tutor,
+            messages,
+            settings,
+            self.0.deadline,
+            &mut chunks,
+        )
+        .await
     }
 }
 

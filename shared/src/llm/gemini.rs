@@ -8,7 +8,7 @@ use serde_json::{Map, Value, json};
 use tokio::time::Instant;
 
 use super::http::{
-    Failure, HttpJson, RetryPolicy, clip, failure_for_status, parse_proto_duration,
+    Failure, HttpJson, RetryPolicy, clip, failure_for_status, parse_proto_duration, read_events,
     retry_after_header,
 };
 use super::provider::{
@@ -104,44 +104,121 @@ impl LlmProvider for GeminiProvider {
             model.trim_start_matches("models/")
         ));
         let body = self.body(request);
-        let key = self.endpoint.api_key.clone();
         let reply = self
             .http
             .send(
-                || {
-                    let builder = self.http.client().post(&url).json(&body);
-                    match &key {
-                        Some(key) => builder.header("x-goog-api-key", key.expose()),
-                        None => builder,
-                    }
-                },
+                || self.post(&url, &body),
                 request.effective_deadline(started),
                 classify,
             )
             .await?;
-        let value = parse_reply(&reply.body)?;
-        let count = |key: &str| {
-            reply
-                .body
-                .pointer(&format!("/usageMetadata/{key}"))
-                .and_then(Value::as_u64)
-                .map_or(0, |n| u32::try_from(n).unwrap_or(u32::MAX))
-        };
-        Ok(Completion {
-            value,
-            model: reply
-                .body
-                .get("modelVersion")
-                .and_then(Value::as_str)
-                .map_or(model, str::to_owned),
-            usage: TokenUsage {
-                input: count("promptTokenCount"),
-                output: count("candidatesTokenCount").saturating_add(count("thoughtsTokenCount")),
-            },
-            latency: started.elapsed(),
-            attempts: reply.attempts,
-        })
+        completion(&reply.body, model, started, reply.attempts)
     }
+
+    /// `streamGenerateContent` with `alt=sse`: each event a partial
+    /// response whose parts carry the next piece of text; the last one has
+    /// the finish reason and usage. The pieces are joined into the response
+    /// a non-streamed call returns and checked the same way.
+    async fn complete_streaming(
+        &self,
+        request: &CompletionRequest,
+        chunks: &mut (dyn for<'s> FnMut(&'s str) + Send),
+    ) -> Result<Completion, LlmError> {
+        let started = Instant::now();
+        let model = model_for(request, self).to_owned();
+        let url = self.endpoint.url(&format!(
+            "models/{}:streamGenerateContent?alt=sse",
+            model.trim_start_matches("models/")
+        ));
+        let body = self.body(request);
+        let (response, attempts) = self
+            .http
+            .open_stream(
+                || self.post(&url, &body),
+                request.effective_deadline(started),
+                classify,
+            )
+            .await?;
+        let mut whole = json!({});
+        let mut text = String::new();
+        read_events(response, |event| {
+            let part: Value = serde_json::from_str(&event.data)
+                .map_err(|e| LlmError::InvalidOutput(format!("a stream event is not JSON: {e}")))?;
+            if let Some(error) = part.get("error") {
+                let message = error.get("message").and_then(Value::as_str).unwrap_or("");
+                return Err(LlmError::Unavailable(format!(
+                    "error mid-stream: {}",
+                    clip(message)
+                )));
+            }
+            for key in ["usageMetadata", "modelVersion", "promptFeedback"] {
+                if let Some(value) = part.get(key) {
+                    whole[key] = value.clone();
+                }
+            }
+            let candidate = part.pointer("/candidates/0");
+            for piece in candidate
+                .and_then(|c| c.pointer("/content/parts"))
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter(|p| p.get("thought") != Some(&Value::Bool(true)))
+                .filter_map(|p| p.get("text").and_then(Value::as_str))
+            {
+                text.push_str(piece);
+                chunks(piece);
+            }
+            let finish = candidate.and_then(|c| c.get("finishReason")).cloned();
+            let blocked = candidate.is_none() && whole.get("promptFeedback").is_some();
+            if let Some(reason) = &finish {
+                whole["candidates"] = json!([{"finishReason": reason}]);
+            }
+            Ok(finish.is_some() || blocked)
+        })
+        .await?;
+        if let Some(candidate) = whole.pointer_mut("/candidates/0") {
+            candidate["content"] = json!({"role": "model", "parts": [{"text": text}]});
+        }
+        completion(&whole, model, started, attempts)
+    }
+}
+
+impl GeminiProvider {
+    fn post(&self, url: &str, body: &Value) -> reqwest::RequestBuilder {
+        let builder = self.http.client().post(url).json(body);
+        match &self.endpoint.api_key {
+            Some(key) => builder.header("x-goog-api-key", key.expose()),
+            None => builder,
+        }
+    }
+}
+
+/// A whole response as a completion.
+fn completion(
+    body: &Value,
+    model: String,
+    started: Instant,
+    attempts: u32,
+) -> Result<Completion, LlmError> {
+    let value = parse_reply(body)?;
+    let count = |key: &str| {
+        body.pointer(&format!("/usageMetadata/{key}"))
+            .and_then(Value::as_u64)
+            .map_or(0, |n| u32::try_from(n).unwrap_or(u32::MAX))
+    };
+    Ok(Completion {
+        value,
+        model: body
+            .get("modelVersion")
+            .and_then(Value::as_str)
+            .map_or(model, str::to_owned),
+        usage: TokenUsage {
+            input: count("promptTokenCount"),
+            output: count("candidatesTokenCount").saturating_add(count("thoughtsTokenCount")),
+        },
+        latency: started.elapsed(),
+        attempts,
+    })
 }
 
 fn parse_reply(body: &Value) -> Result<Value, LlmError> {

@@ -9,6 +9,7 @@ use reqwest::{RequestBuilder, Response, StatusCode};
 use serde_json::Value;
 use tokio::time::Instant;
 
+use super::sse::{SseEvent, SseParser};
 use crate::model::LlmError;
 
 /// How often and how patiently a failed attempt is retried.
@@ -238,6 +239,98 @@ impl HttpJson {
             tokio::time::sleep(delay).await;
         }
     }
+}
+
+impl HttpJson {
+    /// Opens a streamed response: the same retries as [`send`](Self::send)
+    /// until the provider answers with a success status, none after — once
+    /// its first byte is on the way, a retry would repeat what the student
+    /// has already seen.
+    pub async fn open_stream(
+        &self,
+        build: impl Fn() -> RequestBuilder,
+        deadline: Instant,
+        classify: impl Fn(StatusCode, &HeaderMap, &str) -> Failure,
+    ) -> Result<(Response, u32), LlmError> {
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(LlmError::Timeout);
+            }
+            let failure = match build().timeout(deadline - now).send().await {
+                Err(e) if e.is_timeout() => return Err(LlmError::Timeout),
+                Err(e) => Failure::retryable(LlmError::Unavailable(clip(&transport_error(&e)))),
+                Ok(response) if response.status().is_success() => {
+                    return Ok((response, attempt));
+                }
+                Ok(response) => {
+                    let status = response.status();
+                    let headers = response.headers().clone();
+                    match read_body(response).await {
+                        Err(BodyError::Timeout) => return Err(LlmError::Timeout),
+                        Err(BodyError::TooLarge) => Failure::fatal(LlmError::Unavailable(format!(
+                            "HTTP {}: an oversized error body",
+                            status.as_u16()
+                        ))),
+                        Err(BodyError::Transport(message)) => {
+                            Failure::retryable(LlmError::Unavailable(clip(&message)))
+                        }
+                        Ok(text) => classify(status, &headers, &text),
+                    }
+                }
+            };
+            if !failure.retryable || attempt >= self.retry.max_attempts {
+                return Err(failure.error);
+            }
+            let delay = failure
+                .retry_after
+                .unwrap_or_else(|| self.retry.backoff(attempt));
+            if Instant::now() + delay >= deadline {
+                return Err(failure.error);
+            }
+            tokio::time::sleep(delay).await;
+        }
+    }
+}
+
+/// Reads a streamed response's events until `on_event` says the reply is
+/// complete (`Ok(true)`) or fails. A stream that ends first is an error: a
+/// cut-short reply is never taken for a whole one.
+pub(crate) async fn read_events(
+    mut response: Response,
+    mut on_event: impl FnMut(SseEvent) -> Result<bool, LlmError>,
+) -> Result<(), LlmError> {
+    let mut parser = SseParser::default();
+    let mut read = 0usize;
+    loop {
+        let chunk = match response.chunk().await {
+            Ok(Some(chunk)) => chunk,
+            Ok(None) => break,
+            Err(e) if e.is_timeout() => return Err(LlmError::Timeout),
+            Err(e) => return Err(LlmError::Unavailable(clip(&transport_error(&e)))),
+        };
+        read += chunk.len();
+        if read > MAX_BODY_BYTES {
+            return Err(LlmError::InvalidOutput(format!(
+                "the streamed response is larger than {MAX_BODY_BYTES} bytes"
+            )));
+        }
+        for event in parser.push(&chunk) {
+            if on_event(event)? {
+                return Ok(());
+            }
+        }
+    }
+    if let Some(event) = parser.finish()
+        && on_event(event)?
+    {
+        return Ok(());
+    }
+    Err(LlmError::Unavailable(
+        "the stream ended before the reply was complete".into(),
+    ))
 }
 
 enum BodyError {

@@ -11,6 +11,8 @@
 //! - [`prompt`] and [`tokens`]: the tutor prompt within its token budget.
 //! - [`calls`]: the seams as one provider call each; [`offline`]: the same
 //!   seams, deterministic; [`setup`]: which one each call gets.
+//! - [`sse`] and [`stream_json`]: streamed replies — provider event
+//!   streams read, and the reply's text picked out while it is written.
 //! - [`transcription`]: speech to text.
 
 pub mod anthropic;
@@ -24,6 +26,8 @@ pub mod prompt;
 pub mod provider;
 pub mod schema;
 pub mod setup;
+pub mod sse;
+pub mod stream_json;
 pub mod structured;
 pub mod tokens;
 pub mod transcription;

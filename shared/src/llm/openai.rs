@@ -7,7 +7,9 @@ use reqwest::header::{AUTHORIZATION, HeaderMap};
 use serde_json::{Map, Value, json};
 use tokio::time::Instant;
 
-use super::http::{Failure, HttpJson, RetryPolicy, clip, failure_for_status, retry_after_header};
+use super::http::{
+    Failure, HttpJson, RetryPolicy, clip, failure_for_status, read_events, retry_after_header,
+};
 use super::provider::{
     ChatRole, Completion, CompletionRequest, Endpoint, LlmProvider, TokenUsage, model_for,
 };
@@ -83,6 +85,14 @@ impl OpenAiProvider {
         }
         Value::Object(body)
     }
+
+    fn post(&self, url: &str, body: &Value) -> reqwest::RequestBuilder {
+        let builder = self.http.client().post(url).json(body);
+        match &self.endpoint.api_key {
+            Some(key) => builder.header(AUTHORIZATION, format!("Bearer {}", key.expose())),
+            None => builder,
+        }
+    }
 }
 
 fn effort_name(effort: ReasoningEffort) -> &'static str {
@@ -110,19 +120,10 @@ impl LlmProvider for OpenAiProvider {
         let started = Instant::now();
         let url = self.endpoint.url("chat/completions");
         let body = self.body(request);
-        let key = self.endpoint.api_key.clone();
         let reply = self
             .http
             .send(
-                || {
-                    let builder = self.http.client().post(&url).json(&body);
-                    match &key {
-                        Some(key) => {
-                            builder.header(AUTHORIZATION, format!("Bearer {}", key.expose()))
-                        }
-                        None => builder,
-                    }
-                },
+                || self.post(&url, &body),
                 request.effective_deadline(started),
                 classify,
             )
@@ -135,6 +136,137 @@ impl LlmProvider for OpenAiProvider {
             latency: started.elapsed(),
             attempts: reply.attempts,
         })
+    }
+
+    async fn complete_streaming(
+        &self,
+        request: &CompletionRequest,
+        chunks: &mut (dyn for<'s> FnMut(&'s str) + Send),
+    ) -> Result<Completion, LlmError> {
+        self.stream(request, chunks).await
+    }
+}
+
+impl OpenAiProvider {
+    async fn stream(
+        &self,
+        request: &CompletionRequest,
+        chunks: &mut (dyn for<'s> FnMut(&'s str) + Send),
+    ) -> Result<Completion, LlmError> {
+        let started = Instant::now();
+        let url = self.endpoint.url("chat/completions");
+        let mut body = self.body(request);
+        body["stream"] = json!(true);
+        if self.flavor == OpenAiFlavor::OpenAi {
+            // Usage comes in a last chunk only when asked for.
+            body["stream_options"] = json!({"include_usage": true});
+        }
+        let (response, attempts) = self
+            .http
+            .open_stream(
+                || self.post(&url, &body),
+                request.effective_deadline(started),
+                classify,
+            )
+            .await?;
+        let mut reply = StreamedReply::default();
+        read_events(response, |event| reply.read(&event.data, &mut *chunks)).await?;
+        let (value, usage) = reply.finish()?;
+        Ok(Completion {
+            value,
+            model: reply
+                .model
+                .unwrap_or_else(|| model_for(request, self).to_owned()),
+            usage,
+            latency: started.elapsed(),
+            attempts,
+        })
+    }
+}
+
+/// A Chat Completions stream as it is read: `chat.completion.chunk`
+/// objects, an error object if the server fails mid-stream, `[DONE]`.
+#[derive(Debug, Default)]
+struct StreamedReply {
+    text: String,
+    refusal: String,
+    finish_reason: Option<String>,
+    usage: TokenUsage,
+    model: Option<String>,
+}
+
+impl StreamedReply {
+    /// One event's data; `Ok(true)` at the end of the stream.
+    fn read(
+        &mut self,
+        data: &str,
+        chunks: &mut (dyn for<'s> FnMut(&'s str) + Send),
+    ) -> Result<bool, LlmError> {
+        if data.trim() == "[DONE]" {
+            return Ok(true);
+        }
+        let chunk: Value = serde_json::from_str(data)
+            .map_err(|e| LlmError::InvalidOutput(format!("a stream event is not JSON: {e}")))?;
+        if let Some(error) = chunk.get("error") {
+            let message = error.get("message").and_then(Value::as_str).unwrap_or("");
+            return Err(LlmError::Unavailable(format!(
+                "error mid-stream: {}",
+                clip(message)
+            )));
+        }
+        if let Some(model) = chunk.get("model").and_then(Value::as_str) {
+            self.model = Some(model.to_owned());
+        }
+        if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
+            let count = |key: &str| {
+                usage
+                    .get(key)
+                    .and_then(Value::as_u64)
+                    .map_or(0, |n| u32::try_from(n).unwrap_or(u32::MAX))
+            };
+            self.usage = TokenUsage {
+                input: count("prompt_tokens"),
+                output: count("completion_tokens"),
+            };
+        }
+        if let Some(choice) = chunk.pointer("/choices/0") {
+            let delta = &choice["delta"];
+            if let Some(text) = delta.get("content").and_then(Value::as_str) {
+                self.text.push_str(text);
+                chunks(text);
+            }
+            if let Some(refusal) = delta.get("refusal").and_then(Value::as_str) {
+                self.refusal.push_str(refusal);
+            }
+            if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
+                self.finish_reason = Some(reason.to_owned());
+            }
+        }
+        Ok(false)
+    }
+
+    fn finish(&self) -> Result<(Value, TokenUsage), LlmError> {
+        if !self.refusal.trim().is_empty() {
+            return Err(LlmError::Refused(clip(&self.refusal)));
+        }
+        match self.finish_reason.as_deref() {
+            Some("length") => return Err(LlmError::Truncated),
+            Some("content_filter") => {
+                return Err(LlmError::Refused("stopped by the content filter".into()));
+            }
+            Some(_) => {}
+            None => {
+                return Err(LlmError::Unavailable(
+                    "the stream ended without a finish reason".into(),
+                ));
+            }
+        }
+        if self.text.trim().is_empty() {
+            return Err(LlmError::InvalidOutput("the reply has no content".into()));
+        }
+        let value = serde_json::from_str(&self.text)
+            .map_err(|e| LlmError::InvalidOutput(format!("the reply is not JSON: {e}")))?;
+        Ok((value, self.usage))
     }
 }
 

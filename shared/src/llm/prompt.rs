@@ -67,6 +67,13 @@ pub fn tutor_prompt(
     };
     let history_limit = usize::try_from(workflow.history_messages).unwrap_or(usize::MAX);
     let history = &input.history[input.history.len().saturating_sub(history_limit)..];
+    // Messages from earlier problems (hybrid memory) come first; those the
+    // limit or the budget drops are among them.
+    let earlier = input
+        .problem
+        .as_ref()
+        .map_or(0, |p| p.earlier_messages as usize)
+        .saturating_sub(input.history.len() - history.len());
     let budget = workflow.token_budget;
     let fixed = FixedParts::render(&templates, &workflow.prompt_signals, input)?;
     let chunks = &input.context.unit_content_chunks;
@@ -81,6 +88,7 @@ pub fn tutor_prompt(
             &fixed,
             input,
             &history[dropped_history..],
+            earlier.saturating_sub(dropped_history),
             chunks.len() - dropped_chunks,
         )
         .map(|bundle| PromptBundle {
@@ -167,12 +175,15 @@ impl FixedParts {
         let rules = signals.mode_rules(input.mode).trim();
         values.insert(
             "mode_rules",
-            match (&input.lesson, &input.clarify) {
-                (Some(lesson), _) => format!("{rules}\n{}", signals.lesson(lesson)),
-                (None, Some(clarify)) => format!("{rules}\n{}", signals.clarify(clarify))
+            match (&input.lesson, &input.clarify, &input.problem) {
+                (Some(lesson), _, _) => {
+                    format!("{rules}\n{}", signals.lesson(lesson, input.pacing))
+                }
+                (None, Some(clarify), _) => format!("{rules}\n{}", signals.clarify(clarify))
                     .trim_end()
                     .to_owned(),
-                (None, None) => rules.to_owned(),
+                (None, None, Some(problem)) => format!("{rules}\n{}", signals.problem(problem)),
+                (None, None, None) => rules.to_owned(),
             },
         );
         values.insert("personalization", personalization(&input.personalization));
@@ -217,6 +228,7 @@ fn assemble(
     fixed: &FixedParts,
     input: &TutorTurnInput,
     history: &[HistoryMessage],
+    earlier: usize,
     chunks: usize,
 ) -> Result<PromptBundle, LlmError> {
     let mut context = input.context.clone();
@@ -229,7 +241,14 @@ fn assemble(
     } else {
         history
             .iter()
-            .map(history_line)
+            .enumerate()
+            .map(|(k, m)| {
+                if k < earlier {
+                    format!("(previous problem) {}", history_line(m))
+                } else {
+                    history_line(m)
+                }
+            })
             .collect::<Vec<_>>()
             .join("\n")
     };
@@ -374,5 +393,26 @@ fn question_state(question: Option<&QuestionState>) -> String {
         text.push_str(&q.previous_answers.join(" | "));
     }
     text.push(')');
+    let help = &q.help;
+    if !help.steps.is_empty() {
+        text.push_str(
+            "\nIts worked steps (the last left open; never complete it for the student): ",
+        );
+        text.push_str(&help.steps.join(" | "));
+    }
+    if let Some(step) = &help.next_step {
+        text.push_str(
+            "\nThe next step they have not shown, to offer as a hint or smaller question: ",
+        );
+        text.push_str(step);
+    }
+    if let Some(other) = &help.representation {
+        text.push_str("\nThe question shown another way, for a change of strategy: ");
+        text.push_str(other);
+    }
+    if let Some(mistake) = &help.mistake {
+        text.push_str("\nTheir answer is a known mistake; explain it this way: ");
+        text.push_str(mistake);
+    }
     text
 }

@@ -183,6 +183,17 @@ pub trait LlmProvider: Send + Sync + fmt::Debug {
     /// The model used when the workflow names none.
     fn default_model(&self) -> &str;
     async fn complete(&self, request: &CompletionRequest) -> Result<Completion, LlmError>;
+    /// [`complete`](Self::complete), handing `chunks` the reply's raw JSON
+    /// text as the provider writes it. A provider without a streaming API
+    /// answers whole, and `chunks` hears nothing.
+    async fn complete_streaming(
+        &self,
+        request: &CompletionRequest,
+        chunks: &mut (dyn for<'s> FnMut(&'s str) + Send),
+    ) -> Result<Completion, LlmError> {
+        let _ = chunks;
+        self.complete(request).await
+    }
 }
 
 /// The model a request asks for: the workflow's, else the provider's default.

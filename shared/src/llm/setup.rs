@@ -27,20 +27,22 @@ use crate::model::{DrillGrader, ExamEvaluator, Planner, SafetyJudge, Summarizer,
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LlmSetupError {
-    #[error("llm.{provider}.api_key is required when a call uses {provider}")]
-    MissingKey { provider: &'static str },
-    #[error("llm.{provider}.api_key names {reference}, which is not set")]
+    /// `section` is the provider's configuration section (`llm.openai`,
+    /// `transcription`), so each message names the setting to fix.
+    #[error("{section}.api_key is required: a call uses this provider")]
+    MissingKey { section: &'static str },
+    #[error("{section}.api_key names {reference}, which is not set")]
     UnsetKey {
-        provider: &'static str,
+        section: &'static str,
         reference: String,
     },
-    #[error("llm.{provider}.api_key: {message}")]
+    #[error("{section}.api_key: {message}")]
     BadReference {
-        provider: &'static str,
+        section: &'static str,
         message: String,
     },
-    #[error("llm.{provider}.base_url is empty")]
-    NoBaseUrl { provider: &'static str },
+    #[error("{section}.base_url is empty")]
+    NoBaseUrl { section: &'static str },
     #[error("{0}")]
     Moderation(String),
 }
@@ -184,21 +186,26 @@ fn build(
     let provider: Arc<dyn LlmProvider> = match kind {
         ProviderKind::Offline => return Ok(None),
         ProviderKind::Openai => Arc::new(OpenAiProvider::new(
-            endpoint("openai", &config.openai, true, env)?,
+            endpoint("llm.openai", &config.openai, true, env)?,
             OpenAiFlavor::OpenAi,
             retry,
         )),
         ProviderKind::OpenaiCompatible => Arc::new(OpenAiProvider::new(
-            endpoint("openai_compatible", &config.openai_compatible, false, env)?,
+            endpoint(
+                "llm.openai_compatible",
+                &config.openai_compatible,
+                false,
+                env,
+            )?,
             OpenAiFlavor::Compatible,
             retry,
         )),
         ProviderKind::Anthropic => Arc::new(AnthropicProvider::new(
-            endpoint("anthropic", &config.anthropic, true, env)?,
+            endpoint("llm.anthropic", &config.anthropic, true, env)?,
             retry,
         )),
         ProviderKind::Gemini => Arc::new(GeminiProvider::new(
-            endpoint("gemini", &config.gemini, true, env)?,
+            endpoint("llm.gemini", &config.gemini, true, env)?,
             retry,
         )),
     };
@@ -206,24 +213,24 @@ fn build(
 }
 
 fn endpoint(
-    provider: &'static str,
+    section: &'static str,
     settings: &ProviderEndpoint,
     key_required: bool,
     env: &impl Fn(&str) -> Option<String>,
 ) -> Result<Endpoint, LlmSetupError> {
     if settings.base_url.trim().is_empty() {
-        return Err(LlmSetupError::NoBaseUrl { provider });
+        return Err(LlmSetupError::NoBaseUrl { section });
     }
     let api_key = match &settings.api_key {
-        None if key_required => return Err(LlmSetupError::MissingKey { provider }),
+        None if key_required => return Err(LlmSetupError::MissingKey { section }),
         None => None,
         Some(reference) => {
             let secret = SecretRef::parse(reference).map_err(|e| LlmSetupError::BadReference {
-                provider,
+                section,
                 message: e.to_string(),
             })?;
             let value = secret.resolve(env).ok_or_else(|| LlmSetupError::UnsetKey {
-                provider,
+                section,
                 reference: reference.clone(),
             })?;
             Some(ApiKey::new(value))

@@ -21,6 +21,31 @@ pub async fn structured_call<T: StructuredOutput>(
     settings: CallSettings,
     deadline: Option<Instant>,
 ) -> Result<Reply<T>, LlmError> {
+    call_with::<T>(provider, call, messages, settings, deadline, None).await
+}
+
+/// [`structured_call`] over the provider's streaming API, handing `chunks`
+/// the raw reply text as it arrives; the whole reply is decoded and checked
+/// exactly as a non-streamed one.
+pub async fn structured_call_streaming<T: StructuredOutput>(
+    provider: &dyn LlmProvider,
+    call: LlmCall,
+    messages: Vec<ChatMessage>,
+    settings: CallSettings,
+    deadline: Option<Instant>,
+    chunks: &mut (dyn for<'s> FnMut(&'s str) + Send),
+) -> Result<Reply<T>, LlmError> {
+    call_with::<T>(provider, call, messages, settings, deadline, Some(chunks)).await
+}
+
+async fn call_with<T: StructuredOutput>(
+    provider: &dyn LlmProvider,
+    call: LlmCall,
+    messages: Vec<ChatMessage>,
+    settings: CallSettings,
+    deadline: Option<Instant>,
+    chunks: Option<&mut (dyn for<'s> FnMut(&'s str) + Send)>,
+) -> Result<Reply<T>, LlmError> {
     let request = CompletionRequest {
         call,
         messages,
@@ -29,7 +54,10 @@ pub async fn structured_call<T: StructuredOutput>(
         deadline,
     };
     let started = Instant::now();
-    let outcome = provider.complete(&request).await;
+    let outcome = match chunks {
+        Some(chunks) => provider.complete_streaming(&request, chunks).await,
+        None => provider.complete(&request).await,
+    };
     let requested_model = model_for(&request, provider).to_owned();
     let result = outcome.and_then(|completion| {
         let usage = usage_of(provider, &completion);

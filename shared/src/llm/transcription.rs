@@ -158,20 +158,20 @@ impl OpenAiTranscriber {
         if config.provider == TranscriptionProvider::None {
             return Ok(None);
         }
-        const NAME: &str = "transcription";
+        const SECTION: &str = "transcription";
         if config.base_url.trim().is_empty() {
-            return Err(LlmSetupError::NoBaseUrl { provider: NAME });
+            return Err(LlmSetupError::NoBaseUrl { section: SECTION });
         }
         let reference = config
             .api_key
             .as_deref()
-            .ok_or(LlmSetupError::MissingKey { provider: NAME })?;
+            .ok_or(LlmSetupError::MissingKey { section: SECTION })?;
         let secret = SecretRef::parse(reference).map_err(|e| LlmSetupError::BadReference {
-            provider: NAME,
+            section: SECTION,
             message: e.to_string(),
         })?;
         let key = secret.resolve(env).ok_or_else(|| LlmSetupError::UnsetKey {
-            provider: NAME,
+            section: SECTION,
             reference: reference.to_owned(),
         })?;
         let endpoint = Endpoint {

@@ -5,10 +5,11 @@ use chrono::{DateTime, Utc};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::message::TutorMessage;
+use super::message::{ExamOption, TutorMessage};
 use super::thread::{
-    ExamFeedbackMode, Mode, ProgressionAction, QuestionPhase, ReplanRecord, StepKind, StepStatus,
-    ThreadStatus,
+    AnswerFormat, Difficulty, ExamEnd, ExamFeedbackMode, ExamQuestionStatus, ExamSelection,
+    MasterySignal, Mode, ProblemStatus, ProgressionAction, QuestionPhase, QuestionResult,
+    ReplanRecord, SessionEnd, StepKind, StepStatus, ThreadStatus,
 };
 use super::tier::{ExamTier, MasteryTier};
 
@@ -25,14 +26,28 @@ pub struct CreateThreadRequest {
     /// Unit to work on (teach_me, clarify_doubts, exam scope).
     #[serde(default)]
     pub unit_id: Option<String>,
-    /// Problems for a problem_set session; otherwise the course's set is used.
+    /// problem_set: the problems to work through (5 to 10), in order.
     #[serde(default)]
     pub problems: Option<Vec<ProblemInput>>,
-    /// Exam mode: how many questions.
+    /// Exam mode: the units it covers (instead of `unitId`, or with it).
+    #[serde(default)]
+    pub units: Option<Vec<String>>,
+    /// problem_set: one of the course's problem sets instead of `problems`.
+    #[serde(default)]
+    pub problem_set_id: Option<String>,
+    /// Exam mode: how many questions (1 to 30; the workflow's default).
     #[serde(default)]
     pub question_count: Option<u32>,
+    /// Exam mode: marked after each answer, or only at the end.
     #[serde(default)]
     pub feedback: Option<ExamFeedbackMode>,
+    /// Exam mode: questions fixed at creation, or chosen one at a time to
+    /// match the student's ability.
+    #[serde(default)]
+    pub selection: Option<ExamSelection>,
+    /// Exam mode: the exam ends with what was answered after this long.
+    #[serde(default)]
+    pub time_limit_minutes: Option<u32>,
 }
 
 /// A problem supplied by the caller (seed 003 `current_problem`).
@@ -41,7 +56,15 @@ pub struct CreateThreadRequest {
 pub struct ProblemInput {
     pub id: String,
     pub text: String,
+    /// Checked by code: a number, fraction, expression or equation.
     pub correct_answer: String,
+    /// The course unit the problem practises.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unit_id: Option<String>,
+    /// Hints, given one at a time when the student needs help; they must
+    /// not state the answer.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hints: Vec<String>,
 }
 
 /// Button presses and card events that accompany (or replace) a message.
@@ -77,6 +100,16 @@ pub enum ClientEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         unit_id: Option<String>,
     },
+    /// Exam mode: `messageText` answers question `questionNumber`; an answer
+    /// to a question already answered (another tab) is not counted.
+    ExamAnswer { question_number: u32 },
+    /// Exam mode: skip the question on screen (scored 0).
+    ExamSkip {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        question_number: Option<u32>,
+    },
+    /// Exam mode: end the exam now; unanswered questions score 0.
+    ExamEnd,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -367,21 +400,151 @@ pub struct PlanStepView {
     pub attempts: u32,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+/// An exam thread's progress: the question on screen (never its answer)
+/// and, unless feedback is deferred and the exam still running, the marks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ExamProgressView {
-    pub current_question: u32,
+    /// 1-based number of the question on screen; absent once finished.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current_question: Option<u32>,
     pub total_questions: u32,
+    pub answered: u32,
+    pub skipped: u32,
+    pub feedback: ExamFeedbackMode,
+    pub selection: ExamSelection,
+    pub started_at: DateTime<Utc>,
+    /// When the time limit ends the exam, if it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ends_at: Option<DateTime<Utc>>,
+    pub finished: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended: Option<ExamEnd>,
+    /// The question on screen, to answer or resume.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub question: Option<ExamQuestionView>,
     /// Hidden (absent) while a deferred-feedback exam is running.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub correct_so_far: Option<u32>,
+    /// The questions marked so far: after each answer with immediate
+    /// feedback, all at once at the end with deferred feedback.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub results: Vec<ExamQuestionResultView>,
+}
+
+/// An exam question as the student sees it before answering.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ExamQuestionView {
+    pub number: u32,
+    pub unit_id: String,
+    pub prompt: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub question_latex: String,
+    pub format: AnswerFormat,
+    /// Choices with their letters, for the `choice` format.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub options: Vec<ExamOption>,
+    pub difficulty: Difficulty,
+}
+
+/// One marked exam question: only once it may be revealed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ExamQuestionResultView {
+    pub number: u32,
+    pub unit_id: String,
+    pub prompt: String,
+    pub difficulty: Difficulty,
+    pub status: ExamQuestionStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub student_answer: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<QuestionResult>,
+    pub credit: f64,
+    pub correct_answer: String,
+    pub explanation: String,
+    /// The known mistake the answer comes from, in the unit's words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mistake: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ProblemSetView {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub set_id: Option<String>,
+    /// From 0; equals `problemsTotal` once every problem is done.
     pub current_problem_index: u32,
     pub problems_total: u32,
+    /// Solved or skipped.
     pub problems_completed: u32,
     pub last_action: ProgressionAction,
+    pub problems: Vec<ProblemView>,
+    /// Why the session ended; absent while it runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended: Option<SessionEnd>,
+}
+
+/// A problem of a problem set as the student sees it: never its answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProblemView {
+    pub problem_id: String,
+    pub text: String,
+    pub status: ProblemStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal: Option<MasterySignal>,
+    pub attempts: u32,
+    pub hints_used: u32,
+}
+
+/// An exam's report, once it is over: the score, every question with its
+/// correct answer and explanation, and where to go next.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ExamReportView {
+    pub ended: ExamEnd,
+    /// Credit earned: 1 per right answer, the partial credit per close one.
+    pub score: f64,
+    /// The number of questions the exam had.
+    pub max_score: u32,
+    pub percentage: f64,
+    pub answered: u32,
+    pub skipped: u32,
+    /// Never reached (ended early, or time ran out).
+    pub unanswered: u32,
+    pub time_used_seconds: i64,
+    pub questions: Vec<ExamQuestionResultView>,
+    pub by_unit: Vec<ExamBreakdownLine>,
+    pub by_difficulty: Vec<ExamBreakdownLine>,
+    /// Units answered well.
+    pub strengths: Vec<String>,
+    /// Units and mistakes to look at again.
+    pub to_review: Vec<String>,
+    /// Units to work on next: the ones to review, then what the strong ones lead to.
+    pub next_units: Vec<UnitRef>,
+    /// The ability estimate the exam reached (IRT-lite, 0 to 1).
+    pub ability: AbilityEstimate,
+}
+
+/// Score over a group of questions (a unit, or a difficulty).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ExamBreakdownLine {
+    /// The unit's id, or the difficulty (`easy`, `medium`, `hard`).
+    pub key: String,
+    pub title: String,
+    pub score: f64,
+    pub questions: u32,
+    pub percentage: f64,
+}
+
+/// An ability estimate with its uncertainty.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AbilityEstimate {
+    pub estimate: f64,
+    /// One standard error, on the same 0-to-1 scale.
+    pub standard_error: f64,
 }

@@ -94,6 +94,15 @@ impl CallUsage {
             ..CallUsage::default()
         }
     }
+
+    /// A reply the session's mode wrote itself: no model was called.
+    pub fn scripted() -> Self {
+        CallUsage {
+            provider: "mode".into(),
+            model: "scripted".into(),
+            ..CallUsage::default()
+        }
+    }
 }
 
 /// A reply and what it cost.
@@ -136,6 +145,9 @@ pub struct TutorTurnInput {
     /// Where a question session is, in clarify_doubts mode.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clarify: Option<ClarifyBrief>,
+    /// The problem being worked on, in a problem set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub problem: Option<ProblemBrief>,
 }
 
 /// A question session as the prompt's mode block describes it.
@@ -150,6 +162,28 @@ pub struct ClarifyBrief {
     pub closing: bool,
     /// The session was closed before this message.
     pub complete: bool,
+}
+
+/// Where a problem set is, for the prompt's mode block.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProblemBrief {
+    /// From 1.
+    pub number: u32,
+    pub total: u32,
+    /// The problem's text (never its answer).
+    pub text: String,
+    /// A hint the mode shows after the reply this turn, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+    /// The first this many messages of `history` belong to earlier
+    /// problems (hybrid memory keeps a few for continuity).
+    #[serde(default)]
+    pub earlier_messages: u32,
+    /// The problem is done and the next one (or the end of the set) is
+    /// shown after this reply.
+    #[serde(default)]
+    pub finishing: bool,
 }
 
 /// Where a planned lesson is, for the prompt's mode block.
@@ -335,6 +369,10 @@ pub struct CategoryCue {
     /// their question to try; empty when they brought none.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub own_problem: String,
+    /// The first step of `own_problem` with its own numbers, asked as a
+    /// question; never its answer.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub own_problem_step: String,
 }
 
 /// A pending question without its expected answer.
@@ -348,6 +386,38 @@ pub struct QuestionState {
     pub wrong_attempts: u32,
     pub hints_used: u32,
     pub previous_answers: Vec<String>,
+    /// What the item's own solution offers this turn; never its answer.
+    #[serde(default, skip_serializing_if = "ItemHelp::is_empty")]
+    pub help: ItemHelp,
+}
+
+/// Help built from the pending item's own solution, with its numbers: what
+/// a hint, an explanation or a change of strategy is made of. The step
+/// that works out the answer is always left open.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ItemHelp {
+    /// Every step, in order, the last left open.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<String>,
+    /// The next step the student has not shown, as a smaller question.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_step: Option<String>,
+    /// The question shown another way (number line, area model, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub representation: Option<String>,
+    /// What went wrong, when the student's answer is a known mistake.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mistake: Option<String>,
+}
+
+impl ItemHelp {
+    pub fn is_empty(&self) -> bool {
+        self.steps.is_empty()
+            && self.next_step.is_none()
+            && self.representation.is_none()
+            && self.mistake.is_none()
+    }
 }
 
 impl From<&PendingQuestion> for QuestionState {
@@ -360,6 +430,7 @@ impl From<&PendingQuestion> for QuestionState {
             wrong_attempts: q.wrong_attempts,
             hints_used: q.hints_used,
             previous_answers: q.previous_answers.clone(),
+            help: ItemHelp::default(),
         }
     }
 }
@@ -454,6 +525,22 @@ pub struct CodeReading {
 #[async_trait]
 pub trait Tutor: Send + Sync {
     async fn decide(&self, input: &TutorTurnInput) -> Result<Reply<LlmTutorResponse>, LlmError>;
+    /// [`decide`](Self::decide), telling `sink` the reply's `tutor_text` as
+    /// it is written. The reply returned is still the one to validate: what
+    /// `sink` heard is a preview of it, not a promise.
+    async fn decide_streaming(
+        &self,
+        input: &TutorTurnInput,
+        sink: &dyn TextSink,
+    ) -> Result<Reply<LlmTutorResponse>, LlmError> {
+        let _ = sink;
+        self.decide(input).await
+    }
+}
+
+/// Where a streamed reply's student-facing text goes, piece by piece.
+pub trait TextSink: Send + Sync {
+    fn text(&self, piece: &str);
 }
 
 /// The tutor the pipeline falls back on when the reply is invalid or

@@ -175,6 +175,11 @@ pub struct SessionState {
     /// the thread's own summary is built from it, not from the course record.
     #[serde(skip_serializing_if = "ThreadLearning::is_empty")]
     pub learning: ThreadLearning,
+    /// First answers to drill cards graded since the last turn, oldest
+    /// first (bounded): the next turn reads them as the student's answers
+    /// (a lesson's step counts them), then clears them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub card_grades: Vec<super::api::GradeOutcome>,
 }
 
 /// A conversation's own record of work, in the order units were met.
@@ -381,6 +386,10 @@ pub struct Scaffolding {
     pub active: bool,
     pub depth: u32,
     pub last_question: Option<String>,
+    /// What the smaller step the tutor last offered works out to, so an
+    /// answer to that step is progress rather than a wrong try at the problem.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step_expects: Option<String>,
 }
 
 /// Seed 003 teach-back: after a correct answer the student explains it.
@@ -466,12 +475,26 @@ pub struct ReplanRecord {
     pub reason: String,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Difficulty {
     Easy,
     Medium,
     Hard,
+}
+
+impl Difficulty {
+    pub const ALL: [Difficulty; 3] = [Difficulty::Easy, Difficulty::Medium, Difficulty::Hard];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Difficulty::Easy => "easy",
+            Difficulty::Medium => "medium",
+            Difficulty::Hard => "hard",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
@@ -492,45 +515,157 @@ pub enum ExamFeedbackMode {
     Deferred,
 }
 
-/// One question of an exam-mode session, chosen at creation.
+/// How an exam's questions are chosen.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ExamSelection {
+    /// All questions chosen at creation, at the workflow's difficulty mix.
+    #[default]
+    Fixed,
+    /// Each next question chosen to match the ability estimate so far.
+    Adaptive,
+}
+
+/// How a question is answered on screen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AnswerFormat {
+    /// Pick one of the options (by its letter or its text).
+    Choice,
+    /// Type a number.
+    Number,
+    /// Type the answer (an expression, an equation, words).
+    Text,
+}
+
+/// Where an exam question came from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(
+    tag = "kind",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
+pub enum ExamItemSource {
+    /// Generated from a unit's blueprint (answer computed).
+    Blueprint {
+        blueprint_id: String,
+        seed: u64,
+        target_difficulty: f64,
+    },
+    /// A question of the unit's exam bank.
+    Bank {
+        question_id: String,
+        tier: super::tier::ExamTier,
+    },
+}
+
+/// What became of one exam question.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ExamQuestionStatus {
+    /// Not answered yet (or never reached, once the exam is over).
+    Unanswered,
+    Answered,
+    Skipped,
+}
+
+/// One question of an exam-mode session: chosen by the server, its answer
+/// and explanation kept here and never sent before it may be revealed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ExamQuestion {
-    pub index: u32,
+    /// 1-based position in the exam.
+    pub number: u32,
     pub unit_id: String,
-    pub text: String,
+    /// The question as shown: words, then its maths.
+    pub prompt: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub question_latex: String,
+    pub format: AnswerFormat,
+    /// Choices, for [`AnswerFormat::Choice`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub options: Vec<String>,
     pub difficulty: Difficulty,
-    /// Blueprint that generated it, or the bank question it came from.
-    pub source: String,
+    /// The item's difficulty on the ability scale, in [0, 1].
+    pub difficulty_value: f64,
+    pub source: ExamItemSource,
     pub expected: ExpectedAnswer,
+    /// The correct answer as a student should read it.
+    pub correct_answer: String,
+    /// The worked solution, shown once the question may be revealed.
+    pub explanation: String,
+    /// When the question was put in front of the student: one never
+    /// reached (an exam ended early) is not shown, even in the report.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shown_at: Option<DateTime<Utc>>,
+    pub status: ExamQuestionStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub student_answer: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<QuestionResult>,
-    pub feedback: Option<String>,
+    /// Credit earned: 1 right, the workflow's partial credit when close, 0.
+    #[serde(default)]
+    pub credit: f64,
+    /// The known mistake a wrong answer comes from, in the unit's words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mistake: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mistake_tag: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answered_at: Option<DateTime<Utc>>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ExamReport {
-    pub score: f64,
-    pub total: u32,
-    pub percentage: f64,
-    pub strengths: Vec<String>,
-    pub weak_areas: Vec<String>,
-    pub patterns: Vec<String>,
-    pub next_steps: Vec<String>,
+/// How an exam ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ExamEnd {
+    /// Every question was answered or skipped.
+    Completed,
+    /// The student ended it; the rest score 0.
+    EndedEarly,
+    /// The time limit ran out; what was answered counts.
+    TimeUp,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ExamSession {
+    /// The units the exam covers.
+    pub unit_ids: Vec<String>,
+    /// The questions chosen so far (all of them for a fixed exam).
     pub questions: Vec<ExamQuestion>,
+    pub question_count: u32,
+    /// 0-based index of the question on screen.
     pub current_index: u32,
     pub feedback_mode: ExamFeedbackMode,
-    pub finished: bool,
-    pub report: Option<ExamReport>,
+    pub selection: ExamSelection,
+    /// Randomness handed in at creation: later choices are reproducible.
+    pub seed: u64,
+    /// Bank questions the student was locked out of at creation: never asked.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub locked_questions: Vec<String>,
+    pub started_at: DateTime<Utc>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_limit_minutes: Option<u32>,
+    /// The ability estimate (IRT-lite, [0, 1]) the exam has reached.
+    pub ability: f64,
+    /// Sum of the items' information about the ability: its standard
+    /// error is 1/sqrt(information).
+    #[serde(default)]
+    pub information: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended: Option<ExamEnd>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished_at: Option<DateTime<Utc>>,
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+impl ExamSession {
+    pub fn finished(&self) -> bool {
+        self.ended.is_some()
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ProblemStatus {
     #[default]
@@ -540,35 +675,64 @@ pub enum ProblemStatus {
     Skipped,
 }
 
-/// Seed 003 §3.5 mastery signal for one problem.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// How a problem of a problem set went (seed 003 mastery signals).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum MasterySignal {
+    /// Right on the first attempt, with no help.
     Mastered,
+    /// Right after wrong tries, hints or scaffolding.
     Learned,
+    /// Wrong `struggling_attempts` times or more, not yet right.
     Struggling,
+    /// Scaffolded deeper than `intervene_scaffold_depth`, not yet right.
     Stuck,
 }
 
-/// What the session does after a problem-set turn.
+/// What a problem-set session does after a turn.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum ProgressionAction {
+    /// The problem is done: the next one is presented in the same reply.
     Advance,
+    /// Stay on the problem.
     #[default]
     Continue,
+    /// The student needs a person: the teacher is alerted.
     Intervene,
+    /// The problem is left unsolved and the next one presented.
+    Skip,
 }
 
+/// What happened on one problem, for progression and the report.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
-pub struct ProblemAnalytics {
-    pub first_attempt_category: Option<String>,
-    pub total_attempts: u32,
-    pub scaffolding_depth_reached: u32,
+pub struct ProblemProgress {
+    /// Graded answers (right or wrong) to the problem itself.
+    pub attempts: u32,
+    pub wrong_attempts: u32,
+    /// Replies that helped: hints and scaffolding steps.
+    pub hints_used: u32,
+    /// The problem's own hints shown so far (they are shown in order).
+    pub hints_shown: u32,
+    /// Deepest scaffolding reached.
+    pub scaffold_depth: u32,
+    /// The routing category of the first message about the problem.
+    pub first_category: Option<String>,
+    /// Routing categories seen, in first-seen order.
+    pub categories: Vec<String>,
     pub started_at: Option<DateTime<Utc>>,
-    pub completed_at: Option<DateTime<Utc>>,
-    pub mastery_signal: Option<MasterySignal>,
+    pub finished_at: Option<DateTime<Utc>>,
+    /// Answered right (the teach-back may still be awaited).
+    pub solved: bool,
+    pub solved_at: Option<DateTime<Utc>>,
+    /// The student explained their method after solving it.
+    pub taught_back: bool,
+    pub signal: Option<MasterySignal>,
+    /// The teacher has been alerted about this problem.
+    pub intervened: bool,
+    /// The tutor has offered to skip this problem.
+    pub skip_offered: bool,
 }
 
 /// A problem of a problem-set session (seed 003 `problem_sequence`).
@@ -577,31 +741,91 @@ pub struct ProblemAnalytics {
 pub struct ProblemEntry {
     pub problem_id: String,
     pub text: String,
+    /// Kept server-side: never shown to the student.
     pub expected: ExpectedAnswer,
+    /// The course unit the problem practises, if known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unit_id: Option<String>,
+    /// Hints in the order they may be given (never stating the answer).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hints: Vec<String>,
     pub status: ProblemStatus,
-    pub analytics: ProblemAnalytics,
+    #[serde(default)]
+    pub progress: ProblemProgress,
 }
 
+/// Why a problem-set session ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SessionEnd {
+    /// Every problem was solved or skipped.
+    Completed,
+    /// Left inactive past the session's time to live.
+    Abandoned,
+}
+
+/// A problem-set session: the problems, where the student is, and the
+/// report once it ends.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
-pub struct SessionAnalytics {
-    pub problems_completed: u32,
-    pub problems_total: u32,
-    pub mastery_count: u32,
-    pub learned_count: u32,
-    pub struggling_count: u32,
-    pub scaffolding_invoked_count: u32,
-    pub total_time_seconds: u64,
-    pub struggle_problem_ids: Vec<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
 pub struct ProblemSetState {
+    /// The course's set the problems came from, if any.
+    pub set_id: Option<String>,
+    pub title: Option<String>,
     pub problems: Vec<ProblemEntry>,
+    /// Problems arrive one at a time from an integration: finishing the
+    /// last one so far waits for the next instead of ending the session.
+    pub open: bool,
     pub current_index: u32,
     pub last_action: ProgressionAction,
-    pub analytics: SessionAnalytics,
+    /// The turn that moved on to the current problem: its messages and
+    /// those before belong to earlier problems (hybrid memory).
+    pub problem_turn: Option<String>,
+    pub started_at: Option<DateTime<Utc>>,
+    pub ended: Option<SessionEnd>,
+    pub report: Option<ProblemSetReport>,
+}
+
+/// The session report (seed 003 "Post-Session Report").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProblemSetReport {
+    pub ended: SessionEnd,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub set_id: Option<String>,
+    pub problems_total: u32,
+    /// Solved or skipped.
+    pub problems_completed: u32,
+    pub mastered: u32,
+    pub learned: u32,
+    pub struggling: u32,
+    pub stuck: u32,
+    pub skipped: u32,
+    /// Right answers among graded answers, in [0, 1].
+    pub accuracy: f64,
+    /// Problems right on the first try, among those attempted, in [0, 1].
+    pub mastery_rate: f64,
+    pub time_on_task_seconds: u64,
+    pub hints_used: u32,
+    pub problems: Vec<ProblemReportLine>,
+    /// What to practise next, most pressing first.
+    pub suggested_focus: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProblemReportLine {
+    pub problem_id: String,
+    pub text: String,
+    pub status: ProblemStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal: Option<MasterySignal>,
+    pub attempts: u32,
+    pub hints_used: u32,
+    pub scaffold_depth: u32,
+    pub taught_back: bool,
+    pub time_seconds: u64,
+    pub categories: Vec<String>,
 }
 
 #[cfg(test)]

@@ -14,6 +14,14 @@ pub struct WebhookTurnRequest {
     pub message: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub current_problem: Option<WebhookProblem>,
+    /// Starts a problem-set session with these problems (5 to 10), in
+    /// order; read on the session's first message only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub problems: Option<Vec<WebhookProblem>>,
+    /// Starts a problem-set session with one of the course's sets; read on
+    /// the session's first message only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub problem_set_id: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -60,4 +68,47 @@ pub struct WebhookSessionStatus {
     pub current_problem_index: u32,
     pub action: ProgressionAction,
     pub problems_remaining: u32,
+    /// `active`, `completed` or `abandoned` (a problem-set session left
+    /// inactive past its time to live).
+    #[serde(default = "active")]
+    pub status: String,
+    /// The thread this session's messages go to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thread_id: Option<String>,
+}
+
+fn active() -> String {
+    "active".to_owned()
+}
+
+/// A signed notification sent to an integration (outbound webhook).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+pub enum OutboundEventKind {
+    /// A problem-set session ended (completed, or abandoned past its time
+    /// to live): `data` is its report.
+    #[serde(rename = "session.completed")]
+    SessionCompleted,
+    /// A student needs a person: stuck on a problem, or a safety flag.
+    #[serde(rename = "intervention.needed")]
+    InterventionNeeded,
+    /// A problem was finished (solved or skipped) and the next one presented.
+    #[serde(rename = "problem.advanced")]
+    ProblemAdvanced,
+}
+
+impl OutboundEventKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OutboundEventKind::SessionCompleted => "session.completed",
+            OutboundEventKind::InterventionNeeded => "intervention.needed",
+            OutboundEventKind::ProblemAdvanced => "problem.advanced",
+        }
+    }
+}
+
+/// An event a turn raised, before it is addressed and signed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OutboundEvent {
+    pub kind: OutboundEventKind,
+    pub data: serde_json::Value,
 }

@@ -28,6 +28,9 @@ use crate::model::{
 };
 use crate::store::{Expected as Condition, IdempotencyLock, UnitOfWork};
 
+/// Card answers kept for the next turn: more than a turn ever brings.
+const CARD_GRADES_KEPT: usize = 8;
+
 impl App {
     pub async fn grade_drill(
         &self,
@@ -174,6 +177,11 @@ impl App {
                 }
                 let session = &mut thread.session;
                 remember_drill(session, &verified.replay_key);
+                if first_attempt {
+                    session.card_grades.push(verdict.outcome);
+                    let excess = session.card_grades.len().saturating_sub(CARD_GRADES_KEPT);
+                    session.card_grades.drain(..excess);
+                }
                 thread_learning::record_answer(
                     &mut session.learning,
                     &unit.id,

@@ -9,7 +9,10 @@ use crate::model::ClientEvent;
 /// Every id `event` names exists in `course` (422 naming the field otherwise).
 pub(crate) fn check_client_event(course: &Course, event: &ClientEvent) -> Result<(), ServiceError> {
     let (unit_id, question_id) = match event {
-        ClientEvent::None => (None, None),
+        ClientEvent::None
+        | ClientEvent::ExamAnswer { .. }
+        | ClientEvent::ExamSkip { .. }
+        | ClientEvent::ExamEnd => (None, None),
         ClientEvent::RequestDrill { unit_id }
         | ClientEvent::IAmStuck { unit_id }
         | ClientEvent::DrillContinue { unit_id, .. } => (unit_id.as_deref(), None),

@@ -13,6 +13,7 @@ mod lease;
 pub mod lifecycle;
 mod logs;
 mod notify;
+mod outbound;
 mod reports;
 pub mod text_hygiene;
 mod threads;
@@ -32,9 +33,11 @@ pub use error::ServiceError;
 pub use exams::ExamGateway;
 pub use lifecycle::{LifecycleChange, LifecycleResponse};
 pub use logs::{LogFormat, ThreadLogs, TurnLogView};
+pub use outbound::{EVENT_ID_HEADER, EVENT_TYPE_HEADER, event_id};
 pub use reports::{ConfusionLine, ReportCard, RevisitLine, ThreadSummaryReport, UnitLine};
 pub use threads::ThreadFilter;
 pub use transcribe::{AudioStore, TranscriptBody, UploadRequest, UploadTicket, UploadedAudio};
+pub use turn::StreamedTurn;
 pub use views::{ThreadList, ThreadReplay};
 
 use crate::api::auth::Authenticator;
@@ -133,6 +136,7 @@ pub struct App {
     pub(crate) moderator: Option<Arc<dyn Moderator>>,
     pub(crate) audio: Option<AudioStore>,
     pub(crate) notifier: notify::Notifier,
+    pub(crate) outbound: outbound::Outbound,
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) ids: Arc<dyn Ids>,
     /// Search indexes and compiled patterns per course, for one content version.
@@ -234,8 +238,10 @@ impl App {
             .map(|m| Arc::new(m) as Arc<dyn Moderator>);
         let exams = ExamGateway::from_config(&config, env)?;
         let notifier = notify::Notifier::from_config(&config, env)?;
+        let outbound = outbound::Outbound::from_config(&config, env)?;
         Ok(App {
             notifier,
+            outbound,
             llm,
             auth,
             webhooks,

@@ -14,11 +14,14 @@ use crate::api::auth::Principal;
 use crate::content::Course;
 use crate::engine::bkt;
 use crate::engine::lockout::LockoutStatus;
+use crate::engine::modes::exam::{self, exam_of};
+use crate::engine::modes::problem_set;
 use crate::engine::modes::teach_me::study_plan_of;
 use crate::engine::snapshot_lite::{build_snapshot_lite, revisit_question_ids};
 use crate::model::{
-    ExamTier, HistoryMessage, MasteryTier, RevisitReason, Role, SessionStats, SnapshotLite,
-    StepStatus, StudentSnapshot, SummaryInput, TierCounts, UnitStat, UnitStatus,
+    ExamReportView, ExamTier, HistoryMessage, MasteryTier, ProblemSetReport, ProblemStatus,
+    RevisitReason, Role, SessionStats, SnapshotLite, StepStatus, StudentSnapshot, SummaryInput,
+    TierCounts, UnitStat, UnitStatus,
 };
 
 /// `GET /threads/{threadId}/summary`: this conversation only (the course
@@ -52,6 +55,13 @@ pub struct ThreadSummaryReport {
     suggestions: Vec<String>,
     /// The units this conversation worked on, in the order it met them.
     units: Vec<ThreadUnitLine>,
+    /// An exam thread's report, once the exam is over (absent before: a
+    /// running exam's marks are not shown here).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    exam: Option<ExamReportView>,
+    /// A problem set's report, once the session has ended.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    problem_set: Option<ProblemSetReport>,
 }
 
 /// One unit's work in one conversation, with where the student stands on it now.
@@ -170,6 +180,7 @@ impl App {
         who: &Principal,
         thread_id: &str,
     ) -> Result<Output, ServiceError> {
+        self.expire_if_idle(who, thread_id).await?;
         let record = owned_thread(self, who, thread_id, RECENT_MESSAGES).await?;
         let bundle = self.bundle().await;
         let rt = self.runtime(&bundle, &record.thread.course_id)?;
@@ -238,6 +249,15 @@ impl App {
                     .filter(|s| s.status == StepStatus::Completed)
                     .count() as u32,
                 plan.steps.len() as u32,
+            ),
+            None if let Some(set) = problem_set::state_of(&record.thread.session) => (
+                set.problems
+                    .iter()
+                    .filter(|p| {
+                        matches!(p.status, ProblemStatus::Completed | ProblemStatus::Skipped)
+                    })
+                    .count() as u32,
+                set.problems.len() as u32,
             ),
             None => (
                 thread_units
@@ -312,6 +332,11 @@ impl App {
                 to_review: summary.to_review,
                 suggestions: summary.suggestions,
                 units: thread_units,
+                exam: exam_of(&record.thread.session)
+                    .filter(|e| e.finished())
+                    .map(|e| exam::report(e, course, self.clock.now())),
+                problem_set: problem_set::state_of(&record.thread.session)
+                    .and_then(|s| s.report.clone()),
             },
         )
     }

@@ -12,11 +12,12 @@ use super::views;
 use super::{App, Output};
 use crate::api::auth::Principal;
 use crate::api::problem::Problem;
-use crate::engine::lockout::NoLockouts;
+use crate::content::{Course, Workflow};
+use crate::engine::lockout::{LockoutStatus, NoLockouts};
 use crate::engine::modes::{self, Start, StartCall, StartReply};
 use crate::engine::snapshot_lite::build_snapshot_lite;
 use crate::model::{
-    CreateThreadRequest, CreateThreadResponse, Role, StudentSnapshot, Thread, ThreadStatus,
+    CreateThreadRequest, CreateThreadResponse, Mode, Role, StudentSnapshot, Thread, ThreadStatus,
     TutorMessage,
 };
 use crate::store::{
@@ -40,6 +41,15 @@ const COMMIT_BACKOFF_CAP: std::time::Duration = std::time::Duration::from_millis
 
 /// Messages a turn reads back for its history and style signals.
 pub(crate) const RECENT_MESSAGES: usize = 20;
+
+/// A new thread's randomness (an exam's questions), drawn from its id so
+/// that creating a thread takes nothing from the id source's other draws.
+fn seed_of(thread_id: &str) -> u64 {
+    // FNV-1a: the id is already random; this only folds it into 64 bits.
+    thread_id.bytes().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
 
 /// The thread, if it exists and is the caller's; otherwise 404 either way,
 /// so nobody can probe for other students' threads.
@@ -145,6 +155,135 @@ where
     ))
 }
 
+/// The problems of a problem_set thread, as the caller sent them: a
+/// problem set from the course, or between the workflow's fewest and most
+/// problems, each with an id of its own, text and an answer code can check.
+fn check_problems(
+    request: &CreateThreadRequest,
+    course: &Course,
+    workflow: &Workflow,
+) -> Result<(), ServiceError> {
+    if request.mode != Mode::ProblemSet {
+        for (field, given) in [
+            ("problems", request.problems.is_some()),
+            ("problemSetId", request.problem_set_id.is_some()),
+        ] {
+            if given {
+                return Err(ServiceError::invalid_field(
+                    field,
+                    format!("`{field}` is for mode `problem_set` only"),
+                ));
+            }
+        }
+        return Ok(());
+    }
+    let settings = &workflow.modes.problem_set;
+    match (&request.problems, &request.problem_set_id) {
+        (Some(_), Some(_)) => Err(ServiceError::invalid_field(
+            "problemSetId",
+            "send either `problems` or `problemSetId`, not both",
+        )),
+        (None, Some(id)) if !course.problem_sets.iter().any(|s| &s.id == id) => {
+            Err(ServiceError::invalid_field(
+                "problemSetId",
+                format!("course `{}` has no problem set `{id}`", course.id),
+            ))
+        }
+        (None, None) if course.problem_sets.is_empty() => Err(ServiceError::invalid_field(
+            "problems",
+            format!(
+                "course `{}` has no problem set: send `problems` or `problemSetId`",
+                course.id
+            ),
+        )),
+        (None, _) => Ok(()),
+        (Some(problems), None) => {
+            let (min, max) = (
+                settings.min_problems as usize,
+                settings.max_problems as usize,
+            );
+            if problems.len() < min || problems.len() > max {
+                return Err(ServiceError::invalid_field(
+                    "problems",
+                    format!(
+                        "a problem set has {min} to {max} problems; this one has {}",
+                        problems.len()
+                    ),
+                ));
+            }
+            let mut ids = std::collections::BTreeSet::new();
+            for (i, p) in problems.iter().enumerate() {
+                let at = |name: &str| format!("problems[{i}].{name}");
+                let bad =
+                    |name: &str, why: String| Err(ServiceError::invalid_field(&at(name), why));
+                if p.id.trim().is_empty() || p.id.len() > 100 {
+                    return bad("id", "a problem id is 1 to 100 characters".into());
+                }
+                if !ids.insert(p.id.as_str()) {
+                    return bad("id", format!("problem id `{}` is used twice", p.id));
+                }
+                if p.text.trim().is_empty() || p.text.chars().count() > 2000 {
+                    return bad("text", "a problem's text is 1 to 2000 characters".into());
+                }
+                if p.correct_answer.trim().is_empty() || p.correct_answer.chars().count() > 200 {
+                    return bad(
+                        "correctAnswer",
+                        "a correct answer is 1 to 200 characters".into(),
+                    );
+                }
+                // Code must be able to tell the answer itself right.
+                let expected = crate::engine::modes::problem_set::entry(
+                    &p.id,
+                    &p.text,
+                    &p.correct_answer,
+                    None,
+                    &[],
+                )
+                .expected;
+                let checkable = expected.kind != crate::model::AnswerKind::Text
+                    && crate::engine::grading::grade(
+                        &expected,
+                        &p.correct_answer,
+                        Some(&p.text),
+                        &workflow.grading,
+                    )
+                    .result
+                        == crate::model::GradeOutcome::Correct;
+                if !checkable {
+                    return bad(
+                        "correctAnswer",
+                        format!(
+                            "`{}` is not an answer code can check: give a number, fraction, expression or equation",
+                            p.correct_answer
+                        ),
+                    );
+                }
+                if let Some(unit) = &p.unit_id
+                    && course.unit(unit).is_none()
+                {
+                    return bad(
+                        "unitId",
+                        format!("unit `{unit}` is not part of course `{}`", course.id),
+                    );
+                }
+                if p.hints.len() > 10
+                    || p.hints
+                        .iter()
+                        .any(|h| h.trim().is_empty() || h.chars().count() > 1000)
+                {
+                    return bad("hints", "at most 10 hints of 1 to 1000 characters".into());
+                }
+                super::text_hygiene::check(&at("text"), &p.text)?;
+                super::text_hygiene::check(&at("correctAnswer"), &p.correct_answer)?;
+                for (h, hint) in p.hints.iter().enumerate() {
+                    super::text_hygiene::check(&at(&format!("hints[{h}]")), hint)?;
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
 impl App {
     /// `POST /threads`.
     pub async fn create_thread(
@@ -201,7 +340,16 @@ impl App {
         if let Some(goal) = &request.goal {
             super::text_hygiene::check("goal", goal)?;
         }
+        check_problems(&request, course, workflow)?;
         let thread_id = self.ids.new_id();
+        let now = self.clock.now();
+        let snapshot_now = self.store.get_snapshot(&who.student_id, &course.id).await?;
+        let locked_questions = if mode.draws_from_bank() {
+            self.locked_questions(course, snapshot_now.as_ref().map(|v| &v.value), now)
+                .await?
+        } else {
+            Default::default()
+        };
         let mut start = Start {
             bundle: &bundle,
             course,
@@ -210,7 +358,16 @@ impl App {
             goal: request.goal.as_deref(),
             prepared: None,
             earlier: &[],
+            request: &request,
+            now,
+            seed: seed_of(&thread_id),
+            locked_questions: &locked_questions,
+            snapshot: snapshot_now.as_ref().map(|v| &v.value),
+            problems: request.problems.as_deref(),
+            problem_set_id: request.problem_set_id.as_deref(),
         };
+        mode.check(&start)
+            .map_err(|e| ServiceError::invalid_field(e.field, e.detail))?;
         let earlier = self
             .earlier_threads(who, course, request.mode, mode.earlier_sessions(&start))
             .await?;
@@ -324,6 +481,32 @@ impl App {
             }
         }
         Ok(found)
+    }
+
+    /// The course's bank questions the student is locked out of now.
+    async fn locked_questions(
+        &self,
+        course: &crate::content::Course,
+        snapshot: Option<&StudentSnapshot>,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<std::collections::BTreeSet<String>, ServiceError> {
+        let Some(snapshot) = snapshot else {
+            return Ok(Default::default());
+        };
+        let ids: Vec<String> = course
+            .units
+            .values()
+            .flat_map(|u| u.exam.iter().map(|q| q.id.clone()))
+            .collect();
+        let statuses = self
+            .exams
+            .statuses(self.store.as_ref(), snapshot, &ids, now)
+            .await?;
+        Ok(statuses
+            .into_iter()
+            .filter(|(_, s)| matches!(s.at(now), LockoutStatus::Locked { .. }))
+            .map(|(q, _)| q)
+            .collect())
     }
 
     /// Makes the LLM call a mode asks for at creation. A failed call is

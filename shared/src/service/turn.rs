@@ -13,6 +13,8 @@ use std::time::{Duration as StdDuration, Instant};
 
 use chrono::{DateTime, Duration, Utc};
 use serde_json::json;
+use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};
+use tokio::sync::oneshot;
 
 use super::error::ServiceError;
 use super::events::check_client_event;
@@ -24,8 +26,9 @@ use super::{App, Output};
 use crate::api::auth::Principal;
 use crate::content::Bundle;
 use crate::engine::lockout::LockoutStatus;
+use crate::engine::modes::{self, problem_set};
 use crate::engine::progression::progression;
-use crate::engine::safety::{FlagSource, SafetyHit};
+use crate::engine::safety::{FlagSource, SafetyHit, StreamGuard};
 use crate::engine::snapshot_lite::build_snapshot_lite;
 use crate::engine::turn::{
     self, CourseRuntime, Plan, ReplyOrigin, TurnEnv, TurnError, TurnEvent, TurnState,
@@ -34,10 +37,11 @@ use crate::engine::{grading, reply, scaffolding, turn_log};
 use crate::llm::OfflineTutor;
 use crate::llm::provider::LlmCall;
 use crate::model::{
-    ClientEvent, ExpectedAnswer, LlmError, LlmTutorResponse, PendingQuestion, Personalization,
-    ProgressionAction, QuestionPhase, Reply, Role, SafetyInput, SafetyMark, SafetyOutcome,
-    StudentSnapshot, Thread, ThreadStatus, TurnRequest, TurnResponse, TutorCard,
-    WebhookSessionStatus, WebhookTurnResponse,
+    CallUsage, ClientEvent, ExpectedAnswer, LlmError, LlmTutorResponse, ModeState, OutboundEvent,
+    OutboundEventKind, PendingQuestion, Personalization, ProgressionAction, QuestionPhase, Reply,
+    Role, SafetyInput, SafetyMark, SafetyOutcome, SessionEnd, StudentSnapshot, TextSink, Thread,
+    ThreadStatus, TurnRequest, TurnResponse, TutorCard, TutorMessage, WebhookSessionStatus,
+    WebhookTurnResponse,
 };
 use crate::store::{Expected, IdempotencyLock, ThreadRecord, TurnLog, UnitOfWork, Versioned};
 
@@ -54,6 +58,8 @@ pub(crate) enum Shape<'a> {
 pub(crate) struct WebhookSettings {
     /// The problem the integration sent, made the pending question.
     pub problem: Option<crate::model::WebhookProblem>,
+    /// Said before the reply: why this message starts a new session.
+    pub notice: Option<String>,
 }
 
 /// What a turn is computed from besides state: the same in every commit attempt.
@@ -114,16 +120,98 @@ impl Planned {
     }
 }
 
+/// A turn's response, and whether it replaces the text streamed so far
+/// (the reply failed validation or sanitization, or a safety response
+/// stands in for it).
+#[derive(Debug)]
+pub struct StreamedTurn {
+    pub output: Output,
+    pub replaced: bool,
+}
+
+/// The streamed text as the client saw it.
+#[derive(Debug, Default)]
+struct Streamed {
+    shown: String,
+    leaked: bool,
+}
+
+/// The tutor's pieces of text, into the turn's stream.
+struct ChannelSink(UnboundedSender<String>);
+
+impl TextSink for ChannelSink {
+    fn text(&self, piece: &str) {
+        // A closed stream (the client left) does not stop the turn.
+        let _ = self.0.send(piece.to_owned());
+    }
+}
+
+/// Passes the tutor's text on to the client through the leak guard, and
+/// not before the online safety checks let the message through: a message
+/// they flag never gets a maths reply, not even a glimpse of one.
+async fn forward(
+    mut pieces: UnboundedReceiver<String>,
+    mut verdict: oneshot::Receiver<bool>,
+    mut guard: StreamGuard<'_>,
+    deltas: &UnboundedSender<String>,
+) -> Streamed {
+    let mut streamed = Streamed::default();
+    let mut held = String::new();
+    let mut open: Option<bool> = None;
+    let show = |text: &str, streamed: &mut Streamed| {
+        if !text.is_empty() {
+            streamed.shown.push_str(text);
+            let _ = deltas.send(text.to_owned());
+        }
+    };
+    loop {
+        tokio::select! {
+            passed = &mut verdict, if open.is_none() => {
+                let passed = passed.unwrap_or(false);
+                open = Some(passed);
+                if passed {
+                    show(&std::mem::take(&mut held), &mut streamed);
+                }
+            }
+            piece = pieces.recv() => match piece {
+                Some(piece) => {
+                    let safe = guard.push(&piece);
+                    match open {
+                        Some(true) => show(&safe, &mut streamed),
+                        Some(false) => {}
+                        None => held.push_str(&safe),
+                    }
+                }
+                None => break,
+            },
+        }
+    }
+    held.push_str(&guard.finish());
+    let passed = match open {
+        Some(passed) => passed,
+        None => verdict.await.unwrap_or(false),
+    };
+    if passed {
+        show(&held, &mut streamed);
+    }
+    streamed.leaked = guard.leaked();
+    streamed
+}
+
 /// The tutor's answer to a plan: `None` when a safety response stands in for it.
 type TutorReply = Option<Result<Reply<LlmTutorResponse>, LlmError>>;
 
 /// What the committed attempt leaves for after the commit.
 struct Settled {
     output: Output,
+    /// The tutor's own reply stands (not a fallback or safety response).
+    reply_kept: bool,
     entry: serde_json::Value,
     action: ProgressionAction,
     /// How the tutor answered a message the safety gate flagged.
     safety: Option<SafetyMark>,
+    /// Notifications the turn raised, sent once it is committed.
+    events: Vec<OutboundEvent>,
     load_time: StdDuration,
     plan_time: StdDuration,
     apply_time: StdDuration,
@@ -138,7 +226,24 @@ impl App {
         request: TurnRequest,
         lock: Option<&IdempotencyLock>,
     ) -> Result<Output, ServiceError> {
-        self.run_turn(who, thread_id, request, lock, Shape::App)
+        self.run_turn(who, thread_id, request, lock, Shape::App, None)
+            .await
+            .map(|done| done.output)
+    }
+
+    /// [`turn`](Self::turn), sending the tutor's text to `deltas` as it is
+    /// written — once the online safety checks have passed the message, and
+    /// only what no leak pattern can still match. What is stored and
+    /// returned is the same validated, sanitized response as ever.
+    pub async fn turn_streaming(
+        &self,
+        who: &Principal,
+        thread_id: &str,
+        request: TurnRequest,
+        lock: Option<&IdempotencyLock>,
+        deltas: &UnboundedSender<String>,
+    ) -> Result<StreamedTurn, ServiceError> {
+        self.run_turn(who, thread_id, request, lock, Shape::App, Some(deltas))
             .await
     }
 
@@ -149,7 +254,8 @@ impl App {
         request: TurnRequest,
         lock: Option<&IdempotencyLock>,
         shape: Shape<'_>,
-    ) -> Result<Output, ServiceError> {
+        deltas: Option<&UnboundedSender<String>>,
+    ) -> Result<StreamedTurn, ServiceError> {
         let started = Instant::now();
         self.check_turn_request(&request)?;
         // One turn at a time per thread: the next one plans on what this one
@@ -158,8 +264,10 @@ impl App {
         let waited = lease.waited;
         // On the heap: the turn's future is large, and a caller's stack
         // (a test's thread, a debug build) need not hold it.
-        let result =
-            Box::pin(self.leased_turn(who, thread_id, request, lock, shape, started, waited)).await;
+        let result = Box::pin(self.leased_turn(
+            who, thread_id, request, lock, shape, started, waited, deltas,
+        ))
+        .await;
         self.release_thread(lease).await;
         result
     }
@@ -174,7 +282,9 @@ impl App {
         shape: Shape<'_>,
         started: Instant,
         lease_wait: StdDuration,
-    ) -> Result<Output, ServiceError> {
+        deltas: Option<&UnboundedSender<String>>,
+    ) -> Result<StreamedTurn, ServiceError> {
+        self.expire_if_idle(who, thread_id).await?;
         let record = self.turn_thread(who, thread_id, shape).await?;
         let call = self
             .turn_call(who, thread_id, shape, lock, &record, request)
@@ -183,10 +293,39 @@ impl App {
         // Online moderation runs alongside the tutor call, so it adds no
         // latency to a safe turn; a flagged message's tutor reply is discarded.
         let calling = Instant::now();
-        let (moderation, tutor_reply) = tokio::join!(
-            self.moderate(&call, &first.plan),
-            self.ask_tutor(&call, &first.plan)
-        );
+        let (moderation, tutor_reply, streamed) = match deltas {
+            None => {
+                let (moderation, tutor_reply) = tokio::join!(
+                    self.moderate(&call, &first.plan),
+                    self.ask_tutor(&call, &first.plan, None)
+                );
+                (moderation, tutor_reply, Streamed::default())
+            }
+            Some(deltas) => {
+                let (pieces, pieces_read) = mpsc::unbounded_channel();
+                let (verdict, verdict_read) = oneshot::channel();
+                let moderation = async {
+                    let hit = self.moderate(&call, &first.plan).await;
+                    let _ = verdict.send(hit.as_ref().is_none_or(|h| !h.pauses_tutoring()));
+                    hit
+                };
+                let tutor = async {
+                    let sink = ChannelSink(pieces);
+                    self.ask_tutor(&call, &first.plan, Some(&sink)).await
+                };
+                let plan = &first.plan;
+                let guard = call
+                    .rt
+                    .sanitizer
+                    .stream_guard()
+                    .with_answers(plan.pending_answers.iter().chain(&plan.exam_answers));
+                tokio::join!(
+                    moderation,
+                    tutor,
+                    forward(pieces_read, verdict_read, guard, deltas)
+                )
+            }
+        };
         let llm_time = calling.elapsed();
         screen(&mut first.plan, moderation.as_ref());
         let tutor_reply = tutor_reply.filter(|_| !pauses(&first.plan));
@@ -236,7 +375,72 @@ impl App {
             None => {}
         }
         log_turn(&call, &settled, llm_time, lease_wait, started.elapsed());
-        Ok(settled.output)
+        let mut events = settled.events;
+        if let Some(mark) = settled.safety.as_ref().filter(|m| m.alert) {
+            // The category only: a student's words are not sent on.
+            events.push(OutboundEvent {
+                kind: OutboundEventKind::InterventionNeeded,
+                data: json!({ "reason": "safety", "category": mark.category }),
+            });
+        }
+        self.send_events(&who.student_id, thread_id, &call.turn_id, events);
+        let shown = !streamed.shown.is_empty();
+        Ok(StreamedTurn {
+            replaced: shown && (streamed.leaked || !settled.reply_kept),
+            output: settled.output,
+        })
+    }
+
+    /// Ends the caller's thread if its mode's session has been idle past
+    /// its time to live, saying so in the conversation and sending the
+    /// session's report. Whether it ended now.
+    pub(crate) async fn expire_if_idle(
+        &self,
+        who: &Principal,
+        thread_id: &str,
+    ) -> Result<bool, ServiceError> {
+        let record = owned_thread(self, who, thread_id, 0).await?;
+        // A paused session waits for its student: it is not idle.
+        if record.thread.status == ThreadStatus::Paused {
+            return Ok(false);
+        }
+        let Some(mode) = modes::for_mode(record.thread.mode) else {
+            return Ok(false);
+        };
+        let bundle = self.bundle().await;
+        let rt = self.runtime(&bundle, &record.thread.course_id)?;
+        let now = self.clock.now();
+        let mut thread = record.thread.clone();
+        let Some(expired) = mode.expire(&mut thread, rt.course(), rt.workflow(), now) else {
+            return Ok(false);
+        };
+        if thread.status == ThreadStatus::Completed && thread.ended_at.is_none() {
+            thread.ended_at = Some(now);
+        }
+        let notice = TutorMessage {
+            id: format!("{thread_id}-expired-{}", now.timestamp()),
+            thread_id: thread_id.to_owned(),
+            role: Role::Assistant,
+            text: expired.notice.clone(),
+            latex: None,
+            card: None,
+            card_state: None,
+            event: None,
+            safety: None,
+            created_at: now,
+        };
+        let mut work = UnitOfWork::new();
+        work.put_thread(record.update(thread, vec![notice]));
+        match self.store.commit(work).await {
+            Ok(()) => {
+                let turn_id = format!("expired-{}", record.thread.updated_at.timestamp_millis());
+                self.send_events(&who.student_id, thread_id, &turn_id, expired.events);
+                Ok(true)
+            }
+            // Another request got there first: it has ended either way.
+            Err(crate::store::StoreError::Conflict(_)) => Ok(false),
+            Err(e) => Err(e.into()),
+        }
     }
 
     /// The caller's thread, with the problem an integration sent.
@@ -356,10 +560,22 @@ impl App {
         })
     }
 
-    /// The one tutor call, unless a safety response stands in for it.
-    async fn ask_tutor(&self, call: &TurnCall<'_>, plan: &Plan) -> TutorReply {
+    /// The one tutor call, unless a safety response stands in for it;
+    /// streamed into `sink` when there is one.
+    async fn ask_tutor(
+        &self,
+        call: &TurnCall<'_>,
+        plan: &Plan,
+        sink: Option<&ChannelSink>,
+    ) -> TutorReply {
         if pauses(plan) {
             return None;
+        }
+        if let Some(reply) = &plan.scripted {
+            return Some(Ok(Reply {
+                value: reply.clone(),
+                usage: CallUsage::scripted(),
+            }));
         }
         let timeout = StdDuration::from_millis(call.rt.workflow().llm.tutor.timeout_ms);
         let tutor = self.llm.tutor(
@@ -367,7 +583,10 @@ impl App {
             &call.rt.course().workflow,
             Some(tokio::time::Instant::now() + timeout),
         );
-        Some(tutor.decide(&plan.input).await)
+        Some(match sink {
+            Some(sink) => tutor.decide_streaming(&plan.input, sink).await,
+            None => tutor.decide(&plan.input).await,
+        })
     }
 
     /// Validate the reply (or fall back), apply it to the planned state, and
@@ -382,7 +601,8 @@ impl App {
         let applying = Instant::now();
         let (rt, plan, now) = (&call.rt, &planned.plan, planned.now);
         let offline = OfflineTutor::new(rt.bundle.clone(), &rt.course().workflow);
-        let valid_origin = if self.llm.provider(LlmCall::Tutor).is_some() {
+        let valid_origin = if self.llm.provider(LlmCall::Tutor).is_some() && plan.scripted.is_none()
+        {
             ReplyOrigin::Llm
         } else {
             ReplyOrigin::Offline
@@ -406,6 +626,9 @@ impl App {
         )
         .map_err(turn_error)?;
         let safety = applied.messages.iter().rev().find_map(|m| m.safety.clone());
+        let reply_kept = decision
+            .as_ref()
+            .is_some_and(|d| d.origin != ReplyOrigin::Fallback);
         let entry = turn_log::log_entry(
             plan,
             decision.as_ref(),
@@ -431,6 +654,7 @@ impl App {
                 rt.course(),
             ),
         };
+        let events = applied.events;
         let action = progression(
             rt.workflow(),
             plan,
@@ -457,14 +681,16 @@ impl App {
                 &mut work,
                 call.lock,
                 200,
-                &webhook_reply(&response, plan, action),
+                &webhook_reply(&response, plan, action, call.shape),
             )?,
         };
         let settled = Settled {
             output,
+            reply_kept,
             entry,
             action,
             safety,
+            events,
             load_time: planned.load_time,
             plan_time: planned.plan_time,
             apply_time: applying.elapsed(),
@@ -559,10 +785,17 @@ impl App {
 fn with_problem(thread: &mut Thread, shape: Shape<'_>, now: DateTime<Utc>) {
     let Shape::Webhook(WebhookSettings {
         problem: Some(problem),
+        ..
     }) = shape
     else {
         return;
     };
+    if let ModeState::ProblemSet(state) = &thread.session.mode_state {
+        let mut state = state.clone();
+        problem_set::extend(&mut state, &mut thread.session, problem, now);
+        thread.session.mode_state = ModeState::ProblemSet(state);
+        return;
+    }
     let concept = format!("problem {}", problem.id);
     let same = thread
         .session
@@ -604,8 +837,16 @@ fn webhook_reply(
     response: &TurnResponse,
     plan: &Plan,
     action: ProgressionAction,
+    shape: Shape<'_>,
 ) -> WebhookTurnResponse {
     let mut parts = Vec::new();
+    if let Shape::Webhook(WebhookSettings {
+        notice: Some(notice),
+        ..
+    }) = shape
+    {
+        parts.push(notice.clone());
+    }
     for m in response
         .messages
         .iter()
@@ -626,12 +867,27 @@ fn webhook_reply(
             None => {}
         }
     }
+    let state = &response.state;
+    let (index, remaining) = state.problem_set.as_ref().map_or((0, 0), |p| {
+        (
+            p.current_problem_index,
+            p.problems_total.saturating_sub(p.problems_completed),
+        )
+    });
+    let status = match state.problem_set.as_ref().and_then(|p| p.ended) {
+        Some(SessionEnd::Abandoned) => "abandoned",
+        Some(SessionEnd::Completed) => "completed",
+        None if state.is_complete => "completed",
+        None => "active",
+    };
     WebhookTurnResponse {
         output: parts.join("\n"),
         session_status: WebhookSessionStatus {
-            current_problem_index: 0,
+            current_problem_index: index,
             action,
-            problems_remaining: 0,
+            problems_remaining: remaining,
+            status: status.to_owned(),
+            thread_id: Some(state.thread_id.clone()),
         },
         debug: Some(json!({
             "category": plan.category,

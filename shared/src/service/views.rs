@@ -4,11 +4,13 @@ use chrono::{DateTime, Utc};
 use schemars::JsonSchema;
 use serde::Serialize;
 
+use crate::engine::modes::exam::{exam_of, progress_view};
+use crate::engine::modes::problem_set;
 use crate::engine::modes::study_plan;
 use crate::engine::modes::teach_me::study_plan_of;
 use crate::model::{
-    Mode, PendingQuestionView, PlanStepView, StepStatus, StudyPlanView, Thread, ThreadStateView,
-    ThreadStatus, TutorMessage,
+    Mode, PendingQuestionView, PlanStepView, ProblemSetState, ProblemSetView, ProblemStatus,
+    ProblemView, StepStatus, StudyPlanView, Thread, ThreadStateView, ThreadStatus, TutorMessage,
 };
 use crate::store::ThreadSummary;
 
@@ -62,8 +64,36 @@ pub fn state_view(thread: &Thread) -> ThreadStateView {
             }
         }),
         concepts_discussed: s.concepts_discussed.clone(),
-        exam_progress: None,
-        problem_set: None,
+        exam_progress: exam_of(s).map(progress_view),
+        problem_set: problem_set::state_of(s).map(problem_set_view),
+    }
+}
+
+/// A problem set's progress, without the answers.
+pub fn problem_set_view(state: &ProblemSetState) -> ProblemSetView {
+    ProblemSetView {
+        set_id: state.set_id.clone(),
+        current_problem_index: state.current_index,
+        problems_total: state.problems.len() as u32,
+        problems_completed: state
+            .problems
+            .iter()
+            .filter(|p| matches!(p.status, ProblemStatus::Completed | ProblemStatus::Skipped))
+            .count() as u32,
+        last_action: state.last_action,
+        problems: state
+            .problems
+            .iter()
+            .map(|p| ProblemView {
+                problem_id: p.problem_id.clone(),
+                text: p.text.clone(),
+                status: p.status,
+                signal: p.progress.signal,
+                attempts: p.progress.attempts,
+                hints_used: p.progress.hints_used,
+            })
+            .collect(),
+        ended: state.ended,
     }
 }
 

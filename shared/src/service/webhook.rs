@@ -11,8 +11,15 @@ use super::{App, Output};
 use crate::api::auth::Principal;
 use crate::api::problem::Problem;
 use crate::config::WebhookIntegration;
+use chrono::{DateTime, Utc};
+
+use crate::content::Course;
+use crate::content::course::ProblemSet;
+use crate::content::workflow::ProblemSetMode;
+use crate::engine::modes::problem_set;
 use crate::model::{
-    ClientEvent, Mode, SessionState, Thread, ThreadStatus, TurnRequest, WebhookTurnRequest,
+    ClientEvent, Mode, ModeState, ProblemEntry, ProblemSetState, SessionState, Thread,
+    ThreadStatus, TurnRequest, WebhookTurnRequest,
 };
 use crate::store::{Expected, IdempotencyLock, StoreError, ThreadChange, UnitOfWork};
 
@@ -68,16 +75,26 @@ impl App {
         }
         super::text_hygiene::check("message", &request.message)?;
         super::text_hygiene::check("session_id", &request.session_id)?;
-        if let Some(problem) = &request.current_problem {
-            super::text_hygiene::check("current_problem.text", &problem.text)?;
-            super::text_hygiene::check("current_problem.correct_answer", &problem.correct_answer)?;
+        let sent = request
+            .current_problem
+            .iter()
+            .map(|p| ("current_problem".to_owned(), p));
+        let listed = (request.problems.iter().flatten().enumerate())
+            .map(|(i, p)| (format!("problems[{i}]"), p));
+        for (field, problem) in sent.chain(listed) {
+            for (name, text) in [
+                ("id", &problem.id),
+                ("text", &problem.text),
+                ("correct_answer", &problem.correct_answer),
+            ] {
+                super::text_hygiene::check(&format!("{field}.{name}"), text)?;
+            }
         }
-        let thread_id = session_thread_id(&integration.id, &request.session_id);
         let who = Principal::integration_student(&integration.id, student);
-        self.ensure_session_thread(integration, &who, &thread_id)
-            .await?;
+        let (thread_id, notice) = self.session_thread(integration, &who, &request).await?;
         let settings = WebhookSettings {
             problem: request.current_problem.clone(),
+            notice,
         };
         let turn = TurnRequest {
             course_id: None,
@@ -86,28 +103,80 @@ impl App {
             client_event: ClientEvent::None,
             client_turn_id: None,
         };
-        self.run_turn(&who, &thread_id, turn, lock, Shape::Webhook(&settings))
-            .await
+        self.run_turn(
+            &who,
+            &thread_id,
+            turn,
+            lock,
+            Shape::Webhook(&settings),
+            None,
+        )
+        .await
+        .map(|done| done.output)
     }
 
-    /// Creates the session's thread on its first message.
-    async fn ensure_session_thread(
+    /// The thread the session's message goes to, created on its first
+    /// message. A problem-set session that has ended (finished, or idle past
+    /// its time to live) is not continued: the message starts the
+    /// session's next thread, and the reply says so.
+    async fn session_thread(
         &self,
         integration: &WebhookIntegration,
         who: &Principal,
-        thread_id: &str,
-    ) -> Result<(), ServiceError> {
-        match self.store.get_thread(thread_id, 0).await? {
-            Some(record) if record.thread.student_id == who.student_id => return Ok(()),
-            Some(_) => {
+        request: &WebhookTurnRequest,
+    ) -> Result<(String, Option<String>), ServiceError> {
+        let base = session_thread_id(&integration.id, &request.session_id);
+        let mut notice = None;
+        for generation in 1..=MAX_SESSION_THREADS {
+            let thread_id = if generation == 1 {
+                base.clone()
+            } else {
+                format!("{base}-{generation}")
+            };
+            let Some(record) = self.store.get_thread(&thread_id, 0).await? else {
+                self.create_session_thread(integration, who, &thread_id, request)
+                    .await?;
+                return Ok((thread_id, notice));
+            };
+            if record.thread.student_id != who.student_id {
                 return Err(
                     Problem::forbidden("this session belongs to another student")
                         .with_field("session_id")
                         .into(),
                 );
             }
-            None => {}
+            let expired = self.expire_if_idle(who, &thread_id).await?;
+            let ended = record.thread.mode == Mode::ProblemSet
+                && (expired || record.thread.status == ThreadStatus::Completed);
+            if !ended {
+                return Ok((thread_id, notice));
+            }
+            notice = Some(if expired {
+                "Your last session ended after a while without a message, so this is a new one."
+                    .to_owned()
+            } else {
+                "Your last problem set is finished, so this is a new session.".to_owned()
+            });
         }
+        Err(ServiceError::unprocessable(
+            "session-limit",
+            "Too many sessions",
+            format!(
+                "session `{}` has had {MAX_SESSION_THREADS} threads; use a new session_id",
+                request.session_id
+            ),
+        ))
+    }
+
+    /// Creates a session's thread: a problem set when the integration sends
+    /// problems, else a guided conversation.
+    async fn create_session_thread(
+        &self,
+        integration: &WebhookIntegration,
+        who: &Principal,
+        thread_id: &str,
+        request: &WebhookTurnRequest,
+    ) -> Result<(), ServiceError> {
         let bundle = self.bundle().await;
         let course = bundle.course(&integration.course_id).ok_or_else(|| {
             ServiceError::internal(format!(
@@ -117,11 +186,30 @@ impl App {
         })?;
         let now = self.clock.now();
         let snapshot_read = self.store.get_snapshot(&who.student_id, &course.id).await?;
+        let mut session = SessionState::default();
+        let workflow = bundle.workflow_for(course).ok_or_else(|| {
+            ServiceError::internal(format!("course `{}` has no workflow", course.id))
+        })?;
+        let state = problem_set_of(
+            course,
+            &workflow.modes.problem_set,
+            request,
+            &mut session,
+            now,
+        )?;
+        let mode = if state.is_some() {
+            Mode::ProblemSet
+        } else {
+            Mode::Guided
+        };
+        if let Some(state) = state {
+            session.mode_state = ModeState::ProblemSet(state);
+        }
         let thread = Thread {
             thread_id: thread_id.to_owned(),
             student_id: who.student_id.clone(),
             course_id: course.id.clone(),
-            mode: Mode::Guided,
+            mode,
             status: ThreadStatus::Active,
             goal: None,
             unit_id: None,
@@ -131,7 +219,7 @@ impl App {
             preview: None,
             paused_at: None,
             ended_at: None,
-            session: SessionState::default(),
+            session,
         };
         let mut work = UnitOfWork::new();
         work.put_thread(ThreadChange::create(thread, Vec::new()));
@@ -147,6 +235,90 @@ impl App {
             Err(e) => Err(e.into()),
         }
     }
+}
+
+/// Threads one session id may have, one after another.
+const MAX_SESSION_THREADS: u32 = 50;
+
+/// The problem set an integration's first message starts, if it sends
+/// problems: its list, a course set, or the one current problem (then
+/// more may follow).
+fn problem_set_of(
+    course: &Course,
+    settings: &ProblemSetMode,
+    request: &WebhookTurnRequest,
+    session: &mut SessionState,
+    now: DateTime<Utc>,
+) -> Result<Option<ProblemSetState>, ServiceError> {
+    let from =
+        |problems: Vec<ProblemEntry>, set: Option<&ProblemSet>, session: &mut SessionState| {
+            let mut state = ProblemSetState {
+                set_id: set.map(|s| s.id.clone()),
+                title: set.map(|s| s.title.clone()),
+                problems,
+                started_at: Some(now),
+                ..ProblemSetState::default()
+            };
+            problem_set::begin_problem(&mut state, session, 0, now);
+            state
+        };
+    if let Some(problems) = &request.problems {
+        let (min, max) = (
+            settings.min_problems as usize,
+            settings.max_problems as usize,
+        );
+        if problems.len() < min || problems.len() > max {
+            return Err(ServiceError::invalid_field(
+                "problems",
+                format!(
+                    "a problem set has {min} to {max} problems; this one has {}",
+                    problems.len()
+                ),
+            ));
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        for p in problems {
+            if p.id.trim().is_empty() || !seen.insert(p.id.as_str()) {
+                return Err(ServiceError::invalid_field(
+                    "problems",
+                    "every problem needs an id of its own",
+                ));
+            }
+            if p.text.trim().is_empty() || p.correct_answer.trim().is_empty() {
+                return Err(ServiceError::invalid_field(
+                    "problems",
+                    format!("problem `{}` needs text and a correct answer", p.id),
+                ));
+            }
+        }
+        let entries = problems
+            .iter()
+            .map(|p| problem_set::entry(&p.id, &p.text, &p.correct_answer, None, &[]))
+            .collect();
+        return Ok(Some(from(entries, None, session)));
+    }
+    if let Some(id) = &request.problem_set_id {
+        let set = course
+            .problem_sets
+            .iter()
+            .find(|s| &s.id == id)
+            .ok_or_else(|| {
+                ServiceError::invalid_field(
+                    "problem_set_id",
+                    format!("course `{}` has no problem set `{id}`", course.id),
+                )
+            })?;
+        let entries = set
+            .problems
+            .iter()
+            .map(|p| problem_set::entry(&p.id, &p.text, &p.answer, Some(p.unit.clone()), &p.steps))
+            .collect();
+        return Ok(Some(from(entries, Some(set), session)));
+    }
+    Ok(request
+        .current_problem
+        .as_ref()
+        .map(|p| problem_set::from_webhook(p, session, now)))
 }
 
 #[cfg(test)]

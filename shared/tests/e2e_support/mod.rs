@@ -61,6 +61,7 @@ pub fn base_config(dir: &std::path::Path) -> Config {
         secret: "env:E2E_HOOK_SECRET".into(),
         student_prefix: "n8n:".into(),
         course_id: "prealgebra".into(),
+        outbound_url: None,
     }];
     config
 }

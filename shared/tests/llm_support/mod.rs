@@ -230,6 +230,7 @@ pub fn turn_input(units: &[Unit]) -> TutorTurnInput {
                 .collect(),
             code_note: String::new(),
             own_problem: String::new(),
+            own_problem_step: String::new(),
         },
         question: None,
         pacing: PacingDirective::Steady,
@@ -247,6 +248,7 @@ pub fn turn_input(units: &[Unit]) -> TutorTurnInput {
         seed: 7,
         lesson: None,
         clarify: None,
+        problem: None,
     }
 }
 

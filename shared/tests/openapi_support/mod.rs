@@ -378,6 +378,7 @@ impl Api {
             secret: "env:WEBHOOK".into(),
             student_prefix: WEBHOOK_STUDENT_PREFIX.into(),
             course_id: COURSE.into(),
+            outbound_url: None,
         }];
         configure(&mut config);
         let env = |name: &str| {

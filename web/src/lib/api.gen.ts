@@ -20,12 +20,51 @@ export interface paths {
          *     student's progress in the course (the snapshot) is shared by all of
          *     their threads in it and is created on their first thread.
          *
-         *     Modes `guided` and `teach_me` are available; the other modes answer
-         *     422 (`mode-not-available`) until they are built. A `teach_me` thread
-         *     teaches `unitId` (the course's entry unit if none is given) from a
+         *     Every mode is available: `guided`, `teach_me`, `clarify_doubts`,
+         *     `exam` and `problem_set`; a mode the course's workflow switches off
+         *     answers 422 (`mode-disabled`). A `teach_me`
+         *     thread teaches `unitId` (the course's entry unit if none is given) from a
          *     study plan of 3 to 5 steps, set up here: the unit's authored plan,
          *     else the planner's, else the workflow's default plan. Its progress is
          *     in `state.studyPlan` of every response.
+         *
+         *     An `exam` thread covers `units` (or `unitId`, else the student's
+         *     focus) with `questionCount` questions (1 to 30; the workflow's
+         *     default), chosen by the server from the units' blueprints (answers
+         *     computed) and exam banks at the workflow's easy / medium / hard mix,
+         *     no question twice and no bank question the student is locked out of;
+         *     `selection: adaptive` chooses each next question to match the ability
+         *     estimate instead. The response shows the first question only; the
+         *     answers stay on the server. With `feedback: deferred` nothing about
+         *     correctness is shown by any route until the exam ends; with
+         *     `immediate` each answer is marked as it comes. `timeLimitMinutes`
+         *     ends the exam with what was answered. Answers are turns: a message
+         *     (a number, an option's letter or text, or words), `"skip"` or an
+         *     `EXAM_SKIP` event, and `EXAM_END` to finish early; an `EXAM_ANSWER`
+         *     event names the question answered, so an answer to a question
+         *     already answered elsewhere (another tab) is not counted. Progress is
+         *     in `state.examProgress`; the report is in the thread's summary once
+         *     the exam is over. A parameter out of range or a unit not in the course
+         *     is refused with 400 naming the field.
+         *
+         *     A `clarify_doubts` thread is a question session on the course (about
+         *     `unitId` when given): each question is answered directly, about the
+         *     unit its own words name, and the units answered are listed in
+         *     `state.conceptsDiscussed`; the student's latest earlier question
+         *     sessions on the course are in the tutor's context. "That's all", a
+         *     "no" to "anything else?" or `POST /threads/{threadId}/end` closes it
+         *     with a recap.
+         *
+         *     A `problem_set` thread works through `problems` (5 to 10, each with an
+         *     answer code can check; ids unique; `unitId` one of the course's) or the
+         *     course set `problemSetId` (the course's first set if neither is given),
+         *     one at a time: the welcome shows the first problem, and the reply that
+         *     finishes a problem shows the next. Its progress is in
+         *     `state.problemSet` (each problem's status, attempts and mastery signal,
+         *     the last progression action, why it ended); the report is in the
+         *     thread's summary once it ends. `problems` or `problemSetId` with
+         *     another mode, both at once, or a problem that breaks a rule answers 400
+         *     naming the field (e.g. `problems[2].correctAnswer`).
          */
         post: operations["createThread"];
         delete?: never;
@@ -49,10 +88,23 @@ export interface paths {
          *     card event (`clientEvent`), or both. The server grades an answer to a
          *     pending question by code, lets the policy decide what may happen next,
          *     asks the tutor (at most one LLM call, with a deterministic fallback),
-         *     and commits the new state atomically. The reply carries the new
+         *     and commits the new state atomically (an exam thread's turn is
+         *     marked and answered by the server itself, with no LLM call). The reply carries the new
          *     messages (possibly with a concept, drill or exam card), the
          *     `snapshotLite` and the thread's state; it never contains an answer
          *     that has not been graded yet.
+         *
+         *     With `Accept: text/event-stream` the reply streams as Server-Sent
+         *     Events while the model writes it: `delta` events (`{"text": "..."}`,
+         *     the tutor's words, shown only once the safety checks have passed the
+         *     message and no leak pattern can still match them), then exactly one
+         *     `final` event whose data is the `TurnResponse` as stored — or
+         *     `replaced` instead when that response is not what streamed (the
+         *     reply failed validation or sanitization and was replaced), so the
+         *     client replaces the text it showed. An idempotent replay streams
+         *     just the stored `final`. A refusal before the first event is the
+         *     usual problem+json response; a failure after it is an `error` event
+         *     carrying the problem.
          */
         post: operations["takeTurn"];
         delete?: never;
@@ -117,7 +169,10 @@ export interface paths {
          * @description Completes the thread in any mode (`endedAt` is set). A question
          *     session (clarify_doubts) adds its recap of the concepts discussed as
          *     the last message; after that every message gets a short reply
-         *     pointing to a lesson or practice.
+         *     pointing to a lesson or practice. A problem set ends where it is
+         *     (`abandoned` unless every problem is done) with its report in
+         *     `state.problemSet` and the thread's summary. An exam is finished with
+         *     an `EXAM_END` turn, which scores it; ending its thread here does not.
          */
         post: operations["endThread"];
         delete?: never;
@@ -139,15 +194,26 @@ export interface paths {
          * A turn from an integration (n8n, LMS)
          * @description The seed 003 webhook: an integration posts a student's message in its
          *     own snake_case shape and gets the tutor's words back as one text, with
-         *     the session's progression. Each `session_id` of an integration is one
-         *     guided thread in the integration's course, created on its first
-         *     message. An integration may act only for students whose id starts with
-         *     its configured prefix. Its students are its own: a student token whose
-         *     subject equals one of their ids is another student and cannot reach
-         *     their threads.
+         *     the session's progression. Each `session_id` of an integration is a
+         *     thread in the integration's course, created on its first message: a
+         *     problem set when that message sends `problems`, `problem_set_id` or a
+         *     `current_problem`, else a guided conversation. An integration may act
+         *     only for students whose id starts with its configured prefix. Its
+         *     students are its own: a student token whose subject equals one of
+         *     their ids is another student and cannot reach their threads.
          *
-         *     A `current_problem` becomes the question the next answers are graded
-         *     against; a new problem id starts afresh, the same one carries on.
+         *     In a problem set, a `current_problem` with a new id joins the set (and
+         *     is worked on once the earlier ones are done); one it has carries on.
+         *     `session_status` says what the session did (`ADVANCE` with the next
+         *     problem in `output`, `CONTINUE`, `INTERVENE` when the teacher is
+         *     alerted, `SKIP`), where it is, and whether it is `active`,
+         *     `completed` or `abandoned`. A session that has ended, or has been
+         *     idle past the workflow's `session_ttl_minutes`, is not continued: the
+         *     next message starts a new thread (`thread_id`) and `output` says so.
+         *     Signed notifications go to the integration's `outbound_url`
+         *     (docs/webhooks.md). In a guided conversation a `current_problem`
+         *     becomes the question the next answers are graded against; a new
+         *     problem id starts afresh, the same one carries on.
          */
         post: operations["webhookTurn"];
         delete?: never;
@@ -300,7 +366,11 @@ export interface paths {
          *     concept card or "I'm stuck" — and wrong), the units it worked on with
          *     their help, mistakes and where the student stands on them now, and a
          *     headline, strengths, things to review and suggestions written by the
-         *     summary model (or from the numbers, offline).
+         *     summary model (or from the numbers, offline). An exam thread's
+         *     report (`exam`: score, every question with its correct answer and
+         *     explanation, per unit and per difficulty, strengths, what to review,
+         *     next units, the ability estimate) appears once the exam is over; a
+         *     running exam's answers are not counted here before then.
          */
         get: operations["getThreadSummary"];
         put?: never;
@@ -501,6 +571,25 @@ export interface components {
             /** @description The offending field as a dotted path into the body (`clientEvent.type`), or the header or query parameter (`idempotency-key`, `limit`). */
             field?: string;
         };
+        /** @description An ability estimate with its uncertainty. */
+        AbilityEstimate: {
+            /** Format: double */
+            estimate: number;
+            /**
+             * Format: double
+             * @description One standard error, on the same 0-to-1 scale.
+             */
+            standardError: number;
+        };
+        /**
+         * @description How a question is answered on screen.
+         *
+         *     - `choice`: Pick one of the options (by its letter or its text).
+         *     - `number`: Type a number.
+         *     - `text`: Type the answer (an expression, an equation, words).
+         * @enum {string}
+         */
+        AnswerFormat: "choice" | "number" | "text";
         /** @description A card as the student left it. */
         CardState: components["schemas"]["DrillCardState"] | components["schemas"]["ExamCardState"];
         /** @description Button presses and card events that accompany (or replace) a message. */
@@ -526,6 +615,19 @@ export interface components {
             /** @constant */
             type: "I_AM_STUCK";
             unitId?: string | null;
+        } | {
+            /** Format: uint32 */
+            questionNumber: number;
+            /** @constant */
+            type: "EXAM_ANSWER";
+        } | {
+            /** Format: uint32 */
+            questionNumber?: number | null;
+            /** @constant */
+            type: "EXAM_SKIP";
+        } | {
+            /** @constant */
+            type: "EXAM_END";
         };
         /** @description Key ideas and an optional worked example; shown when the student is stuck. */
         ConceptCard: {
@@ -596,7 +698,10 @@ export interface components {
         /** @description `POST /threads`. */
         CreateThreadRequest: {
             courseId: string;
-            /** @default null */
+            /**
+             * @description Exam mode: marked after each answer, or only at the end.
+             * @default null
+             */
             feedback?: components["schemas"]["ExamFeedbackMode"] | null;
             /**
              * @description What the student wants to learn, in their words.
@@ -606,21 +711,43 @@ export interface components {
             /** @default guided */
             mode?: components["schemas"]["Mode"];
             /**
-             * @description Problems for a problem_set session; otherwise the course's set is used.
+             * @description problem_set: one of the course's problem sets instead of `problems`.
+             * @default null
+             */
+            problemSetId?: string | null;
+            /**
+             * @description problem_set: the problems to work through (5 to 10), in order.
              * @default null
              */
             problems?: components["schemas"]["ProblemInput"][] | null;
             /**
              * Format: uint32
-             * @description Exam mode: how many questions.
+             * @description Exam mode: how many questions (1 to 30; the workflow's default).
              * @default null
              */
             questionCount?: number | null;
+            /**
+             * @description Exam mode: questions fixed at creation, or chosen one at a time to
+             *     match the student's ability.
+             * @default null
+             */
+            selection?: components["schemas"]["ExamSelection"] | null;
+            /**
+             * Format: uint32
+             * @description Exam mode: the exam ends with what was answered after this long.
+             * @default null
+             */
+            timeLimitMinutes?: number | null;
             /**
              * @description Unit to work on (teach_me, clarify_doubts, exam scope).
              * @default null
              */
             unitId?: string | null;
+            /**
+             * @description Exam mode: the units it covers (instead of `unitId`, or with it).
+             * @default null
+             */
+            units?: string[] | null;
         };
         /** @description `POST /threads` reply: the new thread, its welcome and state. */
         CreateThreadResponse: {
@@ -630,6 +757,8 @@ export interface components {
             state: components["schemas"]["ThreadStateView"];
             threadId: string;
         };
+        /** @enum {string} */
+        Difficulty: "easy" | "medium" | "hard";
         /**
          * @description A generated practice question. Its answer is never sent: the signed
          *     `drillToken` lets the server regenerate and grade it.
@@ -674,6 +803,18 @@ export interface components {
         };
         /** @enum {string} */
         DrillResult: "correct" | "incorrect";
+        /** @description Score over a group of questions (a unit, or a difficulty). */
+        ExamBreakdownLine: {
+            /** @description The unit's id, or the difficulty (`easy`, `medium`, `hard`). */
+            key: string;
+            /** Format: double */
+            percentage: number;
+            /** Format: uint32 */
+            questions: number;
+            /** Format: double */
+            score: number;
+            title: string;
+        };
         /** @description An authored exam question from the course bank, graded on the server. */
         ExamCard: {
             hasMemo: boolean;
@@ -709,6 +850,15 @@ export interface components {
          */
         ExamCardStatus: "passed" | "failed" | "locked";
         /**
+         * @description How an exam ended.
+         *
+         *     - `completed`: Every question was answered or skipped.
+         *     - `ended_early`: The student ended it; the rest score 0.
+         *     - `time_up`: The time limit ran out; what was answered counts.
+         * @enum {string}
+         */
+        ExamEnd: "completed" | "ended_early" | "time_up";
+        /**
          * @description Whether exam answers are marked as they come or only at the end.
          *
          *     - `deferred`: Proctored: nothing is revealed until the exam is finished.
@@ -720,19 +870,133 @@ export interface components {
             id: string;
             text: string;
         };
+        /**
+         * @description An exam thread's progress: the question on screen (never its answer)
+         *     and, unless feedback is deferred and the exam still running, the marks.
+         */
         ExamProgressView: {
+            /** Format: uint32 */
+            answered: number;
             /**
              * Format: uint32
              * @description Hidden (absent) while a deferred-feedback exam is running.
              */
             correctSoFar?: number;
+            /**
+             * Format: uint32
+             * @description 1-based number of the question on screen; absent once finished.
+             */
+            currentQuestion?: number;
+            ended?: components["schemas"]["ExamEnd"];
+            /**
+             * Format: date-time
+             * @description When the time limit ends the exam, if it has one.
+             */
+            endsAt?: string;
+            feedback: components["schemas"]["ExamFeedbackMode"];
+            finished: boolean;
+            /** @description The question on screen, to answer or resume. */
+            question?: components["schemas"]["ExamQuestionView"];
+            /**
+             * @description The questions marked so far: after each answer with immediate
+             *     feedback, all at once at the end with deferred feedback.
+             */
+            results?: components["schemas"]["ExamQuestionResultView"][];
+            selection: components["schemas"]["ExamSelection"];
             /** Format: uint32 */
-            currentQuestion: number;
+            skipped: number;
+            /** Format: date-time */
+            startedAt: string;
             /** Format: uint32 */
             totalQuestions: number;
         };
+        /** @description One marked exam question: only once it may be revealed. */
+        ExamQuestionResultView: {
+            correctAnswer: string;
+            /** Format: double */
+            credit: number;
+            difficulty: components["schemas"]["Difficulty"];
+            explanation: string;
+            /** @description The known mistake the answer comes from, in the unit's words. */
+            mistake?: string;
+            /** Format: uint32 */
+            number: number;
+            prompt: string;
+            result?: components["schemas"]["QuestionResult"];
+            status: components["schemas"]["ExamQuestionStatus"];
+            studentAnswer?: string;
+            unitId: string;
+        };
+        /**
+         * @description What became of one exam question.
+         *
+         *     - `unanswered`: Not answered yet (or never reached, once the exam is over).
+         * @enum {string}
+         */
+        ExamQuestionStatus: "answered" | "skipped" | "unanswered";
+        /** @description An exam question as the student sees it before answering. */
+        ExamQuestionView: {
+            difficulty: components["schemas"]["Difficulty"];
+            format: components["schemas"]["AnswerFormat"];
+            /** Format: uint32 */
+            number: number;
+            /** @description Choices with their letters, for the `choice` format. */
+            options?: components["schemas"]["ExamOption"][];
+            prompt: string;
+            questionLatex?: string;
+            unitId: string;
+        };
+        /**
+         * @description An exam's report, once it is over: the score, every question with its
+         *     correct answer and explanation, and where to go next.
+         */
+        ExamReportView: {
+            /** @description The ability estimate the exam reached (IRT-lite, 0 to 1). */
+            ability: components["schemas"]["AbilityEstimate"];
+            /** Format: uint32 */
+            answered: number;
+            byDifficulty: components["schemas"]["ExamBreakdownLine"][];
+            byUnit: components["schemas"]["ExamBreakdownLine"][];
+            ended: components["schemas"]["ExamEnd"];
+            /**
+             * Format: uint32
+             * @description The number of questions the exam had.
+             */
+            maxScore: number;
+            /** @description Units to work on next: the ones to review, then what the strong ones lead to. */
+            nextUnits: components["schemas"]["UnitRef"][];
+            /** Format: double */
+            percentage: number;
+            questions: components["schemas"]["ExamQuestionResultView"][];
+            /**
+             * Format: double
+             * @description Credit earned: 1 per right answer, the partial credit per close one.
+             */
+            score: number;
+            /** Format: uint32 */
+            skipped: number;
+            /** @description Units answered well. */
+            strengths: string[];
+            /** Format: int64 */
+            timeUsedSeconds: number;
+            /** @description Units and mistakes to look at again. */
+            toReview: string[];
+            /**
+             * Format: uint32
+             * @description Never reached (ended early, or time ran out).
+             */
+            unanswered: number;
+        };
         /** @enum {string} */
         ExamResult: "passed" | "locked";
+        /**
+         * @description How an exam's questions are chosen.
+         *
+         *     - `fixed`: All questions chosen at creation, at the workflow's difficulty mix.
+         *     - `adaptive`: Each next question chosen to match the ability estimate so far.
+         * @enum {string}
+         */
+        ExamSelection: "fixed" | "adaptive";
         /**
          * @description Difficulty tier of an exam question; passing one at a tier earns that mastery tier.
          * @enum {string}
@@ -774,6 +1038,16 @@ export interface components {
             status: components["schemas"]["ThreadStatus"];
             threadId: string;
         };
+        /**
+         * @description How a problem of a problem set went (seed 003 mastery signals).
+         *
+         *     - `mastered`: Right on the first attempt, with no help.
+         *     - `learned`: Right after wrong tries, hints or scaffolding.
+         *     - `struggling`: Wrong `struggling_attempts` times or more, not yet right.
+         *     - `stuck`: Scaffolded deeper than `intervene_scaffold_depth`, not yet right.
+         * @enum {string}
+         */
+        MasterySignal: "mastered" | "learned" | "struggling" | "stuck";
         /**
          * @description A unit's mastery tier; `none` until the first tier is reached.
          * @enum {string}
@@ -840,18 +1114,104 @@ export interface components {
         };
         /** @description A problem supplied by the caller (seed 003 `current_problem`). */
         ProblemInput: {
+            /** @description Checked by code: a number, fraction, expression or equation. */
             correctAnswer: string;
+            /**
+             * @description Hints, given one at a time when the student needs help; they must
+             *     not state the answer.
+             */
+            hints?: string[];
             id: string;
             text: string;
+            /** @description The course unit the problem practises. */
+            unitId?: string | null;
         };
-        ProblemSetView: {
+        ProblemReportLine: {
             /** Format: uint32 */
-            currentProblemIndex: number;
-            lastAction: components["schemas"]["ProgressionAction"];
+            attempts: number;
+            categories: string[];
             /** Format: uint32 */
+            hintsUsed: number;
+            problemId: string;
+            /** Format: uint32 */
+            scaffoldDepth: number;
+            signal?: components["schemas"]["MasterySignal"];
+            status: components["schemas"]["ProblemStatus"];
+            taughtBack: boolean;
+            text: string;
+            /** Format: uint64 */
+            timeSeconds: number;
+        };
+        /** @description The session report (seed 003 "Post-Session Report"). */
+        ProblemSetReport: {
+            /**
+             * Format: double
+             * @description Right answers among graded answers, in [0, 1].
+             */
+            accuracy: number;
+            ended: components["schemas"]["SessionEnd"];
+            /** Format: uint32 */
+            hintsUsed: number;
+            /** Format: uint32 */
+            learned: number;
+            /** Format: uint32 */
+            mastered: number;
+            /**
+             * Format: double
+             * @description Problems right on the first try, among those attempted, in [0, 1].
+             */
+            masteryRate: number;
+            problems: components["schemas"]["ProblemReportLine"][];
+            /**
+             * Format: uint32
+             * @description Solved or skipped.
+             */
             problemsCompleted: number;
             /** Format: uint32 */
             problemsTotal: number;
+            setId?: string;
+            /** Format: uint32 */
+            skipped: number;
+            /** Format: uint32 */
+            struggling: number;
+            /** Format: uint32 */
+            stuck: number;
+            /** @description What to practise next, most pressing first. */
+            suggestedFocus: string[];
+            /** Format: uint64 */
+            timeOnTaskSeconds: number;
+        };
+        ProblemSetView: {
+            /**
+             * Format: uint32
+             * @description From 0; equals `problemsTotal` once every problem is done.
+             */
+            currentProblemIndex: number;
+            /** @description Why the session ended; absent while it runs. */
+            ended?: components["schemas"]["SessionEnd"];
+            lastAction: components["schemas"]["ProgressionAction"];
+            problems: components["schemas"]["ProblemView"][];
+            /**
+             * Format: uint32
+             * @description Solved or skipped.
+             */
+            problemsCompleted: number;
+            /** Format: uint32 */
+            problemsTotal: number;
+            setId?: string;
+        };
+        /** @enum {string} */
+        ProblemStatus: "pending" | "in_progress" | "completed" | "skipped";
+        /** @description A problem of a problem set as the student sees it: never its answer. */
+        ProblemView: {
+            /** Format: uint32 */
+            attempts: number;
+            /** Format: uint32 */
+            hintsUsed: number;
+            problemId: string;
+            signal?: components["schemas"]["MasterySignal"];
+            status: components["schemas"]["ProblemStatus"];
+            text: string;
         };
         /** @description Units per mastery tier, and the course's unit count. */
         ProgressSummary: {
@@ -865,15 +1225,22 @@ export interface components {
             total: number;
         };
         /**
-         * @description What the session does after a problem-set turn.
+         * @description What a problem-set session does after a turn.
+         *
+         *     - `ADVANCE`: The problem is done: the next one is presented in the same reply.
+         *     - `CONTINUE`: Stay on the problem.
+         *     - `INTERVENE`: The student needs a person: the teacher is alerted.
+         *     - `SKIP`: The problem is left unsolved and the next one presented.
          * @enum {string}
          */
-        ProgressionAction: "ADVANCE" | "CONTINUE" | "INTERVENE";
+        ProgressionAction: "ADVANCE" | "CONTINUE" | "INTERVENE" | "SKIP";
         /**
          * @description Escalation of a pending question after wrong answers (seed 000).
          * @enum {string}
          */
         QuestionPhase: "asked" | "probe" | "hint" | "explain" | "strategy_change";
+        /** @enum {string} */
+        QuestionResult: "correct" | "partial" | "incorrect";
         /** @description Why and when a study plan was rewritten. */
         ReplanRecord: {
             reason: string;
@@ -942,6 +1309,14 @@ export interface components {
              */
             tutoringPaused: boolean;
         };
+        /**
+         * @description Why a problem-set session ended.
+         *
+         *     - `completed`: Every problem was solved or skipped.
+         *     - `abandoned`: Left inactive past the session's time to live.
+         * @enum {string}
+         */
+        SessionEnd: "completed" | "abandoned";
         /** @description Small UI summary so apps need no DAG logic (seed 004 PF-6.1). */
         SnapshotLite: {
             focus: components["schemas"]["FocusSummary"];
@@ -1086,6 +1461,11 @@ export interface components {
              */
             answers: number;
             courseId: string;
+            /**
+             * @description An exam thread's report, once the exam is over (absent before: a
+             *     running exam's marks are not shown here).
+             */
+            exam?: components["schemas"]["ExamReportView"];
             headline: string;
             /**
              * Format: uint32
@@ -1101,6 +1481,8 @@ export interface components {
             masteryScore: number;
             /** @description Mistakes seen in this conversation. */
             misconceptionsSeen: string[];
+            /** @description A problem set's report, once the session has ended. */
+            problemSet?: components["schemas"]["ProblemSetReport"];
             /**
              * Format: uint32
              * @description Right with no wrong try or help first.
@@ -1341,11 +1723,29 @@ export interface components {
             current_problem_index: number;
             /** Format: uint32 */
             problems_remaining: number;
+            /**
+             * @description `active`, `completed` or `abandoned` (a problem-set session left
+             *     inactive past its time to live).
+             * @default active
+             */
+            status: string;
+            /** @description The thread this session's messages go to. */
+            thread_id?: string;
         };
         /** @description `POST /webhooks/turn` body. */
         WebhookTurnRequest: {
             current_problem?: components["schemas"]["WebhookProblem"] | null;
             message: string;
+            /**
+             * @description Starts a problem-set session with one of the course's sets; read on
+             *     the session's first message only.
+             */
+            problem_set_id?: string | null;
+            /**
+             * @description Starts a problem-set session with these problems (5 to 10), in
+             *     order; read on the session's first message only.
+             */
+            problems?: components["schemas"]["WebhookProblem"][] | null;
             session_id: string;
             student_id: string;
         };
@@ -1610,6 +2010,17 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TurnResponse"];
+                    /**
+                     * @example event: delta
+                     *     data: {"text": "Let's "}
+                     *
+                     *     event: delta
+                     *     data: {"text": "line up the tens first. "}
+                     *
+                     *     event: final
+                     *     data: {"turnId": "...", "messages": [...], "snapshotLite": {...}, "state": {...}}
+                     */
+                    "text/event-stream": string;
                 };
             };
             /** @description The body is not valid, says nothing (no message and no event), has a message over 4,000 characters, names another course, or has a control character (other than tab and line breaks) or a bidirectional override character in `messageText` or `messageLatex` (the detail names the character, e.g. `U+202E (RIGHT-TO-LEFT OVERRIDE)`; nothing is stored). */

@@ -34,3 +34,6 @@ export type ThreadStateView = S['ThreadStateView'];
 export type TurnResponse = S['TurnResponse'];
 export type TurnDebug = S['TurnDebug'];
 export type Problem = S['Problem'];
+export type CourseUnit = S['CourseUnit'];
+export type StudyPlanView = S['StudyPlanView'];
+export type PlanStepView = S['PlanStepView'];

@@ -4,10 +4,12 @@ import { apiClient, newKey, unwrap, type Client } from './api';
 import type { PageConfig, Session } from './auth';
 import { saveSession } from './auth';
 import { ApiError, describe } from './problem';
+import { streamTurn } from './stream';
 import type {
   CardState,
   ClientEvent,
   CourseSummary,
+  CourseUnit,
   DrillCard,
   ExamCard,
   Mode,
@@ -55,6 +57,8 @@ export class Workspace {
   thread = $state<OpenThread | null>(null);
   /** A turn on its way: the student's words shown while the tutor answers. */
   pendingTurn = $state<string | null>(null);
+  /** The tutor's words so far while they stream in; the stored reply replaces them. */
+  streamingText = $state<string | null>(null);
   failedTurn = $state<FailedTurn | null>(null);
   /** Errors shown next to what caused them. */
   composerError = $state<string | null>(null);
@@ -64,6 +68,14 @@ export class Workspace {
   loading = $state(false);
   /** Bumped to put the cursor in the composer ("Ask follow-up"). */
   focusComposer = $state(0);
+  /** Each course's units in teaching order, once asked for (the unit picker). */
+  units = $state<Record<string, CourseUnit[]>>({});
+  /** Each course's student's focus unit, read with its units. */
+  focusUnit = $state<Record<string, string>>({});
+  /** Modes the server refused to create a thread in, by course: not offered again. */
+  refusedModes = $state<Record<string, Mode[]>>({});
+  /** Why the last "Start" did not start a session, shown in the form. */
+  newSessionError = $state<string | null>(null);
 
   constructor(config: PageConfig, session: Session | null) {
     this.config = config;
@@ -119,13 +131,32 @@ export class Workspace {
     return this.courses.find((c) => c.courseId === courseId)?.title ?? courseId;
   }
 
-  async newThread(courseId: string, mode: Mode, goal: string | null): Promise<void> {
+  /** The modes a new session of the course can be started in. */
+  modesOf(course: CourseSummary): Mode[] {
+    const refused = this.refusedModes[course.courseId] ?? [];
+    return course.modes.filter((m) => !refused.includes(m));
+  }
+
+  /** Reads the course's units for the unit picker (once per course). */
+  async loadUnits(courseId: string): Promise<void> {
+    if (this.units[courseId]) return;
+    try {
+      const course = await unwrap(this.client.GET('/courses/{courseId}', { params: { path: { courseId } } }));
+      this.units[courseId] = course.units;
+      this.focusUnit[courseId] = course.snapshotLite.focus.unitId;
+    } catch (e) {
+      this.newSessionError = this.fail(e);
+    }
+  }
+
+  async newThread(courseId: string, mode: Mode, goal: string | null, unitId: string | null = null): Promise<void> {
     this.loading = true;
     this.pageError = null;
+    this.newSessionError = null;
     try {
       const created = await unwrap(
         this.client.POST('/threads', {
-          body: { courseId, mode, ...(goal ? { goal } : {}) },
+          body: { courseId, mode, ...(goal ? { goal } : {}), ...(unitId ? { unitId } : {}) },
         }),
       );
       this.thread = {
@@ -143,7 +174,13 @@ export class Workspace {
       this.composerError = null;
       await this.refreshThreads();
     } catch (e) {
-      this.pageError = this.fail(e);
+      if (e instanceof ApiError && e.status === 422 && ['mode-not-available', 'mode-disabled'].includes(e.kind)) {
+        // The catalog offered a mode the server cannot start yet: stop offering it.
+        this.refusedModes[courseId] = [...(this.refusedModes[courseId] ?? []), mode];
+        this.newSessionError = "That kind of session isn't ready yet. Pick another one.";
+      } else {
+        this.newSessionError = this.fail(e);
+      }
     } finally {
       this.loading = false;
     }
@@ -204,12 +241,12 @@ export class Workspace {
     this.composerError = null;
     this.failedTurn = null;
     try {
-      const reply = await unwrap(
-        this.client.POST('/threads/{threadId}/turn', {
-          params: { path: { threadId: thread.threadId } },
-          headers: { 'idempotency-key': key },
-          body,
-        }),
+      const token = this.session?.token;
+      const { response: reply } = await streamTurn(
+        `${this.config.apiBaseUrl}/threads/${encodeURIComponent(thread.threadId)}/turn`,
+        { 'idempotency-key': key, ...(token ? { authorization: `Bearer ${token}` } : {}) },
+        body,
+        (text) => (this.streamingText = (this.streamingText ?? '') + text),
       );
       thread.messages.push(...tagged(reply.messages));
       thread.snapshotLite = reply.snapshotLite;
@@ -223,6 +260,7 @@ export class Workspace {
       return false;
     } finally {
       this.pendingTurn = null;
+      this.streamingText = null;
     }
   }
 

@@ -166,6 +166,7 @@ impl SessionMode for ClarifyDoubts {
                 ..ModeBlock::default()
             },
             category,
+            reply: None,
         }
     }
 

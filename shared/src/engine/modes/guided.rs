@@ -8,7 +8,8 @@ use crate::content::Workflow;
 use crate::engine::drill::{self, IssuedDrill};
 use crate::engine::irt;
 use crate::engine::modes::{
-    ModeBlock, ModePlan, ModeTurn, Outcome, SessionMode, Start, StartError, Started, welcome,
+    ModeBlock, ModePlan, ModeTurn, Outcome, SessionMode, Start, StartError, Started, study_plan,
+    welcome,
 };
 use crate::engine::policy::PolicyOutcome;
 use crate::engine::scaffolding;
@@ -34,12 +35,13 @@ impl SessionMode for Guided {
         read: &Interpreted,
         policy: PolicyOutcome,
     ) -> ModePlan {
-        let practice = practice_item(turn, read, &policy, &event.client_event);
+        let practice = practice_item(turn, read, &policy, &event.client_event, None, false);
         ModePlan {
             policy,
             practice,
             block: ModeBlock::default(),
             category: None,
+            reply: None,
         }
     }
 
@@ -56,12 +58,16 @@ impl SessionMode for Guided {
 }
 
 /// A blueprint item for the unit a drill would target, when drills are
-/// allowed: the button's unit if in scope, else the policy's focus.
+/// allowed: the button's unit if in scope, else the policy's focus. With a
+/// `topic` (a lesson step's), from the unit's blueprints closest to it.
+/// `easier` lowers its difficulty by the step a student's "easier" asks for.
 pub(super) fn practice_item(
     turn: &ModeTurn<'_>,
     read: &Interpreted,
     policy: &PolicyOutcome,
     event: &ClientEvent,
+    topic: Option<&str>,
+    easier: bool,
 ) -> Option<IssuedDrill> {
     let (rt, state, env) = (turn.rt, turn.state, turn.env);
     let p = &policy.policy;
@@ -79,19 +85,40 @@ pub(super) fn practice_item(
     if unit.blueprints.is_empty() {
         return None;
     }
-    let blueprint_id = &unit.blueprints[(env.seed % unit.blueprints.len() as u64) as usize];
-    let blueprint = rt.bundle.blueprints.get(blueprint_id)?;
+    let candidates: Vec<usize> = match topic {
+        Some(topic) => {
+            let skills: Vec<String> = unit
+                .blueprints
+                .iter()
+                .map(|id| {
+                    rt.bundle
+                        .blueprints
+                        .get(id)
+                        .map(|b| format!("{} {}", b.domain, b.skill_statement))
+                        .unwrap_or_default()
+                })
+                .collect();
+            study_plan::closest_skills(topic, &skills)
+        }
+        None => (0..unit.blueprints.len()).collect(),
+    };
+    let pick = candidates[(env.seed % candidates.len() as u64) as usize];
+    let blueprint = rt.bundle.blueprints.get(&unit.blueprints[pick])?;
     let ability = state
         .snapshot
         .unit_progress
         .get(unit_id)
         .and_then(|p| p.ability);
-    let target = requested_difficulty(
+    let mut target = requested_difficulty(
         irt::target_difficulty(ability, &rt.workflow().irt),
         rt.workflow(),
         &state.thread.session,
         &read.category,
     );
+    let step = rt.workflow().irt.request_step;
+    if easier && step.is_finite() {
+        target = (target - step).clamp(0.0, 1.0);
+    }
     drill::issue_generated(
         blueprint,
         target,

@@ -17,19 +17,25 @@
 //! so threads cannot be created in it.
 
 pub mod clarify_doubts;
+pub mod exam;
+pub mod exam_select;
 pub mod guided;
+pub mod problem_set;
 pub mod study_plan;
 pub mod teach_me;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+
+use chrono::{DateTime, Utc};
 
 use crate::content::{Bundle, Course, Unit, Workflow};
 use crate::engine::drill::IssuedDrill;
 use crate::engine::policy::PolicyOutcome;
 use crate::engine::turn::{CourseRuntime, Interpreted, Plan, TurnEnv, TurnEvent, TurnState};
 use crate::model::{
-    ClarifyBrief, LessonBrief, LlmStudyPlan, LlmTutorResponse, Mode, PlannerInput, SessionState,
-    StudentSnapshot, Thread, TutorMessage,
+    ClarifyBrief, CreateThreadRequest, LessonBrief, LlmStudyPlan, LlmTutorResponse, Mode,
+    OutboundEvent, PlannerInput, ProblemBrief, ProblemInput, SessionState, StudentSnapshot, Thread,
+    TutorMessage,
 };
 
 /// A mode's own steps of the turn pipeline.
@@ -46,6 +52,18 @@ pub trait SessionMode: Sync {
     /// [`Start::earlier`].
     fn earlier_sessions(&self, _start: &Start<'_>) -> usize {
         0
+    }
+
+    /// Whether `start` draws questions from the course's exam bank, and so
+    /// needs to know which ones the student is locked out of.
+    fn draws_from_bank(&self) -> bool {
+        false
+    }
+
+    /// The creation parameters that are the mode's own, checked before
+    /// anything is set up (a 422 naming the field otherwise).
+    fn check(&self, _start: &Start<'_>) -> Result<(), InvalidParam> {
+        Ok(())
     }
 
     /// A new thread: the session state the mode starts from, and its welcome.
@@ -78,6 +96,27 @@ pub trait SessionMode: Sync {
         reply: &LlmTutorResponse,
         outcome: &mut Outcome<'_>,
     );
+
+    /// Ends `thread` if the mode's sessions expire and it has been idle
+    /// past that time at `now`. Most modes' threads never expire.
+    fn expire(
+        &self,
+        _thread: &mut Thread,
+        _course: &Course,
+        _workflow: &Workflow,
+        _now: chrono::DateTime<chrono::Utc>,
+    ) -> Option<Expired> {
+        None
+    }
+}
+
+/// A session a mode ended for being idle too long.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Expired {
+    /// Said in the conversation: why it ended and what was done.
+    pub notice: String,
+    /// Notifications for the integration (the session's report).
+    pub events: Vec<OutboundEvent>,
 }
 
 /// The mode that runs threads of `mode`; `None` while it is not built.
@@ -86,7 +125,8 @@ pub fn for_mode(mode: Mode) -> Option<&'static dyn SessionMode> {
         Mode::Guided => Some(&guided::Guided),
         Mode::TeachMe => Some(&teach_me::TeachMe),
         Mode::ClarifyDoubts => Some(&clarify_doubts::ClarifyDoubts),
-        Mode::Exam | Mode::ProblemSet => None,
+        Mode::Exam => Some(&exam::Exam),
+        Mode::ProblemSet => Some(&problem_set::ProblemSet),
     }
 }
 
@@ -103,6 +143,29 @@ pub struct Start<'a> {
     /// The student's latest earlier threads in this mode on this course,
     /// newest first, as many as [`SessionMode::earlier_sessions`] asks for.
     pub earlier: &'a [Thread],
+    /// The creation request as sent (a mode's own parameters).
+    pub request: &'a CreateThreadRequest,
+    pub now: DateTime<Utc>,
+    /// Randomness handed in (an exam's choice of questions).
+    pub seed: u64,
+    /// Bank questions the student may not be asked now (locked after a
+    /// failure or a memo view).
+    pub locked_questions: &'a BTreeSet<String>,
+    /// The student's record, for what a mode starts from (abilities).
+    pub snapshot: Option<&'a StudentSnapshot>,
+    /// Problems the caller supplied (problem_set), checked by the caller.
+    pub problems: Option<&'a [ProblemInput]>,
+    /// A course problem set asked for by id (problem_set), known to exist.
+    pub problem_set_id: Option<&'a str>,
+}
+
+/// A creation parameter a mode refuses.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{field}: {detail}")]
+pub struct InvalidParam {
+    /// The request's field, as sent (`questionCount`).
+    pub field: &'static str,
+    pub detail: String,
 }
 
 /// An LLM call a mode asks for when a thread is created.
@@ -151,6 +214,9 @@ pub struct ModePlan {
     /// The routing category the reply answers as, in place of the one the
     /// message was read as (e.g. a lesson's closing reply).
     pub category: Option<String>,
+    /// The reply, when the mode writes it itself (an exam's questions and
+    /// marks): the turn then makes no tutor call.
+    pub reply: Option<LlmTutorResponse>,
 }
 
 /// What the prompt's mode block says this turn, besides the mode's rules
@@ -163,6 +229,23 @@ pub struct ModeBlock {
     pub lesson: Option<LessonBrief>,
     /// Where a question session is.
     pub clarify: Option<ClarifyBrief>,
+    /// The problem being worked on (its `earlierMessages` is filled in
+    /// when the history is cut).
+    pub problem: Option<ProblemBrief>,
+    /// Seed 003's hybrid memory: the history keeps only the last few
+    /// messages from before the current problem.
+    pub memory: Option<MemoryCut>,
+}
+
+/// Where the current problem's conversation begins, and how much of what
+/// came before it the history keeps.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemoryCut {
+    /// The turn that presented the current problem: its messages and
+    /// those before it belong to earlier problems.
+    pub boundary_turn: String,
+    /// Messages from earlier problems kept.
+    pub keep_previous: usize,
 }
 
 /// The state a turn is writing, for a mode's own update.
@@ -171,6 +254,8 @@ pub struct Outcome<'a> {
     pub snapshot: &'a mut StudentSnapshot,
     /// This turn's new messages: the student's, then the tutor's.
     pub messages: &'a mut Vec<TutorMessage>,
+    /// Notifications for the integration, sent once the turn is committed.
+    pub events: &'a mut Vec<OutboundEvent>,
 }
 
 /// The welcome message, rendered from the template the workflow names for
@@ -190,7 +275,14 @@ pub fn welcome(start: &Start<'_>, mode: Mode) -> Result<String, StartError> {
     );
     values.insert("goal", start.goal.unwrap_or("").to_owned());
     values.insert("mode", mode.as_str().to_owned());
-    values.insert("question_count", String::new());
+    values.insert(
+        "question_count",
+        start
+            .request
+            .question_count
+            .unwrap_or(start.workflow.modes.exam.question_count)
+            .to_string(),
+    );
     template
         .render(&values)
         .map(|t| t.trim().to_owned())
@@ -203,7 +295,13 @@ mod tests {
 
     #[test]
     fn only_built_modes_are_registered() {
-        let built = [Mode::Guided, Mode::TeachMe, Mode::ClarifyDoubts];
+        let built = [
+            Mode::Guided,
+            Mode::TeachMe,
+            Mode::ClarifyDoubts,
+            Mode::Exam,
+            Mode::ProblemSet,
+        ];
         for mode in built {
             assert!(for_mode(mode).is_some());
         }

@@ -368,7 +368,7 @@ fn simplify(plan: &mut StudyPlan, blocked: usize) -> String {
         && is_smaller_step(&plan.steps[blocked - 1])
         && plan.steps[blocked - 1].concept == concept;
     if explained_before {
-        return format!("\"{title}\" was answered wrong too often: it starts again");
+        return format!("\"{title}\" was tricky: it starts again");
     }
     if plan.steps.len() == MAX_STEPS {
         let last = plan.steps.len() - 1;
@@ -376,7 +376,7 @@ fn simplify(plan: &mut StudyPlan, blocked: usize) -> String {
             .rev()
             .find(|&j| plan.steps[j].status == StepStatus::Pending)
         else {
-            return format!("\"{title}\" was answered wrong too often: it starts again");
+            return format!("\"{title}\" was tricky: it starts again");
         };
         plan.steps.remove(gives_way);
     }
@@ -390,7 +390,7 @@ fn simplify(plan: &mut StudyPlan, blocked: usize) -> String {
         },
     );
     plan.steps.insert(blocked, smaller);
-    format!("\"{title}\" was answered wrong too often: a smaller step on {concept} first")
+    format!("\"{title}\" was tricky: a smaller step on {concept} comes first")
 }
 
 /// Marks the ids of the steps a struggling replan inserts.
@@ -401,17 +401,20 @@ fn is_smaller_step(step: &PlanStep) -> bool {
 }
 
 /// The excelling replan: the next pending check or practice step after
-/// `done` is marked completed without being worked, unless it is the
-/// plan's last step (the lesson still ends on practice).
+/// `done` is marked completed without being worked. The plan's last step
+/// is skipped only when it comes right after `done`: a student racing
+/// through the second-to-last step goes on to the extension's harder
+/// questions, but one with an idea still to learn ends on practice.
 fn skip_ahead(plan: &mut StudyPlan, done: usize) -> Option<String> {
     let last = plan.steps.len() - 1;
-    let skip = (done + 1..last).find(|&j| {
+    let skip = (done + 1..=last).find(|&j| {
         plan.steps[j].status == StepStatus::Pending
             && matches!(plan.steps[j].kind, StepKind::Check | StepKind::Practice)
+            && (j < last || j == done + 1)
     })?;
     plan.steps[skip].status = StepStatus::Completed;
     Some(format!(
-        "the student is racing ahead: \"{}\" skipped",
+        "racing ahead: \"{}\" skipped",
         plan.steps[skip].title
     ))
 }
@@ -429,15 +432,35 @@ fn unit_words(unit: &Unit) -> BTreeSet<String> {
     all
 }
 
-/// Lowercased words of four letters or more, with a plural `s` dropped:
-/// enough to tell a concept of the unit from one of another topic.
-fn words(text: &str) -> BTreeSet<String> {
+/// Lowercased words of four letters or more, with a plural `s` or an
+/// `-ing` dropped: enough to tell a concept of the unit from one of another
+/// topic, and carrying from borrowing.
+pub(crate) fn words(text: &str) -> BTreeSet<String> {
     text.split(|c: char| !c.is_alphanumeric())
         .filter(|w| w.chars().count() >= 4)
         .map(|w| {
             let w = w.to_lowercase();
-            w.strip_suffix('s').map(str::to_owned).unwrap_or(w)
+            let w = w.strip_suffix('s').map(str::to_owned).unwrap_or(w);
+            match w.strip_suffix("ing") {
+                Some(stem) if stem.chars().count() >= 4 => stem.to_owned(),
+                _ => w,
+            }
         })
+        .collect()
+}
+
+/// The positions in `skills` (each blueprint's domain and skill statement)
+/// that share the most words with a step's `topic`: the items a step asks
+/// are about what it teaches. Every position when none shares a word.
+pub fn closest_skills(topic: &str, skills: &[String]) -> Vec<usize> {
+    let topic = words(topic);
+    let scores: Vec<usize> = skills
+        .iter()
+        .map(|s| words(s).intersection(&topic).count())
+        .collect();
+    let best = scores.iter().copied().max().unwrap_or(0);
+    (0..skills.len())
+        .filter(|&i| best == 0 || scores[i] == best)
         .collect()
 }
 
@@ -645,7 +668,7 @@ mod tests {
     }
 
     #[test]
-    fn accelerate_skips_a_later_check_or_practice_but_never_the_last_step() {
+    fn accelerate_skips_a_later_check_or_practice_and_the_last_only_when_next() {
         let mut plan = started(&[Check, Explain, Practice, Practice]);
         plan.steps[0].progress.questions_correct = 1;
         plan.steps[0].progress.attempts = 1;
@@ -680,6 +703,47 @@ mod tests {
             Decision::Advance,
             "only the last practice is left"
         );
+
+        let mut ending = started(&[Explain, Check, Practice]);
+        ending.steps[0].status = StepStatus::Completed;
+        ending.steps[1].status = StepStatus::InProgress;
+        ending.steps[1].progress.questions_correct = 1;
+        ending.steps[1].progress.attempts = 1;
+        let e = evaluate(
+            &ending,
+            StepEvidence::Correct,
+            Some(PacingDirective::Accelerate),
+            &settings(),
+            6,
+        );
+        assert!(matches!(e.decision, Decision::Replan(ref r) if r.contains("skipped")));
+        assert_eq!(e.plan.steps[2].status, StepStatus::Completed, "skipped");
+        assert!(e.completed_now, "the lesson goes on to its extension");
+        let steady = evaluate(&ending, StepEvidence::Correct, None, &settings(), 6);
+        assert_eq!(
+            steady.decision,
+            Decision::Advance,
+            "no skip without ACCELERATE"
+        );
+    }
+
+    #[test]
+    fn a_step_asks_from_the_blueprints_about_its_topic() {
+        let skills = [
+            "Arithmetic > Addition: add two 2-digit numbers, carrying where needed".to_owned(),
+            "Arithmetic > Subtraction: subtract whole numbers, borrowing where needed".to_owned(),
+        ];
+        assert_eq!(closest_skills("Adding with carrying", &skills), [0]);
+        assert_eq!(
+            closest_skills("column subtraction with borrowing", &skills),
+            [1]
+        );
+        assert_eq!(
+            closest_skills("place value", &skills),
+            [0, 1],
+            "no match: any"
+        );
+        assert_eq!(closest_skills("needed", &skills), [0, 1], "a tie: either");
     }
 
     #[test]

@@ -7,7 +7,8 @@
 //!   (code's grade, or taking part), previews the step statuses after it,
 //!   and lets this turn's reply teach the step that is then current: an
 //!   explain step opens with the idea's card, a check or practice step asks
-//!   a generated item code can grade. Once the plan is complete the lesson
+//!   a generated item code can grade — a check's from the unit's blueprint
+//!   closest to its topic, an easier one after a reply paced SIMPLIFY. Once the plan is complete the lesson
 //!   extends for a few turns, then closes.
 //! - `apply` commits the same evaluation (after a reply paced ACCELERATE,
 //!   a completed step skips a later one), keeps this reply's pacing for
@@ -29,8 +30,8 @@ use crate::engine::policy::PolicyOutcome;
 use crate::engine::turn::{Interpreted, Plan, TurnEvent};
 use crate::model::{
     ExamAvailability, GradeOutcome, LessonBrief, LessonStep, LlmTutorResponse, Mode, ModeState,
-    PlannerInput, Role, Scaffolding, SessionState, StepKind, StepStatus, StudentIntent, StudyPlan,
-    ThreadStatus, TutorAction,
+    PacingDirective, PlannerInput, Role, Scaffolding, SessionState, StepKind, StepStatus,
+    StudentIntent, StudyPlan, ThreadStatus, TutorAction,
 };
 
 /// The teach_me mode.
@@ -110,6 +111,7 @@ impl SessionMode for TeachMe {
                 practice: None,
                 block: ModeBlock::default(),
                 category: None,
+                reply: None,
             };
         };
         let workflow = turn.rt.workflow();
@@ -118,6 +120,7 @@ impl SessionMode for TeachMe {
         let evidence = evidence(
             read.said.as_deref(),
             read.interpretation.as_ref(),
+            &turn.state.thread.session.card_grades,
             current_kind(before),
             unit,
         );
@@ -170,6 +173,12 @@ impl SessionMode for TeachMe {
                 p.allowed_actions = actions;
                 p.stuck = card;
             }
+            // The answer that completes the plan is celebrated, with what was
+            // learned and a question; the extension's items come after.
+            None if evaluated.completed_now => {
+                p.allowed_actions = vec![TutorAction::SocraticQuestion];
+                p.stuck = false;
+            }
             None if closing => {
                 p.allowed_actions = vec![TutorAction::SocraticQuestion];
                 p.stuck = false;
@@ -183,16 +192,33 @@ impl SessionMode for TeachMe {
                 }
             }
         }
-        let practice = practice_item(turn, read, &policy, &event.client_event);
+        // A student the last reply was paced SIMPLIFY for, or whose step was
+        // just made smaller, gets an easier item.
+        let easier = before.last_pacing == Some(PacingDirective::Simplify) || evaluated.simplified;
+        // A check's items are about what it checks; practice mixes the
+        // unit's skills.
+        let topic = study_plan::current(&after)
+            .map(|i| &after.steps[i])
+            .filter(|step| step.kind != StepKind::Practice)
+            .map(|step| format!("{} {}", step.title, step.concept));
+        let practice = practice_item(
+            turn,
+            read,
+            &policy,
+            &event.client_event,
+            topic.as_deref(),
+            easier,
+        );
         ModePlan {
             policy,
             practice,
             block: ModeBlock {
                 plan_complete: study_plan::is_complete(&after),
                 lesson: Some(brief(&after, closing)),
-                clarify: None,
+                ..ModeBlock::default()
             },
             category,
+            reply: None,
         }
     }
 
@@ -213,6 +239,7 @@ impl SessionMode for TeachMe {
         let evidence = evidence(
             plan.said.as_deref(),
             plan.interpretation.as_ref(),
+            &turn.state.thread.session.card_grades,
             current_kind(before),
             unit,
         );
@@ -287,22 +314,32 @@ fn current_kind(plan: &StudyPlan) -> Option<StepKind> {
 }
 
 /// What the message says about the current step, as code reads it: a
-/// graded answer, being stuck, or taking part. Where the unit has no item
+/// graded answer (in the chat, else the first drill card answered since
+/// the last turn), being stuck, or taking part. Where the unit has no item
 /// code can grade, taking part in a check is all there is to go on.
 fn evidence(
     said: Option<&str>,
     interpretation: Option<&Interpretation>,
+    card_grades: &[GradeOutcome],
     step: Option<StepKind>,
     unit: Option<&Unit>,
 ) -> StepEvidence {
+    let graded = |outcome: GradeOutcome| match outcome {
+        GradeOutcome::Correct => Some(StepEvidence::Correct),
+        GradeOutcome::Wrong | GradeOutcome::Close => Some(StepEvidence::Wrong),
+        GradeOutcome::Unverifiable => None,
+    };
+    let chat = interpretation
+        .filter(|_| said.is_some())
+        .and_then(|read| read.grade.as_ref())
+        .and_then(|g| graded(g.result));
+    let card = card_grades.iter().find_map(|o| graded(*o));
+    if let Some(answer) = chat.or(card) {
+        return answer;
+    }
     let (Some(_), Some(read)) = (said, interpretation) else {
         return StepEvidence::Nothing;
     };
-    match read.grade.as_ref().map(|g| g.result) {
-        Some(GradeOutcome::Correct) => return StepEvidence::Correct,
-        Some(GradeOutcome::Wrong | GradeOutcome::Close) => return StepEvidence::Wrong,
-        Some(GradeOutcome::Unverifiable) | None => {}
-    }
     match read.classification.intent {
         StudentIntent::Stuck => StepEvidence::Stuck,
         StudentIntent::OffTopic => StepEvidence::Nothing,
@@ -343,7 +380,7 @@ fn brief(plan: &StudyPlan, closing: bool) -> LessonBrief {
 
 /// The reply with the completion message added: before its closing
 /// question, if it ends with one, so the question stays the last word.
-fn with_completion(reply: &str, completion: &str) -> String {
+pub(super) fn with_completion(reply: &str, completion: &str) -> String {
     let reply = reply.trim_end();
     if reply.ends_with('?') {
         let start = reply

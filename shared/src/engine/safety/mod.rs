@@ -19,12 +19,14 @@
 mod normalize;
 pub mod pattern;
 mod sanitize;
+mod stream_guard;
 
 use regex::{Regex, RegexSet};
 use serde::Serialize;
 
 pub use normalize::normalize;
 pub use sanitize::{Sanitized, Sanitizer};
+pub use stream_guard::{HOLD_BACK_CHARS, StreamGuard};
 
 use crate::content::Workflow;
 use crate::content::workflow::{SafetySettings, SafetyTutoring};

@@ -8,7 +8,7 @@ use crate::content::Workflow;
 /// Removes sentences that leak internal language ("The student's mastery
 /// estimate is...", "According to the POLICY object...").
 pub struct Sanitizer {
-    patterns: Vec<Regex>,
+    pub(super) patterns: Vec<Regex>,
     fallback: String,
 }
 
@@ -59,7 +59,7 @@ impl Sanitizer {
 
 /// Splits after `.`, `!`, `?` or a line break, keeping each sentence's
 /// trailing punctuation and whitespace so the kept ones join back unchanged.
-fn sentences(text: &str) -> impl Iterator<Item = &str> {
+pub(super) fn sentences(text: &str) -> impl Iterator<Item = &str> {
     let mut rest = text;
     std::iter::from_fn(move || {
         if rest.is_empty() {

@@ -12,15 +12,17 @@ use async_trait::async_trait;
 
 use crate::content::Bundle;
 use crate::content::prompt::PromptTemplate;
-use crate::content::tutor_text::{FollowUp, OfflinePhrases, PhraseSlot, list_in_words};
+use crate::content::tutor_text::{
+    FollowUp, ITEM_PLACEHOLDERS, OfflinePhrases, PhraseSlot, list_in_words,
+};
 use crate::content::workflow::Workflow;
 use crate::engine::fallback::{self, ValidationContext};
 use crate::engine::student_math;
 use crate::model::{
-    CallUsage, CheckReply, ClientEvent, ExamCandidate, LlmConceptCard, LlmDrillCard, LlmError,
-    LlmExamSuggestion, LlmMappedUnit, LlmTurnAnalysis, LlmTutorResponse, LlmWorkedExample,
-    MAX_REPLY_LIST, Reply, StudentIntent, Tutor, TutorAction, TutorTurnInput, UnderstandingSignal,
-    UnitAnchor,
+    CallUsage, CheckReply, ClientEvent, ExamCandidate, ExamResult, LlmConceptCard, LlmDrillCard,
+    LlmError, LlmExamSuggestion, LlmMappedUnit, LlmTurnAnalysis, LlmTutorResponse,
+    LlmWorkedExample, MAX_REPLY_LIST, PacingDirective, Reply, Role, StepKind, StudentIntent,
+    TextSink, Tutor, TutorAction, TutorTurnInput, UnderstandingSignal, UnitAnchor,
 };
 
 /// Longest passage of lesson text quoted as an explanation, in characters.
@@ -39,6 +41,19 @@ impl Tutor for OfflineTutor {
             value: self.reply(input)?,
             usage: CallUsage::offline(),
         })
+    }
+
+    /// The reply's text in word-sized pieces, as a model would stream it.
+    async fn decide_streaming(
+        &self,
+        input: &TutorTurnInput,
+        sink: &dyn TextSink,
+    ) -> Result<Reply<LlmTutorResponse>, LlmError> {
+        let reply = self.decide(input).await?;
+        for word in reply.value.tutor_text.split_inclusive(char::is_whitespace) {
+            sink.text(word);
+        }
+        Ok(reply)
     }
 }
 
@@ -177,9 +192,30 @@ fn follow_up(phrases: &OfflinePhrases, input: &TutorTurnInput) -> FollowUp {
 fn preference(input: &TutorTurnInput, follow_up: FollowUp) -> Vec<TutorAction> {
     use TutorAction::*;
     let policy = &input.policy;
+    // A lesson's check or practice step is worked through its items: with
+    // one to ask and none pending, moving on or back to the lesson means
+    // asking it.
+    let lesson_item = input
+        .lesson
+        .as_ref()
+        .and_then(|l| l.step.as_ref())
+        .is_some_and(|s| s.kind != StepKind::Explain)
+        && input.context.practice_item.is_some()
+        && input.question.is_none();
+    // A student whose replies are fading is won back with a quick, concrete
+    // item rather than asked to explain their answer.
+    let fading = input.style.disengaged;
     let wanted: &[TutorAction] = match follow_up {
+        FollowUp::Continue | FollowUp::Redirect if lesson_item => &[DrillCard, SocraticQuestion],
+        FollowUp::TeachBack if lesson_item && fading => &[DrillCard, SocraticQuestion],
         FollowUp::Continue => match input.context.client_event {
             ClientEvent::RequestDrill { .. } => &[DrillCard, SocraticQuestion],
+            // Seed 004's exam block: after a failed exam question, back to
+            // drills rather than straight into another exam question.
+            ClientEvent::ExamContinue {
+                result: Some(ExamResult::Locked),
+                ..
+            } => &[DrillCard, SocraticQuestion],
             _ if policy.exam_ready => &[ExamBlock, DrillCard, SocraticQuestion],
             // Seed 004 A4: drills keep going wrong, so "Continue" brings the
             // concept card; its "Try a drill" button then asks for a drill.
@@ -190,9 +226,20 @@ fn preference(input: &TutorTurnInput, follow_up: FollowUp) -> Vec<TutorAction> {
             }
             _ => &[SocraticQuestion, DrillCard],
         },
+        // A smaller step of the item itself beats a card about the unit,
+        // unless the drills say the student is stuck (seed 004: a card).
+        FollowUp::Scaffold if has_item_help(input) && !policy.stuck => {
+            &[SocraticQuestion, ConceptCard]
+        }
         FollowUp::Scaffold | FollowUp::Clarify => &[ConceptCard, SocraticQuestion],
         // A question session answers in words: the whole answer is the reply.
         _ => &[SocraticQuestion],
+    };
+    // A problem of the student's own is worked through with them.
+    let wanted = if input.category.own_problem.trim().is_empty() {
+        wanted
+    } else {
+        &[SocraticQuestion][..]
     };
     let mut order: Vec<TutorAction> = Vec::new();
     for action in wanted.iter().chain(&ALL_ACTIONS) {
@@ -201,6 +248,14 @@ fn preference(input: &TutorTurnInput, follow_up: FollowUp) -> Vec<TutorAction> {
         }
     }
     order
+}
+
+/// Whether the pending item offers a step or another view of itself.
+fn has_item_help(input: &TutorTurnInput) -> bool {
+    input
+        .question
+        .as_ref()
+        .is_some_and(|q| q.help.next_step.is_some() || q.help.representation.is_some())
 }
 
 fn anchor<'a>(input: &'a TutorTurnInput, unit_id: &str) -> Option<&'a UnitAnchor> {
@@ -296,11 +351,19 @@ fn compose(
 
     let reaction = phrases.reaction(&input.category.id);
     let mut parts = Vec::new();
-    parts.push(pick.phrase(
+    let opening = pick.phrase(
         "reaction",
         reaction.openings(input.category.phase),
         &values.map,
-    ));
+    );
+    // What is wrong with a known mistake is said first, whatever the phase.
+    if follow_up == FollowUp::Retry
+        && let Some(mistake) = values.map.get("mistake")
+        && !opening.contains(mistake.as_str())
+    {
+        parts.push(mistake.clone());
+    }
+    parts.push(opening);
     let note = input.category.code_note.trim();
     if !note.is_empty() {
         parts.push(note.to_owned());
@@ -342,7 +405,14 @@ fn compose(
         TutorAction::DrillCard => Some(PhraseSlot::DrillCard),
         TutorAction::ExamBlock => Some(PhraseSlot::ExamBlock),
     };
-    if let Some(slot) = slot {
+    let own = input.category.own_problem.trim();
+    let in_session = matches!(
+        follow_up,
+        FollowUp::Answer | FollowUp::Recap | FollowUp::AfterCompletion
+    );
+    // Their own problem's first step is the question this reply asks.
+    let works_own = !own.is_empty() && action == TutorAction::SocraticQuestion && !in_session;
+    if let Some(slot) = slot.filter(|_| !works_own) {
         let list = phrases.moves.phrases(slot);
         // A recap names the concepts whenever there are some.
         let fullest: Vec<String> = list
@@ -357,14 +427,13 @@ fn compose(
         };
         parts.push(pick.phrase(slot.name(), list, &values.map));
     }
-    let own = input.category.own_problem.trim();
-    let in_session = matches!(
-        follow_up,
-        FollowUp::Answer | FollowUp::Recap | FollowUp::AfterCompletion
-    );
     if !own.is_empty() && action != TutorAction::DrillCard && !in_session {
         let mut map = values.map.clone();
         map.insert("own_problem", own.to_owned());
+        let step = input.category.own_problem_step.trim();
+        if !step.is_empty() {
+            map.insert("own_step", step.to_owned());
+        }
         parts.push(pick.phrase("own_problem", &phrases.moves.own_problem, &map));
     }
     let tutor_text = tidy(&parts.join(" "));
@@ -452,32 +521,50 @@ fn lesson_order<'a>(input: &TutorTurnInput, ideas: &'a [String]) -> Vec<&'a str>
     let Some(step) = input.lesson.as_ref().and_then(|l| l.step.as_ref()) else {
         return ideas;
     };
-    let topic = content_words(&format!("{} {}", step.title, step.concept));
+    // The concept says what the step is about; its title weighs less
+    // ("One small idea: ..." shares words by chance).
+    let concept = content_words(&step.concept);
+    let title = content_words(&step.title);
     let mut scored: Vec<(usize, &str)> = ideas
         .iter()
-        .map(|i| (content_words(i).intersection(&topic).count(), *i))
+        .map(|i| {
+            let words = content_words(i);
+            let score =
+                2 * words.intersection(&concept).count() + words.intersection(&title).count();
+            (score, *i)
+        })
         .collect();
     scored.sort_by_key(|(score, _)| std::cmp::Reverse(*score));
     scored.into_iter().map(|(_, i)| i).collect()
 }
 
-/// Lowercased words of four letters or more, a plural `s` dropped.
+/// Lowercased words of four letters or more, a plural `s` or an `-ing`
+/// dropped (carrying is about carry).
 fn content_words(text: &str) -> std::collections::BTreeSet<String> {
-    text.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| w.chars().count() >= 4)
-        .map(|w| {
-            let w = w.to_lowercase();
-            w.strip_suffix('s').map(str::to_owned).unwrap_or(w)
-        })
-        .collect()
+    crate::engine::modes::study_plan::words(text)
+}
+
+/// How much a lesson's concept card holds, from the pacing: a student the
+/// pacing SIMPLIFYs gets a smaller step (the step's one idea, with the
+/// worked example to lean on); one racing ahead (ACCELERATE) the ideas
+/// without the example they do not need. Outside a lesson, the policy's
+/// limits alone.
+fn card_size(input: &TutorTurnInput, max_ideas: u32) -> (usize, bool) {
+    let max_ideas = usize::try_from(max_ideas.min(3)).unwrap_or(3);
+    let in_lesson = input.lesson.as_ref().is_some_and(|l| l.step.is_some());
+    match input.pacing {
+        PacingDirective::Simplify if in_lesson => (1, true),
+        PacingDirective::Accelerate if in_lesson => (max_ideas, false),
+        _ => (max_ideas, true),
+    }
 }
 
 /// Key ideas, then the worked example if it still fits, within the
-/// policy's word, idea and example limits.
+/// policy's word, idea and example limits and the lesson's pace.
 fn concept_card(input: &TutorTurnInput, unit: &UnitAnchor, max_ideas: u32) -> LlmConceptCard {
     let limits = &input.policy.constraints;
     let max_words = usize::try_from(limits.max_concept_words).unwrap_or(usize::MAX);
-    let max_ideas = usize::try_from(max_ideas.min(3)).unwrap_or(3);
+    let (max_ideas, with_example) = card_size(input, max_ideas);
     let mut key_ideas = Vec::new();
     let mut used = 0;
     for idea in lesson_order(input, &unit.key_ideas) {
@@ -490,7 +577,7 @@ fn concept_card(input: &TutorTurnInput, unit: &UnitAnchor, max_ideas: u32) -> Ll
     let worked_example = unit
         .worked_example
         .as_ref()
-        .filter(|_| limits.max_worked_examples > 0)
+        .filter(|_| with_example && limits.max_worked_examples > 0)
         .filter(|e| !overlaps_question(input, &e.problem))
         .filter(|e| {
             let example_words = words(&e.problem)
@@ -570,6 +657,39 @@ impl Values {
             map.insert("question", question.text.trim().to_owned());
             if let Some(last) = question.previous_answers.last() {
                 map.insert("previous_answer", last.trim().to_owned());
+            }
+            let help = &question.help;
+            if !help.steps.is_empty() {
+                let steps: Vec<String> = help.steps.iter().map(|s| as_sentence(s)).collect();
+                map.insert("steps", steps.join(" "));
+            }
+            let item_help = [
+                ("next_step", &help.next_step),
+                ("representation", &help.representation),
+                ("mistake", &help.mistake),
+            ];
+            // Help just given is not given again word for word.
+            let last_said = input
+                .history
+                .iter()
+                .rev()
+                .find(|m| m.role == Role::Assistant)
+                .map(|m| m.text.as_str())
+                .unwrap_or_default();
+            for (name, text) in item_help {
+                if let Some(text) = text
+                    .as_deref()
+                    .map(str::trim)
+                    .filter(|t| !t.is_empty() && !last_said.contains(t))
+                {
+                    // Another view of the question ends by asking it.
+                    let text = if name == "representation" && !text.ends_with('?') {
+                        format!("{} What do you get?", as_sentence(text))
+                    } else {
+                        text.to_owned()
+                    };
+                    map.insert(name, text);
+                }
             }
         }
         map.insert("tier", input.policy.desired_exam_tier.as_str().to_owned());
@@ -809,7 +929,7 @@ impl Picker {
         list: &[String],
         values: &BTreeMap<&'static str, String>,
     ) -> String {
-        let usable: Vec<PromptTemplate> = list
+        let mut usable: Vec<PromptTemplate> = list
             .iter()
             .filter_map(|p| PromptTemplate::parse(salt, p).ok())
             .filter(|t| {
@@ -817,6 +937,15 @@ impl Picker {
                     .all(|p| values.contains_key(p.name.as_str()))
             })
             .collect();
+        // Help about the item in front of the student comes before help
+        // about the unit in general.
+        let about_item = |t: &PromptTemplate| {
+            t.placeholders()
+                .filter(|p| ITEM_PLACEHOLDERS.contains(&p.name.as_str()))
+                .count()
+        };
+        let most = usable.iter().map(about_item).max().unwrap_or(0);
+        usable.retain(|t| about_item(t) == most);
         if usable.is_empty() {
             return String::new();
         }

@@ -1,0 +1,188 @@
+//! The help a pending item offers this turn, built from its own solution:
+//! the next step the student has not shown, all the steps for an
+//! explanation, the question shown another way, and what is wrong with an
+//! answer that is a known mistake. The offline tutor says these; an LLM
+//! gets them in its context. Unit-level ideas are only what is left when
+//! the item has nothing more to offer.
+//!
+//! Each piece of help given (a step or another way to see the question)
+//! is counted on the question (`hints_used`), so the next one moves down
+//! the ladder instead of repeating it: steps not yet shown, then the
+//! representations. Nothing here ever holds the answer.
+
+use crate::content::course::MistakeTag;
+use crate::content::workflow::GradingSettings;
+use crate::engine::answer_guard::PendingAnswer;
+use crate::engine::grading::Grade;
+use crate::engine::solution::{self, Solution};
+use crate::model::{GradeOutcome, ItemHelp, PendingQuestion, QuestionPhase};
+
+/// What the tutor may use this turn, and what the step it offers works
+/// out to (kept server-side, to recognise an answer to that step).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TurnHelp {
+    pub help: ItemHelp,
+    pub step_expects: Option<String>,
+}
+
+/// The help `question` offers after its `hints_used` pieces of help so
+/// far. `solution` is the item's, when it has one; `grade` is this turn's
+/// grade of the student's answer, whose known mistake is explained in the
+/// unit's words (`unit_tags`).
+pub fn for_question(
+    solution: Option<&Solution>,
+    question: &PendingQuestion,
+    grade: Option<&Grade>,
+    unit_tags: &[MistakeTag],
+    settings: &GradingSettings,
+) -> TurnHelp {
+    let mistake = grade
+        .filter(|g| matches!(g.result, GradeOutcome::Wrong | GradeOutcome::Close))
+        .and_then(|g| g.mistake.as_ref())
+        .and_then(|m| solution::explanation_of(m, unit_tags))
+        .map(|e| e.explain);
+    let Some(solution) = solution else {
+        return TurnHelp {
+            help: ItemHelp {
+                mistake,
+                ..ItemHelp::default()
+            },
+            step_expects: None,
+        };
+    };
+    // A step whose result happens to be the answer is only shown open.
+    let guard = question
+        .expected
+        .as_ref()
+        .and_then(|e| PendingAnswer::for_expected("pending item", &question.text, e));
+    let leaks = |text: &str| guard.as_ref().is_some_and(|g| g.found_in(text));
+    let steps = solution
+        .open_steps()
+        .map(|s| {
+            if leaks(&s.tell) {
+                s.ask.clone()
+            } else {
+                s.tell.clone()
+            }
+        })
+        .filter(|s| !leaks(s))
+        .collect();
+    let mut unshown: Vec<_> = solution
+        .unshown(&question.previous_answers, settings)
+        .into_iter()
+        .filter(|h| !leaks(&h.ask))
+        .collect();
+    // Once the steps before it are done, the step that works out the
+    // answer is the next smaller question, asked open.
+    if let Some(last) = solution.open_steps().last()
+        && !unshown.contains(&last)
+        && !leaks(&last.ask)
+    {
+        unshown.push(last);
+    }
+    let representations: Vec<&str> = solution
+        .representations()
+        .iter()
+        .map(|r| r.text.as_str())
+        .filter(|t| !leaks(t))
+        .collect();
+    let given = question.hints_used as usize;
+    let step = unshown.get(given);
+    // The other ways to see the question come once the steps are used up;
+    // a change of strategy may reach for the next one before then.
+    let representation = representations
+        .get(given.saturating_sub(unshown.len()))
+        .filter(|_| step.is_none() || question.phase == QuestionPhase::StrategyChange)
+        .map(|t| (*t).to_owned());
+    TurnHelp {
+        help: ItemHelp {
+            steps,
+            next_step: step.map(|h| h.ask.clone()),
+            representation,
+            mistake,
+        },
+        step_expects: step.and_then(|h| h.expects.clone()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::content::blueprint::Blueprint;
+    use crate::engine::drill_grade;
+    use crate::engine::generate::{Item, generate};
+
+    fn item(blueprint: &str, seed: u64) -> Item {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../workflows/blueprints")
+            .join(format!("{blueprint}.yaml"));
+        let yaml = std::fs::read_to_string(&path).expect("the blueprint file");
+        let blueprint: Blueprint = serde_yaml::from_str(&yaml).expect("a blueprint");
+        generate(&blueprint, 0.5, seed).expect("an item")
+    }
+
+    fn pending(item: &Item) -> PendingQuestion {
+        PendingQuestion {
+            text: item.stem.clone(),
+            expected: Some(drill_grade::expected_answer(item)),
+            unit_id: String::new(),
+            concept: String::new(),
+            wrong_attempts: 0,
+            previous_answers: Vec::new(),
+            hints_used: 0,
+            phase: QuestionPhase::Asked,
+            asked_at: chrono::DateTime::UNIX_EPOCH,
+            drill_token: None,
+        }
+    }
+
+    #[test]
+    fn help_moves_down_the_ladder_and_never_states_the_answer() {
+        let settings = GradingSettings::default();
+        for blueprint in ["sub-borrow", "eq-two-step", "frac-add-unlike", "add-2digit"] {
+            for seed in 0..20 {
+                let item = item(blueprint, seed);
+                let solution = Solution::of_item(&item);
+                let mut question = pending(&item);
+                let guard = PendingAnswer::for_expected(
+                    "item",
+                    &question.text,
+                    question.expected.as_ref().unwrap(),
+                )
+                .unwrap();
+                let mut seen = Vec::new();
+                for used in 0..4 {
+                    question.hints_used = used;
+                    let turn = for_question(Some(&solution), &question, None, &[], &settings);
+                    let help = turn.help;
+                    assert!(!help.steps.is_empty(), "{blueprint} {seed}: no steps");
+                    for text in help.steps.iter().chain(&help.next_step) {
+                        assert!(!guard.found_in(text), "{blueprint} {seed}: {text}");
+                    }
+                    let offered = help.next_step.clone().or(help.representation.clone());
+                    if let Some(offered) = offered {
+                        assert!(
+                            !seen.contains(&offered),
+                            "{blueprint} {seed}: `{offered}` offered twice"
+                        );
+                        seen.push(offered);
+                    }
+                }
+                assert!(!seen.is_empty(), "{blueprint} {seed}: nothing to offer");
+            }
+        }
+    }
+
+    #[test]
+    fn a_step_the_student_has_done_is_skipped() {
+        let settings = GradingSettings::default();
+        let item = item("eq-two-step", 3);
+        let solution = Solution::of_item(&item);
+        let mut question = pending(&item);
+        let first = for_question(Some(&solution), &question, None, &[], &settings);
+        let expects = first.step_expects.expect("the first step has a value");
+        question.previous_answers.push(expects);
+        let next = for_question(Some(&solution), &question, None, &[], &settings);
+        assert_ne!(next.help.next_step, first.help.next_step);
+    }
+}

@@ -1,0 +1,1136 @@
+//! The exam mode: an evaluation the server runs (seeds 000 and 002). The
+//! questions are chosen by code (see [`exam_select`]), their answers stay in
+//! the thread's state, every answer is graded by code, and the mode writes
+//! its replies itself, so no answer ever reaches the tutor model.
+//!
+//! - `start` chooses the questions (all of them, or the first of an
+//!   adaptive exam) and shows the first one only.
+//! - `plan` reads the message as an answer to the question on screen (or
+//!   "skip", or the end-exam event), marks it, and writes the reply: the
+//!   result and a short explanation with immediate feedback, only "recorded"
+//!   with deferred feedback, then the next question. After the last
+//!   question, the end event or the time limit, the reply is the report.
+//! - `apply` commits the same step, and at the end feeds the answers into
+//!   the student's record as evidence.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use chrono::{DateTime, Duration, Utc};
+
+use crate::content::{Course, ExamItem, Unit};
+use crate::engine::drill::Expected;
+use crate::engine::drill_grade;
+use crate::engine::evidence::{self, DrillGraded, ExamSubmitted, TransitionContext};
+use crate::engine::generate::generate;
+use crate::engine::grading;
+use crate::engine::irt;
+use crate::engine::modes::exam_select::{self, Pool};
+use crate::engine::modes::{
+    InvalidParam, ModeBlock, ModePlan, ModeTurn, Outcome, SessionMode, Start, StartError, Started,
+    welcome,
+};
+use crate::engine::policy::PolicyOutcome;
+use crate::engine::solution;
+use crate::engine::thread_learning;
+use crate::engine::turn::{Interpreted, Plan, TurnEvent, record_ability};
+use crate::model::{
+    AbilityEstimate, ClientEvent, ExamBreakdownLine, ExamEnd, ExamFeedbackMode, ExamItemSource,
+    ExamOption, ExamProgressView, ExamQuestion, ExamQuestionResultView, ExamQuestionStatus,
+    ExamQuestionView, ExamReportView, ExamSelection, ExamSession, GradeOutcome, LlmTurnAnalysis,
+    LlmTutorResponse, Mode, ModeState, QuestionResult, Scaffolding, SessionState, StudentIntent,
+    TeachBack, ThreadStatus, TutorAction, UnderstandingSignal, UnitRef,
+};
+
+/// The most questions an exam may have.
+pub const MAX_QUESTIONS: u32 = 30;
+/// The longest time limit, in minutes (a school day).
+pub const MAX_TIME_LIMIT_MINUTES: u32 = 480;
+/// A unit answered at least this well is a strength; below the review
+/// line it is one to look at again.
+const STRONG: f64 = 0.75;
+const REVIEW: f64 = 0.5;
+
+/// The exam mode.
+pub struct Exam;
+
+impl SessionMode for Exam {
+    fn draws_from_bank(&self) -> bool {
+        true
+    }
+
+    fn check(&self, start: &Start<'_>) -> Result<(), InvalidParam> {
+        let request = start.request;
+        if let Some(n) = request.question_count
+            && !(1..=MAX_QUESTIONS).contains(&n)
+        {
+            return Err(InvalidParam {
+                field: "questionCount",
+                detail: format!("an exam has 1 to {MAX_QUESTIONS} questions, not {n}"),
+            });
+        }
+        if let Some(m) = request.time_limit_minutes
+            && !(1..=MAX_TIME_LIMIT_MINUTES).contains(&m)
+        {
+            return Err(InvalidParam {
+                field: "timeLimitMinutes",
+                detail: format!("a time limit is 1 to {MAX_TIME_LIMIT_MINUTES} minutes, not {m}"),
+            });
+        }
+        if let Some(units) = &request.units {
+            if units.is_empty() {
+                return Err(InvalidParam {
+                    field: "units",
+                    detail: "name at least one unit, or leave `units` out".into(),
+                });
+            }
+            if let Some(u) = units.iter().find(|u| start.course.unit(u).is_none()) {
+                return Err(InvalidParam {
+                    field: "units",
+                    detail: format!("unit `{u}` is not part of course `{}`", start.course.id),
+                });
+            }
+        }
+        let units = exam_units(start);
+        let pool = pool_of(start, &units);
+        let n = question_count(start);
+        let available = match selection(start) {
+            ExamSelection::Fixed => exam_select::choose_fixed(
+                &pool,
+                n,
+                &start.workflow.modes.exam.difficulty_mix,
+                start.seed,
+            )
+            .is_some(),
+            ExamSelection::Adaptive => exam_select::has_questions(&pool),
+        };
+        if !available {
+            let field = if request.units.is_some() {
+                "units"
+            } else {
+                "unitId"
+            };
+            return Err(InvalidParam {
+                field,
+                detail: format!(
+                    "{} cannot give {n} different questions; ask for fewer or add units",
+                    titles(&units)
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    fn start(&self, start: &Start<'_>) -> Result<Started, StartError> {
+        let units = exam_units(start);
+        let pool = pool_of(start, &units);
+        let n = question_count(start);
+        let settings = &start.workflow.modes.exam;
+        let ability = starting_ability(start, &units);
+        let selection = selection(start);
+        let questions = match selection {
+            ExamSelection::Fixed => {
+                exam_select::choose_fixed(&pool, n, &settings.difficulty_mix, start.seed)
+            }
+            ExamSelection::Adaptive => exam_select::choose_next(
+                &pool,
+                &[],
+                irt::target_difficulty(Some(ability), &start.workflow.irt),
+                start.seed,
+            )
+            .map(|q| vec![q]),
+        }
+        .ok_or_else(|| StartError(format!("{} has no questions to ask", titles(&units))))?;
+        let mut questions = questions;
+        questions[0].shown_at = Some(start.now);
+        let session = ExamSession {
+            unit_ids: units.iter().map(|u| u.id.clone()).collect(),
+            questions,
+            question_count: n,
+            current_index: 0,
+            feedback_mode: start.request.feedback.unwrap_or(settings.feedback),
+            selection,
+            seed: start.seed,
+            locked_questions: start.locked_questions.iter().cloned().collect(),
+            started_at: start.now,
+            time_limit_minutes: start.request.time_limit_minutes,
+            ability,
+            information: 0.0,
+            ended: None,
+            finished_at: None,
+        };
+        let first = ask(&session, 0);
+        let title_unit = (units.len() == 1).then(|| units[0]);
+        let hello = welcome(
+            &Start {
+                unit: title_unit.or(start.unit),
+                ..*start
+            },
+            Mode::Exam,
+        )?;
+        let rules = match session.feedback_mode {
+            ExamFeedbackMode::Immediate => "You'll see how each answer went as you go.",
+            ExamFeedbackMode::Deferred => {
+                "Your answers are marked at the end, so I won't say how each one went until then."
+            }
+        };
+        let limit = session
+            .time_limit_minutes
+            .map(|m| format!(" You have {m} minutes."))
+            .unwrap_or_default();
+        Ok(Started {
+            welcome: format!(
+                "{hello} {rules}{limit} Type \"skip\" to pass on a question.\n\n{first}"
+            ),
+            session: SessionState {
+                mode_state: ModeState::Exam(session),
+                ..SessionState::default()
+            },
+        })
+    }
+
+    fn plan(
+        &self,
+        turn: &ModeTurn<'_>,
+        event: &TurnEvent,
+        read: &Interpreted,
+        mut policy: PolicyOutcome,
+    ) -> ModePlan {
+        let Some(before) = exam_of(&turn.state.thread.session) else {
+            return ModePlan {
+                policy,
+                practice: None,
+                block: ModeBlock::default(),
+                category: None,
+                reply: None,
+            };
+        };
+        let step = advance(turn, before, event, read.said.as_deref());
+        let unit_id = step
+            .session
+            .questions
+            .get(step.session.current_index as usize)
+            .or(step.session.questions.last())
+            .map(|q| q.unit_id.clone())
+            .unwrap_or_else(|| policy.policy.focus_unit_id.clone());
+        let p = &mut policy.policy;
+        p.focus_unit_id = unit_id.clone();
+        p.primary_target_unit_id = unit_id.clone();
+        p.scoped_unit_ids = vec![unit_id.clone()];
+        p.prereq_blocking_unit_id = None;
+        p.allowed_actions = vec![TutorAction::SocraticQuestion];
+        p.stuck = false;
+        p.exam_ready = false;
+        p.exam_availability = crate::model::ExamAvailability::None;
+        p.exam_next_eligible_at = None;
+        policy.exam.available_question_ids.clear();
+        ModePlan {
+            policy,
+            practice: None,
+            block: ModeBlock::default(),
+            category: None,
+            reply: Some(LlmTutorResponse {
+                mapped_units: Vec::new(),
+                action: TutorAction::SocraticQuestion,
+                target_unit_id: unit_id,
+                tutor_text: step.text,
+                concept_card: None,
+                drill_card: None,
+                exam_suggestion: None,
+                turn_analysis: LlmTurnAnalysis {
+                    student_intent: StudentIntent::Answer,
+                    understanding_signal: UnderstandingSignal::default(),
+                    suggested_prereq_units: Vec::new(),
+                    answer_text: None,
+                },
+            }),
+        }
+    }
+
+    fn apply(
+        &self,
+        turn: &ModeTurn<'_>,
+        plan: &Plan,
+        _reply: &LlmTutorResponse,
+        outcome: &mut Outcome<'_>,
+    ) {
+        let before_session = &turn.state.thread.session;
+        let Some(before) = exam_of(before_session) else {
+            return;
+        };
+        let event = TurnEvent {
+            message_text: plan.said.clone(),
+            message_latex: None,
+            client_event: plan.input.context.client_event.clone(),
+        };
+        let step = advance(turn, before, &event, plan.said.as_deref());
+        let session = &mut outcome.thread.session;
+        // An exam keeps no question, scaffolding or help of the chat's own:
+        // its questions and answers are in its state, and only its end is
+        // evidence.
+        session.pending_question = None;
+        session.scaffolding = Scaffolding::default();
+        session.teach_back = TeachBack::default();
+        session.learning = before_session.learning.clone();
+        session.recent_outcomes = before_session.recent_outcomes.clone();
+        if step.finished_now {
+            let rt = turn.rt;
+            let ctx = TransitionContext {
+                course: rt.course(),
+                workflow: rt.workflow(),
+                now: turn.env.now,
+            };
+            let answered: Vec<&ExamQuestion> = step
+                .session
+                .questions
+                .iter()
+                .filter(|q| q.status == ExamQuestionStatus::Answered)
+                .collect();
+            // Each question is a first try: the rights are recorded before
+            // the wrongs, so none reads as put right after a wrong one.
+            for correct in [true, false] {
+                for q in answered
+                    .iter()
+                    .filter(|q| (q.result == Some(QuestionResult::Correct)) == correct)
+                {
+                    thread_learning::record_answer(
+                        &mut session.learning,
+                        &q.unit_id,
+                        correct,
+                        false,
+                        q.mistake_tag.as_deref(),
+                    );
+                }
+            }
+            for q in answered {
+                let correct = q.result == Some(QuestionResult::Correct);
+                match &q.source {
+                    ExamItemSource::Blueprint { .. } => {
+                        let _ = evidence::apply_drill_graded(
+                            outcome.snapshot,
+                            &ctx,
+                            &DrillGraded {
+                                unit_id: q.unit_id.clone(),
+                                correct,
+                                mistake_tag: q.mistake_tag.clone(),
+                                first_attempt: true,
+                            },
+                        );
+                        record_ability(
+                            outcome.snapshot,
+                            rt.workflow(),
+                            &q.unit_id,
+                            q.difficulty_value,
+                            correct,
+                        );
+                    }
+                    ExamItemSource::Bank { question_id, tier } => {
+                        let _ = evidence::apply_exam_submitted(
+                            outcome.snapshot,
+                            &ctx,
+                            &ExamSubmitted {
+                                question_id: question_id.clone(),
+                                unit_id: q.unit_id.clone(),
+                                tier: *tier,
+                                correct,
+                            },
+                        );
+                    }
+                }
+            }
+            outcome.thread.status = ThreadStatus::Completed;
+        }
+        outcome.thread.session.mode_state = ModeState::Exam(step.session);
+    }
+}
+
+/// The exam a session runs, if it is an exam's.
+pub fn exam_of(session: &SessionState) -> Option<&ExamSession> {
+    match &session.mode_state {
+        ModeState::Exam(exam) => Some(exam),
+        _ => None,
+    }
+}
+
+/// The units an exam covers: those named, else the one asked for, else
+/// the student's focus, else the course's entry.
+fn exam_units<'a>(start: &Start<'a>) -> Vec<&'a Unit> {
+    let course = start.course;
+    if let Some(units) = &start.request.units {
+        let mut seen = BTreeSet::new();
+        return units
+            .iter()
+            .filter(|u| seen.insert(u.as_str()))
+            .filter_map(|u| course.unit(u))
+            .collect();
+    }
+    start
+        .unit
+        .or_else(|| start.snapshot.and_then(|s| course.unit(&s.focus_unit_id)))
+        .or_else(|| course.unit(&course.entry_unit))
+        .into_iter()
+        .collect()
+}
+
+fn pool_of<'a>(start: &Start<'a>, units: &[&'a Unit]) -> Pool<'a> {
+    Pool {
+        bundle: start.bundle,
+        course: start.course,
+        units: units.to_vec(),
+        locked: start.locked_questions,
+    }
+}
+
+fn question_count(start: &Start<'_>) -> u32 {
+    start
+        .request
+        .question_count
+        .unwrap_or(start.workflow.modes.exam.question_count)
+        .clamp(1, MAX_QUESTIONS)
+}
+
+fn selection(start: &Start<'_>) -> ExamSelection {
+    start.request.selection.unwrap_or_default()
+}
+
+fn titles(units: &[&Unit]) -> String {
+    units
+        .iter()
+        .map(|u| u.title.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The student's ability over the exam's units so far, else the workflow's start.
+fn starting_ability(start: &Start<'_>, units: &[&Unit]) -> f64 {
+    let known: Vec<f64> = units
+        .iter()
+        .filter_map(|u| start.snapshot?.unit_progress.get(&u.id)?.ability)
+        .collect();
+    if known.is_empty() {
+        irt::current_ability(None, &start.workflow.irt)
+    } else {
+        known.iter().sum::<f64>() / known.len() as f64
+    }
+}
+
+/// The question on screen, while the exam runs.
+fn on_screen(session: &ExamSession) -> Option<&ExamQuestion> {
+    if session.finished() {
+        return None;
+    }
+    session.questions.get(session.current_index as usize)
+}
+
+/// A question as written, for the answer guard: its words and its maths.
+fn shown_text(q: &ExamQuestion) -> String {
+    format!("{} {}", q.prompt, q.question_latex)
+}
+
+/// Question `index` as the student reads it: its number, words, maths and
+/// lettered options.
+fn ask(session: &ExamSession, index: usize) -> String {
+    let Some(q) = session.questions.get(index) else {
+        return String::new();
+    };
+    let mut text = format!(
+        "Question {} of {}: {}",
+        q.number, session.question_count, q.prompt
+    );
+    // A stem that states its numbers needs no maths after it.
+    if !q.question_latex.is_empty() && !q.prompt.chars().any(|c| c.is_ascii_digit()) {
+        text.push_str(&format!(" \\({}\\)", q.question_latex));
+    }
+    for (i, option) in q.options.iter().enumerate() {
+        text.push_str(&format!("\n{}) {option}", ExamItem::option_id(i)));
+    }
+    text
+}
+
+/// What the student did this turn, as the exam reads it.
+enum Move<'a> {
+    Answer(&'a str, Option<u32>),
+    Skip(Option<u32>),
+    End,
+    /// Nothing to read (a button the exam has no use for).
+    Nothing,
+}
+
+fn read_move<'a>(event: &'a TurnEvent, said: Option<&'a str>) -> Move<'a> {
+    match (&event.client_event, said) {
+        (ClientEvent::ExamEnd, _) => Move::End,
+        (ClientEvent::ExamSkip { question_number }, _) => Move::Skip(*question_number),
+        (ClientEvent::ExamAnswer { question_number }, Some(text)) => {
+            if is_skip(text) {
+                Move::Skip(Some(*question_number))
+            } else {
+                Move::Answer(text, Some(*question_number))
+            }
+        }
+        (_, Some(text)) if is_skip(text) => Move::Skip(None),
+        (_, Some(text)) if is_end(text) => Move::End,
+        (_, Some(text)) => Move::Answer(text, None),
+        (_, None) => Move::Nothing,
+    }
+}
+
+fn words(text: &str) -> String {
+    text.to_lowercase()
+        .split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn is_skip(text: &str) -> bool {
+    matches!(
+        words(text).as_str(),
+        "skip"
+            | "pass"
+            | "skip it"
+            | "skip this"
+            | "skip this one"
+            | "skip question"
+            | "skip this question"
+            | "i'll skip"
+            | "next question"
+    )
+}
+
+fn is_end(text: &str) -> bool {
+    matches!(
+        words(text).as_str(),
+        "end exam"
+            | "end the exam"
+            | "finish exam"
+            | "finish the exam"
+            | "stop the exam"
+            | "stop exam"
+            | "end the test"
+            | "end test"
+    )
+}
+
+/// One turn of an exam, worked out on the state as read.
+struct Step {
+    session: ExamSession,
+    /// The reply.
+    text: String,
+    /// The exam ended this turn.
+    finished_now: bool,
+}
+
+/// The exam after this turn's message, and what to say.
+fn advance(
+    turn: &ModeTurn<'_>,
+    before: &ExamSession,
+    event: &TurnEvent,
+    said: Option<&str>,
+) -> Step {
+    let mut session = before.clone();
+    let now = turn.env.now;
+    let course = turn.rt.course();
+    if session.finished() {
+        let report = report(&session, course, now);
+        return Step {
+            text: format!(
+                "This exam is finished: you scored {} out of {} ({}%). Your full report is in \
+                 this conversation's summary. Start a new conversation to keep practising.",
+                show(report.score),
+                report.max_score,
+                show(report.percentage)
+            ),
+            session,
+            finished_now: false,
+        };
+    }
+    if let Some(limit) = session.time_limit_minutes
+        && now >= session.started_at + Duration::minutes(i64::from(limit))
+    {
+        finish(&mut session, ExamEnd::TimeUp, now);
+        let text = format!(
+            "Time's up, so the exam ends with what you had answered. {}",
+            closing(&session, course, now)
+        );
+        return Step {
+            session,
+            text,
+            finished_now: true,
+        };
+    }
+    let index = session.current_index as usize;
+    let number = index as u32 + 1;
+    let stale = |n: Option<u32>| n.is_some_and(|n| n != number);
+    let mut lead = String::new();
+    match read_move(event, said) {
+        Move::End => {
+            finish(&mut session, ExamEnd::EndedEarly, now);
+            let text = format!(
+                "You ended the exam early; the questions not answered score 0. {}",
+                closing(&session, course, now)
+            );
+            return Step {
+                session,
+                text,
+                finished_now: true,
+            };
+        }
+        Move::Skip(n) | Move::Answer(_, n) if stale(n) => {
+            let n = n.unwrap_or_default();
+            let text = if n < number {
+                format!(
+                    "Question {n} has already been answered, so that answer was not counted. \
+                     You're on question {number}.\n\n{}",
+                    ask(&session, index)
+                )
+            } else {
+                format!(
+                    "Question {n} isn't open yet. You're on question {number}.\n\n{}",
+                    ask(&session, index)
+                )
+            };
+            return Step {
+                session,
+                text,
+                finished_now: false,
+            };
+        }
+        Move::Nothing => {
+            return Step {
+                text: ask(&session, index),
+                session,
+                finished_now: false,
+            };
+        }
+        Move::Skip(_) => {
+            let q = &mut session.questions[index];
+            q.status = ExamQuestionStatus::Skipped;
+            q.answered_at = Some(now);
+            update_ability(&mut session, index, false, turn);
+            lead.push_str(&format!("Question {number} skipped."));
+        }
+        Move::Answer(text, _) => {
+            let marked = mark(turn, &session.questions[index], text);
+            let Some(marked) = marked else {
+                let hint = match session.questions[index].format {
+                    crate::model::AnswerFormat::Choice => "pick an option by its letter",
+                    crate::model::AnswerFormat::Number => "type a number",
+                    crate::model::AnswerFormat::Text => "type your answer",
+                };
+                let text = format!(
+                    "I can't give help during the exam, and I couldn't read that as an answer to \
+                     question {number}. Please {hint}, or type \"skip\" to move on.\n\n{}",
+                    ask(&session, index)
+                );
+                return Step {
+                    session,
+                    text,
+                    finished_now: false,
+                };
+            };
+            let partial = turn.rt.workflow().modes.exam.partial_credit;
+            let q = &mut session.questions[index];
+            q.status = ExamQuestionStatus::Answered;
+            q.student_answer = Some(text.trim().to_owned());
+            q.answered_at = Some(now);
+            q.result = Some(marked.result);
+            q.credit = match marked.result {
+                QuestionResult::Correct => 1.0,
+                QuestionResult::Partial => partial.clamp(0.0, 1.0),
+                QuestionResult::Incorrect => 0.0,
+            };
+            q.mistake = marked.mistake;
+            q.mistake_tag = marked.mistake_tag;
+            let correct = marked.result == QuestionResult::Correct;
+            update_ability(&mut session, index, correct, turn);
+            lead = match session.feedback_mode {
+                ExamFeedbackMode::Deferred => format!("Answer to question {number} recorded."),
+                ExamFeedbackMode::Immediate => feedback(&session.questions[index]),
+            };
+        }
+    }
+    // On to the next question, or the end.
+    let next = index + 1;
+    if next as u32 >= session.question_count {
+        finish(&mut session, ExamEnd::Completed, now);
+        let text = format!("{lead}\n\n{}", closing(&session, course, now));
+        return Step {
+            session,
+            text,
+            finished_now: true,
+        };
+    }
+    if session.selection == ExamSelection::Adaptive && next >= session.questions.len() {
+        let units: Vec<&Unit> = session
+            .unit_ids
+            .iter()
+            .filter_map(|u| course.unit(u))
+            .collect();
+        let locked: BTreeSet<String> = session.locked_questions.iter().cloned().collect();
+        let pool = Pool {
+            bundle: &turn.rt.bundle,
+            course,
+            units,
+            locked: &locked,
+        };
+        let target = irt::target_difficulty(Some(session.ability), &turn.rt.workflow().irt);
+        let seed = session.seed ^ (u64::from(next as u32) << 32 | 0x9e37);
+        match exam_select::choose_next(&pool, &session.questions, target, seed) {
+            Some(q) => session.questions.push(q),
+            None => {
+                // The units have no new question left: the exam ends here.
+                session.question_count = session.questions.len() as u32;
+                finish(&mut session, ExamEnd::Completed, now);
+                let text = format!("{lead}\n\n{}", closing(&session, course, now));
+                return Step {
+                    session,
+                    text,
+                    finished_now: true,
+                };
+            }
+        }
+    }
+    session.current_index = next as u32;
+    session.questions[next].shown_at = Some(now);
+    let text = format!("{lead}\n\n{}", ask(&session, next));
+    Step {
+        session,
+        text,
+        finished_now: false,
+    }
+}
+
+fn finish(session: &mut ExamSession, how: ExamEnd, now: DateTime<Utc>) {
+    session.ended = Some(how);
+    session.finished_at = Some(now);
+    session.current_index = session.questions.len() as u32;
+}
+
+/// The ability estimate after question `index`, and what the item told
+/// about it (Fisher information of the logistic curve).
+fn update_ability(session: &mut ExamSession, index: usize, correct: bool, turn: &ModeTurn<'_>) {
+    let difficulty = session.questions[index].difficulty_value;
+    let p = irt::success_probability(session.ability, difficulty);
+    session.information += irt::SCALE * irt::SCALE * p * (1.0 - p);
+    session.ability = irt::update(
+        Some(session.ability),
+        &irt::Response {
+            difficulty,
+            correct,
+            timing: None,
+        },
+        &turn.rt.workflow().irt,
+    );
+}
+
+/// An answer's mark.
+struct Marked {
+    result: QuestionResult,
+    mistake: Option<String>,
+    mistake_tag: Option<String>,
+}
+
+/// `answer` to `q`, graded by code: a generated item by its regenerated
+/// blueprint (as a drill is), a bank question by its options. `None` when
+/// the message cannot be read as an answer.
+fn mark(turn: &ModeTurn<'_>, q: &ExamQuestion, answer: &str) -> Option<Marked> {
+    let settings = &turn.rt.workflow().grading;
+    let regenerated = match &q.source {
+        ExamItemSource::Blueprint {
+            blueprint_id,
+            seed,
+            target_difficulty,
+        } => turn
+            .rt
+            .bundle
+            .blueprints
+            .get(blueprint_id)
+            .and_then(|b| generate(b, *target_difficulty, *seed).ok())
+            .filter(|item| item.answer.text == q.correct_answer),
+        ExamItemSource::Bank { .. } => None,
+    };
+    let (outcome, mistake) = match regenerated {
+        Some(item) => {
+            let verdict =
+                drill_grade::grade_drill(&Expected::Generated(Box::new(item)), answer, settings);
+            (verdict.outcome, verdict.mistake)
+        }
+        None => {
+            let grade = grading::grade(&q.expected, answer, Some(&shown_text(q)), settings);
+            (grade.result, grade.mistake)
+        }
+    };
+    let result = match outcome {
+        GradeOutcome::Correct => QuestionResult::Correct,
+        GradeOutcome::Close => QuestionResult::Partial,
+        GradeOutcome::Wrong => QuestionResult::Incorrect,
+        GradeOutcome::Unverifiable => return None,
+    };
+    let unit = turn.rt.course().unit(&q.unit_id);
+    let explained = mistake
+        .as_ref()
+        .filter(|_| result != QuestionResult::Correct)
+        .and_then(|m| solution::explanation_of(m, unit.map_or(&[][..], |u| &u.mistake_tags)));
+    Some(Marked {
+        result,
+        mistake_tag: mistake
+            .as_ref()
+            .filter(|_| result != QuestionResult::Correct)
+            .and_then(|m| m.mistake_tag.clone()),
+        mistake: explained.map(|e| e.explain),
+    })
+}
+
+/// The result of a marked question and a short explanation.
+fn feedback(q: &ExamQuestion) -> String {
+    let how = if q.explanation.is_empty() {
+        String::new()
+    } else {
+        format!(" {}", sentence(&q.explanation))
+    };
+    let mistake = q
+        .mistake
+        .as_deref()
+        .map(|m| format!(" {}", sentence(m)))
+        .unwrap_or_default();
+    match q.result {
+        Some(QuestionResult::Correct) => format!("Question {}: correct!", q.number),
+        Some(QuestionResult::Partial) => format!(
+            "Question {}: close, so it earns part of the mark ({}). The answer is {}.{mistake}{how}",
+            q.number,
+            show(q.credit),
+            q.correct_answer
+        ),
+        _ => format!(
+            "Question {}: not quite. The answer is {}.{mistake}{how}",
+            q.number, q.correct_answer
+        ),
+    }
+}
+
+fn sentence(text: &str) -> String {
+    let t = text.trim();
+    if t.ends_with(['.', '!', '?']) {
+        t.to_owned()
+    } else {
+        format!("{t}.")
+    }
+}
+
+/// A number as a person writes it: at most one decimal place.
+fn show(x: f64) -> String {
+    let r = (x * 10.0).round() / 10.0;
+    if r.fract() == 0.0 {
+        format!("{}", r as i64)
+    } else {
+        format!("{r:.1}")
+    }
+}
+
+/// The end of an exam: the score and what to do next, the results in full.
+fn closing(session: &ExamSession, course: &Course, now: DateTime<Utc>) -> String {
+    let r = report(session, course, now);
+    let mut text = format!(
+        "That's the end of the exam. You scored {} out of {} ({}%).",
+        show(r.score),
+        r.max_score,
+        show(r.percentage)
+    );
+    if !r.strengths.is_empty() {
+        text.push_str(&format!(" Strong: {}.", r.strengths.join(", ")));
+    }
+    if !r.to_review.is_empty() {
+        text.push_str(&format!(" To review: {}.", r.to_review.join("; ")));
+    }
+    if session.feedback_mode == ExamFeedbackMode::Deferred {
+        text.push_str("\n\nYour answers:");
+        for q in &r.questions {
+            let mark = match (q.status, q.result) {
+                (ExamQuestionStatus::Answered, Some(QuestionResult::Correct)) => {
+                    "correct".to_owned()
+                }
+                (ExamQuestionStatus::Answered, Some(QuestionResult::Partial)) => {
+                    format!("close (the answer is {})", q.correct_answer)
+                }
+                (ExamQuestionStatus::Answered, _) => {
+                    format!("wrong (the answer is {})", q.correct_answer)
+                }
+                (ExamQuestionStatus::Skipped, _) => {
+                    format!("skipped (the answer is {})", q.correct_answer)
+                }
+                (ExamQuestionStatus::Unanswered, _) => {
+                    format!("not answered (the answer is {})", q.correct_answer)
+                }
+            };
+            text.push_str(&format!("\n{}. {mark}", q.number));
+        }
+    }
+    text.push_str(
+        "\n\nThe full report, with every question explained, is in this conversation's summary.",
+    );
+    text
+}
+
+/// A question's result as the report shows it.
+fn result_view(q: &ExamQuestion) -> ExamQuestionResultView {
+    ExamQuestionResultView {
+        number: q.number,
+        unit_id: q.unit_id.clone(),
+        prompt: shown_text(q).trim().to_owned(),
+        difficulty: q.difficulty,
+        status: q.status,
+        student_answer: q.student_answer.clone(),
+        result: q.result,
+        credit: q.credit,
+        correct_answer: q.correct_answer.clone(),
+        explanation: q.explanation.clone(),
+        mistake: q.mistake.clone(),
+    }
+}
+
+fn percent(score: f64, of: u32) -> f64 {
+    if of == 0 {
+        0.0
+    } else {
+        (score / f64::from(of) * 1000.0).round() / 10.0
+    }
+}
+
+/// The report of a finished exam (of the exam so far, for one still running).
+pub fn report(session: &ExamSession, course: &Course, now: DateTime<Utc>) -> ExamReportView {
+    let questions: Vec<ExamQuestionResultView> = session
+        .questions
+        .iter()
+        .filter(|q| q.shown_at.is_some())
+        .map(result_view)
+        .collect();
+    let score: f64 = session.questions.iter().map(|q| q.credit).sum();
+    let count =
+        |s: ExamQuestionStatus| session.questions.iter().filter(|q| q.status == s).count() as u32;
+    let answered = count(ExamQuestionStatus::Answered);
+    let skipped = count(ExamQuestionStatus::Skipped);
+    let max_score = session.question_count.max(session.questions.len() as u32);
+    let mut by_unit: Vec<ExamBreakdownLine> = Vec::new();
+    for unit_id in &session.unit_ids {
+        let qs: Vec<&ExamQuestion> = session
+            .questions
+            .iter()
+            .filter(|q| &q.unit_id == unit_id)
+            .collect();
+        if qs.is_empty() {
+            continue;
+        }
+        let s: f64 = qs.iter().map(|q| q.credit).sum();
+        by_unit.push(ExamBreakdownLine {
+            key: unit_id.clone(),
+            title: course
+                .unit(unit_id)
+                .map_or_else(|| unit_id.clone(), |u| u.title.clone()),
+            score: s,
+            questions: qs.len() as u32,
+            percentage: percent(s, qs.len() as u32),
+        });
+    }
+    let by_difficulty = crate::model::Difficulty::ALL
+        .into_iter()
+        .filter_map(|d| {
+            let qs: Vec<&ExamQuestion> = session
+                .questions
+                .iter()
+                .filter(|q| q.difficulty == d)
+                .collect();
+            if qs.is_empty() {
+                return None;
+            }
+            let s: f64 = qs.iter().map(|q| q.credit).sum();
+            Some(ExamBreakdownLine {
+                key: d.as_str().to_owned(),
+                title: d.as_str().to_owned(),
+                score: s,
+                questions: qs.len() as u32,
+                percentage: percent(s, qs.len() as u32),
+            })
+        })
+        .collect();
+    let strengths: Vec<String> = by_unit
+        .iter()
+        .filter(|l| l.percentage >= STRONG * 100.0)
+        .map(|l| l.title.clone())
+        .collect();
+    let mut to_review: Vec<String> = by_unit
+        .iter()
+        .filter(|l| l.percentage < REVIEW * 100.0)
+        .map(|l| l.title.clone())
+        .collect();
+    let mut mistakes: BTreeMap<&str, ()> = BTreeMap::new();
+    for q in &session.questions {
+        if let Some(m) = &q.mistake
+            && mistakes.insert(m.as_str(), ()).is_none()
+        {
+            to_review.push(m.trim_end_matches('.').to_owned());
+        }
+    }
+    let mut next_units: Vec<UnitRef> = Vec::new();
+    let mut push = |id: &str| {
+        if let Some(u) = course.unit(id)
+            && !next_units.iter().any(|n| n.unit_id == u.id)
+        {
+            next_units.push(UnitRef {
+                unit_id: u.id.clone(),
+                title: u.title.clone(),
+            });
+        }
+    };
+    for l in by_unit.iter().filter(|l| l.percentage < STRONG * 100.0) {
+        push(&l.key);
+    }
+    for l in by_unit.iter().filter(|l| l.percentage >= STRONG * 100.0) {
+        for d in course.dependents(&l.key) {
+            if !session.unit_ids.iter().any(|u| u == d) {
+                push(d);
+            }
+        }
+    }
+    let end = session.finished_at.unwrap_or(now);
+    ExamReportView {
+        ended: session.ended.unwrap_or(ExamEnd::Completed),
+        score,
+        max_score,
+        percentage: percent(score, max_score),
+        answered,
+        skipped,
+        unanswered: max_score - answered - skipped,
+        time_used_seconds: (end - session.started_at).num_seconds().max(0),
+        questions,
+        by_unit,
+        by_difficulty,
+        strengths,
+        to_review,
+        next_units,
+        ability: AbilityEstimate {
+            estimate: (session.ability * 1000.0).round() / 1000.0,
+            standard_error: if session.information > 0.0 {
+                ((1.0 / session.information.sqrt()).min(1.0) * 1000.0).round() / 1000.0
+            } else {
+                1.0
+            },
+        },
+    }
+}
+
+/// What a client may see of an exam: the question on screen (never an
+/// answer), and the marks only once they may be shown.
+pub fn progress_view(session: &ExamSession) -> ExamProgressView {
+    let revealed = |q: &ExamQuestion| match session.feedback_mode {
+        ExamFeedbackMode::Immediate => q.status != ExamQuestionStatus::Unanswered,
+        ExamFeedbackMode::Deferred => session.finished(),
+    };
+    let shown = on_screen(session);
+    let open_marks = session.feedback_mode == ExamFeedbackMode::Immediate || session.finished();
+    ExamProgressView {
+        current_question: shown.map(|q| q.number),
+        total_questions: session.question_count,
+        answered: session
+            .questions
+            .iter()
+            .filter(|q| q.status == ExamQuestionStatus::Answered)
+            .count() as u32,
+        skipped: session
+            .questions
+            .iter()
+            .filter(|q| q.status == ExamQuestionStatus::Skipped)
+            .count() as u32,
+        feedback: session.feedback_mode,
+        selection: session.selection,
+        started_at: session.started_at,
+        ends_at: session
+            .time_limit_minutes
+            .map(|m| session.started_at + Duration::minutes(i64::from(m))),
+        finished: session.finished(),
+        ended: session.ended,
+        question: shown.map(|q| ExamQuestionView {
+            number: q.number,
+            unit_id: q.unit_id.clone(),
+            prompt: q.prompt.clone(),
+            question_latex: q.question_latex.clone(),
+            format: q.format,
+            options: q
+                .options
+                .iter()
+                .enumerate()
+                .map(|(i, text)| ExamOption {
+                    id: ExamItem::option_id(i),
+                    text: text.clone(),
+                })
+                .collect(),
+            difficulty: q.difficulty,
+        }),
+        correct_so_far: open_marks.then(|| {
+            session
+                .questions
+                .iter()
+                .filter(|q| q.result == Some(QuestionResult::Correct))
+                .count() as u32
+        }),
+        results: session
+            .questions
+            .iter()
+            .filter(|q| revealed(q))
+            .map(result_view)
+            .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(text: Option<&str>, client_event: ClientEvent) -> TurnEvent {
+        TurnEvent {
+            message_text: text.map(str::to_owned),
+            message_latex: None,
+            client_event,
+        }
+    }
+
+    #[test]
+    fn a_message_is_an_answer_unless_it_skips_or_ends_the_exam() {
+        let read = |text: &str| {
+            let e = event(Some(text), ClientEvent::None);
+            match read_move(&e, Some(text)) {
+                Move::Answer(..) => "answer",
+                Move::Skip(_) => "skip",
+                Move::End => "end",
+                Move::Nothing => "nothing",
+            }
+        };
+        assert_eq!(read("Skip!"), "skip");
+        assert_eq!(read("  pass "), "skip");
+        assert_eq!(read("End the exam."), "end");
+        assert_eq!(read("42"), "answer");
+        assert_eq!(read("I'd skip lunch for 12"), "answer");
+        let ended = event(None, ClientEvent::ExamEnd);
+        assert!(matches!(read_move(&ended, None), Move::End));
+        let skipped = event(
+            None,
+            ClientEvent::ExamSkip {
+                question_number: Some(2),
+            },
+        );
+        assert!(matches!(read_move(&skipped, None), Move::Skip(Some(2))));
+        let tab = event(Some("skip"), ClientEvent::ExamAnswer { question_number: 3 });
+        assert!(matches!(read_move(&tab, Some("skip")), Move::Skip(Some(3))));
+        let nothing = event(None, ClientEvent::None);
+        assert!(matches!(read_move(&nothing, None), Move::Nothing));
+    }
+
+    #[test]
+    fn scores_are_written_as_a_person_writes_them() {
+        assert_eq!(show(2.0), "2");
+        assert_eq!(show(2.5), "2.5");
+        assert_eq!(show(28.571), "28.6");
+        assert_eq!(percent(2.5, 7), 35.7);
+        assert_eq!(percent(0.0, 0), 0.0);
+        assert_eq!(sentence("Divide both by 2"), "Divide both by 2.");
+        assert_eq!(sentence("Done!"), "Done!");
+    }
+}
