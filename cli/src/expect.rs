@@ -78,6 +78,7 @@ const PACING: &[&str] = &[
 ];
 const PHASES: &[&str] = &["asked", "probe", "hint", "explain", "strategy_change"];
 const STEP_KINDS: &[&str] = &["explain", "check", "practice", "none"];
+const STATUSES: &[&str] = &["active", "paused", "completed"];
 const PROGRESSIONS: &[&str] = &["ADVANCE", "CONTINUE", "INTERVENE", "SKIP"];
 const SIGNALS: &[&str] = &["mastered", "learned", "struggling", "stuck", "none"];
 const SESSION_ENDS: &[&str] = &["completed", "abandoned", "none"];
@@ -154,6 +155,8 @@ const KEYS: &[Key] = &[
     key("plan_replans",     "/plan/replans",                        Equals,   Domain::Count,                TURN),
     key("plan_complete",    "/plan/complete",                       Equals,   Domain::Bool,                 TURN),
     key("extension_turns",  "/plan/extensionTurns",                 Equals,   Domain::Count,                TURN),
+    key("status",           "/status",                              Equals,   Domain::OneOf(STATUSES),      TURN),
+    key("concepts",         "/concepts",                            Equals,   Domain::Count,                TURN),
     key("progression",      "/problemSet/action",                   Equals,   Domain::OneOf(PROGRESSIONS),  TURN),
     key("signal",           "/problemSet/signal",                   Equals,   Domain::OneOf(SIGNALS),       TURN),
     key("problem",          "/problemSet/problem",                  Equals,   Domain::Count,                TURN),

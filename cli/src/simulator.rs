@@ -279,6 +279,10 @@ pub struct TurnOutcome {
     /// A lesson's study plan after the turn.
     #[serde(skip_serializing_if = "Option::is_none")]
     plan: Option<PlanSummary>,
+    /// The thread's status after the turn (`active`, `paused`, `completed`).
+    status: tutorflow::model::ThreadStatus,
+    /// How many concepts the session has discussed.
+    concepts: usize,
     /// A problem set after the turn.
     #[serde(skip_serializing_if = "Option::is_none")]
     problem_set: Option<ProblemSetSummary>,
@@ -721,6 +725,8 @@ impl<'s> Simulation<'s> {
             teach_back: response.state.teach_back_active,
             pacing: entry["pacing"].clone(),
             plan: response.state.study_plan.as_ref().map(PlanSummary::of),
+            status: response.state.status,
+            concepts: response.state.concepts_discussed.len(),
             problem_set: response.state.problem_set.as_ref().map(|view| {
                 let summary = ProblemSetSummary::of(view, self.problem_index);
                 self.problem_index = view.current_problem_index as usize;

@@ -109,6 +109,8 @@ fn bench(c: &mut Criterion) {
                 updated_at: now,
                 title: None,
                 preview: None,
+                paused_at: None,
+                ended_at: None,
                 session: SessionState::default(),
             },
             vec![],

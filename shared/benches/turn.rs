@@ -57,6 +57,7 @@ fn lesson() -> Fixture {
             unit: course.unit("fractions"),
             goal: None,
             prepared: None,
+            earlier: &[],
             request: &request,
             now: f.thread.created_at,
             seed: 1,
@@ -107,6 +108,8 @@ fn fixture() -> Fixture {
         updated_at: at,
         title: None,
         preview: None,
+        paused_at: None,
+        ended_at: None,
         session: SessionState {
             turn_count: 8,
             ..SessionState::default()

@@ -53,6 +53,8 @@ fn thread(session: SessionState) -> Thread {
         unit_id: None,
         title: None,
         preview: None,
+        paused_at: None,
+        ended_at: None,
         created_at: now() - Duration::hours(1),
         updated_at: now() - Duration::hours(1),
         session,

@@ -355,6 +355,39 @@ fn personalization_style_and_pacing_come_from_the_workflow() {
     assert!(system.contains("Session mode: clarify doubts"));
 }
 
+#[test]
+fn a_question_session_tells_the_model_what_was_discussed_and_when_to_close() {
+    let bundle = bundle();
+    let units = sample_units(&bundle);
+    let mut input = turn_input(&units);
+    input.mode = tutorflow::model::Mode::ClarifyDoubts;
+    input.category.id = "clarify_answer".into();
+    input.clarify = Some(tutorflow::model::ClarifyBrief {
+        concepts_discussed: vec!["Ratios and sharing".into(), "Percentages".into()],
+        past_discussions: vec!["2026-11-20: Two-step equations".into()],
+        closing: false,
+        complete: false,
+    });
+    let prompt = tutor_prompt(&bundle.prompts, &roomy(&bundle), &input).unwrap();
+    let all: String = prompt.messages.iter().map(|m| m.content.as_str()).collect();
+    assert!(
+        all.contains("Already answered in this session: Ratios and sharing; Percentages."),
+        "{all}"
+    );
+    assert!(all.contains("2026-11-20: Two-step equations"), "{all}");
+    assert!(all.contains("Answer it directly and completely"), "{all}");
+    assert!(!all.contains("has already ended"), "{all}");
+
+    input.category.id = "clarify_after".into();
+    input.clarify.as_mut().unwrap().complete = true;
+    let prompt = tutor_prompt(&bundle.prompts, &roomy(&bundle), &input).unwrap();
+    let all: String = prompt.messages.iter().map(|m| m.content.as_str()).collect();
+    assert!(
+        all.contains("This question session has already ended"),
+        "{all}"
+    );
+}
+
 /// A lesson's mode block says what the turn's pacing means for its step:
 /// a smaller step under SIMPLIFY, a brisk one under ACCELERATE, nothing
 /// more otherwise.

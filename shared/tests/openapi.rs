@@ -538,6 +538,57 @@ async fn a_students_session_answers_as_documented() {
         .send(call(Call::get("/me/threads?cursor=not-a-cursor")), 400)
         .await;
     checked.send(call(Call::get("/me/threads")), 200).await;
+    checked
+        .send(
+            call(Call::get("/me/threads?status=active&mode=guided")),
+            200,
+        )
+        .await;
+    checked
+        .send(call(Call::get("/me/threads?status=asleep")), 400)
+        .await;
+    checked
+        .send(
+            call(Call::get(&format!("/threads/{thread}/logs?limit=2"))),
+            200,
+        )
+        .await;
+    checked
+        .send(
+            call(Call::get(&format!("/threads/{thread}/logs?format=xml"))),
+            400,
+        )
+        .await;
+    checked
+        .send(
+            call(Call::post(&format!("/threads/{thread}/pause"), &json!({}))),
+            200,
+        )
+        .await;
+    checked
+        .send(
+            call(Call::post(
+                &turn,
+                &json!({ "messageText": "what is a ratio?" }),
+            )),
+            409,
+        )
+        .await;
+    checked
+        .send(
+            call(Call::post(&format!("/threads/{thread}/resume"), &json!({}))),
+            200,
+        )
+        .await;
+    checked
+        .send(
+            call(Call::post(
+                &turn,
+                &json!({ "messageText": "a\u{0}b \u{202e} rtl" }),
+            )),
+            400,
+        )
+        .await;
     let report = checked
         .send(
             call(Call::get(&format!("/me/courses/{COURSE}/report"))),
@@ -558,6 +609,12 @@ async fn a_students_session_answers_as_documented() {
     assert_eq!(course["started"], true);
     checked
         .send(call(Call::get("/courses/no-such-course")), 404)
+        .await;
+    checked
+        .send(
+            call(Call::post(&format!("/threads/{thread}/end"), &json!({}))),
+            200,
+        )
         .await;
 
     let audio = webm();

@@ -1,4 +1,4 @@
-//! The `summary` Lambda function: GET /threads/{threadId}/summary, GET /threads/{threadId}, GET /me/threads, GET /me/courses/{courseId}/report.
+//! The `summary` Lambda function: GET /threads/{threadId}/summary, GET /threads/{threadId}/logs, GET /threads/{threadId}, GET /me/threads, GET /me/courses/{courseId}/report.
 //! Everything it does is in the shared library; this only starts it.
 
 use tutorflow::api::{lambda, routes::Function};

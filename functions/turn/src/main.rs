@@ -1,4 +1,4 @@
-//! The `turn` Lambda function: POST /threads, POST /threads/{threadId}/turn, POST /webhooks/turn.
+//! The `turn` Lambda function: POST /threads, POST /threads/{threadId}/turn, POST /threads/{threadId}/pause|resume|end, POST /webhooks/turn.
 //! Everything it does is in the shared library; this only starts it.
 
 use tutorflow::api::{lambda, routes::Function};

@@ -15,7 +15,10 @@ use super::body::parse_json;
 use super::idempotency::{Begun, Caller};
 use super::problem::Problem;
 use super::routes::{Function, Matched, PathParams, Route, RouteSpec, match_route};
+use crate::model::{Mode, ThreadStatus};
+use crate::service::lifecycle::LifecycleChange;
 use crate::service::{App, Output, ServiceError};
+use crate::service::{LogFormat, ThreadFilter};
 use crate::store::{IdempotencyLock, PageRequest, StoreError};
 
 pub const IDEMPOTENCY_HEADER: &str = "idempotency-key";
@@ -184,7 +187,29 @@ impl App {
                 self.get_thread(who, param(params, "threadId")?, page(&incoming.uri)?)
                     .await
             }
-            Route::ListThreads => self.list_threads(who, page(&incoming.uri)?).await,
+            Route::ListThreads => {
+                self.list_threads(who, page(&incoming.uri)?, thread_filter(&incoming.uri)?)
+                    .await
+            }
+            Route::ThreadLogs => {
+                let format = match query(&incoming.uri, "format").as_deref() {
+                    None | Some("json") => LogFormat::Json,
+                    Some("text") => LogFormat::Text,
+                    Some(other) => {
+                        return Err(ServiceError::invalid_field(
+                            "format",
+                            format!("unknown format `{other}`; use json or text"),
+                        ));
+                    }
+                };
+                self.thread_logs(
+                    who,
+                    param(params, "threadId")?,
+                    page(&incoming.uri)?,
+                    format,
+                )
+                .await
+            }
             Route::CourseReport => self.course_report(who, param(params, "courseId")?).await,
             Route::ListCourses => self.list_courses().await,
             Route::GetCourse => self.get_course(who, param(params, "courseId")?).await,
@@ -221,6 +246,15 @@ impl App {
                         lock,
                     )
                     .await
+                }
+                Route::PauseThread | Route::ResumeThread | Route::EndThread => {
+                    let change = match route {
+                        Route::PauseThread => LifecycleChange::Pause,
+                        Route::ResumeThread => LifecycleChange::Resume,
+                        _ => LifecycleChange::End,
+                    };
+                    self.change_lifecycle(who, param(params, "threadId")?, change, lock)
+                        .await
                 }
                 Route::DrillGrade => {
                     self.grade_drill(
@@ -291,6 +325,40 @@ fn param<'p>(params: &'p PathParams, name: &str) -> Result<&'p str, ServiceError
         .ok_or_else(|| ServiceError::internal(format!("route without {{{name}}}")))
 }
 
+/// `?status=` and `?mode=` of `GET /me/threads`.
+fn thread_filter(uri: &Uri) -> Result<ThreadFilter, ServiceError> {
+    let status = match query(uri, "status").as_deref() {
+        None => None,
+        Some("active") => Some(ThreadStatus::Active),
+        Some("paused") => Some(ThreadStatus::Paused),
+        Some("completed") => Some(ThreadStatus::Completed),
+        Some(other) => {
+            return Err(ServiceError::invalid_field(
+                "status",
+                format!("unknown status `{other}`; use active, paused or completed"),
+            ));
+        }
+    };
+    let mode = match query(uri, "mode") {
+        None => None,
+        Some(name) => Some(
+            Mode::ALL
+                .into_iter()
+                .find(|m| m.as_str() == name)
+                .ok_or_else(|| {
+                    ServiceError::invalid_field(
+                        "mode",
+                        format!(
+                            "unknown mode `{name}`; use one of {}",
+                            Mode::ALL.map(Mode::as_str).join(", ")
+                        ),
+                    )
+                })?,
+        ),
+    };
+    Ok(ThreadFilter { status, mode })
+}
+
 fn query(uri: &Uri, name: &str) -> Option<String> {
     uri.query()?
         .split('&')
@@ -348,7 +416,7 @@ fn ok_response(output: Output) -> Response<Bytes> {
     *response.status_mut() = StatusCode::from_u16(output.status).unwrap_or(StatusCode::OK);
     response.headers_mut().insert(
         header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
+        HeaderValue::from_static(output.content_type),
     );
     response
 }

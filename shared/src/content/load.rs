@@ -501,6 +501,7 @@ impl Loader {
                 && d.intents.is_empty()
                 && d.phrases.is_empty()
                 && !d.unrelated
+                && !c.set_by_mode
                 && !answered_as
             {
                 self.at_key(
@@ -838,6 +839,8 @@ impl Loader {
                 "min_problems must be at least 1 and at most max_problems".to_owned(),
             );
         }
+        let clarify = root.key("modes").key("clarify_doubts");
+        let clarify_doubts = &w.modes.clarify_doubts;
         for (node, key, category) in [
             (
                 &teach_me,
@@ -851,6 +854,13 @@ impl Loader {
             ),
             (&problem_set, "solved_category", &ps.solved_category),
             (&problem_set, "skipped_category", &ps.skipped_category),
+            (&clarify, "answer_category", &clarify_doubts.answer_category),
+            (
+                &clarify,
+                "closing_category",
+                &clarify_doubts.closing_category,
+            ),
+            (&clarify, "after_category", &clarify_doubts.after_category),
         ] {
             if w.category(category).is_none() {
                 self.at(

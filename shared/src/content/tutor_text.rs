@@ -22,9 +22,23 @@ pub struct PromptSignals {
     /// Where a planned lesson is, after the mode's rules.
     #[serde(default)]
     pub lesson: LessonTexts,
+    /// Where a question session is, after the mode's rules.
+    #[serde(default)]
+    pub clarify: ClarifyTexts,
     /// Where a problem set is, after the mode's rules.
     #[serde(default)]
     pub problem: ProblemTexts,
+}
+
+/// The question session texts: `discussed` may use `{{concepts}}`, `past`
+/// `{{past}}`; `closing` and `complete` say what this reply does.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClarifyTexts {
+    pub discussed: String,
+    pub past: String,
+    pub closing: String,
+    pub complete: String,
 }
 
 /// The problem set texts: `current` may use `{{number}}`, `{{total}}` and
@@ -201,9 +215,37 @@ impl PromptSignals {
         text
     }
 
+    /// The mode block of a question session: what was discussed, earlier
+    /// sessions, and whether this reply closes or follows a closed session.
+    pub fn clarify(&self, brief: &crate::model::ClarifyBrief) -> String {
+        let c = &self.clarify;
+        let mut lines = Vec::new();
+        if !brief.concepts_discussed.is_empty() {
+            lines.push(
+                c.discussed
+                    .trim()
+                    .replace("{{concepts}}", &brief.concepts_discussed.join("; ")),
+            );
+        }
+        if !brief.past_discussions.is_empty() {
+            lines.push(
+                c.past
+                    .trim()
+                    .replace("{{past}}", &brief.past_discussions.join(" | ")),
+            );
+        }
+        if brief.complete {
+            lines.push(c.complete.trim().to_owned());
+        } else if brief.closing {
+            lines.push(c.closing.trim().to_owned());
+        }
+        lines.join("\n")
+    }
+
     /// Every text with its YAML path below `prompt_signals`, for validation.
     pub fn texts(&self) -> Vec<([&'static str; 2], &str)> {
         let (p, s, m, l) = (&self.pacing, &self.style, &self.mode_rules, &self.lesson);
+        let c = &self.clarify;
         vec![
             (["pacing", "turn_one"], &p.turn_one),
             (["pacing", "accelerate"], &p.accelerate),
@@ -227,6 +269,10 @@ impl PromptSignals {
             (["lesson", "closing"], &l.closing),
             (["lesson", "simplify"], &l.simplify),
             (["lesson", "accelerate"], &l.accelerate),
+            (["clarify", "discussed"], &c.discussed),
+            (["clarify", "past"], &c.past),
+            (["clarify", "closing"], &c.closing),
+            (["clarify", "complete"], &c.complete),
             (["problem", "current"], &self.problem.current),
             (["problem", "hint"], &self.problem.hint),
             (["problem", "finishing"], &self.problem.finishing),
@@ -281,6 +327,12 @@ pub enum FollowUp {
     Redirect,
     /// Say goodbye; no new question.
     WrapUp,
+    /// Answer the question directly (a question session).
+    Answer,
+    /// Recap what the session discussed and say goodbye.
+    Recap,
+    /// The session has ended: a short reply pointing to another mode.
+    AfterCompletion,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -307,6 +359,18 @@ pub struct Moves {
     /// now their question to try.
     #[serde(default)]
     pub own_problem: Vec<String>,
+    /// A direct answer to a question (question sessions).
+    #[serde(default)]
+    pub answer: Vec<String>,
+    /// A problem of the student's own, worked out step by step.
+    #[serde(default)]
+    pub solution: Vec<String>,
+    /// The recap that closes a question session.
+    #[serde(default)]
+    pub recap: Vec<String>,
+    /// Every reply once a question session has ended.
+    #[serde(default)]
+    pub after_completion: Vec<String>,
 }
 
 /// Which phrase list a placeholder catalogue applies to.
@@ -325,6 +389,10 @@ pub enum PhraseSlot {
     ExamBlock,
     Prerequisite,
     OwnProblem,
+    Answer,
+    Solution,
+    Recap,
+    AfterCompletion,
 }
 
 /// Placeholders filled from the pending item's own solution. A phrase
@@ -374,6 +442,17 @@ impl PhraseSlot {
             PhraseSlot::ExamBlock => &["unit_title", "tier"],
             PhraseSlot::Prerequisite => &["unit_title", "prereq_title"],
             PhraseSlot::OwnProblem => &["unit_title", "own_problem", "own_step"],
+            PhraseSlot::Answer => &[
+                "unit_title",
+                "key_idea",
+                "explanation",
+                "example_problem",
+                "example_steps",
+                "example_answer",
+            ],
+            PhraseSlot::Solution => &["unit_title", "own_problem", "solution_steps"],
+            PhraseSlot::Recap => &["unit_title", "concepts"],
+            PhraseSlot::AfterCompletion => &["unit_title"],
         }
     }
 
@@ -382,10 +461,12 @@ impl PhraseSlot {
     /// something to say.
     pub fn always_available(self) -> &'static [&'static str] {
         match self {
-            PhraseSlot::Reaction | PhraseSlot::Ask | PhraseSlot::Clarify => {
+            PhraseSlot::Reaction | PhraseSlot::Ask | PhraseSlot::Clarify | PhraseSlot::Answer => {
                 &["unit_title", "key_idea", "explanation"]
             }
             PhraseSlot::Scaffold | PhraseSlot::Redirect => &["unit_title", "key_idea"],
+            // A session may be closed before any question was asked.
+            PhraseSlot::Recap => &["unit_title"],
             other => other.placeholders(),
         }
     }
@@ -405,6 +486,10 @@ impl PhraseSlot {
             PhraseSlot::ExamBlock => "exam_block",
             PhraseSlot::Prerequisite => "prerequisite",
             PhraseSlot::OwnProblem => "own_problem",
+            PhraseSlot::Answer => "answer",
+            PhraseSlot::Solution => "solution",
+            PhraseSlot::Recap => "recap",
+            PhraseSlot::AfterCompletion => "after_completion",
         }
     }
 }
@@ -424,12 +509,16 @@ impl Moves {
             PhraseSlot::ExamBlock => &self.exam_block,
             PhraseSlot::Prerequisite => &self.prerequisite,
             PhraseSlot::OwnProblem => &self.own_problem,
+            PhraseSlot::Answer => &self.answer,
+            PhraseSlot::Solution => &self.solution,
+            PhraseSlot::Recap => &self.recap,
+            PhraseSlot::AfterCompletion => &self.after_completion,
             PhraseSlot::Reaction => &[],
         }
     }
 
     /// Every move slot, in YAML order.
-    pub const SLOTS: [PhraseSlot; 12] = [
+    pub const SLOTS: [PhraseSlot; 16] = [
         PhraseSlot::Ask,
         PhraseSlot::AskPending,
         PhraseSlot::TeachBack,
@@ -442,6 +531,10 @@ impl Moves {
         PhraseSlot::ExamBlock,
         PhraseSlot::Prerequisite,
         PhraseSlot::OwnProblem,
+        PhraseSlot::Answer,
+        PhraseSlot::Solution,
+        PhraseSlot::Recap,
+        PhraseSlot::AfterCompletion,
     ];
 }
 
@@ -466,5 +559,32 @@ pub(crate) fn phase_name(phase: QuestionPhase) -> &'static str {
         QuestionPhase::Hint => "hint",
         QuestionPhase::Explain => "explain",
         QuestionPhase::StrategyChange => "strategy_change",
+    }
+}
+
+/// Concepts as a phrase: `ratios, fractions and equations`.
+pub fn list_in_words(items: &[String]) -> String {
+    let items: Vec<String> = items.iter().map(|i| lower_first(i)).collect();
+    // "ratios and sharing, and equations": the last "and" stays clear.
+    let last_and = if items.iter().any(|i| i.contains(" and ")) {
+        ", and"
+    } else {
+        " and"
+    };
+    match items.as_slice() {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{}{last_and} {last}", rest.join(", ")),
+    }
+}
+
+/// `Ratios` → `ratios`; a word written in capitals (`LCM`) stays as it is.
+fn lower_first(text: &str) -> String {
+    let mut chars = text.chars();
+    match (chars.next(), chars.next()) {
+        (Some(first), Some(second)) if !second.is_uppercase() => {
+            first.to_lowercase().chain(text.chars().skip(1)).collect()
+        }
+        _ => text.to_owned(),
     }
 }

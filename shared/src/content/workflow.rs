@@ -115,6 +115,10 @@ pub struct Category {
     /// Higher wins when several categories match.
     pub priority: i32,
     pub detect: Detection,
+    /// Never read from a message: a mode answers as this category (e.g. a
+    /// question session's recap), so it needs no detection.
+    #[serde(default)]
+    pub set_by_mode: bool,
     /// Prompt template with this category's guidance for the tutor.
     pub prompt: String,
     #[serde(default)]
@@ -467,8 +471,18 @@ pub struct ClarifyMode {
     pub enabled: bool,
     /// Prompt template of the welcome message.
     pub welcome_prompt: String,
-    /// Past discussions of the same unit attached at creation.
+    /// The student's latest earlier question sessions on the course
+    /// summarised into a new session's context.
     pub past_discussions: u32,
+    /// Routing category a question is answered as.
+    pub answer_category: String,
+    /// Routing category of the recap that closes the session.
+    pub closing_category: String,
+    /// Routing category of every reply once the session has ended.
+    pub after_category: String,
+    /// Short replies that end the session when they answer the tutor's
+    /// "anything else?" ("no", "no thanks").
+    pub declines: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -936,6 +950,10 @@ impl Default for ClarifyMode {
             enabled: true,
             welcome_prompt: "welcome_clarify_doubts".to_owned(),
             past_discussions: 5,
+            answer_category: "clarify_answer".to_owned(),
+            closing_category: "clarify_close".to_owned(),
+            after_category: "clarify_after".to_owned(),
+            declines: Vec::new(),
         }
     }
 }

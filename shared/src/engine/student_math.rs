@@ -733,6 +733,86 @@ fn gcd(a: i64, b: i64) -> i64 {
     }
 }
 
+/// The steps that solve a problem of the form `ax + b = c` (`a`, `b`
+/// whole numbers, `b` may be absent or subtracted), each undoing one
+/// operation on both sides, then a check; `None` for any other problem.
+pub fn solution_steps(problem: &StudentProblem) -> Option<Vec<String>> {
+    let variable = problem.solves_for?;
+    let compact: String = problem
+        .text
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect();
+    let (left, right) = compact.split_once('=')?;
+    let c: i64 = right.parse().ok()?;
+    let at = left.find(variable)?;
+    let a: i64 = match &left[..at] {
+        "" => 1,
+        digits => digits.parse().ok()?,
+    };
+    let rest = &left[at + variable.len_utf8()..];
+    let b: i64 = match rest.chars().next() {
+        None => 0,
+        Some('+') => rest[1..].parse().ok()?,
+        Some('-') => -rest[1..].parse::<i64>().ok()?,
+        Some(_) => return None,
+    };
+    if a == 0 || (c - b) % a != 0 {
+        return None;
+    }
+    let x = (c - b) / a;
+    let mut steps = Vec::new();
+    let ax = if a == 1 {
+        variable.to_string()
+    } else {
+        format!("{a}{variable}")
+    };
+    if b > 0 {
+        steps.push(format!(
+            "First undo the + {b}: take {b} from both sides, so {ax} = {c} - {b} = {}.",
+            c - b
+        ));
+    } else if b < 0 {
+        steps.push(format!(
+            "First undo the - {}: add {} to both sides, so {ax} = {c} + {} = {}.",
+            -b,
+            -b,
+            -b,
+            c - b
+        ));
+    }
+    if a != 1 {
+        let then = if b == 0 { "Undo" } else { "Then undo" };
+        steps.push(format!(
+            "{then} the \u{d7} {a}: divide both sides by {a}, so {variable} = {} \u{f7} {a} = {x}.",
+            c - b
+        ));
+    }
+    let check = match (a, b) {
+        (1, 0) => return None,
+        (1, b) => format!("{x} {} {}", if b > 0 { '+' } else { '-' }, b.abs()),
+        (a, 0) => format!("{a} \u{d7} {}", signed(x)),
+        (a, b) => format!(
+            "{a} \u{d7} {} {} {}",
+            signed(x),
+            if b > 0 { '+' } else { '-' },
+            b.abs()
+        ),
+    };
+    steps.push(format!(
+        "So {variable} = {x}. Check: {check} = {c} \u{2713}. We undo the operations in reverse order, doing the same to both sides so the equation stays balanced."
+    ));
+    Some(steps)
+}
+
+fn signed(n: i64) -> String {
+    if n < 0 {
+        format!("({n})")
+    } else {
+        n.to_string()
+    }
+}
+
 /// `step`, unless it would give `answer` away: then a first step that
 /// names no number of its own.
 fn safe_step(run: &MathRun, answer: &str, step: String) -> String {
@@ -1275,6 +1355,53 @@ fn columnwise(a: &str, b: &str, digit: impl Fn(u32, u32) -> u32) -> Option<u64> 
         )?);
     }
     out.parse().ok()
+}
+
+#[cfg(test)]
+mod solution_tests {
+    use super::*;
+
+    fn steps(message: &str) -> Option<Vec<String>> {
+        solution_steps(&student_problem(message)?)
+    }
+
+    #[test]
+    fn a_two_step_equation_is_undone_in_reverse_order() {
+        let s = steps("how do I solve 2x + 3 = 11?").unwrap();
+        assert_eq!(s.len(), 3);
+        assert!(
+            s[0].contains("take 3 from both sides, so 2x = 11 - 3 = 8"),
+            "{s:?}"
+        );
+        assert!(
+            s[1].contains("divide both sides by 2, so x = 8 \u{f7} 2 = 4"),
+            "{s:?}"
+        );
+        assert!(s[2].contains("Check: 2 \u{d7} 4 + 3 = 11"), "{s:?}");
+    }
+
+    #[test]
+    fn subtraction_and_negative_answers() {
+        let s = steps("solve 3y - 5 = -11").unwrap();
+        assert!(
+            s[0].contains("add 5 to both sides, so 3y = -11 + 5 = -6"),
+            "{s:?}"
+        );
+        assert!(s[2].contains("3 \u{d7} (-2) - 5 = -11"), "{s:?}");
+        let one = steps("x + 4 = 9").unwrap();
+        assert_eq!(one.len(), 2, "{one:?}");
+        assert!(one[1].contains("Check: 5 + 4 = 9"), "{one:?}");
+    }
+
+    #[test]
+    fn other_problems_have_no_steps_here() {
+        assert!(steps("what is 47 + 38?").is_none());
+        assert!(
+            steps("solve 2x + 3 = 10").is_none(),
+            "not a whole-number answer"
+        );
+        assert!(steps("solve 2(x + 3) = 10").is_none());
+    }
 }
 
 #[cfg(test)]

@@ -48,8 +48,8 @@ use crate::model::{
     LlmTutorResponse, MappedUnit, MasteryTier, Mode, OutboundEvent, PendingQuestion,
     Personalization, PracticeItem, ProblemBrief, QuestionPhase, QuestionState, RevisitBrief, Role,
     SessionState, SnapshotLiteForLlm, StudentInput, StudentIntent, StudentSnapshot, Thread,
-    TurnAnalysis, TutorAction, TutorCard, TutorContext, TutorMessage, TutorTurnInput, UnitAnchor,
-    WorkedExample,
+    ThreadStatus, TurnAnalysis, TutorAction, TutorCard, TutorContext, TutorMessage, TutorTurnInput,
+    UnitAnchor, WorkedExample,
 };
 
 /// The category of a question about maths outside the course.
@@ -398,8 +398,10 @@ pub fn plan_interpreted(
         question.help = item_help.help.clone();
     }
     let mut pending_answers = pending_answers(rt, &preview, env.now);
-    // The problem the student just brought is worked with them, not answered.
-    if let Some(own) = own_problem(session, read.said.as_deref())
+    // The problem the student just brought is worked with them, not
+    // answered; a question session answers it outright.
+    if input.clarify.is_none()
+        && let Some(own) = own_problem(session, read.said.as_deref())
         && let Some(answer) = PendingAnswer::new("own problem", &own.text, &own.answer)
     {
         pending_answers.push(answer);
@@ -849,6 +851,7 @@ fn compose(
         },
         seed: env.seed,
         lesson: block.lesson,
+        clarify: block.clarify,
         problem: block.problem.map(|p| ProblemBrief {
             earlier_messages,
             ..p
@@ -1214,6 +1217,9 @@ pub fn apply(
             events: &mut events,
         },
     );
+    if thread.status == ThreadStatus::Completed && thread.ended_at.is_none() {
+        thread.ended_at = Some(env.now);
+    }
     Ok(Applied {
         thread,
         snapshot,
@@ -1436,7 +1442,8 @@ fn track_student_problem(
     course: &Course,
     now: DateTime<Utc>,
 ) {
-    if plan.input.category.own_problem.is_empty() {
+    // A question session answers it outright: nothing is left pending.
+    if plan.input.category.own_problem.is_empty() || plan.input.clarify.is_some() {
         return;
     }
     let Some(problem) = plan.said.as_deref().and_then(student_math::student_problem) else {

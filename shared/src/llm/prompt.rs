@@ -175,10 +175,15 @@ impl FixedParts {
         let rules = signals.mode_rules(input.mode).trim();
         values.insert(
             "mode_rules",
-            match (&input.lesson, &input.problem) {
-                (Some(lesson), _) => format!("{rules}\n{}", signals.lesson(lesson, input.pacing)),
-                (None, Some(problem)) => format!("{rules}\n{}", signals.problem(problem)),
-                (None, None) => rules.to_owned(),
+            match (&input.lesson, &input.clarify, &input.problem) {
+                (Some(lesson), _, _) => {
+                    format!("{rules}\n{}", signals.lesson(lesson, input.pacing))
+                }
+                (None, Some(clarify), _) => format!("{rules}\n{}", signals.clarify(clarify))
+                    .trim_end()
+                    .to_owned(),
+                (None, None, Some(problem)) => format!("{rules}\n{}", signals.problem(problem)),
+                (None, None, None) => rules.to_owned(),
             },
         );
         values.insert("personalization", personalization(&input.personalization));

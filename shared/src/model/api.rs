@@ -348,6 +348,10 @@ pub struct ThreadStateView {
     pub teach_back_active: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub study_plan: Option<StudyPlanView>,
+    /// Concepts the session has discussed, first asked first (a question
+    /// session's answers; empty in modes that track none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub concepts_discussed: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exam_progress: Option<ExamProgressView>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

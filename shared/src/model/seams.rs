@@ -142,9 +142,26 @@ pub struct TutorTurnInput {
     /// The lesson step this reply teaches, in a mode that follows a plan.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lesson: Option<LessonBrief>,
+    /// Where a question session is, in clarify_doubts mode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clarify: Option<ClarifyBrief>,
     /// The problem being worked on, in a problem set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub problem: Option<ProblemBrief>,
+}
+
+/// A question session as the prompt's mode block describes it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClarifyBrief {
+    /// Concepts answered earlier in this session, first asked first.
+    pub concepts_discussed: Vec<String>,
+    /// The student's earlier sessions, one line each, newest first.
+    pub past_discussions: Vec<String>,
+    /// This reply closes the session with a recap.
+    pub closing: bool,
+    /// The session was closed before this message.
+    pub complete: bool,
 }
 
 /// Where a problem set is, for the prompt's mode block.

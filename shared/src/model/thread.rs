@@ -77,6 +77,12 @@ pub struct Thread {
     /// The latest message, shortened, for thread listings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preview: Option<String>,
+    /// When the student last paused the thread (while it is paused).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paused_at: Option<DateTime<Utc>>,
+    /// When the thread was completed: ended by the student or finished by its mode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended_at: Option<DateTime<Utc>>,
     pub session: SessionState,
 }
 
@@ -245,11 +251,38 @@ pub enum ModeState {
     Guided,
     /// A study plan and its steps' statuses.
     TeachMe(StudyPlan),
+    /// A student-led question session: whether it has been closed, and the
+    /// student's earlier sessions it builds on.
+    ClarifyDoubts(ClarifySession),
     /// The questions chosen at creation, their expected answers (kept
     /// server-side) and the student's answers.
     Exam(ExamSession),
     /// The problems to work through and where the student is.
     ProblemSet(ProblemSetState),
+}
+
+/// What a clarify_doubts session keeps besides the concepts discussed
+/// (which every mode records in [`SessionState::concepts_discussed`]).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ClarifySession {
+    /// Questions answered so far.
+    pub questions_answered: u32,
+    /// The student or the tutor closed the session: every later message
+    /// gets a short reply pointing to another mode.
+    pub complete: bool,
+    /// The student's latest earlier question sessions on the course,
+    /// newest first, attached when the thread was created.
+    pub past_discussions: Vec<PastDiscussion>,
+}
+
+/// One earlier question session, as the context remembers it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PastDiscussion {
+    pub thread_id: String,
+    pub created_at: DateTime<Utc>,
+    pub concepts: Vec<String>,
 }
 
 /// How a question's answer is checked by code.
@@ -828,6 +861,8 @@ mod tests {
             updated_at: DateTime::<Utc>::UNIX_EPOCH,
             title: None,
             preview: None,
+            paused_at: None,
+            ended_at: None,
             session: SessionState::default(),
         }
     }

@@ -10,9 +10,12 @@ pub mod error;
 mod events;
 mod exams;
 mod lease;
+pub mod lifecycle;
+mod logs;
 mod notify;
 mod outbound;
 mod reports;
+pub mod text_hygiene;
 mod threads;
 mod timeline;
 mod transcribe;
@@ -28,8 +31,11 @@ use chrono::{DateTime, Utc};
 pub use catalog::{CourseDetail, CourseList, CourseSummary, CourseUnit, PrerequisiteEdge};
 pub use error::ServiceError;
 pub use exams::ExamGateway;
+pub use lifecycle::{LifecycleChange, LifecycleResponse};
+pub use logs::{LogFormat, ThreadLogs, TurnLogView};
 pub use outbound::{EVENT_ID_HEADER, EVENT_TYPE_HEADER, event_id};
 pub use reports::{ConfusionLine, ReportCard, RevisitLine, ThreadSummaryReport, UnitLine};
+pub use threads::ThreadFilter;
 pub use transcribe::{AudioStore, TranscriptBody, UploadRequest, UploadTicket, UploadedAudio};
 pub use turn::StreamedTurn;
 pub use views::{ThreadList, ThreadReplay};
@@ -44,11 +50,15 @@ use crate::llm::transcription::OpenAiTranscriber;
 use crate::llm::{LlmSetupError, LlmStack, RetryPolicy};
 use crate::store::{ContentCache, LoadError, Store, StoreError};
 
-/// A use case's successful response: status and JSON body.
+pub(crate) const JSON: &str = "application/json";
+
+/// A use case's successful response: status and body.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Output {
     pub status: u16,
     pub body: String,
+    /// `application/json` unless a route answers in another format.
+    pub content_type: &'static str,
 }
 
 impl Output {
@@ -57,7 +67,11 @@ impl Output {
         value: &T,
     ) -> Result<Output, ServiceError> {
         serde_json::to_string(value)
-            .map(|body| Output { status, body })
+            .map(|body| Output {
+                status,
+                body,
+                content_type: JSON,
+            })
             .map_err(|e| ServiceError::internal(e.to_string()))
     }
 }

@@ -25,6 +25,13 @@ use crate::store::{
     ThreadRecord, UnitOfWork, Versioned,
 };
 
+/// Which of the caller's threads `GET /me/threads` lists.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ThreadFilter {
+    pub status: Option<ThreadStatus>,
+    pub mode: Option<crate::model::Mode>,
+}
+
 /// Times a use case re-reads and re-applies after a version conflict
 /// before answering 409.
 const COMMIT_ATTEMPTS: usize = 5;
@@ -102,7 +109,11 @@ pub(crate) fn respond<T: Serialize>(
             },
         );
     }
-    Ok(Output { status, body })
+    Ok(Output {
+        status,
+        body,
+        content_type: super::JSON,
+    })
 }
 
 /// Runs `attempt` (read, compute, build a unit of work) and commits it; on
@@ -262,6 +273,11 @@ fn check_problems(
                 {
                     return bad("hints", "at most 10 hints of 1 to 1000 characters".into());
                 }
+                super::text_hygiene::check(&at("text"), &p.text)?;
+                super::text_hygiene::check(&at("correctAnswer"), &p.correct_answer)?;
+                for (h, hint) in p.hints.iter().enumerate() {
+                    super::text_hygiene::check(&at(&format!("hints[{h}]")), hint)?;
+                }
             }
             Ok(())
         }
@@ -321,6 +337,9 @@ impl App {
         {
             return Err(ServiceError::invalid_field("goal", "the goal is too long"));
         }
+        if let Some(goal) = &request.goal {
+            super::text_hygiene::check("goal", goal)?;
+        }
         check_problems(&request, course, workflow)?;
         let thread_id = self.ids.new_id();
         let now = self.clock.now();
@@ -338,6 +357,7 @@ impl App {
             unit: request.unit_id.as_deref().and_then(|u| course.unit(u)),
             goal: request.goal.as_deref(),
             prepared: None,
+            earlier: &[],
             request: &request,
             now,
             seed: seed_of(&thread_id),
@@ -348,6 +368,10 @@ impl App {
         };
         mode.check(&start)
             .map_err(|e| ServiceError::invalid_field(e.field, e.detail))?;
+        let earlier = self
+            .earlier_threads(who, course, request.mode, mode.earlier_sessions(&start))
+            .await?;
+        start.earlier = &earlier;
         let prepared = match mode.start_call(&start) {
             Some(call) => Some(self.start_call(&bundle, &course.workflow, call).await),
             None => None,
@@ -383,6 +407,8 @@ impl App {
                 updated_at: now,
                 title: None,
                 preview: None,
+                paused_at: None,
+                ended_at: None,
                 session: started.session.clone(),
             };
             let message = TutorMessage {
@@ -414,6 +440,47 @@ impl App {
             Ok((work, output))
         })
         .await
+    }
+
+    /// The caller's latest `count` threads in `mode` on `course`, newest
+    /// first: the ones a new thread of that mode builds on. Only the first
+    /// pages of the thread list are looked through.
+    async fn earlier_threads(
+        &self,
+        who: &Principal,
+        course: &crate::content::Course,
+        mode: crate::model::Mode,
+        count: usize,
+    ) -> Result<Vec<Thread>, ServiceError> {
+        const PAGES: usize = 3;
+        let mut found = Vec::new();
+        let mut page = PageRequest {
+            limit: 50,
+            cursor: None,
+        };
+        for _ in 0..PAGES {
+            if found.len() >= count {
+                break;
+            }
+            let listed = self.store.list_threads(&who.student_id, &page).await?;
+            for summary in listed
+                .items
+                .iter()
+                .filter(|t| t.mode == mode && t.course_id == course.id)
+            {
+                if found.len() >= count {
+                    break;
+                }
+                if let Some(record) = self.store.get_thread(&summary.thread_id, 0).await? {
+                    found.push(record.thread);
+                }
+            }
+            match listed.next_cursor {
+                Some(cursor) => page.cursor = Some(cursor),
+                None => break,
+            }
+        }
+        Ok(found)
     }
 
     /// The course's bank questions the student is locked out of now.
@@ -500,16 +567,24 @@ impl App {
     }
 
     /// `GET /me/threads`: the caller's threads, most recent first.
+    /// The filter applies within each page: a page may hold fewer threads
+    /// than asked for while `nextCursor` still leads to more.
     pub async fn list_threads(
         &self,
         who: &Principal,
         page: PageRequest,
+        filter: ThreadFilter,
     ) -> Result<Output, ServiceError> {
         let threads = self.store.list_threads(&who.student_id, &page).await?;
         Output::json(
             200,
             &views::ThreadList {
-                threads: threads.items,
+                threads: threads
+                    .items
+                    .into_iter()
+                    .filter(|t| filter.status.is_none_or(|s| s == t.status))
+                    .filter(|t| filter.mode.is_none_or(|m| m == t.mode))
+                    .collect(),
                 next_cursor: threads.next_cursor,
             },
         )

@@ -40,7 +40,8 @@ use crate::model::{
     CallUsage, ClientEvent, ExpectedAnswer, LlmError, LlmTutorResponse, ModeState, OutboundEvent,
     OutboundEventKind, PendingQuestion, Personalization, ProgressionAction, QuestionPhase, Reply,
     Role, SafetyInput, SafetyMark, SafetyOutcome, SessionEnd, StudentSnapshot, TextSink, Thread,
-    TurnRequest, TurnResponse, TutorCard, TutorMessage, WebhookSessionStatus, WebhookTurnResponse,
+    ThreadStatus, TurnRequest, TurnResponse, TutorCard, TutorMessage, WebhookSessionStatus,
+    WebhookTurnResponse,
 };
 use crate::store::{Expected, IdempotencyLock, ThreadRecord, TurnLog, UnitOfWork, Versioned};
 
@@ -399,6 +400,10 @@ impl App {
         thread_id: &str,
     ) -> Result<bool, ServiceError> {
         let record = owned_thread(self, who, thread_id, 0).await?;
+        // A paused session waits for its student: it is not idle.
+        if record.thread.status == ThreadStatus::Paused {
+            return Ok(false);
+        }
         let Some(mode) = modes::for_mode(record.thread.mode) else {
             return Ok(false);
         };
@@ -409,6 +414,9 @@ impl App {
         let Some(expired) = mode.expire(&mut thread, rt.course(), rt.workflow(), now) else {
             return Ok(false);
         };
+        if thread.status == ThreadStatus::Completed && thread.ended_at.is_none() {
+            thread.ended_at = Some(now);
+        }
         let notice = TutorMessage {
             id: format!("{thread_id}-expired-{}", now.timestamp()),
             thread_id: thread_id.to_owned(),
@@ -443,6 +451,12 @@ impl App {
         shape: Shape<'_>,
     ) -> Result<ThreadRecord, ServiceError> {
         let mut record = owned_thread(self, who, thread_id, RECENT_MESSAGES).await?;
+        if record.thread.status == ThreadStatus::Paused {
+            return Err(super::lifecycle::wrong_state(
+                &record.thread,
+                "taking a turn",
+            ));
+        }
         with_problem(&mut record.thread, shape, self.clock.now());
         Ok(record)
     }
@@ -743,13 +757,14 @@ impl App {
             ("messageText", &request.message_text),
             ("messageLatex", &request.message_latex),
         ] {
-            if let Some(text) = text
-                && text.chars().count() > limit
-            {
-                return Err(ServiceError::invalid_field(
-                    field,
-                    format!("the message is longer than {limit} characters"),
-                ));
+            if let Some(text) = text {
+                if text.chars().count() > limit {
+                    return Err(ServiceError::invalid_field(
+                        field,
+                        format!("the message is longer than {limit} characters"),
+                    ));
+                }
+                super::text_hygiene::check(field, text)?;
             }
         }
         let said = [&request.message_text, &request.message_latex]

@@ -63,6 +63,7 @@ pub fn state_view(thread: &Thread) -> ThreadStateView {
                 extension_turns: plan.extension_turns,
             }
         }),
+        concepts_discussed: s.concepts_discussed.clone(),
         exam_progress: exam_of(s).map(progress_view),
         problem_set: problem_set::state_of(s).map(problem_set_view),
     }

@@ -73,6 +73,23 @@ impl App {
                 "the message is empty",
             ));
         }
+        super::text_hygiene::check("message", &request.message)?;
+        super::text_hygiene::check("session_id", &request.session_id)?;
+        let sent = request
+            .current_problem
+            .iter()
+            .map(|p| ("current_problem".to_owned(), p));
+        let listed = (request.problems.iter().flatten().enumerate())
+            .map(|(i, p)| (format!("problems[{i}]"), p));
+        for (field, problem) in sent.chain(listed) {
+            for (name, text) in [
+                ("id", &problem.id),
+                ("text", &problem.text),
+                ("correct_answer", &problem.correct_answer),
+            ] {
+                super::text_hygiene::check(&format!("{field}.{name}"), text)?;
+            }
+        }
         let who = Principal::integration_student(&integration.id, student);
         let (thread_id, notice) = self.session_thread(integration, &who, &request).await?;
         let settings = WebhookSettings {
@@ -200,6 +217,8 @@ impl App {
             updated_at: now,
             title: None,
             preview: None,
+            paused_at: None,
+            ended_at: None,
             session,
         };
         let mut work = UnitOfWork::new();

@@ -196,6 +196,12 @@ pub struct ThreadSummary {
     pub preview: Option<String>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
+    /// Set while the thread is paused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paused_at: Option<DateTime<Utc>>,
+    /// Set once the thread is completed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended_at: Option<DateTime<Utc>>,
 }
 
 impl From<&Thread> for ThreadSummary {
@@ -214,6 +220,8 @@ impl From<&Thread> for ThreadSummary {
             preview: t.preview.clone(),
             created_at: t.created_at,
             updated_at: t.updated_at,
+            paused_at: t.paused_at,
+            ended_at: t.ended_at,
         }
     }
 }

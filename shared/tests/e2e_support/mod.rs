@@ -190,6 +190,25 @@ impl Harness {
         .await
     }
 
+    /// A GET answered in another format than JSON: status, content type, body.
+    pub async fn get_text(&self, student: &str, path: &str) -> (u16, String, String) {
+        let r = self
+            .http
+            .get(format!("{}{path}", self.base))
+            .bearer_auth(self.token(student))
+            .send()
+            .await
+            .unwrap();
+        let status = r.status().as_u16();
+        let content_type = r
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_owned();
+        (status, content_type, r.text().await.unwrap())
+    }
+
     pub async fn new_thread(&self, student: &str) -> String {
         let r = self
             .post(student, "/threads", json!({"courseId": "prealgebra"}))

@@ -247,6 +247,7 @@ pub fn turn_input(units: &[Unit]) -> TutorTurnInput {
         },
         seed: 7,
         lesson: None,
+        clarify: None,
         problem: None,
     }
 }

@@ -10,8 +10,8 @@ use tutorflow::model::{
     TurnResponse, WebhookTurnRequest, WebhookTurnResponse,
 };
 use tutorflow::service::{
-    CourseDetail, CourseList, ReportCard, ThreadList, ThreadReplay, ThreadSummaryReport,
-    TranscriptBody, UploadRequest, UploadTicket, UploadedAudio,
+    CourseDetail, CourseList, LifecycleResponse, ReportCard, ThreadList, ThreadLogs, ThreadReplay,
+    ThreadSummaryReport, TranscriptBody, UploadRequest, UploadTicket, UploadedAudio,
 };
 
 /// Where OpenAPI keeps reusable schemas; every `$ref` points here.
@@ -47,6 +47,8 @@ pub fn generated() -> Map<String, Value> {
     add::<ReportCard>(&mut responses);
     add::<CourseList>(&mut responses);
     add::<CourseDetail>(&mut responses);
+    add::<LifecycleResponse>(&mut responses);
+    add::<ThreadLogs>(&mut responses);
 
     let mut schemas = requests.take_definitions(true);
     for schema in schemas.values_mut() {

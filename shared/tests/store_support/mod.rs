@@ -207,6 +207,8 @@ pub fn thread(id: &str, student: &str, updated: i64) -> Thread {
         updated_at: t(updated),
         title: None,
         preview: None,
+        paused_at: None,
+        ended_at: None,
         session: SessionState::default(),
     }
 }

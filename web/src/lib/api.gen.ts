@@ -20,8 +20,9 @@ export interface paths {
          *     student's progress in the course (the snapshot) is shared by all of
          *     their threads in it and is created on their first thread.
          *
-         *     Modes `guided`, `teach_me`, `exam` and `problem_set` are available; the
-         *     other modes answer 422 (`mode-not-available`) until they are built. A `teach_me`
+         *     Every mode is available: `guided`, `teach_me`, `clarify_doubts`,
+         *     `exam` and `problem_set`; a mode the course's workflow switches off
+         *     answers 422 (`mode-disabled`). A `teach_me`
          *     thread teaches `unitId` (the course's entry unit if none is given) from a
          *     study plan of 3 to 5 steps, set up here: the unit's authored plan,
          *     else the planner's, else the workflow's default plan. Its progress is
@@ -45,6 +46,14 @@ export interface paths {
          *     in `state.examProgress`; the report is in the thread's summary once
          *     the exam is over. A parameter out of range or a unit not in the course
          *     is refused with 400 naming the field.
+         *
+         *     A `clarify_doubts` thread is a question session on the course (about
+         *     `unitId` when given): each question is answered directly, about the
+         *     unit its own words name, and the units answered are listed in
+         *     `state.conceptsDiscussed`; the student's latest earlier question
+         *     sessions on the course are in the tutor's context. "That's all", a
+         *     "no" to "anything else?" or `POST /threads/{threadId}/end` closes it
+         *     with a recap.
          *
          *     A `problem_set` thread works through `problems` (5 to 10, each with an
          *     answer code can check; ids unique; `unitId` one of the course's) or the
@@ -98,6 +107,74 @@ export interface paths {
          *     carrying the problem.
          */
         post: operations["takeTurn"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/threads/{threadId}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pause a session
+         * @description Pauses the thread in any mode: its state is kept exactly as it is,
+         *     and turns are refused with a 409 problem (`thread-paused`) until it
+         *     is resumed. The thread list shows it as `paused` with `pausedAt`.
+         */
+        post: operations["pauseThread"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/threads/{threadId}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume a paused session
+         * @description Makes a paused thread active again, with the state it was paused in.
+         */
+        post: operations["resumeThread"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/threads/{threadId}/end": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * End a session
+         * @description Completes the thread in any mode (`endedAt` is set). A question
+         *     session (clarify_doubts) adds its recap of the concepts discussed as
+         *     the last message; after that every message gets a short reply
+         *     pointing to a lesson or practice. A problem set ends where it is
+         *     (`abandoned` unless every problem is done) with its report in
+         *     `state.problemSet` and the thread's summary. An exam is finished with
+         *     an `EXAM_END` turn, which scores it; ending its thread here does not.
+         */
+        post: operations["endThread"];
         delete?: never;
         options?: never;
         head?: never;
@@ -325,6 +402,32 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/threads/{threadId}/logs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A conversation's turn logs
+         * @description The thread's turn logs, oldest first, a page at a time: what code
+         *     read of each message (category, intent, grade, mapped units), the
+         *     policy chain (focus, blocker, allowed actions, scope), the action
+         *     taken, whether the reply was the model's, offline or the fallback
+         *     (with the violations), and the model call's usage. Never the prompt.
+         *     Logs expire after the deployment's retention. `format=text` gives
+         *     one readable line per turn as `text/plain`.
+         */
+        get: operations["getThreadLogs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/me/threads": {
         parameters: {
             query?: never;
@@ -334,7 +437,11 @@ export interface paths {
         };
         /**
          * The caller's conversations
-         * @description The caller's threads, most recently active first, a page at a time.
+         * @description The caller's threads, most recently active first, a page at a time,
+         *     each with its status and timestamps (`createdAt`, `updatedAt`,
+         *     `pausedAt` while paused, `endedAt` once completed). `status` and
+         *     `mode` filter each page, so a page may hold fewer threads than
+         *     `limit` while `nextCursor` still leads to more.
          */
         get: operations["listMyThreads"];
         put?: never;
@@ -436,6 +543,8 @@ export interface components {
              *     | `not-found` | 404 | no such route or resource, or not the caller's |
              *     | `method-not-allowed` | 405 | the path takes another method (see `Allow`) |
              *     | `conflict` | 409 | retry later (see `Retry-After`), or the exam question is locked or passed |
+             *     | `thread-paused` | 409 | the thread is paused: resume it before sending a turn |
+             *     | `thread-completed` | 409 | the thread is completed: it cannot be paused or resumed |
              *     | `exam-card-required` | 409 | the exam question was not shown on a card in this thread, its card was answered, or it expired |
              *     | `request-timeout` | 408 | the body arrived too slowly (`tutorflow serve`) |
              *     | `too-large` | 413 | the body or recording is too large |
@@ -916,6 +1025,20 @@ export interface components {
             url?: string;
         };
         /**
+         * @description The answer to a lifecycle request: the thread's state after it, and the
+         *     messages it added (an ended session's summary).
+         */
+        LifecycleResponse: {
+            /** Format: date-time */
+            endedAt?: string;
+            messages: components["schemas"]["TutorMessage"][];
+            /** Format: date-time */
+            pausedAt?: string;
+            state: components["schemas"]["ThreadStateView"];
+            status: components["schemas"]["ThreadStatus"];
+            threadId: string;
+        };
+        /**
          * @description How a problem of a problem set went (seed 003 mastery signals).
          *
          *     - `mastered`: Right on the first attempt, with no help.
@@ -1249,6 +1372,13 @@ export interface components {
             nextCursor: string | null;
             threads: components["schemas"]["ThreadSummary"][];
         };
+        /** @description A page of a thread's turn logs. */
+        ThreadLogs: {
+            logs: components["schemas"]["TurnLogView"][];
+            /** @description Pass as `cursor` for the next page. */
+            nextCursor: string | null;
+            threadId: string;
+        };
         /** @description `GET /threads/{threadId}`. */
         ThreadReplay: {
             courseId: string;
@@ -1267,6 +1397,11 @@ export interface components {
         };
         /** @description What a client may see of a thread's state: never an expected answer. */
         ThreadStateView: {
+            /**
+             * @description Concepts the session has discussed, first asked first (a question
+             *     session's answers; empty in modes that track none).
+             */
+            conceptsDiscussed?: string[];
             courseId: string;
             examProgress?: components["schemas"]["ExamProgressView"];
             isComplete: boolean;
@@ -1288,8 +1423,18 @@ export interface components {
             courseId: string;
             /** Format: date-time */
             createdAt: string;
+            /**
+             * Format: date-time
+             * @description Set once the thread is completed.
+             */
+            endedAt?: string;
             goal?: string;
             mode: components["schemas"]["Mode"];
+            /**
+             * Format: date-time
+             * @description Set while the thread is paused.
+             */
+            pausedAt?: string;
             /** @description The latest message, shortened. */
             preview?: string;
             status: components["schemas"]["ThreadStatus"];
@@ -1449,6 +1594,14 @@ export interface components {
             trace: unknown;
             /** @description The mastery tier of the focus and of every unit in scope. */
             unitTiers: components["schemas"]["UnitTier"][];
+        };
+        /** @description One turn's log. */
+        TurnLogView: {
+            /** Format: date-time */
+            createdAt: string;
+            /** @description The policy chain and outcome of the turn, as logged. */
+            entry: unknown;
+            turnId: string;
         };
         /** @description `POST /threads/{threadId}/turn`. */
         TurnRequest: {
@@ -1870,15 +2023,148 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
-            /** @description The body is not valid, says nothing (no message and no event), has a message over 4,000 characters, or names another course. */
+            /** @description The body is not valid, says nothing (no message and no event), has a message over 4,000 characters, names another course, or has a control character (other than tab and line breaks) or a bidirectional override character in `messageText` or `messageLatex` (the detail names the character, e.g. `U+202E (RIGHT-TO-LEFT OVERRIDE)`; nothing is stored). */
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             /** @description The caller has no thread with this id. */
             404: components["responses"]["NotFound"];
+            /** @description The thread is paused (`thread-paused`; resume it first), or a turn on it is still running. */
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             /** @description Turns in the thread's mode are not available yet (`mode-not-available`), the card event names a unit or question the course does not have (`unknown-id`, `field` says which), or the Idempotency-Key was used for another request. */
+            422: components["responses"]["Unprocessable"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    pauseThread: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a repeat of the same request with the same key
+                 *     returns the stored response (`Idempotent-Replayed: true`) and changes
+                 *     nothing; the same key with another path or body answers 422; a
+                 *     repeat while the first is still running answers 409 with
+                 *     `Retry-After`. Keys are per student and kept 24 hours by default;
+                 *     only successful responses are stored. A random UUID per user action
+                 *     is a good key. An empty value is the same as no key.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The thread's id, as returned by `POST /threads`. */
+                threadId: components["parameters"]["ThreadId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The thread after the change (asking for the state it is already in changes nothing). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LifecycleResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller has no thread with this id. */
+            404: components["responses"]["NotFound"];
+            /** @description The thread is completed (`thread-completed`), or the request is being processed under the same Idempotency-Key. */
+            409: components["responses"]["Conflict"];
+            /** @description The Idempotency-Key was used for another request. */
+            422: components["responses"]["Unprocessable"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    resumeThread: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a repeat of the same request with the same key
+                 *     returns the stored response (`Idempotent-Replayed: true`) and changes
+                 *     nothing; the same key with another path or body answers 422; a
+                 *     repeat while the first is still running answers 409 with
+                 *     `Retry-After`. Keys are per student and kept 24 hours by default;
+                 *     only successful responses are stored. A random UUID per user action
+                 *     is a good key. An empty value is the same as no key.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The thread's id, as returned by `POST /threads`. */
+                threadId: components["parameters"]["ThreadId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The thread after the change (asking for the state it is already in changes nothing). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LifecycleResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller has no thread with this id. */
+            404: components["responses"]["NotFound"];
+            /** @description The thread is completed (`thread-completed`), or the request is being processed under the same Idempotency-Key. */
+            409: components["responses"]["Conflict"];
+            /** @description The Idempotency-Key was used for another request. */
+            422: components["responses"]["Unprocessable"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    endThread: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a repeat of the same request with the same key
+                 *     returns the stored response (`Idempotent-Replayed: true`) and changes
+                 *     nothing; the same key with another path or body answers 422; a
+                 *     repeat while the first is still running answers 409 with
+                 *     `Retry-After`. Keys are per student and kept 24 hours by default;
+                 *     only successful responses are stored. A random UUID per user action
+                 *     is a good key. An empty value is the same as no key.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The thread's id, as returned by `POST /threads`. */
+                threadId: components["parameters"]["ThreadId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The thread after the change (asking for the state it is already in changes nothing). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LifecycleResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller has no thread with this id. */
+            404: components["responses"]["NotFound"];
+            /** @description The request is being processed under the same Idempotency-Key. */
+            409: components["responses"]["Conflict"];
+            /** @description The Idempotency-Key was used for another request. */
             422: components["responses"]["Unprocessable"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -2306,10 +2592,49 @@ export interface operations {
                     "application/json": components["schemas"]["ThreadReplay"];
                 };
             };
-            /** @description `limit` is not 1 to 100, or `cursor` is not one of this listing's. */
+            /** @description `limit` is not 1 to 100, `cursor` is not one of this listing's, or `status` or `mode` is not a known value. */
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             /** @description The caller has no thread with this id. */
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getThreadLogs: {
+        parameters: {
+            query?: {
+                /** @description Page size. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The `nextCursor` of the previous page; absent for the first page. */
+                cursor?: components["parameters"]["Cursor"];
+                /** @description `json` (the default) or `text`. */
+                format?: "json" | "text";
+            };
+            header?: never;
+            path: {
+                /** @description The thread's id, as returned by `POST /threads`. */
+                threadId: components["parameters"]["ThreadId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the thread's turn logs. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ThreadLogs"];
+                    "text/plain": string;
+                };
+            };
+            /** @description `limit` is not 1 to 100, `cursor` is not one of this listing's, or `format` is not json or text. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller has no thread with this id (another student's thread is not found either). */
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -2322,6 +2647,10 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /** @description The `nextCursor` of the previous page; absent for the first page. */
                 cursor?: components["parameters"]["Cursor"];
+                /** @description Only threads in this status. */
+                status?: components["schemas"]["ThreadStatus"];
+                /** @description Only threads in this mode. */
+                mode?: components["schemas"]["Mode"];
             };
             header?: never;
             path?: never;
@@ -2339,7 +2668,7 @@ export interface operations {
                     "application/json": components["schemas"]["ThreadList"];
                 };
             };
-            /** @description `limit` is not 1 to 100, or `cursor` is not one of this listing's. */
+            /** @description `limit` is not 1 to 100, `cursor` is not one of this listing's, or `status` or `mode` is not a known value. */
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             500: components["responses"]["InternalError"];

@@ -16,6 +16,7 @@
 //! [`for_mode`] is the registry: a mode that is not built yet has no entry,
 //! so threads cannot be created in it.
 
+pub mod clarify_doubts;
 pub mod exam;
 pub mod exam_select;
 pub mod guided;
@@ -32,8 +33,9 @@ use crate::engine::drill::IssuedDrill;
 use crate::engine::policy::PolicyOutcome;
 use crate::engine::turn::{CourseRuntime, Interpreted, Plan, TurnEnv, TurnEvent, TurnState};
 use crate::model::{
-    CreateThreadRequest, LessonBrief, LlmStudyPlan, LlmTutorResponse, Mode, OutboundEvent,
-    PlannerInput, ProblemBrief, ProblemInput, SessionState, StudentSnapshot, Thread, TutorMessage,
+    ClarifyBrief, CreateThreadRequest, LessonBrief, LlmStudyPlan, LlmTutorResponse, Mode,
+    OutboundEvent, PlannerInput, ProblemBrief, ProblemInput, SessionState, StudentSnapshot, Thread,
+    TutorMessage,
 };
 
 /// A mode's own steps of the turn pipeline.
@@ -43,6 +45,13 @@ pub trait SessionMode: Sync {
     /// [`Start::prepared`].
     fn start_call(&self, _start: &Start<'_>) -> Option<StartCall> {
         None
+    }
+
+    /// How many of the student's latest earlier threads in this mode on
+    /// the course a new thread builds on: the caller reads them into
+    /// [`Start::earlier`].
+    fn earlier_sessions(&self, _start: &Start<'_>) -> usize {
+        0
     }
 
     /// Whether `start` draws questions from the course's exam bank, and so
@@ -69,6 +78,13 @@ pub trait SessionMode: Sync {
         read: &Interpreted,
         policy: PolicyOutcome,
     ) -> ModePlan;
+
+    /// The student ends the thread (`POST /threads/{id}/end`): the mode's
+    /// own state is closed and its summary, if it has one, becomes the
+    /// thread's last message.
+    fn end(&self, _workflow: &Workflow, _course: &Course, _thread: &mut Thread) -> Option<String> {
+        None
+    }
 
     /// The mode's own update once the reply is decided, after the updates
     /// every mode shares. Not called when a safety response replaced the
@@ -108,9 +124,9 @@ pub fn for_mode(mode: Mode) -> Option<&'static dyn SessionMode> {
     match mode {
         Mode::Guided => Some(&guided::Guided),
         Mode::TeachMe => Some(&teach_me::TeachMe),
+        Mode::ClarifyDoubts => Some(&clarify_doubts::ClarifyDoubts),
         Mode::Exam => Some(&exam::Exam),
         Mode::ProblemSet => Some(&problem_set::ProblemSet),
-        Mode::ClarifyDoubts => None,
     }
 }
 
@@ -124,6 +140,9 @@ pub struct Start<'a> {
     pub goal: Option<&'a str>,
     /// The reply to the mode's [`SessionMode::start_call`], once made.
     pub prepared: Option<&'a StartReply>,
+    /// The student's latest earlier threads in this mode on this course,
+    /// newest first, as many as [`SessionMode::earlier_sessions`] asks for.
+    pub earlier: &'a [Thread],
     /// The creation request as sent (a mode's own parameters).
     pub request: &'a CreateThreadRequest,
     pub now: DateTime<Utc>,
@@ -208,6 +227,8 @@ pub struct ModeBlock {
     pub plan_complete: bool,
     /// Where a planned lesson is.
     pub lesson: Option<LessonBrief>,
+    /// Where a question session is.
+    pub clarify: Option<ClarifyBrief>,
     /// The problem being worked on (its `earlierMessages` is filled in
     /// when the history is cut).
     pub problem: Option<ProblemBrief>,
@@ -274,7 +295,13 @@ mod tests {
 
     #[test]
     fn only_built_modes_are_registered() {
-        let built = [Mode::Guided, Mode::TeachMe, Mode::Exam, Mode::ProblemSet];
+        let built = [
+            Mode::Guided,
+            Mode::TeachMe,
+            Mode::ClarifyDoubts,
+            Mode::Exam,
+            Mode::ProblemSet,
+        ];
         for mode in built {
             assert!(for_mode(mode).is_some());
         }

@@ -68,6 +68,21 @@ impl SessionMode for ProblemSet {
         })
     }
 
+    /// A student who ends the session (`POST /threads/{id}/end`) ends the
+    /// set where it is, with the report of what was done.
+    fn end(&self, _workflow: &Workflow, course: &Course, thread: &mut Thread) -> Option<String> {
+        let mut state = state_of(&thread.session)?.clone();
+        if state.ended.is_some() {
+            return None;
+        }
+        let now = thread.ended_at.unwrap_or(thread.updated_at);
+        let report = close(thread, &mut state, course, now);
+        Some(format!(
+            "This problem set is over. You finished {} of {} problems.",
+            report.problems_completed, report.problems_total
+        ))
+    }
+
     /// A session left without a message past `session_ttl_minutes` ends as
     /// abandoned, with the report of what was done.
     fn expire(
@@ -85,23 +100,7 @@ impl SessionMode for ProblemSet {
         {
             return None;
         }
-        let all_done = state
-            .problems
-            .iter()
-            .all(|p| matches!(p.status, ProblemStatus::Completed | ProblemStatus::Skipped));
-        let end = if all_done {
-            SessionEnd::Completed
-        } else {
-            SessionEnd::Abandoned
-        };
-        let report = end_session(&mut state, end, now, |u| {
-            course.unit(u).map(|u| u.title.clone())
-        });
-        thread.session.mode_state = ModeState::ProblemSet(state);
-        thread.session.pending_question = None;
-        thread.session.scaffolding = Default::default();
-        thread.session.teach_back = Default::default();
-        thread.status = ThreadStatus::Completed;
+        let report = close(thread, &mut state, course, now);
         thread.updated_at = now;
         let notice = format!(
             "This problem set was closed after {} minutes without a message. You finished {} of {} problems.",
@@ -195,6 +194,7 @@ impl SessionMode for ProblemSet {
                     boundary_turn: t.clone(),
                     keep_previous: settings.memory_turns_kept as usize * 2,
                 }),
+                clarify: None,
             },
             category,
             reply: None,
@@ -426,6 +426,32 @@ impl ProblemSet {
     ) -> bool {
         now - last_active > chrono::Duration::minutes(i64::from(settings.session_ttl_minutes))
     }
+}
+
+/// Ends `thread`'s set where it is (completed when every problem is done,
+/// else abandoned) and completes the thread; the session's report.
+fn close(
+    thread: &mut Thread,
+    state: &mut ProblemSetState,
+    course: &Course,
+    now: DateTime<Utc>,
+) -> ProblemSetReport {
+    let all_done = state
+        .problems
+        .iter()
+        .all(|p| matches!(p.status, ProblemStatus::Completed | ProblemStatus::Skipped));
+    let end = if all_done {
+        SessionEnd::Completed
+    } else {
+        SessionEnd::Abandoned
+    };
+    let report = end_session(state, end, now, |u| course.unit(u).map(|u| u.title.clone()));
+    thread.session.mode_state = ModeState::ProblemSet(state.clone());
+    thread.session.pending_question = None;
+    thread.session.scaffolding = Default::default();
+    thread.session.teach_back = Default::default();
+    thread.status = ThreadStatus::Completed;
+    report
 }
 
 /// A thread's problem set, if it runs one.

@@ -12,9 +12,12 @@ use async_trait::async_trait;
 
 use crate::content::Bundle;
 use crate::content::prompt::PromptTemplate;
-use crate::content::tutor_text::{FollowUp, ITEM_PLACEHOLDERS, OfflinePhrases, PhraseSlot};
+use crate::content::tutor_text::{
+    FollowUp, ITEM_PLACEHOLDERS, OfflinePhrases, PhraseSlot, list_in_words,
+};
 use crate::content::workflow::Workflow;
 use crate::engine::fallback::{self, ValidationContext};
+use crate::engine::student_math;
 use crate::model::{
     CallUsage, CheckReply, ClientEvent, ExamCandidate, ExamResult, LlmConceptCard, LlmDrillCard,
     LlmError, LlmExamSuggestion, LlmMappedUnit, LlmTurnAnalysis, LlmTutorResponse,
@@ -229,6 +232,7 @@ fn preference(input: &TutorTurnInput, follow_up: FollowUp) -> Vec<TutorAction> {
             &[SocraticQuestion, ConceptCard]
         }
         FollowUp::Scaffold | FollowUp::Clarify => &[ConceptCard, SocraticQuestion],
+        // A question session answers in words: the whole answer is the reply.
         _ => &[SocraticQuestion],
     };
     // A problem of the student's own is worked through with them.
@@ -385,18 +389,45 @@ fn compose(
             FollowUp::Clarify => Some(PhraseSlot::Clarify),
             FollowUp::Redirect => Some(PhraseSlot::Redirect),
             FollowUp::WrapUp => Some(PhraseSlot::WrapUp),
+            FollowUp::Answer if values.map.contains_key("solution_steps") => {
+                Some(PhraseSlot::Solution)
+            }
+            FollowUp::Answer => Some(PhraseSlot::Answer),
+            FollowUp::Recap => Some(PhraseSlot::Recap),
+            FollowUp::AfterCompletion => {
+                if let Some(short) = values.map.get("short_answer") {
+                    parts.push(short.clone());
+                }
+                Some(PhraseSlot::AfterCompletion)
+            }
         },
         TutorAction::ConceptCard => Some(PhraseSlot::ConceptCard),
         TutorAction::DrillCard => Some(PhraseSlot::DrillCard),
         TutorAction::ExamBlock => Some(PhraseSlot::ExamBlock),
     };
     let own = input.category.own_problem.trim();
+    let in_session = matches!(
+        follow_up,
+        FollowUp::Answer | FollowUp::Recap | FollowUp::AfterCompletion
+    );
     // Their own problem's first step is the question this reply asks.
-    let works_own = !own.is_empty() && action == TutorAction::SocraticQuestion;
+    let works_own = !own.is_empty() && action == TutorAction::SocraticQuestion && !in_session;
     if let Some(slot) = slot.filter(|_| !works_own) {
-        parts.push(pick.phrase(slot.name(), phrases.moves.phrases(slot), &values.map));
+        let list = phrases.moves.phrases(slot);
+        // A recap names the concepts whenever there are some.
+        let fullest: Vec<String> = list
+            .iter()
+            .filter(|p| slot == PhraseSlot::Recap && p.contains("{{concepts}}"))
+            .cloned()
+            .collect();
+        let list = if values.map.contains_key("concepts") && !fullest.is_empty() {
+            fullest.as_slice()
+        } else {
+            list
+        };
+        parts.push(pick.phrase(slot.name(), list, &values.map));
     }
-    if !own.is_empty() && action != TutorAction::DrillCard {
+    if !own.is_empty() && action != TutorAction::DrillCard && !in_session {
         let mut map = values.map.clone();
         map.insert("own_problem", own.to_owned());
         let step = input.category.own_problem_step.trim();
@@ -596,8 +627,15 @@ impl Values {
                 .trim()
                 .to_owned()
         };
+        // In a direct answer the passage follows the key idea: the passage
+        // closest to it, without a sentence saying the same again.
+        let explained = if input.clarify.is_some() {
+            without_repeats(&explanation_near(input, unit, &key_idea), &key_idea)
+        } else {
+            explanation(input, unit)
+        };
         map.insert("key_idea", key_idea);
-        map.insert("explanation", explanation(input, unit));
+        map.insert("explanation", explained);
         if let Some(example) = unit
             .worked_example
             .as_ref()
@@ -658,6 +696,24 @@ impl Values {
         if let Some(item) = &input.context.practice_item {
             map.insert("drill_prompt", item.prompt.trim().to_owned());
         }
+        if let Some(clarify) = &input.clarify {
+            if !clarify.concepts_discussed.is_empty() {
+                map.insert("concepts", list_in_words(&clarify.concepts_discussed));
+            }
+            let asked = input.student.said().unwrap_or_default();
+            if clarify.complete && asked.contains('?') {
+                let idea = map.get("key_idea").cloned().unwrap_or_default();
+                map.insert("short_answer", idea);
+            }
+        }
+        let own = input.category.own_problem.trim();
+        if !own.is_empty()
+            && let Some(steps) =
+                student_math::student_problem(own).and_then(|p| student_math::solution_steps(&p))
+        {
+            map.insert("own_problem", own.to_owned());
+            map.insert("solution_steps", steps.join(" "));
+        }
         Values { map }
     }
 
@@ -680,6 +736,20 @@ impl Values {
     }
 }
 
+/// `passage` without the sentences that mostly repeat `said` (more than
+/// half of their content words are in it).
+fn without_repeats(passage: &str, said: &str) -> String {
+    let known = content_words(said);
+    let kept: Vec<&str> = passage
+        .split_inclusive(['.', '!', '?'])
+        .filter(|sentence| {
+            let words = content_words(sentence);
+            words.is_empty() || words.intersection(&known).count() * 2 <= words.len()
+        })
+        .collect();
+    kept.concat().trim().to_owned()
+}
+
 /// The key idea that shares most words with what the student asked (the
 /// first listed among equals; a "why" question prefers an idea that gives
 /// a reason), or none when no idea shares a word with it.
@@ -692,12 +762,22 @@ fn closest_idea<'a>(ideas: &[&'a String], asked: &str) -> Option<&'a String> {
             .collect()
     };
     let wanted = content(asked);
-    let why = asked.trim_start().to_lowercase().starts_with("why");
+    let opening = asked.trim_start().to_lowercase();
+    let why = opening.starts_with("why");
+    // "What is a percentage?" asks what the word means.
+    let what = opening.starts_with("what is")
+        || opening.starts_with("what's")
+        || opening.starts_with("whats")
+        || opening.starts_with("what are")
+        || opening.starts_with("what does");
     let mut best: Option<(usize, &String)> = None;
     for idea in ideas {
         let words = content(idea);
         let mut score = wanted.iter().filter(|w| words.contains(w)).count() * 2;
         if score > 0 && why && (idea.contains(" so ") || idea.contains("because")) {
+            score += 3;
+        }
+        if what && idea.contains(" means ") {
             score += 3;
         }
         if score > 0 && best.is_none_or(|(top, _)| score > top) {
@@ -718,6 +798,29 @@ fn explanation(input: &TutorTurnInput, unit: &UnitAnchor) -> String {
         .map(|c| first_sentences(&c.text, 2))
         .find(|text| !text.is_empty() && !overlaps_question(input, text))
         .unwrap_or_else(|| first_sentences(&unit.anchor_text, 2))
+}
+
+/// The opening of the retrieved lesson passage about `unit` that shares
+/// most words with `idea` (the best-ranked among equals); else the anchor.
+fn explanation_near(input: &TutorTurnInput, unit: &UnitAnchor, idea: &str) -> String {
+    let topic = content_words(idea);
+    let mut best: Option<(usize, String)> = None;
+    for chunk in input
+        .context
+        .unit_content_chunks
+        .iter()
+        .filter(|c| c.unit_id == unit.unit_id)
+    {
+        let text = first_sentences(&chunk.text, 2);
+        if text.is_empty() || overlaps_question(input, &text) {
+            continue;
+        }
+        let shared = content_words(&text).intersection(&topic).count();
+        if best.as_ref().is_none_or(|(top, _)| shared > *top) {
+            best = Some((shared, text));
+        }
+    }
+    best.map_or_else(|| first_sentences(&unit.anchor_text, 2), |(_, t)| t)
 }
 
 /// Whether `text` contains the mathematics of the pending question (so

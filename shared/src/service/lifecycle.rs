@@ -1,0 +1,161 @@
+//! `POST /threads/{threadId}/pause`, `/resume` and `/end`: a session's
+//! lifecycle, the same in every mode. A paused thread keeps its state
+//! exactly as it was and refuses turns (409) until it is resumed; an ended
+//! thread is completed, and its mode may add its summary as the last
+//! message (a question session's recap).
+
+use chrono::{DateTime, Utc};
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use super::error::ServiceError;
+use super::threads::{commit_with_retries, owned_thread, respond};
+use super::views::state_view;
+use super::{App, Output};
+use crate::api::auth::Principal;
+use crate::api::problem::Problem;
+use crate::engine::modes;
+use crate::model::{Role, Thread, ThreadStateView, ThreadStatus, TutorMessage};
+use crate::store::{IdempotencyLock, UnitOfWork};
+
+/// What the student asks of the session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LifecycleChange {
+    Pause,
+    Resume,
+    End,
+}
+
+/// The answer to a lifecycle request: the thread's state after it, and the
+/// messages it added (an ended session's summary).
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LifecycleResponse {
+    pub thread_id: String,
+    pub status: ThreadStatus,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paused_at: Option<DateTime<Utc>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ended_at: Option<DateTime<Utc>>,
+    pub state: ThreadStateView,
+    pub messages: Vec<TutorMessage>,
+}
+
+/// A 409 naming the state a thread is in that does not allow `what`.
+pub(crate) fn wrong_state(thread: &Thread, what: &str) -> ServiceError {
+    let (kind, title, hint) = match thread.status {
+        ThreadStatus::Paused => (
+            "thread-paused",
+            "Thread paused",
+            "; resume it first (POST /threads/{threadId}/resume)",
+        ),
+        ThreadStatus::Completed => ("thread-completed", "Thread completed", ""),
+        ThreadStatus::Active => ("thread-active", "Thread active", ""),
+    };
+    Problem::new(
+        http::StatusCode::CONFLICT,
+        kind,
+        title,
+        format!(
+            "thread `{}` is {}: {what} is not possible{hint}",
+            thread.thread_id,
+            status_word(thread.status)
+        ),
+    )
+    .into()
+}
+
+fn status_word(status: ThreadStatus) -> &'static str {
+    match status {
+        ThreadStatus::Active => "active",
+        ThreadStatus::Paused => "paused",
+        ThreadStatus::Completed => "completed",
+    }
+}
+
+impl App {
+    pub async fn change_lifecycle(
+        &self,
+        who: &Principal,
+        thread_id: &str,
+        change: LifecycleChange,
+        lock: Option<&IdempotencyLock>,
+    ) -> Result<Output, ServiceError> {
+        let bundle = self.bundle().await;
+        commit_with_retries(self, |_| {
+            let bundle = bundle.clone();
+            async move {
+                let record = owned_thread(self, who, thread_id, 0).await?;
+                let now = self.clock.now();
+                let mut thread = record.thread.clone();
+                let mut messages = Vec::new();
+                match (change, thread.status) {
+                    // Asking for the state the thread is already in changes nothing.
+                    (LifecycleChange::Pause, ThreadStatus::Paused)
+                    | (LifecycleChange::Resume, ThreadStatus::Active)
+                    | (LifecycleChange::End, ThreadStatus::Completed) => {}
+                    (LifecycleChange::Pause, ThreadStatus::Active) => {
+                        thread.status = ThreadStatus::Paused;
+                        thread.paused_at = Some(now);
+                    }
+                    (LifecycleChange::Resume, ThreadStatus::Paused) => {
+                        thread.status = ThreadStatus::Active;
+                        thread.paused_at = None;
+                    }
+                    (LifecycleChange::Pause | LifecycleChange::Resume, ThreadStatus::Completed) => {
+                        return Err(wrong_state(
+                            &thread,
+                            if change == LifecycleChange::Pause {
+                                "pausing"
+                            } else {
+                                "resuming"
+                            },
+                        ));
+                    }
+                    (LifecycleChange::End, ThreadStatus::Active | ThreadStatus::Paused) => {
+                        thread.status = ThreadStatus::Completed;
+                        thread.paused_at = None;
+                        thread.ended_at = Some(now);
+                        let course = bundle.course(&thread.course_id);
+                        let workflow = course.and_then(|c| bundle.workflow_for(c));
+                        if let (Some(mode), Some(course), Some(workflow)) =
+                            (modes::for_mode(thread.mode), course, workflow)
+                            && let Some(text) = mode.end(workflow, course, &mut thread)
+                        {
+                            messages.push(TutorMessage {
+                                id: format!("{thread_id}-end"),
+                                thread_id: thread_id.to_owned(),
+                                role: Role::Assistant,
+                                text,
+                                latex: None,
+                                card: None,
+                                card_state: None,
+                                event: None,
+                                safety: None,
+                                created_at: now,
+                            });
+                        }
+                    }
+                }
+                if thread != record.thread {
+                    thread.updated_at = now;
+                }
+                let response = LifecycleResponse {
+                    thread_id: thread.thread_id.clone(),
+                    status: thread.status,
+                    paused_at: thread.paused_at,
+                    ended_at: thread.ended_at,
+                    state: state_view(&thread),
+                    messages: messages.clone(),
+                };
+                let mut work = UnitOfWork::new();
+                if thread != record.thread {
+                    work.put_thread(record.update(thread, messages));
+                }
+                let output = respond(&mut work, lock, 200, &response)?;
+                Ok((work, output))
+            }
+        })
+        .await
+    }
+}
