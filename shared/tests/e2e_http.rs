@@ -724,6 +724,124 @@ async fn a_failing_model_falls_back_to_the_offline_tutor() {
     }
 }
 
+/// A stand-in for an OpenAI-compatible tutor model: it asks "What is
+/// 7 + 5?" in words with the answer it expects, and after each answer
+/// probes how the student got it (a question with no answer of its own).
+/// It answers in the provider's real response shape, on the unit the
+/// policy focuses.
+struct AsksInWords;
+
+impl wiremock::Respond for AsksInWords {
+    fn respond(&self, request: &wiremock::Request) -> wiremock::ResponseTemplate {
+        let body: Value = serde_json::from_slice(&request.body).unwrap_or_default();
+        let prompt: String = body["messages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|m| m["content"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n");
+        let unit = prompt
+            .split("\"focusUnitId\"")
+            .nth(1)
+            .and_then(|rest| rest.split('"').nth(1))
+            .unwrap_or_default()
+            .to_owned();
+        let first = !prompt.contains("7 + 5");
+        let (text, asked) = if first {
+            (
+                "Let's add. What is 7 + 5?",
+                json!({"text": "What is 7 + 5?", "expected_answer": "12"}),
+            )
+        } else {
+            ("Not quite. How did you get that?", Value::Null)
+        };
+        let reply = json!({
+            "mapped_units": [], "action": "SOCRATIC_QUESTION", "target_unit_id": unit,
+            "tutor_text": text, "concept_card": null, "drill_card": null, "exam_suggestion": null,
+            "question_asked": asked, "advance": false,
+            "turn_analysis": {"student_intent": if first { "question" } else { "answer" },
+                "understanding_signal": "uncertain", "suggested_prereq_units": [],
+                "answer_text": null, "answer_correct": null, "misconceptions_detected": []}
+        });
+        wiremock::ResponseTemplate::new(200).set_body_json(json!({
+            "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": "m",
+            "choices": [{"index": 0, "finish_reason": "stop",
+                "message": {"role": "assistant", "content": reply.to_string(), "refusal": null}}],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
+        }))
+    }
+}
+
+/// A question the tutor model asks in words keeps its expected answer on
+/// the server: each wrong answer is graded by code, counted, and escalates
+/// the phase asked → probe → hint → explain → strategy change; the answer
+/// never reaches the student's view.
+#[tokio::test]
+async fn a_question_asked_in_words_is_graded_and_escalates() {
+    use wiremock::matchers::method;
+    use wiremock::{Mock, MockServer};
+    let model = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(AsksInWords)
+        .mount(&model)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = base_config(dir.path());
+    config.llm.tutor = ProviderKind::OpenaiCompatible;
+    config.llm.openai_compatible.base_url = format!("{}/v1", model.uri());
+    let h = Harness::start(config, dir, None).await;
+    let student = "student-words";
+    let thread = h.new_thread(student).await;
+    let asked = h
+        .turn(
+            student,
+            &thread,
+            json!({"messageText": "can we practise adding?"}),
+        )
+        .await;
+    let pending = &asked["state"]["pendingQuestion"];
+    assert_eq!(pending["text"], "What is 7 + 5?", "{asked}");
+    assert_eq!(
+        (pending["phase"].as_str(), pending["wrongAttempts"].as_u64()),
+        (Some("asked"), Some(0))
+    );
+    let shown = json!([asked["messages"], asked["state"]]).to_string();
+    assert!(
+        !shown.contains("12"),
+        "the expected answer reached the student: {shown}"
+    );
+    for (answer, phase, attempts) in [
+        ("11", "probe", 1),
+        ("13", "hint", 2),
+        ("it's 10", "explain", 3),
+        ("14", "strategy_change", 4),
+    ] {
+        let turn = h
+            .turn(student, &thread, json!({"messageText": answer}))
+            .await;
+        let pending = &turn["state"]["pendingQuestion"];
+        assert_eq!(pending["phase"], phase, "after {answer}: {turn}");
+        assert_eq!(pending["wrongAttempts"], attempts, "after {answer}: {turn}");
+    }
+    // Nor is it written back into what the model is told about the question.
+    let requests = model.received_requests().await.unwrap();
+    let last = String::from_utf8_lossy(&requests.last().unwrap().body).into_owned();
+    let question_line = last
+        .split("Question being worked on:")
+        .nth(1)
+        .and_then(|rest| rest.split("\\n").next())
+        .unwrap_or_default();
+    assert!(question_line.contains("7 + 5"), "{question_line}");
+    assert!(!question_line.contains("12"), "{question_line}");
+    let right = h.turn(student, &thread, json!({"messageText": "12"})).await;
+    // A right answer clears it: what is pending now is the model's next
+    // question, a fresh one.
+    let pending = &right["state"]["pendingQuestion"];
+    assert_ne!(pending["text"], "What is 7 + 5?", "{right}");
+    assert_eq!(pending["wrongAttempts"], 0, "{right}");
+}
+
 /// The debug drawer's trace: only with `debug.enabled`, only for staff.
 #[tokio::test]
 async fn the_policy_trace_is_for_staff_on_a_debug_server_only() {

@@ -324,11 +324,15 @@ fn arb_reply(n: usize) -> impl Strategy<Value = LlmTutorResponse> {
                     question_id,
                     difficulty_tier,
                 }),
+                question_asked: None,
+                advance: false,
                 turn_analysis: LlmTurnAnalysis {
                     student_intent: StudentIntent::Unknown,
                     understanding_signal: UnderstandingSignal::Uncertain,
                     suggested_prereq_units: Vec::new(),
                     answer_text: None,
+                    answer_correct: None,
+                    misconceptions_detected: Vec::new(),
                 },
             },
         )
@@ -344,11 +348,15 @@ fn socratic(target: &str) -> LlmTutorResponse {
         concept_card: None,
         drill_card: None,
         exam_suggestion: None,
+        question_asked: None,
+        advance: false,
         turn_analysis: LlmTurnAnalysis {
             student_intent: StudentIntent::Unknown,
             understanding_signal: UnderstandingSignal::Uncertain,
             suggested_prereq_units: Vec::new(),
             answer_text: None,
+            answer_correct: None,
+            misconceptions_detected: Vec::new(),
         },
     }
 }

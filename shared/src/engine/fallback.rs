@@ -448,11 +448,15 @@ mod tests {
             concept_card: None,
             drill_card: None,
             exam_suggestion: None,
+            question_asked: None,
+            advance: false,
             turn_analysis: LlmTurnAnalysis {
                 student_intent: StudentIntent::Solve,
                 understanding_signal: UnderstandingSignal::Uncertain,
                 suggested_prereq_units: Vec::new(),
                 answer_text: None,
+                answer_correct: None,
+                misconceptions_detected: Vec::new(),
             },
         }
     }

@@ -834,7 +834,8 @@ fn compose(
                 .map(|u| {
                     u.misconceptions
                         .iter()
-                        .map(|m| format!("{} {}", m.description.trim(), m.remedy.trim()))
+                        // The id first, so a reply can name what it detected.
+                        .map(|m| format!("{}: {} {}", m.id, m.description.trim(), m.remedy.trim()))
                         .collect()
                 })
                 .unwrap_or_default(),
@@ -1107,6 +1108,15 @@ pub fn apply(
             record_help_given(session, c, &plan.item_help);
         }
     }
+    if origin == ReplyOrigin::Llm {
+        settle_by_reading(
+            session,
+            state.thread.session.pending_question.as_ref(),
+            plan,
+            reply,
+            course,
+        );
+    }
     track_student_problem(session, plan, course, env.now);
     thread_learning::record_turn(
         &mut session.learning,
@@ -1133,8 +1143,18 @@ pub fn apply(
     let text = rt.sanitizer.clean(&reply.tutor_text).text;
     let card = match reply.action {
         TutorAction::SocraticQuestion => {
-            if let Some(question) = last_question(&text) {
-                track_tutor_question(session, question, target, env.now);
+            let named = reply
+                .question_asked
+                .as_ref()
+                .map(|q| rt.sanitizer.clean(&q.text).text)
+                .filter(|q| !q.trim().is_empty());
+            if let Some(question) = last_question(&text).or(named) {
+                let llm_answer = reply
+                    .question_asked
+                    .as_ref()
+                    .and_then(|q| q.expected_answer.as_deref());
+                let expected = expected_of_question(&question, llm_answer);
+                track_tutor_question(session, question, expected, target, env.now);
             }
             None
         }
@@ -1403,20 +1423,124 @@ pub fn exam_card(course: &Course, question_id: &str, env: &TurnEnv<'_>) -> Optio
 /// 003); a probe or hint about a question code can grade never replaces it,
 /// so the student's next try is still graded; otherwise it is tracked for
 /// its lifecycle (seed 000).
+///
+/// A question with an answer code knows replaces a pending word question
+/// the student has not tried yet (the tutor moved on); once they have
+/// tried it, a new question is a smaller step towards it, and an answer to
+/// that step is progress, not a wrong try.
 fn track_tutor_question(
     session: &mut SessionState,
     question: String,
+    expected: Option<ExpectedAnswer>,
     unit: &Unit,
     now: DateTime<Utc>,
 ) {
+    let step_value = |e: &ExpectedAnswer| (e.kind == AnswerKind::Number).then(|| e.value.clone());
+    let pending = session.pending_question.as_ref();
+    let in_words = pending.is_some_and(|q| q.drill_token.is_none());
+    let untried = pending.is_some_and(|q| q.wrong_attempts == 0);
     if session.scaffolding.active {
         scaffolding::set_scaffold_question(session, &question);
-    } else if session
-        .pending_question
-        .as_ref()
-        .is_none_or(|q| q.expected.is_none())
+        if let Some(value) = expected.as_ref().and_then(step_value) {
+            session.scaffolding.step_expects = Some(value);
+        }
+    } else if pending.is_none_or(|q| q.expected.is_none())
+        || (in_words && untried && expected.is_some())
     {
-        lifecycle::ask(session, tutor_question(question, unit, now));
+        let mut asked = tutor_question(question, unit, now);
+        asked.expected = expected;
+        lifecycle::ask(session, asked);
+    } else if in_words && let Some(value) = expected.as_ref().and_then(step_value) {
+        session.scaffolding.active = true;
+        session.scaffolding.depth = session.scaffolding.depth.max(1);
+        session.scaffolding.step_expects = Some(value);
+        scaffolding::set_scaffold_question(session, &question);
+    }
+}
+
+/// The answer of a question the tutor asked in words: worked out by code
+/// when the question states a computation ("What is 7 + 5?"), else the
+/// answer the tutor model says it expects. Code's arithmetic wins over the
+/// model's; a model's answer in words ("no", "the denominator") stands.
+fn expected_of_question(question: &str, llm_answer: Option<&str>) -> Option<ExpectedAnswer> {
+    let llm_answer = llm_answer.map(str::trim).filter(|a| !a.is_empty());
+    let from_model = llm_answer.map(|a| ExpectedAnswer {
+        kind: crate::engine::grading::infer_kind(a, &[]),
+        value: a.to_owned(),
+        unit: None,
+        options: Vec::new(),
+        mistakes: Vec::new(),
+    });
+    let model_says_words = from_model
+        .as_ref()
+        .is_some_and(|e| !matches!(e.kind, AnswerKind::Number | AnswerKind::Equation));
+    if model_says_words {
+        return from_model;
+    }
+    let computed = student_math::student_problem(question).map(|problem| ExpectedAnswer {
+        kind: if problem.solves_for.is_some() {
+            AnswerKind::Equation
+        } else {
+            AnswerKind::Number
+        },
+        value: problem.answer,
+        unit: None,
+        options: Vec::new(),
+        mistakes: Vec::new(),
+    });
+    computed.or(from_model)
+}
+
+/// Where code could not grade an answer to the pending question (it asks
+/// for words, or has no answer code knows), the tutor model's reading of
+/// it settles the lifecycle: a wrong answer is counted and escalates the
+/// phase, a right one clears the question. It counts in the thread's own
+/// record (with a misconception the model names, when the unit lists it)
+/// but is never evidence of mastery: only code's grades are.
+fn settle_by_reading(
+    session: &mut SessionState,
+    answered: Option<&PendingQuestion>,
+    plan: &Plan,
+    reply: &LlmTutorResponse,
+    course: &Course,
+) {
+    let analysis = &reply.turn_analysis;
+    let (Some(answered), Some(correct)) = (answered, analysis.answer_correct) else {
+        return;
+    };
+    let code_graded = plan
+        .interpretation
+        .as_ref()
+        .and_then(|i| i.grade.as_ref())
+        .is_some_and(|g| g.result != GradeOutcome::Unverifiable);
+    let is_answer = matches!(
+        analysis.student_intent,
+        StudentIntent::Answer | StudentIntent::Check
+    );
+    // Still the question the student answered, and not yet settled this turn.
+    let untouched = session.pending_question.as_ref().is_some_and(|q| {
+        q.asked_at == answered.asked_at && q.wrong_attempts == answered.wrong_attempts
+    });
+    if code_graded || !is_answer || !untouched {
+        return;
+    }
+    let known = course.unit(&answered.unit_id).and_then(|unit| {
+        analysis.misconceptions_detected.iter().find(|tag| {
+            unit.mistake_tags.iter().any(|t| &t.id == *tag)
+                || unit.misconceptions.iter().any(|m| &m.id == *tag)
+        })
+    });
+    thread_learning::record_answer(
+        &mut session.learning,
+        &answered.unit_id,
+        correct,
+        false,
+        known.map(String::as_str).filter(|_| !correct),
+    );
+    if correct {
+        lifecycle::answer_correct(session, None);
+    } else {
+        lifecycle::record_wrong_attempt(session, plan.said.as_deref().unwrap_or(""));
     }
 }
 

@@ -42,7 +42,30 @@ pub struct LlmTutorResponse {
     pub drill_card: Option<LlmDrillCard>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exam_suggestion: Option<LlmExamSuggestion>,
+    /// The one question tutor_text asks the student to answer, with the
+    /// answer you expect; null when it asks nothing to answer.
+    // Seed 000's question_asked / expected_answer: the server keeps the
+    // expected answer and grades the next message against it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub question_asked: Option<LlmQuestionAsked>,
+    /// True when the student has shown what this step needs and the lesson
+    /// may move on to the next step.
+    // Seed 000's advance_to_step, as a yes/no: the mode decides which step.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub advance: bool,
     pub turn_analysis: LlmTurnAnalysis,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LlmQuestionAsked {
+    /// The question as tutor_text asks it.
+    pub text: String,
+    /// The answer you expect (a number, expression or short phrase); the
+    /// student never sees it. Null when the question has no single answer
+    /// ("why does that work?").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected_answer: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -107,6 +130,30 @@ pub struct LlmTurnAnalysis {
     // Seed 003: what was SAID, not what was meant. Code grades it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answer_text: Option<String>,
+    /// When the message answers the question being worked on: whether the
+    /// answer is right as you read it; otherwise null.
+    // Used only where code cannot grade the answer itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer_correct: Option<bool>,
+    /// Misconceptions the message shows, named as in
+    /// CATEGORY.misconceptions or the unit's mistake tags.
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    #[schemars(length(max = 10))]
+    pub misconceptions_detected: Vec<String>,
+}
+
+/// An optional field sent as `null` (strict schemas make every field
+/// required and the optional ones nullable) reads as its default.
+fn null_as_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Default + Deserialize<'de>,
+{
+    Option::<T>::deserialize(deserializer).map(Option::unwrap_or_default)
 }
 
 /// What the student is doing with this message.
@@ -323,6 +370,12 @@ impl CheckReply for LlmTutorResponse {
         if let Some(exam) = &self.exam_suggestion {
             id("exam_suggestion.question_id", &exam.question_id)?;
         }
+        if let Some(question) = &self.question_asked {
+            text("question_asked.text", &question.text)?;
+            if let Some(answer) = &question.expected_answer {
+                text("question_asked.expected_answer", answer)?;
+            }
+        }
         let analysis = &self.turn_analysis;
         list(
             "turn_analysis.suggested_prereq_units",
@@ -337,6 +390,15 @@ impl CheckReply for LlmTutorResponse {
             && answer.chars().count() > MAX_REPLY_TEXT_CHARS
         {
             return Err("turn_analysis.answer_text is too long".into());
+        }
+        list(
+            "turn_analysis.misconceptions_detected",
+            &analysis.misconceptions_detected,
+            0,
+            MAX_REPLY_LIST,
+        )?;
+        for (i, tag) in analysis.misconceptions_detected.iter().enumerate() {
+            id(&format!("turn_analysis.misconceptions_detected[{i}]"), tag)?;
         }
         Ok(())
     }

@@ -236,11 +236,15 @@ impl SessionMode for Exam {
                 concept_card: None,
                 drill_card: None,
                 exam_suggestion: None,
+                question_asked: None,
+                advance: false,
                 turn_analysis: LlmTurnAnalysis {
                     student_intent: StudentIntent::Answer,
                     understanding_signal: UnderstandingSignal::default(),
                     suggested_prereq_units: Vec::new(),
                     answer_text: None,
+                    answer_correct: None,
+                    misconceptions_detected: Vec::new(),
                 },
             }),
         }

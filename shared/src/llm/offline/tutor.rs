@@ -20,9 +20,9 @@ use crate::engine::fallback::{self, ValidationContext};
 use crate::engine::student_math;
 use crate::model::{
     CallUsage, CheckReply, ClientEvent, ExamCandidate, ExamResult, LlmConceptCard, LlmDrillCard,
-    LlmError, LlmExamSuggestion, LlmMappedUnit, LlmTurnAnalysis, LlmTutorResponse,
-    LlmWorkedExample, MAX_REPLY_LIST, PacingDirective, Reply, Role, StepKind, StudentIntent,
-    TextSink, Tutor, TutorAction, TutorTurnInput, UnderstandingSignal, UnitAnchor,
+    LlmError, LlmExamSuggestion, LlmMappedUnit, LlmQuestionAsked, LlmTurnAnalysis,
+    LlmTutorResponse, LlmWorkedExample, MAX_REPLY_LIST, PacingDirective, Reply, Role, StepKind,
+    StudentIntent, TextSink, Tutor, TutorAction, TutorTurnInput, UnderstandingSignal, UnitAnchor,
 };
 
 /// Longest passage of lesson text quoted as an explanation, in characters.
@@ -464,6 +464,8 @@ fn compose(
         concept_card: None,
         drill_card: None,
         exam_suggestion: None,
+        question_asked: None,
+        advance: false,
         turn_analysis: LlmTurnAnalysis {
             student_intent: input.reading.intent,
             understanding_signal: understanding(follow_up),
@@ -472,10 +474,12 @@ fn compose(
                 .student
                 .said()
                 .filter(|_| input.reading.intent == StudentIntent::Answer),
+            answer_correct: None,
+            misconceptions_detected: Vec::new(),
         },
     };
     match action {
-        TutorAction::SocraticQuestion => {}
+        TutorAction::SocraticQuestion => reply.question_asked = question_asked(&reply.tutor_text),
         TutorAction::ConceptCard => {
             let max_ideas = workflow.policy.constraints.max_key_ideas;
             reply.concept_card = Some(concept_card(input, unit, max_ideas));
@@ -500,6 +504,20 @@ fn compose(
         }
     }
     Ok(reply)
+}
+
+/// The last question `text` asks, with its answer when code can work it
+/// out ("What is 15 - 9?"): the server grades the reply to it.
+fn question_asked(text: &str) -> Option<LlmQuestionAsked> {
+    let question = text
+        .split_inclusive(['.', '!', '?', '\n'])
+        .rev()
+        .find(|s| s.trim_end().ends_with('?'))?
+        .trim();
+    Some(LlmQuestionAsked {
+        text: question.to_owned(),
+        expected_answer: student_math::student_problem(question).map(|p| p.answer),
+    })
 }
 
 fn understanding(follow_up: FollowUp) -> UnderstandingSignal {
