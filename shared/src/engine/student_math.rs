@@ -5,6 +5,10 @@
 //! worked claim to check ("72 - 38 = 46"). Pure text work: no course, no
 //! state.
 
+use std::sync::LazyLock;
+
+use regex::Regex;
+
 use crate::content::course::ProblemShape;
 use crate::engine::math::{self, Number, ParseOptions, Value};
 
@@ -538,6 +542,7 @@ pub struct StudentProblem {
 /// The first problem in `message` that code can work out: arithmetic with
 /// at least one operation, or a linear equation in one unknown.
 pub fn student_problem(message: &str) -> Option<StudentProblem> {
+    let message = &plain_fractions(message);
     if let Some(problem) = shared_in_ratio(message) {
         return Some(problem);
     }
@@ -606,6 +611,41 @@ pub fn own_problem(message: &str, pending: Option<&str>) -> Option<StudentProble
     };
     let restates_pending = squeeze(&pending.to_lowercase()).contains(&squeeze(&problem.text));
     (asks && !restates_pending).then_some(problem)
+}
+
+/// A problem the student types while a drill is on screen: one they ask
+/// about, as [`own_problem`], or a bare expression that shares no number
+/// with the drill (`1/2 + 1/3` beside `7/12 + 5/6`), which cannot be
+/// working towards it. A drill is answered by its options or a number.
+pub fn own_problem_beside_drill(message: &str, drill: &str) -> Option<StudentProblem> {
+    if let Some(problem) = own_problem(message, Some(drill)) {
+        return Some(problem);
+    }
+    if claim(message).is_some() {
+        return None;
+    }
+    let problem = student_problem(message)?;
+    let drill_terms = terms(drill);
+    let shares = terms(&problem.text).iter().any(|t| drill_terms.contains(t));
+    (!shares).then_some(problem)
+}
+
+/// `text` with LaTeX fractions written `a/b` (`\frac{3}{8}` as `3/8`).
+fn plain_fractions(text: &str) -> String {
+    static FRAC: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"\\[dt]?frac\{\s*(\d+)\s*\}\{\s*(\d+)\s*\}").expect("a valid pattern")
+    });
+    FRAC.replace_all(text, "$1/$2").into_owned()
+}
+
+/// The numbers and fractions `text` names.
+fn terms(text: &str) -> Vec<String> {
+    static TERM: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"\d+(?:\.\d+)?(?:\s*/\s*\d+)?").expect("a valid pattern"));
+    let plain = plain_fractions(text);
+    TERM.find_iter(&plain)
+        .map(|m| m.as_str().split_whitespace().collect())
+        .collect()
 }
 
 /// A share of an amount in a ratio, worked out: both shares.
@@ -1577,6 +1617,14 @@ mod tests {
             "a claim"
         );
         assert!(own_problem("what is 47 + 38", None).is_some());
+        // Beside a drill, a bare expression of other numbers is a new
+        // question; working with the drill's own numbers is not.
+        let drill = "Work out 7/12 + 5/6. \\frac{7}{12} + \\frac{5}{6}";
+        assert!(own_problem_beside_drill("\\frac{1}{2}+\\frac{1}{3}", drill).is_some());
+        assert!(own_problem_beside_drill("what is 3/4 of 20", drill).is_some());
+        assert_eq!(own_problem_beside_drill("7/12 + 10/12", drill), None);
+        assert_eq!(own_problem_beside_drill("17/12", drill), None);
+        assert_eq!(own_problem_beside_drill("B", drill), None);
     }
 
     #[test]

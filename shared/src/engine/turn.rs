@@ -1551,9 +1551,13 @@ fn own_problem(session: &SessionState, said: Option<&str>) -> Option<student_mat
     let pending = session
         .pending_question
         .as_ref()
-        .filter(|q| q.expected.is_some())
-        .map(|q| q.text.as_str());
-    student_math::own_problem(said?, pending)
+        .filter(|q| q.expected.is_some());
+    match pending {
+        Some(drill) if drill.drill_token.is_some() => {
+            student_math::own_problem_beside_drill(said?, &drill.text)
+        }
+        pending => student_math::own_problem(said?, pending.map(|q| q.text.as_str())),
+    }
 }
 
 /// A problem the student typed ("what is 47 + 38?", "how do I solve
