@@ -91,7 +91,12 @@ fn assert_reported(problems: &[Diagnostic], path: &str, at: (usize, usize), word
 fn the_test_bundle_is_valid_and_the_shipped_defaults_are_the_seeds() {
     let bundle = Bundle::load(&bundle("")).unwrap_or_else(|d| panic!("{d:?}"));
     let policy = &bundle.workflows["default"].policy;
-    assert_eq!(policy.weights.mastery_gap, 0.0);
+    // BKT's mastery gap shares the "still to learn" weight with the tiers.
+    assert_eq!(policy.weights.mastery_gap, 0.10);
+    assert_eq!(policy.weights.tier_need, 0.10);
+    let w = &policy.weights;
+    let sum = w.intent + w.recency + w.in_progress + w.tier_need + w.drill_evidence + w.mastery_gap;
+    assert!((sum - 1.0).abs() < 1e-9, "the weights sum to {sum}");
     assert_eq!(policy.clarify_min_confidence, 0.25);
     assert_eq!(policy.prereq_min_tier, MasteryTier::Bronze);
     assert!(policy.advance_from_mastered);
@@ -153,7 +158,7 @@ fn new_policy_settings_are_range_checked() {
     let files = bundle("");
     let wf = "workflows/default.yaml";
     for (from, to, words) in [
-        ("mastery_gap: 0.0", "mastery_gap: 1.5", "outside [0, 1]"),
+        ("mastery_gap: 0.10", "mastery_gap: 1.5", "outside [0, 1]"),
         (
             "clarify_min_confidence: 0.25",
             "clarify_min_confidence: -1",

@@ -582,3 +582,52 @@ fn an_empty_course_is_an_error_not_a_panic() {
     assert_eq!(lite.focus.unit_id, "anything");
     assert_eq!(lite.progress.total, 0);
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// With BKT's mastery gap weighted as the shipped workflow weights it,
+    /// more evidence of mastery never raises a unit's priority; between two
+    /// otherwise equal units, one BKT calls mastered ranks strictly below
+    /// one still at its prior, so practice moves on from what is learned.
+    #[test]
+    fn mastery_never_raises_priority(
+        confidence in 0.0..=1.0f64,
+        is_focus: bool,
+        is_in_progress: bool,
+        hours_since_touched in prop::option::of(0.0..200.0f64),
+        drill_streak in 0u32..4,
+        tier in prop_oneof![
+            Just(MasteryTier::None),
+            Just(MasteryTier::Bronze),
+            Just(MasteryTier::Silver),
+            Just(MasteryTier::Gold),
+        ],
+        p in 0.0..=1.0f64,
+        q in 0.0..=1.0f64,
+    ) {
+        use tutorflow::engine::score::{UnitSignals, components, priority};
+        let mut w = workflow();
+        w.policy.weights.tier_need = 0.10;
+        w.policy.weights.mastery_gap = 0.10;
+        let at = |mastery_probability: f64| {
+            let signals = UnitSignals {
+                mapped_confidence: confidence,
+                is_focus,
+                is_in_progress,
+                hours_since_touched,
+                tier,
+                drill_streak,
+                mastery_probability,
+            };
+            priority(&components(&signals, &w.policy), &w.policy.weights)
+        };
+        let (low, high) = if p <= q { (p, q) } else { (q, p) };
+        prop_assert!(at(high) <= at(low) + 1e-12);
+        let mastered = w.mastery.bkt.mastered_at;
+        let prior = w.mastery.bkt.prior;
+        let (learned, learning) = (at(mastered), at(prior));
+        // Strictly lower unless the clamp to 1 hides the difference.
+        prop_assert!(learned < learning || learning >= 1.0);
+    }
+}
