@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use tutorflow::content::{Course, Workflow};
 use tutorflow::engine::evidence::{
     DrillGraded, ExamSubmitted, SupportViewed, TransitionContext, apply_drill_graded,
-    apply_exam_submitted, apply_support_viewed, apply_turn,
+    apply_exam_submitted, apply_hint_before_answer, apply_support_viewed, apply_turn,
 };
 use tutorflow::engine::fallback::{
     FallbackRule, FallbackTarget, ValidationContext, Verdict, Violation, validate_reply,
@@ -558,6 +558,36 @@ fn b1_a_correct_drill_updates_counters_and_never_tags() {
     assert_eq!(p.last_touched_at, Some(now()));
     assert!(p.mastery_probability.unwrap() > w.mastery.bkt.prior);
     assert_eq!(s.units_in_progress, vec!["fractions"]);
+}
+
+/// OATutor's reading of a hint: asked for before any answer, it is a wrong
+/// first attempt for BKT; the streak and tier are left alone. A workflow
+/// can turn it off.
+#[test]
+fn b1_a_hint_before_answering_is_a_wrong_first_attempt_for_bkt() {
+    let c = a_course();
+    let w = workflow();
+    let mut s = snapshot("fractions");
+    apply_drill_graded(&mut s, &ctx(&c, &w), &drill("fractions", true, None)).unwrap();
+    let before = s.unit_progress["fractions"].clone();
+    let after = apply_hint_before_answer(&mut s, &ctx(&c, &w), "fractions").unwrap();
+    let p = &s.unit_progress["fractions"];
+    assert!(after < before.mastery_probability.unwrap(), "{after}");
+    assert_eq!(p.drill, before.drill);
+    assert_eq!(p.mastery_tier, before.mastery_tier);
+    assert_eq!(
+        apply_hint_before_answer(&mut s, &ctx(&c, &w), "nowhere"),
+        None
+    );
+
+    let mut off = workflow();
+    off.mastery.hint_before_answer_is_wrong = false;
+    let mut s = snapshot("fractions");
+    assert_eq!(
+        apply_hint_before_answer(&mut s, &ctx(&c, &off), "fractions"),
+        None
+    );
+    assert!(!s.unit_progress.contains_key("fractions"));
 }
 
 #[test]

@@ -328,6 +328,10 @@ pub struct MasterySettings {
     pub silver: TierRule,
     pub gold: TierRule,
     pub bkt: BktParams,
+    /// Help asked for on an item before any answer to it counts as OATutor
+    /// counts it: a wrong first attempt for BKT, so the answer that follows
+    /// is not a first attempt (and a right one is not evidence of mastery).
+    pub hint_before_answer_is_wrong: bool,
 }
 
 /// A tier is reached when the lower tier is held, the drill streak is at
@@ -876,6 +880,7 @@ impl Default for MasterySettings {
                 exam_passes: 1,
             },
             bkt: BktParams::default(),
+            hint_before_answer_is_wrong: true,
         }
     }
 }

@@ -203,6 +203,28 @@ pub fn retract_guess(snapshot: &mut StudentSnapshot, unit_id: &str) {
     }
 }
 
+/// Help asked for on an untried item (`mastery.hint_before_answer_is_wrong`):
+/// OATutor's reading, a wrong first attempt for BKT only. The drill streak
+/// and tiers are left alone; the item's answer that follows is no longer a
+/// first attempt, so it is not evidence either way.
+pub fn apply_hint_before_answer(
+    snapshot: &mut StudentSnapshot,
+    ctx: &TransitionContext<'_>,
+    unit_id: &str,
+) -> Option<f64> {
+    if !ctx.workflow.mastery.hint_before_answer_is_wrong || !is_course_unit(ctx.course, unit_id) {
+        return None;
+    }
+    let params = bkt::params_for(&ctx.workflow.mastery.bkt, ctx.course, unit_id);
+    let progress = snapshot
+        .unit_progress
+        .entry(unit_id.to_owned())
+        .or_default();
+    let prior = progress.mastery_probability.unwrap_or(params.prior);
+    progress.mastery_probability = Some(bkt::update(prior, false, &params));
+    progress.mastery_probability
+}
+
 /// Seed 004 PF-5.2: touched, `passedByTier` and the revisit queue, BKT on
 /// the first interaction, and the tier.
 pub fn apply_exam_submitted(

@@ -1107,6 +1107,9 @@ pub fn apply(
         if reply.action == TutorAction::SocraticQuestion {
             record_help_given(session, c, &plan.item_help);
         }
+        if plan.chat_drill.is_none() && asks_for_help(c) {
+            hint_before_answer(session, &mut snapshot, &ctx, state.thread, env);
+        }
     }
     if origin == ReplyOrigin::Llm {
         settle_by_reading(
@@ -1247,6 +1250,52 @@ pub fn apply(
         drill_evidence,
         events,
     })
+}
+
+/// Whether `category` is the student asking for help (stuck, a hint).
+fn asks_for_help(category: &crate::content::workflow::Category) -> bool {
+    category.transitions.iter().any(|t| {
+        matches!(
+            t,
+            Transition::StartScaffolding | Transition::DeepenScaffolding
+        )
+    })
+}
+
+/// Help asked for on a drill not yet answered: a wrong first attempt for
+/// BKT (when the workflow counts it so), and the drill is marked tried so
+/// the answer that follows is not taken for a first attempt.
+fn hint_before_answer(
+    session: &mut SessionState,
+    snapshot: &mut StudentSnapshot,
+    ctx: &TransitionContext<'_>,
+    thread: &Thread,
+    env: &TurnEnv<'_>,
+) {
+    if !ctx.workflow.mastery.hint_before_answer_is_wrong {
+        return;
+    }
+    let Some(token) = session
+        .pending_question
+        .as_ref()
+        .and_then(|q| q.drill_token.as_deref())
+    else {
+        return;
+    };
+    let Ok(verified) = drill_token::verify(
+        token,
+        env.drill_key,
+        &thread.thread_id,
+        env.now,
+        env.drill_ttl,
+    ) else {
+        return;
+    };
+    if session.graded_drills.contains(&verified.replay_key) {
+        return;
+    }
+    evidence::apply_hint_before_answer(snapshot, ctx, &verified.claims.unit_id);
+    remember_drill(session, &verified.replay_key);
 }
 
 /// Counts the help this turn gave from the item's solution, so the next
