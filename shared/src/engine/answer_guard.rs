@@ -14,7 +14,7 @@ use crate::content::yaml_index::YamlPath;
 use crate::content::{Course, ExamItem, Unit};
 use crate::engine::exam_cards;
 use crate::model::{
-    ExpectedAnswer, LlmTutorResponse, PendingQuestion, SessionState, TutorTurnInput,
+    ExpectedAnswer, LlmTutorResponse, PendingQuestion, SessionState, TutorTurnInput, UnitAnchor,
 };
 
 /// What a masked answer is replaced with in the tutor's context.
@@ -227,21 +227,37 @@ pub fn mask_input<'p>(
         }
     };
     for anchor in &mut input.context.unit_anchors {
-        mask(&mut anchor.anchor_text);
-        anchor.key_ideas.iter_mut().for_each(&mask);
-        // A worked example that reaches a pending answer is left out whole:
-        // masked, its steps would still add up to it.
-        if anchor.worked_example.as_ref().is_some_and(|e| {
-            let all = format!("{} {} {}", e.problem, e.steps.join(" "), e.answer);
-            pending.iter().any(|p| p.found_in(&all))
-        }) {
-            anchor.worked_example = None;
-        }
+        guard_anchor(anchor, &pending);
     }
     for chunk in &mut input.context.unit_content_chunks {
         mask(&mut chunk.text);
     }
     input.category.misconceptions.iter_mut().for_each(&mask);
+}
+
+/// A unit anchor with no pending answer in it. A key idea that states one
+/// is left out, not masked: the tutor may say an idea word for word, and
+/// "7 + … = 9" reads as a broken sentence, not a hint (masked only when
+/// every idea states one). A worked example that reaches one is left out
+/// whole: masked, its steps would still add up to it.
+fn guard_anchor(anchor: &mut UnitAnchor, pending: &[&PendingAnswer]) {
+    let mask = |text: &mut String| {
+        for p in pending {
+            *text = p.mask(text);
+        }
+    };
+    mask(&mut anchor.anchor_text);
+    let states_answer = |idea: &String| pending.iter().any(|p| p.found_in(idea));
+    if anchor.key_ideas.iter().any(|i| !states_answer(i)) {
+        anchor.key_ideas.retain(|i| !states_answer(i));
+    }
+    anchor.key_ideas.iter_mut().for_each(mask);
+    if anchor.worked_example.as_ref().is_some_and(|e| {
+        let all = format!("{} {} {}", e.problem, e.steps.join(" "), e.answer);
+        pending.iter().any(|p| p.found_in(&all))
+    }) {
+        anchor.worked_example = None;
+    }
 }
 
 /// The first pending answer `reply` states in what the student reads: the
@@ -662,5 +678,27 @@ mod tests {
             prop_assert!(p.found_in(&text));
             prop_assert!(!p.found_in(&p.mask(&text)));
         }
+    }
+
+    #[test]
+    fn a_key_idea_stating_a_pending_answer_is_left_out_not_masked() {
+        let pending = PendingAnswer::new("drill", "What is 45 - 36?", "9").unwrap();
+        let mut anchor = UnitAnchor {
+            unit_id: "u".into(),
+            title: "Adding".into(),
+            anchor_text: "Adding and subtracting.".into(),
+            key_ideas: vec![
+                "7 + 2 = 9, so 9 - 2 = 7.".into(),
+                "Line the columns up.".into(),
+            ],
+            worked_example: None,
+        };
+        guard_anchor(&mut anchor, &[&pending]);
+        assert_eq!(anchor.key_ideas, ["Line the columns up."]);
+        // With every idea stating it, they are masked rather than all lost.
+        let mut only = anchor.clone();
+        only.key_ideas = vec!["7 + 2 = 9".into()];
+        guard_anchor(&mut only, &[&pending]);
+        assert_eq!(only.key_ideas, [format!("7 + 2 = {MASK}")]);
     }
 }
