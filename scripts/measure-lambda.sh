@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
-# Lambda packaging figures for BENCHMARKS.md: for each release profile
-# (opt-level "s" = [profile.release], 3 = release-o3, "z" = release-oz),
-# the turn function's arm64 package as deployed (cargo lambda build), and its
-# cold start measured on this machine's architecture against moto
-# (scripts/lambda_cold_start.py).
+# Lambda packaging figures for BENCHMARKS.md: every function's arm64
+# bootstrap as deployed (README "Deploying to AWS": one `cargo lambda build`
+# of the six, without the CLI), then for each release profile (opt-level
+# "s" = [profile.release], 3 = release-o3, "z" = release-oz) the turn
+# function's package and its cold start measured on this machine's
+# architecture against moto (scripts/lambda_cold_start.py).
 #
 # Needs cargo-lambda (pip install cargo-lambda, which brings zig) and the
 # aarch64-unknown-linux-gnu target (rustup target add). Each profile is a
 # full release build per target: expect several minutes each on 2 cores.
 #
 # Usage: [PROFILES="release ..."] scripts/measure-lambda.sh [RUNS]
-#        (default: all three profiles, 10 cold starts each)
+#        (default: all three profiles, 10 cold starts each; PROFILES=none
+#        for the sizes of the six functions only)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -45,6 +47,30 @@ export TUTORFLOW_CONTENT_SOURCE=s3 TUTORFLOW_CONTENT_BUCKET=tutorflow-measure TU
 export TUTORFLOW_S3_ENDPOINT="$endpoint" TUTORFLOW_AUTH_MODE=apigw
 export TUTORFLOW_DRILL_SECRET=env:MEASURE_DRILL_KEY MEASURE_DRILL_KEY=measure-drill-key-0123456789abcdef
 
+# Every function as deployed, at [profile.release]; DESIGN's goal is under
+# 8 MB each. Stripped by the profile (`strip = true`).
+cargo lambda build --quiet --locked --release --arm64 --workspace --exclude tutorflow-cli \
+    >"$out/functions-arm64.log" 2>&1 || { cat "$out/functions-arm64.log" >&2; exit 1; }
+printf '| function | arm64 bootstrap | arm64 zip | links SQLite |\n|---|---|---|---|\n'
+for f in functions/*/; do
+    f=$(basename "$f")
+    bin="$target/lambda/$f/bootstrap"
+    zip_bytes=$(.venv/bin/python -c "
+import io, sys, zipfile
+buf = io.BytesIO()
+with zipfile.ZipFile(buf, 'w', zipfile.ZIP_DEFLATED) as z:
+    z.write(sys.argv[1], 'bootstrap')
+print(len(buf.getvalue()))" "$bin")
+    # SQLite's own version string is in every binary that links it.
+    sqlite=no
+    grep -q "SQLite format 3" "$bin" && sqlite=yes
+    printf '| %s | %.1f MB | %.1f MB | %s |\n' "$f" \
+        "$(.venv/bin/python -c "print($(stat -c %s "$bin") / 1e6)")" \
+        "$(.venv/bin/python -c "print($zip_bytes / 1e6)")" "$sqlite"
+done
+echo
+[[ "${profiles[*]}" == none ]] && exit 0
+
 printf '| profile | opt-level | arm64 bootstrap | arm64 zip | %s init (median / max) | first response (median / max) | peak RSS |\n' "$(uname -m)"
 printf '|---|---|---|---|---|---|---|\n'
 for profile in "${profiles[@]}"; do
@@ -71,13 +97,10 @@ print(len(buf.getvalue()))" "$out/$profile/bootstrap-arm64")
 done
 
 # DESIGN's cold-init target is for content read from local files: the
-# release binary once more, with the local defaults (this checkout's content,
-# an embedded SQLite store) instead of S3 and DynamoDB.
-unset TUTORFLOW_STORE TUTORFLOW_TABLE TUTORFLOW_DYNAMODB_ENDPOINT TUTORFLOW_CONTENT_SOURCE \
-    TUTORFLOW_CONTENT_BUCKET TUTORFLOW_CONTENT_PREFIX TUTORFLOW_S3_ENDPOINT
-rm -f "$out/cold-start.sqlite"*
-cold=$(TUTORFLOW_SQLITE_PATH="$out/cold-start.sqlite" \
-    .venv/bin/python scripts/lambda_cold_start.py "$target/release/$function" --runs "$runs" --function "$function")
-printf '\nrelease, local files and SQLite: %s init median %s / max %s ms, first response median %s / max %s ms, peak RSS %s MB\n' \
+# release binary once more, with this checkout's content instead of S3 (the
+# state stays in DynamoDB on moto: the functions link no embedded store).
+unset TUTORFLOW_CONTENT_SOURCE TUTORFLOW_CONTENT_BUCKET TUTORFLOW_CONTENT_PREFIX TUTORFLOW_S3_ENDPOINT
+cold=$(.venv/bin/python scripts/lambda_cold_start.py "$target/release/$function" --runs "$runs" --function "$function")
+printf '\nrelease, local files and DynamoDB (moto): %s init median %s / max %s ms, first response median %s / max %s ms, peak RSS %s MB\n' \
     "$(uname -m)" "$(field median_init_ms)" "$(field max_init_ms)" "$(field median_response_ms)" "$(field max_response_ms)" \
     "$(field median_peak_rss_mb)"

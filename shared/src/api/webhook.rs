@@ -193,6 +193,21 @@ mod tests {
         assert_eq!(found.id, "n8n");
     }
 
+    /// A signature computed outside this code (Python's `hmac` and
+    /// `openssl dgst -sha256 -hmac s3cret` agree on it), so a change to how
+    /// requests are signed cannot pass by changing `sign` and `verify` alike.
+    #[test]
+    fn a_fixed_test_vector_is_accepted_and_signed_alike() {
+        let body = br#"{"student_id":"n8n:42","session_id":"s-1","message":"what is 7 + 5?"}"#;
+        let vector = "sha256=e4c09d7146034c4c4bf8eae399da8a58e4e53cb3d9c209b78044d7530d7b0b45";
+        let v = verifier();
+        let found = v
+            .verify(&headers("n8n", 1_700_000_000, vector), body, 1_700_000_010)
+            .unwrap();
+        assert_eq!(found.id, "n8n");
+        assert_eq!(sign(b"s3cret", 1_700_000_000, body), vector);
+    }
+
     #[test]
     fn refuses_tampering_replays_and_strangers() {
         let v = verifier();

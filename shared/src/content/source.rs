@@ -61,6 +61,15 @@ pub trait ContentSource: Send + Sync {
     /// Every file of the bundle.
     async fn fetch(&self) -> Result<ContentFiles, SourceError>;
 
+    /// Every file of the bundle and a fingerprint no newer than those
+    /// files, so that content changing while it loads is seen as new at the
+    /// next check. A source that reads both in one step overrides this
+    /// (S3: the manifest's ETag comes with the manifest, saving a request).
+    async fn fetch_fingerprinted(&self) -> Result<(String, ContentFiles), SourceError> {
+        let fingerprint = self.fingerprint().await?;
+        Ok((fingerprint, self.fetch().await?))
+    }
+
     /// Where the content comes from, for messages.
     fn describe(&self) -> String;
 }

@@ -386,14 +386,14 @@ impl BktParams {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct IrtSettings {
-    /// Starting ability in [0,1].
+    /// Starting ability in \[0,1\].
     pub initial_ability: f64,
     /// Elo step size.
     pub k: f64,
     /// Success probability that next-item difficulty aims for.
     pub target_success: f64,
     /// How far a request for a harder (or easier) item moves its
-    /// difficulty, on the [0,1] scale.
+    /// difficulty, on the \[0,1\] scale.
     pub request_step: f64,
 }
 
@@ -565,7 +565,7 @@ pub struct GradingSettings {
     pub equivalence_points: u32,
 }
 
-/// Seed 000 pacing directive thresholds (average mastery in [0,1]).
+/// Seed 000 pacing directive thresholds (average mastery in \[0,1\]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct PacingSettings {

@@ -440,7 +440,7 @@ impl UnitMapper {
     /// The units the message is about with a confidence in \[0, 1\], best
     /// first, at most `limit`.
     ///
-    /// The best unit alone maps with [`CLEAR_MATCH`] (0.9), less the more
+    /// The best unit alone maps with `CLEAR_MATCH` (0.9), less the more
     /// closely a runner-up follows it (tied: half, below the policy's
     /// target threshold, so the tutor asks which is meant). When every
     /// close contender builds on one of them, that one is the clear match:

@@ -72,7 +72,7 @@ pub struct LlmQuestionAsked {
 #[serde(deny_unknown_fields)]
 pub struct LlmMappedUnit {
     pub unit_id: String,
-    /// Confidence in [0,1].
+    /// Confidence in \[0,1\].
     #[schemars(range(min = 0.0, max = 1.0))]
     pub confidence: f64,
 }

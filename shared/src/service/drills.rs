@@ -6,7 +6,7 @@ use chrono::Duration;
 
 use super::error::ServiceError;
 use super::threads::{
-    RECENT_MESSAGES, commit_with_retries, owned_thread, respond, snapshot_or_new,
+    FirstRead, RECENT_MESSAGES, commit_with_retries, owned_thread, respond, snapshot_or_new,
 };
 use super::timeline::{card_message, card_state, event_message, set_card_state};
 use super::{App, Output};
@@ -55,7 +55,7 @@ impl App {
                 ),
             ));
         }
-        let record = owned_thread(self, who, thread_id, 0).await?;
+        let record = owned_thread(self, who, thread_id, RECENT_MESSAGES).await?;
         let bundle = self.bundle().await;
         let rt = self.runtime(&bundle, &record.thread.course_id)?;
         let (course, workflow) = (rt.course(), rt.workflow());
@@ -141,9 +141,10 @@ impl App {
             Expected::Generated(item) => Some(item.difficulty),
             Expected::Authored { .. } => None,
         };
+        let first_read = FirstRead::new(record);
         commit_with_retries(self, |_| async {
             let now = self.clock.now();
-            let fresh = owned_thread(self, who, thread_id, RECENT_MESSAGES).await?;
+            let fresh = first_read.or_fresh(self, who, thread_id).await?;
             let read = self.store.get_snapshot(&who.student_id, &course.id).await?;
             let mut snapshot = snapshot_or_new(
                 read.as_ref(),

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::error::ServiceError;
 use super::threads::{
-    RECENT_MESSAGES, commit_with_retries, owned_thread, respond, snapshot_or_new,
+    FirstRead, RECENT_MESSAGES, commit_with_retries, owned_thread, respond, snapshot_or_new,
 };
 use super::timeline::{card_message, card_state, event_message, exam_state, set_card_state};
 use super::{App, Output, StartupError};
@@ -28,7 +28,9 @@ use crate::model::{
     StudentSnapshot, SupportType, SupportViewedRequest, SupportViewedResponse, Thread,
     TimelineEvent, TutorCard, TutorMessage,
 };
-use crate::store::{ExamLockout, Expected, IdempotencyLock, Store, UnitOfWork};
+use crate::store::{
+    ExamLockout, Expected, IdempotencyLock, LockoutStore, Store, StoreError, UnitOfWork, Versioned,
+};
 
 /// Where exam lockouts and verdicts come from.
 pub enum ExamGateway {
@@ -159,7 +161,7 @@ impl ExamGateway {
     /// available, so turns carry on without exam blocks.
     pub async fn statuses(
         &self,
-        store: &dyn Store,
+        store: &dyn LockoutStore,
         snapshot: &StudentSnapshot,
         question_ids: &[String],
         now: DateTime<Utc>,
@@ -181,7 +183,7 @@ impl ExamGateway {
     /// question touched and not waiting for a revisit has been passed.
     pub async fn lookup(
         &self,
-        store: &dyn Store,
+        store: &dyn LockoutStore,
         snapshot: &StudentSnapshot,
         question_ids: &[String],
         now: DateTime<Utc>,
@@ -231,6 +233,74 @@ impl ExamGateway {
             }
         }
         Ok(statuses)
+    }
+}
+
+/// The lockouts one attempt of a request reads, each at most once: the
+/// first read takes every question the attempt may look at, and later
+/// look-ups are answered from it. One student and course per attempt.
+pub(crate) struct LockoutReads<'s> {
+    store: &'s dyn Store,
+    read: std::sync::Mutex<BTreeMap<String, Option<Versioned<ExamLockout>>>>,
+}
+
+#[async_trait::async_trait]
+impl LockoutStore for LockoutReads<'_> {
+    async fn get_lockouts(
+        &self,
+        student_id: &str,
+        course_id: &str,
+        question_ids: &[String],
+    ) -> Result<BTreeMap<String, Versioned<ExamLockout>>, StoreError> {
+        let read = || self.read.lock().unwrap_or_else(|e| e.into_inner());
+        let missing: Vec<String> = {
+            let known = read();
+            let missing: std::collections::BTreeSet<&String> = question_ids
+                .iter()
+                .filter(|q| !known.contains_key(*q))
+                .collect();
+            missing.into_iter().cloned().collect()
+        };
+        if !missing.is_empty() {
+            let mut found = self
+                .store
+                .get_lockouts(student_id, course_id, &missing)
+                .await?;
+            let mut known = read();
+            for q in missing {
+                let lockout = found.remove(&q);
+                known.insert(q, lockout);
+            }
+        }
+        let known = read();
+        Ok(question_ids
+            .iter()
+            .filter_map(|q| Some((q.clone(), known.get(q)?.clone()?)))
+            .collect())
+    }
+}
+
+impl App {
+    /// The built-in lockouts of `question_ids` and of the snapshot's
+    /// revisit list, read in one request: everything an exam action looks
+    /// at (with an external exam API, nothing is read here).
+    async fn read_lockouts(
+        &self,
+        snapshot: &StudentSnapshot,
+        question_ids: &[String],
+    ) -> Result<LockoutReads<'_>, ServiceError> {
+        let reads = LockoutReads {
+            store: self.store.as_ref(),
+            read: std::sync::Mutex::new(BTreeMap::new()),
+        };
+        if matches!(self.exams, ExamGateway::BuiltIn) {
+            let mut ids = revisit_question_ids(snapshot);
+            ids.extend(question_ids.iter().cloned());
+            reads
+                .get_lockouts(&snapshot.student_id, &snapshot.course_id, &ids)
+                .await?;
+        }
+        Ok(reads)
     }
 }
 
@@ -288,7 +358,7 @@ impl App {
         request: McqSubmitRequest,
         lock: Option<&IdempotencyLock>,
     ) -> Result<Output, ServiceError> {
-        let record = owned_thread(self, who, thread_id, 0).await?;
+        let record = owned_thread(self, who, thread_id, RECENT_MESSAGES).await?;
         let bundle = self.bundle().await;
         let rt = self.runtime(&bundle, &record.thread.course_id)?;
         let (course, workflow) = (rt.course(), rt.workflow());
@@ -319,16 +389,20 @@ impl App {
         };
         let lockout_hours = workflow.policy.exam_lockout_hours;
         let card_valid_for = hours(workflow.policy.exam_card_hours);
+        let first_read = FirstRead::new(record);
         commit_with_retries(self, |_| async {
             let now = self.clock.now();
             let (fresh, read) = tokio::try_join!(
-                owned_thread(self, who, thread_id, RECENT_MESSAGES),
+                first_read.or_fresh(self, who, thread_id),
                 async { Ok(self.store.get_snapshot(&who.student_id, &course.id).await?) },
             )?;
             let mut snapshot = snapshot_or_new(read.as_ref(), &who.student_id, &course.id, &course.entry_unit);
+            let lockouts_read = self
+                .read_lockouts(&snapshot, std::slice::from_ref(&item.id))
+                .await?;
             let status = self
                 .exams
-                .lookup(self.store.as_ref(), &snapshot, std::slice::from_ref(&item.id), now)
+                .lookup(&lockouts_read, &snapshot, std::slice::from_ref(&item.id), now)
                 .await?;
             match status.get(&item.id).map(|s| s.at(now)) {
                 Some(LockoutStatus::Locked { until }) => {
@@ -351,8 +425,7 @@ impl App {
                     let correct = item.option_index(&item.answer) == Some(chosen);
                     let locked_until = (!correct).then(|| now + hours(lockout_hours));
                     if let Some(until) = locked_until {
-                        let existing = self
-                            .store
+                        let existing = lockouts_read
                             .get_lockouts(&who.student_id, &course.id, std::slice::from_ref(&item.id))
                             .await?;
                         work.put_lockout(
@@ -401,7 +474,7 @@ impl App {
             .map_err(|e| ServiceError::bad_request(e.to_string()))?;
             let lite_status = self
                 .exams
-                .statuses(self.store.as_ref(), &snapshot, &revisit_question_ids(&snapshot), now)
+                .statuses(&lockouts_read, &snapshot, &revisit_question_ids(&snapshot), now)
                 .await?;
             let mut lockouts = lite_status;
             if let Some(until) = verdict.locked_until {
@@ -485,7 +558,7 @@ impl App {
         request: SupportViewedRequest,
         lock: Option<&IdempotencyLock>,
     ) -> Result<Output, ServiceError> {
-        let record = owned_thread(self, who, thread_id, 0).await?;
+        let record = owned_thread(self, who, thread_id, RECENT_MESSAGES).await?;
         let bundle = self.bundle().await;
         let rt = self.runtime(&bundle, &record.thread.course_id)?;
         let (course, workflow) = (rt.course(), rt.workflow());
@@ -502,10 +575,11 @@ impl App {
             ));
         }
         let lockout_hours = workflow.policy.exam_lockout_hours;
+        let first_read = FirstRead::new(record);
         commit_with_retries(self, |_| async {
             let now = self.clock.now();
             let (fresh, read) =
-                tokio::try_join!(owned_thread(self, who, thread_id, RECENT_MESSAGES), async {
+                tokio::try_join!(first_read.or_fresh(self, who, thread_id), async {
                     Ok(self.store.get_snapshot(&who.student_id, &course.id).await?)
                 },)?;
             exam_cards::check_support_view(&fresh.thread.session, &item.id)
@@ -516,12 +590,14 @@ impl App {
                 &course.id,
                 &course.entry_unit,
             );
+            let lockouts_read = self
+                .read_lockouts(&snapshot, std::slice::from_ref(&item.id))
+                .await?;
             let mut work = UnitOfWork::new();
             let locked_until = match &self.exams {
                 ExamGateway::BuiltIn => {
                     let until = now + hours(lockout_hours);
-                    let existing = self
-                        .store
+                    let existing = lockouts_read
                         .get_lockouts(&who.student_id, &course.id, std::slice::from_ref(&item.id))
                         .await?;
                     let current = existing.get(&item.id);
@@ -583,7 +659,7 @@ impl App {
             let mut lockouts = self
                 .exams
                 .statuses(
-                    self.store.as_ref(),
+                    &lockouts_read,
                     &snapshot,
                     &revisit_question_ids(&snapshot),
                     now,

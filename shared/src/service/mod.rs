@@ -169,20 +169,28 @@ pub struct Resources {
 }
 
 impl Resources {
+    /// Opens the three at once: on a cold start the content bundle's
+    /// download from S3 overlaps the clients' setup instead of following it.
     pub async fn open(config: &Config) -> Result<Resources, StartupError> {
-        let store = crate::store::open(&config.store).await?;
-        let content = Arc::new(crate::store::open_content(&config.content).await?);
-        let audio = match &config.transcription.upload_bucket {
-            Some(bucket) => Some(AudioStore::new(
-                crate::store::s3_client(config.transcription.endpoint_url.as_deref(), None).await,
-                bucket,
-                &config.transcription,
-            )),
-            None => None,
+        let audio = async {
+            match &config.transcription.upload_bucket {
+                Some(bucket) => Some(AudioStore::new(
+                    crate::store::s3_client(config.transcription.endpoint_url.as_deref(), None)
+                        .await,
+                    bucket,
+                    &config.transcription,
+                )),
+                None => None,
+            }
         };
+        let (store, content, audio) = tokio::join!(
+            crate::store::open(&config.store),
+            crate::store::open_content(&config.content),
+            audio,
+        );
         Ok(Resources {
-            store,
-            content,
+            store: store?,
+            content: Arc::new(content?),
             audio,
         })
     }

@@ -77,6 +77,31 @@ pub(crate) async fn owned_thread(
     }
 }
 
+/// The thread a request's attempts build on: the first attempt uses the
+/// record read when the request started (so a request reads its thread
+/// once); an attempt after a version conflict reads it afresh.
+pub(crate) struct FirstRead(std::sync::Mutex<Option<ThreadRecord>>);
+
+impl FirstRead {
+    /// `record` must have been read with [`RECENT_MESSAGES`].
+    pub(crate) fn new(record: ThreadRecord) -> Self {
+        FirstRead(std::sync::Mutex::new(Some(record)))
+    }
+
+    pub(crate) async fn or_fresh(
+        &self,
+        app: &App,
+        who: &Principal,
+        thread_id: &str,
+    ) -> Result<ThreadRecord, ServiceError> {
+        let first = self.0.lock().unwrap_or_else(|e| e.into_inner()).take();
+        match first {
+            Some(record) => Ok(record),
+            None => owned_thread(app, who, thread_id, RECENT_MESSAGES).await,
+        }
+    }
+}
+
 /// The student's snapshot for a course, or a fresh one at the entry unit.
 pub(crate) fn snapshot_or_new(
     read: Option<&Versioned<StudentSnapshot>>,
@@ -381,9 +406,19 @@ impl App {
             .start(&start)
             .map_err(|e| ServiceError::internal(e.to_string()))?;
 
+        // The first attempt builds on the snapshot read above; a retry after
+        // a conflict reads it afresh.
+        let first_snapshot = std::sync::Mutex::new(Some(snapshot_now.clone()));
         commit_with_retries(self, |_| async {
             let now = self.clock.now();
-            let snapshot_read = self.store.get_snapshot(&who.student_id, &course.id).await?;
+            let first = first_snapshot
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take();
+            let snapshot_read = match first {
+                Some(read) => read,
+                None => self.store.get_snapshot(&who.student_id, &course.id).await?,
+            };
             let mut snapshot = snapshot_or_new(
                 snapshot_read.as_ref(),
                 &who.student_id,

@@ -284,8 +284,13 @@ impl App {
         lease_wait: StdDuration,
         deltas: Option<&UnboundedSender<String>>,
     ) -> Result<StreamedTurn, ServiceError> {
-        self.expire_if_idle(who, thread_id).await?;
-        let record = self.turn_thread(who, thread_id, shape).await?;
+        // One read of the thread serves the idle check and the turn; only a
+        // session that has just ended is read again, as it now stands.
+        let mut record = owned_thread(self, who, thread_id, RECENT_MESSAGES).await?;
+        if self.expire_idle(who, &record).await? {
+            record = owned_thread(self, who, thread_id, RECENT_MESSAGES).await?;
+        }
+        with_problem(&mut record.thread, shape, self.clock.now());
         let call = self
             .turn_call(who, thread_id, shape, lock, &record, request)
             .await?;
@@ -400,6 +405,16 @@ impl App {
         thread_id: &str,
     ) -> Result<bool, ServiceError> {
         let record = owned_thread(self, who, thread_id, 0).await?;
+        self.expire_idle(who, &record).await
+    }
+
+    /// [`expire_if_idle`](Self::expire_if_idle) on a thread already read.
+    pub(crate) async fn expire_idle(
+        &self,
+        who: &Principal,
+        record: &ThreadRecord,
+    ) -> Result<bool, ServiceError> {
+        let thread_id = record.thread.thread_id.as_str();
         // A paused session waits for its student: it is not idle.
         if record.thread.status == ThreadStatus::Paused {
             return Ok(false);
@@ -443,7 +458,7 @@ impl App {
         }
     }
 
-    /// The caller's thread, with the problem an integration sent.
+    /// The caller's thread, read afresh, with the problem an integration sent.
     async fn turn_thread(
         &self,
         who: &Principal,

@@ -145,7 +145,7 @@ impl App {
                         .into(),
                 );
             }
-            let expired = self.expire_if_idle(who, &thread_id).await?;
+            let expired = self.expire_idle(who, &record).await?;
             let ended = record.thread.mode == Mode::ProblemSet
                 && (expired || record.thread.status == ThreadStatus::Completed);
             if !ended {

@@ -55,10 +55,7 @@ impl std::fmt::Debug for ContentCache {
 }
 
 async fn load_from(source: &dyn ContentSource) -> Result<(String, Bundle), LoadError> {
-    // Fingerprint first: if the content changes while loading, the next
-    // check sees a newer fingerprint and loads again.
-    let fingerprint = source.fingerprint().await?;
-    let files = source.fetch().await?;
+    let (fingerprint, files) = source.fetch_fingerprinted().await?;
     let bundle = Bundle::load(&files).map_err(|diagnostics| LoadError::Invalid {
         origin: source.describe(),
         diagnostics,

@@ -26,10 +26,9 @@ use super::idempotency::{
     self, Begin, Existing, IdempotencyKey, IdempotencyLock, IdempotencyRecord, RecordStatus,
     StoredResponse,
 };
-use super::sqlite::{list_key, turn_log_key};
 use super::types::{
     ExamLockout, Expected, Order, Page, PageRequest, ThreadRecord, ThreadSummary, TurnLog,
-    Versioned, check_id, check_limit, from_millis, millis, plus,
+    Versioned, check_id, check_limit, from_millis, list_key, millis, plus, turn_log_key,
 };
 use super::unit_of_work::{Change, Encoder, UnitOfWork, decode};
 use super::{

@@ -7,8 +7,10 @@
 //! holds them to it:
 //! - [`DynamoStore`]: one DynamoDB table (single-table design, see README
 //!   "State storage");
-//! - [`SqliteStore`]: an embedded SQLite file, the local default, safe to
-//!   share between processes.
+//! - `SqliteStore`: an embedded SQLite file, the local default, safe to
+//!   share between processes. Behind the `sqlite` feature: `serve`,
+//!   `simulate` and `cargo lambda watch` enable it; a function built for
+//!   Lambda does not link it.
 //!
 //! Reads that a turn builds on are strongly consistent. A turn reads, runs
 //! the pure engine, then commits a [`UnitOfWork`] whose changes are each
@@ -71,6 +73,7 @@ mod error;
 mod idempotency;
 pub mod permissions;
 mod s3_content;
+#[cfg(feature = "sqlite")]
 mod sqlite;
 mod types;
 mod unit_of_work;
@@ -92,6 +95,7 @@ pub use idempotency::{
 pub use s3_content::{
     MANIFEST_FILE, Manifest, ManifestEntry, PublishError, PublishReport, S3Source, publish,
 };
+#[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
 pub use types::{
     ExamLockout, Expected, MAX_ID_BYTES, MAX_ITEM_BYTES, MAX_PAGE_SIZE, MAX_TRANSACTION_BYTES,
@@ -239,9 +243,17 @@ impl Retention {
 pub async fn open(config: &StoreConfig) -> Result<Arc<dyn Store>, StoreError> {
     let retention = Retention::from_config(config);
     match config.backend {
+        #[cfg(feature = "sqlite")]
         StoreBackend::Sqlite => Ok(Arc::new(
             SqliteStore::open(&config.sqlite_path, retention).await?,
         )),
+        #[cfg(not(feature = "sqlite"))]
+        StoreBackend::Sqlite => Err(StoreError::Unavailable(format!(
+            "store.backend = \"sqlite\" ({}) needs a build with the `sqlite` feature \
+             (e.g. `cargo lambda watch --features tutorflow/sqlite`); \
+             this one links only DynamoDB",
+            config.sqlite_path.display()
+        ))),
         StoreBackend::Dynamodb => {
             let client =
                 dynamodb_client(config.endpoint_url.as_deref(), config.region.as_deref()).await;

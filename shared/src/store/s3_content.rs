@@ -123,8 +123,11 @@ impl S3Source {
         ))
     }
 
-    /// An object's bytes, or `None` when there is no object at `key`.
-    async fn read_object(&self, key: &str) -> Result<Option<Vec<u8>>, SourceError> {
+    /// An object's bytes and ETag, or `None` when there is no object at `key`.
+    async fn read_object(
+        &self,
+        key: &str,
+    ) -> Result<Option<(Vec<u8>, Option<String>)>, SourceError> {
         let url = self.at.url(key);
         let out = self
             .client
@@ -134,20 +137,26 @@ impl S3Source {
             .send()
             .await;
         match out {
-            Ok(out) => read_body(out.content_length(), out.body, &url)
-                .await
-                .map(Some),
+            Ok(out) => {
+                let etag = out.e_tag().map(str::to_owned);
+                let bytes = read_body(out.content_length(), out.body, &url).await?;
+                Ok(Some((bytes, etag)))
+            }
             Err(e) if e.as_service_error().is_some_and(|e| e.is_no_such_key()) => Ok(None),
             Err(e) => Err(unavailable(url, e)),
         }
     }
 
-    async fn read_manifest(&self) -> Result<Manifest, SourceError> {
+    /// The manifest and its ETag (the fingerprint `fingerprint` reads with
+    /// a HEAD request).
+    async fn read_manifest(&self) -> Result<(Manifest, String), SourceError> {
         let key = self.at.manifest_key();
-        let bytes = self
+        let (bytes, etag) = self
             .read_object(&key)
             .await?
             .ok_or_else(|| self.no_manifest())?;
+        let etag = etag
+            .ok_or_else(|| SourceError::Unavailable(format!("{}: no ETag", self.at.url(&key))))?;
         let manifest: Manifest = serde_json::from_slice(&bytes).map_err(|e| {
             SourceError::Invalid(format!(
                 "{} is not a valid manifest: {e}",
@@ -156,7 +165,33 @@ impl S3Source {
         })?;
         check_manifest(&manifest)
             .map_err(|problem| SourceError::Invalid(format!("{}: {problem}", self.at.url(&key))))?;
-        Ok(manifest)
+        Ok((manifest, etag))
+    }
+
+    /// The files of the bundle `manifest` names.
+    async fn read_bundle(&self, manifest: &Manifest) -> Result<ContentFiles, SourceError> {
+        let key = self.at.bundle_key(&manifest.bundle_version);
+        let url = self.at.url(&key);
+        let (bytes, _) = self.read_object(&key).await?.ok_or_else(|| {
+            SourceError::Invalid(format!(
+                "the manifest names bundle {} but {url} does not exist",
+                manifest.bundle_version
+            ))
+        })?;
+        let files: BTreeMap<String, String> = serde_json::from_slice(&bytes).map_err(|e| {
+            SourceError::Invalid(format!("{url} is not a bundle object (path to text): {e}"))
+        })?;
+        check_against_manifest(&files, manifest)?;
+        let files = ContentFiles::new(files);
+        if files.version != manifest.bundle_version {
+            return Err(SourceError::Invalid(format!(
+                "{}: bundleVersion {} does not match the files' content hash {}",
+                self.at.url(&self.at.manifest_key()),
+                manifest.bundle_version,
+                files.version
+            )));
+        }
+        Ok(files)
     }
 }
 
@@ -239,29 +274,14 @@ impl ContentSource for S3Source {
     }
 
     async fn fetch(&self) -> Result<ContentFiles, SourceError> {
-        let manifest = self.read_manifest().await?;
-        let key = self.at.bundle_key(&manifest.bundle_version);
-        let url = self.at.url(&key);
-        let bytes = self.read_object(&key).await?.ok_or_else(|| {
-            SourceError::Invalid(format!(
-                "the manifest names bundle {} but {url} does not exist",
-                manifest.bundle_version
-            ))
-        })?;
-        let files: BTreeMap<String, String> = serde_json::from_slice(&bytes).map_err(|e| {
-            SourceError::Invalid(format!("{url} is not a bundle object (path to text): {e}"))
-        })?;
-        check_against_manifest(&files, &manifest)?;
-        let files = ContentFiles::new(files);
-        if files.version != manifest.bundle_version {
-            return Err(SourceError::Invalid(format!(
-                "{}: bundleVersion {} does not match the files' content hash {}",
-                self.at.url(&self.at.manifest_key()),
-                manifest.bundle_version,
-                files.version
-            )));
-        }
-        Ok(files)
+        let (manifest, _) = self.read_manifest().await?;
+        self.read_bundle(&manifest).await
+    }
+
+    /// Two requests, not three: the manifest's ETag is the fingerprint.
+    async fn fetch_fingerprinted(&self) -> Result<(String, ContentFiles), SourceError> {
+        let (manifest, etag) = self.read_manifest().await?;
+        Ok((etag, self.read_bundle(&manifest).await?))
     }
 
     fn describe(&self) -> String {

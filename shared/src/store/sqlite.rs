@@ -22,13 +22,13 @@ use super::idempotency::{
 };
 use super::types::{
     ExamLockout, Expected, Order, Page, PageRequest, ThreadRecord, ThreadSummary, TurnLog,
-    Versioned, check_id, check_limit, from_millis, millis, plus, time_key,
+    Versioned, check_id, check_limit, from_millis, list_key, millis, plus, turn_log_key,
 };
 use super::unit_of_work::{Change, Encoder, UnitOfWork, decode};
 use super::{
     Committer, IdempotencyStore, LockoutStore, Retention, SnapshotStore, ThreadStore, TurnLogStore,
 };
-use crate::model::{StudentSnapshot, Thread, TutorMessage};
+use crate::model::{StudentSnapshot, TutorMessage};
 
 /// Bumped when the schema changes; a newer file is refused, not misread.
 const SCHEMA_VERSION: i64 = 1;
@@ -345,14 +345,6 @@ fn encode(work: &UnitOfWork, retention: Retention) -> Result<Vec<Write>, StoreEr
             })
         })
         .collect()
-}
-
-pub(crate) fn list_key(thread: &Thread) -> String {
-    format!("{}#{}", time_key(thread.updated_at), thread.thread_id)
-}
-
-pub(crate) fn turn_log_key(log: &TurnLog) -> String {
-    format!("{}#{}", time_key(log.created_at), log.turn_id)
 }
 
 fn apply(tx: &rusqlite::Transaction<'_>, write: Write) -> Result<(), StoreError> {

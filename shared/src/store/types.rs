@@ -294,6 +294,16 @@ pub(crate) fn time_key(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Micros, true)
 }
 
+/// A thread's sort key in its student's list: most recent update, then id.
+pub(crate) fn list_key(thread: &Thread) -> String {
+    format!("{}#{}", time_key(thread.updated_at), thread.thread_id)
+}
+
+/// A turn log's sort key within its thread: creation time, then turn id.
+pub(crate) fn turn_log_key(log: &TurnLog) -> String {
+    format!("{}#{}", time_key(log.created_at), log.turn_id)
+}
+
 pub(crate) fn millis(t: DateTime<Utc>) -> i64 {
     t.timestamp_millis()
 }

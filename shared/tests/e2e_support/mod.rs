@@ -90,6 +90,17 @@ impl Harness {
                 .await
                 .expect("app starts"),
         );
+        Harness::serve(app, store, dir, cleanup).await
+    }
+
+    /// Serves an app assembled by the test; `store` is its state store,
+    /// for looking behind the API.
+    pub async fn serve(
+        app: Arc<App>,
+        store: Arc<dyn tutorflow::store::Store>,
+        dir: tempfile::TempDir,
+        cleanup: Option<Cleanup>,
+    ) -> Harness {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
         tokio::spawn(server::serve(app, listener, std::future::pending()));
