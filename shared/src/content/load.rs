@@ -397,13 +397,24 @@ impl Loader {
         };
         self.check_courses(parsed, &workflow_ids, blueprints);
         self.check_distractor_tags(parsed);
-        self.check_surveys(&parsed.surveys);
+        self.check_surveys(&parsed.surveys, parsed);
     }
 
     /// Each survey on its own (see [`Survey::problems`]), and ids unique.
-    fn check_surveys(&mut self, surveys: &[Doc<Survey>]) {
+    fn check_surveys(&mut self, surveys: &[Doc<Survey>], parsed: &Parsed) {
         let mut seen = BTreeMap::new();
         for doc in surveys {
+            for (i, unit) in doc.value.units.iter().enumerate() {
+                let known = parsed.units.iter().any(|(_, _, u)| &u.value.id == unit)
+                    || parsed.broken.units.iter().any(|(_, stem)| stem == unit);
+                if !known {
+                    self.at(
+                        doc,
+                        &YamlPath::root().key("units").index(i),
+                        format!("unit `{unit}` is not in any course"),
+                    );
+                }
+            }
             if let Some(first) = seen.insert(doc.value.id.clone(), doc.path.clone()) {
                 self.at(
                     doc,

@@ -27,6 +27,10 @@ pub struct Survey {
     /// Said when the survey is finished.
     #[serde(default)]
     pub outro: String,
+    /// Units this survey is the check-in for: a survey thread created for
+    /// one of them without naming a survey answers this one.
+    #[serde(default)]
+    pub units: Vec<String>,
     pub questions: Vec<SurveyQuestion>,
 }
 

@@ -36,7 +36,7 @@ pub struct Survey;
 
 impl SessionMode for Survey {
     fn check(&self, start: &Start<'_>) -> Result<(), InvalidParam> {
-        survey_for(start.bundle, start.request.survey_id.as_deref()).map(|_| ())
+        chosen(start).map(|_| ())
     }
 
     fn check_event(
@@ -104,8 +104,7 @@ impl SessionMode for Survey {
     }
 
     fn start(&self, start: &Start<'_>) -> Result<Started, StartError> {
-        let survey = survey_for(start.bundle, start.request.survey_id.as_deref())
-            .map_err(|e| StartError(e.detail))?;
+        let survey = chosen(start).map_err(|e| StartError(e.detail))?;
         let first = survey
             .questions
             .first()
@@ -227,6 +226,25 @@ pub fn survey_of(session: &SessionState) -> Option<&SurveySession> {
         ModeState::Survey(s) => Some(s),
         _ => None,
     }
+}
+
+/// The survey a new thread answers: the one named, else the check-in of
+/// the unit asked for, else the bundle's only survey.
+fn chosen<'b>(start: &Start<'b>) -> Result<&'b Questionnaire, InvalidParam> {
+    let bundle = start.bundle;
+    if start.request.survey_id.is_some() {
+        return survey_for(bundle, start.request.survey_id.as_deref());
+    }
+    let for_unit = start.unit.and_then(|unit| {
+        bundle
+            .surveys
+            .values()
+            .find(|s| s.units.contains(&unit.id))
+    });
+    let only = (bundle.surveys.len() == 1)
+        .then(|| bundle.surveys.values().next())
+        .flatten();
+    for_unit.or(only).map_or_else(|| survey_for(bundle, None), Ok)
 }
 
 fn survey_for<'b>(bundle: &'b Bundle, id: Option<&str>) -> Result<&'b Questionnaire, InvalidParam> {
@@ -502,13 +520,14 @@ mod tests {
         let survey = &bundle.surveys["fractions-confidence"];
         let mut session = started(&bundle, &survey.id);
         let mut asked = Vec::new();
-        // Answer the first option of every choice, the lowest of every
-        // scale and a sentence to every free-text question.
+        // Answer the last option of every choice ("Not yet" first, which
+        // skips ahead), the lowest of every scale and a sentence to every
+        // free-text question.
         while let Some(id) = session.current_question_id.clone() {
             asked.push(id.clone());
             let q = survey.question(&id).unwrap().1;
             let answer = match q.kind {
-                SurveyQuestionKind::Choice => "1".to_owned(),
+                SurveyQuestionKind::Choice => q.options.len().to_string(),
                 SurveyQuestionKind::Scale => q.scale.as_ref().unwrap().min.to_string(),
                 SurveyQuestionKind::FreeText => "Adding fractions with different bottoms".into(),
             };
