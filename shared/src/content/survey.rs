@@ -61,6 +61,13 @@ fn required_by_default() -> bool {
 pub struct SurveyOption {
     pub id: String,
     pub label: String,
+    /// Words and phrases that also pick this option when a student types
+    /// them ("scared" for "A bit worried"); the longest match wins.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub matches: Vec<String>,    /// Said back when this option is chosen, instead of a plain thanks
+    /// (a word of reassurance for "A bit worried").
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub reply: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -262,16 +269,15 @@ pub fn read_answer(q: &SurveyQuestion, said: &str) -> Result<String, String> {
                         .iter()
                         .find(|o| normalise(&o.id) == wanted || normalise(&o.label) == wanted)
                 })
+                .or_else(|| by_phrase(q, &wanted))
                 .map(|o| o.id.clone())
                 .ok_or_else(|| {
+                    let numbers: Vec<String> =
+                        (1..=q.options.len()).map(|n| n.to_string()).collect();
+                    let (last, rest) = numbers.split_last().unwrap_or((&numbers[0], &[]));
                     format!(
-                        "Please pick one of the options: {}.",
-                        q.options
-                            .iter()
-                            .enumerate()
-                            .map(|(i, o)| format!("{} ({})", i + 1, o.label))
-                            .collect::<Vec<_>>()
-                            .join(", ")
+                        "I'm not sure which one you mean. Could you pick {} or {last}?",
+                        rest.join(", ")
                     )
                 })
         }
@@ -299,6 +305,32 @@ pub fn read_answer(q: &SurveyQuestion, said: &str) -> Result<String, String> {
             }
         }
     }
+}
+
+/// The option whose label or `matches` phrase appears in `wanted` (as
+/// whole words), the longest phrase winning; none when two options tie.
+fn by_phrase<'q>(q: &'q SurveyQuestion, wanted: &str) -> Option<&'q SurveyOption> {
+    let padded = format!(" {wanted} ");
+    let mut best: Option<(usize, &SurveyOption)> = None;
+    let mut tied = false;
+    for option in &q.options {
+        let longest = std::iter::once(&option.label)
+            .chain(&option.matches)
+            .map(|p| normalise(p))
+            .filter(|p| !p.is_empty() && padded.contains(&format!(" {p} ")))
+            .map(|p| p.split(' ').count())
+            .max();
+        let Some(words) = longest else { continue };
+        match best {
+            Some((b, other)) if b == words && other.id != option.id => tied = true,
+            Some((b, _)) if b >= words => {}
+            _ => {
+                best = Some((words, option));
+                tied = false;
+            }
+        }
+    }
+    best.filter(|_| !tied).map(|(_, o)| o)
 }
 
 /// A stored answer as the student would read it back.
@@ -343,7 +375,9 @@ questions:
   - id: a
     kind: choice
     prompt: A?
-    options: [{id: often, label: Often}, {id: never, label: Never}]
+    options:
+      - {id: often, label: Often, matches: [a lot, good]}
+      - {id: never, label: Never, matches: [not good, not at all]}
     skip: [{if_answer: never, go_to: c}]
   - id: b
     kind: scale
@@ -374,7 +408,14 @@ questions:
         assert_eq!(read_answer(a, "2").as_deref(), Ok("never"));
         assert_eq!(read_answer(a, " NEVER ").as_deref(), Ok("never"));
         assert_eq!(read_answer(a, "Often.").as_deref(), Ok("often"));
+        assert_eq!(read_answer(a, "quite a lot really").as_deref(), Ok("often"));
+        assert_eq!(
+            read_answer(a, "it's not good").as_deref(),
+            Ok("never"),
+            "the longer phrase wins"
+        );
         assert!(read_answer(a, "sometimes").is_err());
+        assert!(read_answer(a, "often or never").is_err(), "two options at once");
         assert!(read_answer(a, "3").is_err());
         let b = &s.questions[1];
         assert_eq!(read_answer(b, "4").as_deref(), Ok("4"));

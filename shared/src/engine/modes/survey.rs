@@ -118,10 +118,10 @@ impl SessionMode for Survey {
             finished_at: None,
         };
         let hello = welcome(start, Mode::Survey)?;
+        let mut text = format!("{hello}\n\n{}", survey.title.trim());
         let intro = survey.intro.trim();
-        let mut text = format!("{hello} {}", survey.title.trim());
         if !intro.is_empty() {
-            text.push_str(&format!("\n\n{intro}"));
+            text.push_str(&format!("\n{intro}"));
         }
         text.push_str(&format!("\n\n{}", ask(survey, first)));
         Ok(Started {
@@ -382,9 +382,16 @@ fn advance(
     if next.is_none() {
         session.finished_at = Some(now);
     }
-    let text = match next {
-        Some(next) => format!("{}\n\n{}", thanks(&session), ask(survey, next)),
-        None => closing(survey, &session),
+    let chosen_reply = value
+        .as_deref()
+        .and_then(|v| question.options.iter().find(|o| o.id == v))
+        .map(|o| o.reply.trim())
+        .filter(|r| !r.is_empty());
+    let text = match (next, chosen_reply) {
+        (Some(next), Some(reply)) => format!("{reply}\n\n{}", ask(survey, next)),
+        (Some(next), None) => format!("{}\n\n{}", thanks(&session), ask(survey, next)),
+        (None, Some(reply)) => format!("{reply}\n\n{}", closing(survey, &session)),
+        (None, None) => closing(survey, &session),
     };
     Step { session, text }
 }
@@ -549,6 +556,6 @@ mod tests {
         assert!(step.text.contains("needs an answer"), "{}", step.text);
         let step = advance(&bundle, &session, &said("purple"), Some("purple"), Utc::now());
         assert_eq!(step.session, session);
-        assert!(step.text.contains("Please pick one of the options"), "{}", step.text);
+        assert!(step.text.contains("Could you pick 1, 2 or 3?"), "{}", step.text);
     }
 }
