@@ -371,7 +371,8 @@ fn a_cards_token_names_the_replay_key_its_grading_records() {
 #[test]
 fn a_drill_regenerates_into_the_item_that_was_shown() {
     let bp = &BLUEPRINTS["MATH.ARITH.ADD.2DIGIT"];
-    let issued = drill::issue_generated(bp, 0.5, 77, "whole-numbers", THREAD, now(), &KEYS).unwrap();
+    let issued =
+        drill::issue_generated(bp, 0.5, 77, "whole-numbers", THREAD, now(), &KEYS).unwrap();
     let card = &issued.card;
     assert_eq!(card.prompt, issued.item.stem);
     assert_eq!(card.question_latex, issued.item.question_latex);

@@ -78,9 +78,7 @@ async fn a_survey_follows_its_skips_and_resumes(h: &Harness) {
     assert_eq!(on_screen(&reopened.body), "feeling");
 
     // A typed answer: the option's number.
-    let turn = h
-        .turn(student, &thread, json!({"messageText": "2"}))
-        .await;
+    let turn = h.turn(student, &thread, json!({"messageText": "2"})).await;
     assert_eq!(on_screen(&turn), "anything_else");
     assert_eq!(turn["state"]["survey"]["question"]["required"], false);
 
@@ -95,7 +93,10 @@ async fn a_survey_follows_its_skips_and_resumes(h: &Harness) {
     assert_eq!(turn["state"]["status"], "completed");
     let closing = said(&turn);
     assert!(closing.contains("Thank you!"), "{closing}");
-    assert!(closing.contains("Not yet") && closing.contains("It's OK"), "{closing}");
+    assert!(
+        closing.contains("Not yet") && closing.contains("It's OK"),
+        "{closing}"
+    );
 
     let summary = h.get(student, &format!("/threads/{thread}/summary")).await;
     assert_eq!(summary.status, 200, "{}", summary.body);
@@ -184,7 +185,12 @@ async fn bad_input_is_refused_and_changes_nothing(h: &Harness) {
     assert_eq!(h.message_count(student, &thread).await, before);
     let state = h.get(student, &format!("/threads/{thread}")).await.body;
     assert_eq!(on_screen(&state), "met_before");
-    assert!(state["state"]["survey"]["answers"].as_array().unwrap().is_empty());
+    assert!(
+        state["state"]["survey"]["answers"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
 }
 
 #[tokio::test]

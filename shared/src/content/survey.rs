@@ -64,7 +64,8 @@ pub struct SurveyOption {
     /// Words and phrases that also pick this option when a student types
     /// them ("scared" for "A bit worried"); the longest match wins.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub matches: Vec<String>,    /// Said back when this option is chosen, instead of a plain thanks
+    pub matches: Vec<String>,
+    /// Said back when this option is chosen, instead of a plain thanks
     /// (a word of reassurance for "A bit worried").
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub reply: String,
@@ -113,7 +114,10 @@ impl Survey {
         let mut out = Vec::new();
         let root = YamlPath::root();
         if self.questions.is_empty() {
-            out.push((root.key("questions"), "a survey needs at least one question".into()));
+            out.push((
+                root.key("questions"),
+                "a survey needs at least one question".into(),
+            ));
         }
         let mut seen = BTreeSet::new();
         for (i, q) in self.questions.iter().enumerate() {
@@ -122,7 +126,10 @@ impl Survey {
                 out.push((at.key("id"), format!("`{END}` is reserved for `go_to`")));
             }
             if !seen.insert(q.id.as_str()) {
-                out.push((at.key("id"), format!("question id `{}` is used twice", q.id)));
+                out.push((
+                    at.key("id"),
+                    format!("question id `{}` is used twice", q.id),
+                ));
             }
             if q.prompt.trim().is_empty() {
                 out.push((at.key("prompt"), "the prompt is empty".into()));
@@ -194,7 +201,10 @@ fn kind_problems(q: &SurveyQuestion, at: &YamlPath) -> Vec<(YamlPath, String)> {
     match q.kind {
         SurveyQuestionKind::Choice => {
             if q.options.len() < 2 {
-                out.push((at.key("options"), "a choice question needs at least two options".into()));
+                out.push((
+                    at.key("options"),
+                    "a choice question needs at least two options".into(),
+                ));
             }
             let mut ids = BTreeSet::new();
             for (o, option) in q.options.iter().enumerate() {
@@ -207,10 +217,16 @@ fn kind_problems(q: &SurveyQuestion, at: &YamlPath) -> Vec<(YamlPath, String)> {
             }
         }
         SurveyQuestionKind::Scale => match &q.scale {
-            None => out.push((at.key("kind"), "a scale question needs `scale: {min, max, min_label, max_label}`".into())),
+            None => out.push((
+                at.key("kind"),
+                "a scale question needs `scale: {min, max, min_label, max_label}`".into(),
+            )),
             Some(s) if s.min >= s.max || s.max - s.min > 10 => out.push((
                 at.key("scale"),
-                format!("a scale runs from `min` up to at most 10 steps above it, not {}–{}", s.min, s.max),
+                format!(
+                    "a scale runs from `min` up to at most 10 steps above it, not {}–{}",
+                    s.min, s.max
+                ),
             )),
             Some(_) => {}
         },
@@ -221,10 +237,16 @@ fn kind_problems(q: &SurveyQuestion, at: &YamlPath) -> Vec<(YamlPath, String)> {
         }
     }
     if q.kind != SurveyQuestionKind::Choice && !q.options.is_empty() {
-        out.push((at.key("options"), "`options` are for choice questions only".into()));
+        out.push((
+            at.key("options"),
+            "`options` are for choice questions only".into(),
+        ));
     }
     if q.kind != SurveyQuestionKind::Scale && q.scale.is_some() {
-        out.push((at.key("scale"), "`scale` is for scale questions only".into()));
+        out.push((
+            at.key("scale"),
+            "`scale` is for scale questions only".into(),
+        ));
     }
     out
 }
@@ -236,14 +258,21 @@ fn answer_problem(q: &SurveyQuestion, answer: &str) -> Option<String> {
             format!(
                 "`{answer}` is not an option of `{}` (options: {})",
                 q.id,
-                q.options.iter().map(|o| o.id.as_str()).collect::<Vec<_>>().join(", ")
+                q.options
+                    .iter()
+                    .map(|o| o.id.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )
         }),
         SurveyQuestionKind::Scale => {
             let s = q.scale.as_ref()?;
             match answer.parse::<u32>() {
                 Ok(n) if (s.min..=s.max).contains(&n) => None,
-                _ => Some(format!("`{answer}` is not on the scale {}–{}", s.min, s.max)),
+                _ => Some(format!(
+                    "`{answer}` is not on the scale {}–{}",
+                    s.min, s.max
+                )),
             }
         }
         SurveyQuestionKind::FreeText => None,
@@ -415,11 +444,18 @@ questions:
             "the longer phrase wins"
         );
         assert!(read_answer(a, "sometimes").is_err());
-        assert!(read_answer(a, "often or never").is_err(), "two options at once");
+        assert!(
+            read_answer(a, "often or never").is_err(),
+            "two options at once"
+        );
         assert!(read_answer(a, "3").is_err());
         let b = &s.questions[1];
         assert_eq!(read_answer(b, "4").as_deref(), Ok("4"));
-        assert!(read_answer(b, "6").unwrap_err().contains("from 1 (low) to 5 (high)"));
+        assert!(
+            read_answer(b, "6")
+                .unwrap_err()
+                .contains("from 1 (low) to 5 (high)")
+        );
         assert!(read_answer(&s.questions[2], "  ").is_err());
     }
 

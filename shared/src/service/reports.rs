@@ -15,14 +15,14 @@ use crate::content::Course;
 use crate::engine::bkt;
 use crate::engine::lockout::LockoutStatus;
 use crate::engine::modes::exam::{self, exam_of};
-use crate::engine::modes::survey;
 use crate::engine::modes::problem_set;
+use crate::engine::modes::survey;
 use crate::engine::modes::teach_me::study_plan_of;
 use crate::engine::snapshot_lite::{build_snapshot_lite, revisit_question_ids};
 use crate::model::{
-    ExamReportView, ExamTier, SurveyView, HistoryMessage, MasteryTier, ProblemSetReport, ProblemStatus,
+    ExamReportView, ExamTier, HistoryMessage, MasteryTier, ProblemSetReport, ProblemStatus,
     RevisitReason, Role, SessionStats, SnapshotLite, StepStatus, StudentSnapshot, SummaryInput,
-    TierCounts, UnitStat, UnitStatus,
+    SurveyView, TierCounts, UnitStat, UnitStatus,
 };
 
 /// `GET /threads/{threadId}/summary`: this conversation only (the course
@@ -341,8 +341,7 @@ impl App {
                     .map(|e| exam::report(e, course, self.clock.now())),
                 problem_set: problem_set::state_of(&record.thread.session)
                     .and_then(|s| s.report.clone()),
-                survey: survey::survey_of(&record.thread.session)
-                    .map(|s| survey::view(&bundle, s)),
+                survey: survey::survey_of(&record.thread.session).map(|s| survey::view(&bundle, s)),
             },
         )
     }

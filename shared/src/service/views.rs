@@ -4,9 +4,9 @@ use chrono::{DateTime, Utc};
 use schemars::JsonSchema;
 use serde::Serialize;
 
+use crate::content::Bundle;
 use crate::engine::modes::exam::{exam_of, progress_view};
 use crate::engine::modes::problem_set;
-use crate::content::Bundle;
 use crate::engine::modes::study_plan;
 use crate::engine::modes::survey;
 use crate::engine::modes::teach_me::study_plan_of;

@@ -16,8 +16,8 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::content::survey::{self, Survey as Questionnaire, SurveyQuestion};
 use crate::content::Bundle;
+use crate::content::survey::{self, Survey as Questionnaire, SurveyQuestion};
 use crate::engine::modes::{
     InvalidParam, ModeBlock, ModePlan, ModeTurn, Outcome, SessionMode, Start, StartError, Started,
     welcome,
@@ -83,7 +83,9 @@ impl SessionMode for Survey {
             return match question.required {
                 true => Err(InvalidParam {
                     field,
-                    detail: format!("question `{question_id}` must be answered; it cannot be skipped"),
+                    detail: format!(
+                        "question `{question_id}` must be answered; it cannot be skipped"
+                    ),
                 }),
                 false => Ok(()),
             };
@@ -140,16 +142,15 @@ impl SessionMode for Survey {
         read: &Interpreted,
         mut policy: PolicyOutcome,
     ) -> ModePlan {
-        let step = survey_of(&turn.state.thread.session)
-            .map(|session| {
-                advance(
-                    &turn.rt.bundle,
-                    session,
-                    event,
-                    read.said.as_deref(),
-                    turn.env.now,
-                )
-            });
+        let step = survey_of(&turn.state.thread.session).map(|session| {
+            advance(
+                &turn.rt.bundle,
+                session,
+                event,
+                read.said.as_deref(),
+                turn.env.now,
+            )
+        });
         let p = &mut policy.policy;
         p.allowed_actions = vec![TutorAction::SocraticQuestion];
         p.prereq_blocking_unit_id = None;
@@ -235,16 +236,15 @@ fn chosen<'b>(start: &Start<'b>) -> Result<&'b Questionnaire, InvalidParam> {
     if start.request.survey_id.is_some() {
         return survey_for(bundle, start.request.survey_id.as_deref());
     }
-    let for_unit = start.unit.and_then(|unit| {
-        bundle
-            .surveys
-            .values()
-            .find(|s| s.units.contains(&unit.id))
-    });
+    let for_unit = start
+        .unit
+        .and_then(|unit| bundle.surveys.values().find(|s| s.units.contains(&unit.id)));
     let only = (bundle.surveys.len() == 1)
         .then(|| bundle.surveys.values().next())
         .flatten();
-    for_unit.or(only).map_or_else(|| survey_for(bundle, None), Ok)
+    for_unit
+        .or(only)
+        .map_or_else(|| survey_for(bundle, None), Ok)
 }
 
 fn survey_for<'b>(bundle: &'b Bundle, id: Option<&str>) -> Result<&'b Questionnaire, InvalidParam> {
@@ -339,8 +339,8 @@ fn advance(
         };
     };
     let said = said.map(str::trim).filter(|s| !s.is_empty());
-    let skipping = matches!(event.client_event, ClientEvent::SurveySkip { .. })
-        || said.is_some_and(is_skip);
+    let skipping =
+        matches!(event.client_event, ClientEvent::SurveySkip { .. }) || said.is_some_and(is_skip);
     let value = if skipping {
         if question.required {
             return Step {
@@ -442,8 +442,9 @@ fn is_skip(text: &str) -> bool {
 /// draw its options or scale) and the answers so far, read back.
 pub fn view(bundle: &Bundle, session: &SurveySession) -> SurveyView {
     let survey = bundle.surveys.get(&session.survey_id);
-    let question = survey.zip(session.current_question_id.as_deref()).and_then(
-        |(survey, id)| {
+    let question = survey
+        .zip(session.current_question_id.as_deref())
+        .and_then(|(survey, id)| {
             let (i, q) = survey.question(id)?;
             Some(SurveyQuestionView {
                 question_id: q.id.clone(),
@@ -467,8 +468,7 @@ pub fn view(bundle: &Bundle, session: &SurveySession) -> SurveyView {
                     max_label: s.max_label.clone(),
                 }),
             })
-        },
-    );
+        });
     SurveyView {
         survey_id: session.survey_id.clone(),
         title: survey.map_or_else(String::new, |s| s.title.clone()),
@@ -477,7 +477,9 @@ pub fn view(bundle: &Bundle, session: &SurveySession) -> SurveyView {
             .answers
             .iter()
             .map(|a| {
-                let q = survey.and_then(|s| s.question(&a.question_id)).map(|(_, q)| q);
+                let q = survey
+                    .and_then(|s| s.question(&a.question_id))
+                    .map(|(_, q)| q);
                 SurveyAnswerView {
                     question_id: a.question_id.clone(),
                     prompt: q.map_or_else(String::new, |q| q.prompt.trim().to_owned()),
@@ -499,7 +501,9 @@ mod tests {
         let files = tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap()
-            .block_on(crate::content::ContentSource::fetch(&crate::content::FsSource::new(root)))
+            .block_on(crate::content::ContentSource::fetch(
+                &crate::content::FsSource::new(root),
+            ))
             .unwrap();
         Bundle::load(&files).unwrap()
     }
@@ -543,7 +547,10 @@ mod tests {
             session = step.session;
             assert!(asked.len() <= survey.questions.len(), "loops: {asked:?}");
         }
-        assert!(asked.len() < survey.questions.len(), "a rule skipped something: {asked:?}");
+        assert!(
+            asked.len() < survey.questions.len(),
+            "a rule skipped something: {asked:?}"
+        );
         assert_eq!(session.answers.len(), asked.len());
     }
 
@@ -554,8 +561,18 @@ mod tests {
         let step = advance(&bundle, &session, &said("skip"), Some("skip"), Utc::now());
         assert_eq!(step.session, session);
         assert!(step.text.contains("needs an answer"), "{}", step.text);
-        let step = advance(&bundle, &session, &said("purple"), Some("purple"), Utc::now());
+        let step = advance(
+            &bundle,
+            &session,
+            &said("purple"),
+            Some("purple"),
+            Utc::now(),
+        );
         assert_eq!(step.session, session);
-        assert!(step.text.contains("Could you pick 1, 2 or 3?"), "{}", step.text);
+        assert!(
+            step.text.contains("Could you pick 1, 2 or 3?"),
+            "{}",
+            step.text
+        );
     }
 }
