@@ -42,6 +42,8 @@ pub struct Script {
     pub unit: Option<String>,
     /// The course problem set a problem_set thread works through, if named.
     pub problem_set: Option<String>,
+    /// The survey a survey thread answers.
+    pub survey: Option<String>,
     pub seed: u64,
     pub start: DateTime<Utc>,
     /// An exam's size, feedback and time limit, if the script sets them.
@@ -200,6 +202,8 @@ struct RawScript {
     #[serde(default)]
     problem_set: Option<String>,
     #[serde(default)]
+    survey: Option<String>,
+    #[serde(default)]
     seed: Option<u64>,
     #[serde(default)]
     now: Option<DateTime<Utc>>,
@@ -317,6 +321,14 @@ pub fn parse(path: &str, text: &str, bundle: &Bundle) -> Result<Script, Vec<Diag
             format!("problem set `{set}` is not in course `{}`", course.id),
         );
     }
+    if let Some(survey) = &raw.survey
+        && !bundle.surveys.contains_key(survey)
+    {
+        checker.at(
+            &root.key("survey"),
+            format!("there is no survey `{survey}` in workflows/surveys/"),
+        );
+    }
     let known = course.map(|c| expect::Known::of(bundle, c));
     if raw.steps.is_empty() {
         checker.at(
@@ -347,6 +359,7 @@ pub fn parse(path: &str, text: &str, bundle: &Bundle) -> Result<Script, Vec<Diag
         mode: raw.mode.unwrap_or_default(),
         unit: raw.unit,
         problem_set: raw.problem_set,
+        survey: raw.survey,
         seed: raw.seed.unwrap_or(DEFAULT_SEED),
         start: raw.now.unwrap_or_else(default_start),
         question_count: raw.question_count,

@@ -539,6 +539,7 @@ impl<'s> Simulation<'s> {
                     selection: None,
                     time_limit_minutes: script.time_limit_minutes,
                     problem_set_id: script.problem_set.clone(),
+                    survey_id: script.survey.clone(),
                 },
                 Function::Turn,
                 "create",
@@ -920,7 +921,8 @@ impl<'s> Simulation<'s> {
         // API's to refuse, so a script can test that too.
         let verified = drill_token::verify(
             &token,
-            DRILL_SECRET.as_bytes(),
+            &drill_token::TokenKeys::single(DRILL_SECRET.as_bytes())
+                .map_err(|e| self.error(step, e.to_string()))?,
             &self.thread_id,
             shown.at,
             self.drill_ttl,

@@ -14,7 +14,7 @@ use tutorflow::content::blueprint_check::{Probe, check};
 use tutorflow::content::{Bundle, ContentFiles, ContentSource, FsSource};
 use tutorflow::engine::drill::Expected;
 use tutorflow::engine::drill_grade::grade_drill;
-use tutorflow::engine::drill_token::{self, DrillClaims, DrillSource};
+use tutorflow::engine::drill_token::{self, DrillClaims, DrillSource, TokenKeys};
 use tutorflow::engine::generate::generate;
 
 const KEY: &[u8] = b"0123456789abcdef0123456789abcdef";
@@ -90,16 +90,17 @@ fn tokens(c: &mut Criterion) {
             target_difficulty: 0.6,
         },
     };
-    let token = drill_token::issue(&claims, KEY).unwrap();
+    let keys = TokenKeys::single(KEY).unwrap();
+    let token = drill_token::issue(&claims, &keys).unwrap();
     c.bench_function("drill_token/issue", |b| {
-        b.iter(|| black_box(drill_token::issue(black_box(&claims), KEY).unwrap()))
+        b.iter(|| black_box(drill_token::issue(black_box(&claims), &keys).unwrap()))
     });
     c.bench_function("drill_token/verify", |b| {
         b.iter(|| {
             black_box(
                 drill_token::verify(
                     black_box(&token),
-                    KEY,
+                    &keys,
                     &claims.thread_id,
                     now,
                     Duration::hours(24),

@@ -18,6 +18,7 @@ use std::time::Instant;
 use chrono::{Duration, TimeZone, Utc};
 use criterion::{Criterion, criterion_group};
 use tutorflow::content::{Bundle, ContentSource, FsSource};
+use tutorflow::engine::drill_token::TokenKeys;
 use tutorflow::engine::fallback::{ValidationContext, validate_reply};
 use tutorflow::engine::lockout::LockoutStatus;
 use tutorflow::engine::modes::{self, Start};
@@ -152,11 +153,12 @@ fn fixture() -> Fixture {
 fn one_turn(f: &Fixture, lockouts: &BTreeMap<String, LockoutStatus>, seed: u64) -> usize {
     let personalization = Personalization::default();
     let now = Utc.with_ymd_and_hms(2026, 3, 1, 11, 0, 0).unwrap();
+    let token_keys = TokenKeys::single(b"bench-drill-key-0123456789abcdef").unwrap();
     let env = TurnEnv {
         now,
         turn_id: "bench-turn",
         seed,
-        drill_key: b"bench-drill-key-0123456789abcdef",
+        token_keys: &token_keys,
         drill_ttl: Duration::hours(24),
         lockouts,
         personalization: &personalization,

@@ -185,8 +185,12 @@ pub struct TranscriptionConfig {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct DrillConfig {
-    /// HMAC key signing drill tokens, as a secret reference ([`SecretRef`]).
+    /// The secret drill tokens are sealed with, as a secret reference
+    /// ([`SecretRef`]).
     pub token_secret: Option<String>,
+    /// Secrets rotated out: tokens they sealed still open until the entry
+    /// is removed (after `token_ttl_seconds`, none is left to open).
+    pub retired_token_secrets: Vec<String>,
     pub token_ttl_seconds: u64,
 }
 
@@ -406,6 +410,7 @@ impl Default for DrillConfig {
     fn default() -> Self {
         DrillConfig {
             token_secret: Some("env:TUTORFLOW_DEV_DRILL_SECRET".into()),
+            retired_token_secrets: Vec::new(),
             token_ttl_seconds: 24 * 3600,
         }
     }
@@ -556,6 +561,11 @@ pub const ENV_OVERRIDES: &[(&str, &str, EnvType)] = &[
         "TUTORFLOW_DRILL_SECRET",
         "drills.token_secret",
         EnvType::Str,
+    ),
+    (
+        "TUTORFLOW_DRILL_RETIRED_SECRETS",
+        "drills.retired_token_secrets",
+        EnvType::Json,
     ),
     ("TUTORFLOW_EXAM_API_URL", "exam_api.base_url", EnvType::Str),
     ("TUTORFLOW_EXAM_API_KEY", "exam_api.api_key", EnvType::Str),
@@ -745,6 +755,13 @@ impl Config {
                     .webhooks
                     .iter()
                     .map(|w| (format!("auth.webhooks[{}].secret", w.id), w.secret.as_str())),
+            )
+            .chain(
+                self.drills
+                    .retired_token_secrets
+                    .iter()
+                    .enumerate()
+                    .map(|(i, r)| (format!("drills.retired_token_secrets[{i}]"), r.as_str())),
             )
             .collect()
     }

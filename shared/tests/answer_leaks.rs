@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use tutorflow::content::{Bundle, ContentSource, Course, ExamItem, FsSource};
+use tutorflow::engine::drill_token::TokenKeys;
 use tutorflow::engine::fallback::{Verdict, Violation};
 use tutorflow::engine::lockout::LockoutStatus;
 use tutorflow::engine::turn::{
@@ -26,6 +27,9 @@ use tutorflow::model::{
 };
 
 const DRILL_KEY: &[u8] = b"leak-test-drill-key-0123456789ab";
+
+static TOKEN_KEYS: std::sync::LazyLock<TokenKeys> =
+    std::sync::LazyLock::new(|| TokenKeys::single(DRILL_KEY).unwrap());
 
 fn now() -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 3, 1, 11, 0, 0).unwrap()
@@ -119,7 +123,7 @@ fn run(
         now: now(),
         turn_id: "leak-turn",
         seed: 7,
-        drill_key: DRILL_KEY,
+        token_keys: &TOKEN_KEYS,
         drill_ttl: Duration::hours(24),
         lockouts: &lockouts,
         personalization: &personalization,
@@ -343,7 +347,7 @@ fn no_drill_answer_reaches_the_prompt_or_the_student_while_it_is_pending() {
                 &unit.id,
                 "leak-thread",
                 now() - Duration::minutes(1),
-                DRILL_KEY,
+                &TOKEN_KEYS,
             )
             .unwrap();
             let expected = drill_grade::expected_answer(&issued.item);

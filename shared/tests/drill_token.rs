@@ -1,8 +1,9 @@
-//! Drill tokens: a round trip gives back exactly what was signed; any
+//! Drill tokens: a round trip gives back exactly what was sealed; any
 //! change to any byte, another key, another thread or too much time is
-//! refused with its own error; tokens stay compact; LLM-written drills keep
-//! their answer unreadable; and a drill regenerates into the very item that
-//! was shown, unless its blueprint has changed since.
+//! refused with its own error; tokens stay compact; nothing a token carries
+//! (blueprint, seed, authored answer) can be read from it; a retired key
+//! still opens what it sealed; and a drill regenerates into the very item
+//! that was shown, unless its blueprint has changed since.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -17,10 +18,14 @@ use tutorflow::content::{Bundle, ContentSource, FsSource};
 use tutorflow::engine::drill::{self, DrillError, Expected};
 use tutorflow::engine::drill_token::{
     self, DrillClaims, DrillSource, DrillTokenError, MAX_CLOCK_SKEW_SECONDS, MAX_TOKEN_CHARS,
+    TokenKeys,
 };
 use tutorflow::model::LlmDrillCard;
 
 const KEY: &[u8] = b"0123456789abcdef0123456789abcdef";
+const OLD_KEY: &[u8] = b"the key before the rotation, 32b";
+
+static KEYS: LazyLock<TokenKeys> = LazyLock::new(|| TokenKeys::single(KEY).unwrap());
 const THREAD: &str = "3f1c9a2e-7b4d-4e8f-9a61-0c2d5e7f8a9b";
 
 static BLUEPRINTS: LazyLock<BTreeMap<String, Blueprint>> = LazyLock::new(|| {
@@ -70,17 +75,17 @@ fn authored_claims() -> DrillClaims {
 }
 
 fn verify(token: &str) -> Result<DrillClaims, DrillTokenError> {
-    drill_token::verify(token, KEY, THREAD, now(), ttl()).map(|v| v.claims)
+    drill_token::verify(token, &KEYS, THREAD, now(), ttl()).map(|v| v.claims)
 }
 
 #[test]
 fn round_trips() {
     for claims in [blueprint_claims(), authored_claims()] {
-        let token = drill_token::issue(&claims, KEY).unwrap();
+        let token = drill_token::issue(&claims, &KEYS).unwrap();
         assert_eq!(verify(&token).unwrap(), claims);
         assert_eq!(
             token,
-            drill_token::issue(&claims, KEY).unwrap(),
+            drill_token::issue(&claims, &KEYS).unwrap(),
             "deterministic"
         );
     }
@@ -88,9 +93,9 @@ fn round_trips() {
 
 #[test]
 fn tokens_are_compact() {
-    let token = drill_token::issue(&blueprint_claims(), KEY).unwrap();
+    let token = drill_token::issue(&blueprint_claims(), &KEYS).unwrap();
     assert!(token.len() < 250, "{} characters", token.len());
-    let authored = drill_token::issue(&authored_claims(), KEY).unwrap();
+    let authored = drill_token::issue(&authored_claims(), &KEYS).unwrap();
     assert!(authored.len() < 250, "{} characters", authored.len());
     assert!(
         token
@@ -102,7 +107,7 @@ fn tokens_are_compact() {
 #[test]
 fn every_single_byte_tamper_is_rejected() {
     for claims in [blueprint_claims(), authored_claims()] {
-        let token = drill_token::issue(&claims, KEY).unwrap();
+        let token = drill_token::issue(&claims, &KEYS).unwrap();
         let bytes = URL_SAFE_NO_PAD.decode(&token).unwrap();
         for i in 0..bytes.len() {
             for value in 0..=255u8 {
@@ -112,11 +117,13 @@ fn every_single_byte_tamper_is_rejected() {
                 let mut forged = bytes.clone();
                 forged[i] = value;
                 let forged = URL_SAFE_NO_PAD.encode(&forged);
-                assert_eq!(
-                    verify(&forged),
-                    Err(DrillTokenError::BadSignature),
-                    "byte {i} = {value}"
-                );
+                // Bytes 1..5 name the key: another id names no key held here.
+                let expected = if (1..5).contains(&i) {
+                    DrillTokenError::UnknownKey
+                } else {
+                    DrillTokenError::BadSignature
+                };
+                assert_eq!(verify(&forged), Err(expected), "byte {i} = {value}");
             }
         }
     }
@@ -124,7 +131,7 @@ fn every_single_byte_tamper_is_rejected() {
 
 #[test]
 fn every_single_character_change_is_rejected() {
-    let token = drill_token::issue(&blueprint_claims(), KEY).unwrap();
+    let token = drill_token::issue(&blueprint_claims(), &KEYS).unwrap();
     let alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_+/=. ";
     for (i, original) in token.char_indices() {
         for c in alphabet.chars().filter(|c| *c != original) {
@@ -133,7 +140,9 @@ fn every_single_character_change_is_rejected() {
             assert!(
                 matches!(
                     verify(&forged),
-                    Err(DrillTokenError::BadSignature | DrillTokenError::Malformed)
+                    Err(DrillTokenError::BadSignature
+                        | DrillTokenError::UnknownKey
+                        | DrillTokenError::Malformed)
                 ),
                 "character {i} = {c:?}"
             );
@@ -143,7 +152,7 @@ fn every_single_character_change_is_rejected() {
 
 #[test]
 fn truncated_extended_and_empty_tokens_are_rejected() {
-    let token = drill_token::issue(&blueprint_claims(), KEY).unwrap();
+    let token = drill_token::issue(&blueprint_claims(), &KEYS).unwrap();
     for cut in 0..token.len() {
         assert!(verify(&token[..cut]).is_err(), "cut at {cut}");
     }
@@ -156,30 +165,103 @@ fn truncated_extended_and_empty_tokens_are_rejected() {
 }
 
 #[test]
-fn another_key_is_a_bad_signature() {
-    let token = drill_token::issue(&blueprint_claims(), b"another key, at least 16 bytes").unwrap();
-    assert_eq!(verify(&token), Err(DrillTokenError::BadSignature));
+fn another_servers_key_does_not_open_a_token() {
+    let foreign = TokenKeys::single(b"another key, at least 16 bytes").unwrap();
+    let token = drill_token::issue(&blueprint_claims(), &foreign).unwrap();
+    assert_eq!(verify(&token), Err(DrillTokenError::UnknownKey));
     assert_eq!(
-        drill_token::issue(&blueprint_claims(), b"short"),
+        TokenKeys::single(b"short").map(|_| ()),
         Err(DrillTokenError::KeyTooShort)
     );
     assert_eq!(
-        drill_token::verify("AAAA", b"", THREAD, now(), ttl()),
+        TokenKeys::new(KEY, &[b"short"]).map(|_| ()),
         Err(DrillTokenError::KeyTooShort)
     );
 }
 
 #[test]
+fn a_token_under_a_known_key_id_but_another_key_does_not_open() {
+    // Splice the key id of our key onto a token sealed by another: the id
+    // only picks the key; the AEAD tag decides.
+    let foreign = TokenKeys::single(b"another key, at least 16 bytes").unwrap();
+    let ours = URL_SAFE_NO_PAD
+        .decode(drill_token::issue(&blueprint_claims(), &KEYS).unwrap())
+        .unwrap();
+    let mut theirs = URL_SAFE_NO_PAD
+        .decode(drill_token::issue(&blueprint_claims(), &foreign).unwrap())
+        .unwrap();
+    theirs[1..5].copy_from_slice(&ours[1..5]);
+    assert_eq!(
+        verify(&URL_SAFE_NO_PAD.encode(&theirs)),
+        Err(DrillTokenError::BadSignature)
+    );
+}
+
+#[test]
+fn a_retired_key_still_opens_its_tokens_until_removed() {
+    let before = TokenKeys::single(OLD_KEY).unwrap();
+    let token = drill_token::issue(&blueprint_claims(), &before).unwrap();
+    let rotated = TokenKeys::new(KEY, &[OLD_KEY]).unwrap();
+    assert_ne!(rotated.current_key_id(), before.current_key_id());
+    let opened = drill_token::verify(&token, &rotated, THREAD, now(), ttl()).unwrap();
+    assert_eq!(opened.claims, blueprint_claims());
+    // New tokens are sealed with the new key, which the old ring lacks.
+    let fresh = drill_token::issue(&blueprint_claims(), &rotated).unwrap();
+    assert_eq!(
+        drill_token::verify(&fresh, &before, THREAD, now(), ttl()).map(|v| v.claims),
+        Err(DrillTokenError::UnknownKey)
+    );
+    assert_eq!(
+        drill_token::verify(&fresh, &KEYS, THREAD, now(), ttl()).map(|v| v.claims),
+        Ok(blueprint_claims())
+    );
+    // Once the retired key is removed, its tokens no longer open.
+    assert_eq!(verify(&token), Err(DrillTokenError::UnknownKey));
+}
+
+#[test]
+fn a_blueprint_token_reveals_neither_blueprint_nor_seed() {
+    let claims = blueprint_claims();
+    let token = drill_token::issue(&claims, &KEYS).unwrap();
+    let bytes = URL_SAFE_NO_PAD.decode(&token).unwrap();
+    let visible = String::from_utf8_lossy(&bytes);
+    for clear in ["MATH.ALG.EQ.TWOSTEP", "two-step-equations", THREAD, "MATH"] {
+        assert!(!visible.contains(clear), "{clear} readable in {visible}");
+    }
+    let DrillSource::Blueprint {
+        seed,
+        fingerprint,
+        target_difficulty,
+        ..
+    } = claims.source
+    else {
+        unreachable!()
+    };
+    for secret in [
+        seed.to_be_bytes().to_vec(),
+        seed.to_le_bytes().to_vec(),
+        fingerprint.to_vec(),
+        target_difficulty.to_bits().to_be_bytes().to_vec(),
+        now().timestamp().to_be_bytes().to_vec(),
+    ] {
+        assert!(
+            !bytes.windows(secret.len()).any(|w| w == secret.as_slice()),
+            "{secret:?} found in the token"
+        );
+    }
+}
+
+#[test]
 fn another_thread_is_refused() {
-    let token = drill_token::issue(&blueprint_claims(), KEY).unwrap();
-    let other = drill_token::verify(&token, KEY, "another-thread", now(), ttl());
+    let token = drill_token::issue(&blueprint_claims(), &KEYS).unwrap();
+    let other = drill_token::verify(&token, &KEYS, "another-thread", now(), ttl());
     assert_eq!(other, Err(DrillTokenError::WrongThread));
 }
 
 #[test]
 fn tokens_expire_after_their_ttl() {
-    let token = drill_token::issue(&blueprint_claims(), KEY).unwrap();
-    let at = |t| drill_token::verify(&token, KEY, THREAD, t, ttl());
+    let token = drill_token::issue(&blueprint_claims(), &KEYS).unwrap();
+    let at = |t| drill_token::verify(&token, &KEYS, THREAD, t, ttl());
     assert!(at(now()).is_ok());
     assert!(at(now() + ttl()).is_ok(), "valid up to the last second");
     assert_eq!(
@@ -210,7 +292,7 @@ fn oversized_drills_are_refused_when_issued() {
         ..blueprint_claims()
     };
     assert_eq!(
-        drill_token::issue(&long, KEY),
+        drill_token::issue(&long, &KEYS),
         Err(DrillTokenError::TooLarge)
     );
     let long_id = DrillClaims {
@@ -218,7 +300,7 @@ fn oversized_drills_are_refused_when_issued() {
         ..blueprint_claims()
     };
     assert_eq!(
-        drill_token::issue(&long_id, KEY),
+        drill_token::issue(&long_id, &KEYS),
         Err(DrillTokenError::TooLarge)
     );
 }
@@ -234,15 +316,11 @@ fn an_authored_answer_cannot_be_read_from_the_token() {
         },
         ..blueprint_claims()
     };
-    let token = drill_token::issue(&claims, KEY).unwrap();
+    let token = drill_token::issue(&claims, &KEYS).unwrap();
     let bytes = URL_SAFE_NO_PAD.decode(&token).unwrap();
     let visible = String::from_utf8_lossy(&bytes);
     assert!(
-        visible.contains("Work it out"),
-        "the question is shown anyway"
-    );
-    assert!(
-        !visible.contains("secret") && !visible.contains("42"),
+        !visible.contains("Work it out") && !visible.contains("secret") && !visible.contains("42"),
         "{visible}"
     );
     assert_eq!(verify(&token).unwrap(), claims);
@@ -251,8 +329,8 @@ fn an_authored_answer_cannot_be_read_from_the_token() {
 #[test]
 fn replay_keys_tell_tokens_apart() {
     let a = drill_token::verify(
-        &drill_token::issue(&blueprint_claims(), KEY).unwrap(),
-        KEY,
+        &drill_token::issue(&blueprint_claims(), &KEYS).unwrap(),
+        &KEYS,
         THREAD,
         now(),
         ttl(),
@@ -263,8 +341,8 @@ fn replay_keys_tell_tokens_apart() {
         *seed += 1;
     }
     let b = drill_token::verify(
-        &drill_token::issue(&other, KEY).unwrap(),
-        KEY,
+        &drill_token::issue(&other, &KEYS).unwrap(),
+        &KEYS,
         THREAD,
         now(),
         ttl(),
@@ -276,8 +354,8 @@ fn replay_keys_tell_tokens_apart() {
 
 #[test]
 fn a_cards_token_names_the_replay_key_its_grading_records() {
-    let token = drill_token::issue(&blueprint_claims(), KEY).unwrap();
-    let verified = drill_token::verify(&token, KEY, THREAD, now(), ttl()).unwrap();
+    let token = drill_token::issue(&blueprint_claims(), &KEYS).unwrap();
+    let verified = drill_token::verify(&token, &KEYS, THREAD, now(), ttl()).unwrap();
     assert_eq!(
         drill_token::replay_key_of(&token),
         Some(verified.replay_key)
@@ -286,21 +364,22 @@ fn a_cards_token_names_the_replay_key_its_grading_records() {
     assert_eq!(
         drill_token::replay_key_of("AAAA"),
         None,
-        "shorter than a MAC"
+        "shorter than a sealed token"
     );
 }
 
 #[test]
 fn a_drill_regenerates_into_the_item_that_was_shown() {
     let bp = &BLUEPRINTS["MATH.ARITH.ADD.2DIGIT"];
-    let issued = drill::issue_generated(bp, 0.5, 77, "whole-numbers", THREAD, now(), KEY).unwrap();
+    let issued =
+        drill::issue_generated(bp, 0.5, 77, "whole-numbers", THREAD, now(), &KEYS).unwrap();
     let card = &issued.card;
     assert_eq!(card.prompt, issued.item.stem);
     assert_eq!(card.question_latex, issued.item.question_latex);
     assert_eq!(card.options.as_ref(), Some(&issued.item.options));
     let token = card.drill_token.as_deref().unwrap();
     let verified =
-        drill_token::verify(token, KEY, THREAD, now() + Duration::minutes(5), ttl()).unwrap();
+        drill_token::verify(token, &KEYS, THREAD, now() + Duration::minutes(5), ttl()).unwrap();
     assert_eq!(verified.claims.unit_id, "whole-numbers");
     match drill::expected(&verified, &BLUEPRINTS).unwrap() {
         Expected::Generated(item) => assert_eq!(*item, issued.item),
@@ -308,7 +387,7 @@ fn a_drill_regenerates_into_the_item_that_was_shown() {
     }
     // A typed drill shows no options.
     let typed = &BLUEPRINTS["MATH.ALG.EQ.ONESTEP"];
-    let card = drill::issue_generated(typed, 0.3, 1, "one-step-equations", THREAD, now(), KEY)
+    let card = drill::issue_generated(typed, 0.3, 1, "one-step-equations", THREAD, now(), &KEYS)
         .unwrap()
         .card;
     assert_eq!(card.options, None);
@@ -317,9 +396,9 @@ fn a_drill_regenerates_into_the_item_that_was_shown() {
 #[test]
 fn an_edited_or_removed_blueprint_is_refused() {
     let bp = &BLUEPRINTS["MATH.FRAC.SIMPLIFY"];
-    let issued = drill::issue_generated(bp, 0.4, 5, "fractions", THREAD, now(), KEY).unwrap();
+    let issued = drill::issue_generated(bp, 0.4, 5, "fractions", THREAD, now(), &KEYS).unwrap();
     let token = issued.card.drill_token.unwrap();
-    let verified = drill_token::verify(&token, KEY, THREAD, now(), ttl()).unwrap();
+    let verified = drill_token::verify(&token, &KEYS, THREAD, now(), ttl()).unwrap();
     let mut edited = BLUEPRINTS.clone();
     if let Some(b) = edited.get_mut("MATH.FRAC.SIMPLIFY") {
         b.stems.push(tutorflow::engine::template::Template::new(
@@ -344,11 +423,11 @@ fn an_llm_drill_carries_its_expected_answer() {
         question_latex: "2x+3=11".into(),
         expected_answer: Some("x = 4".into()),
     };
-    let card = drill::issue_authored(&llm, "two-step-equations", THREAD, now(), KEY).unwrap();
+    let card = drill::issue_authored(&llm, "two-step-equations", THREAD, now(), &KEYS).unwrap();
     assert_eq!(card.options, None);
     let verified = drill_token::verify(
         card.drill_token.as_deref().unwrap(),
-        KEY,
+        &KEYS,
         THREAD,
         now(),
         ttl(),
@@ -367,7 +446,7 @@ fn an_llm_drill_carries_its_expected_answer() {
         ..llm
     };
     assert_eq!(
-        drill::issue_authored(&unanswered, "u", THREAD, now(), KEY),
+        drill::issue_authored(&unanswered, "u", THREAD, now(), &KEYS),
         Err(DrillError::NoExpectedAnswer)
     );
 }
@@ -393,8 +472,26 @@ proptest! {
             DrillSource::Authored { prompt: "p".into(), question_latex: "q".into(), expected_answer: answer.clone() },
         ] {
             let claims = DrillClaims { unit_id: unit.clone(), thread_id: THREAD.into(), issued_at, source };
-            let token = drill_token::issue(&claims, KEY).unwrap();
-            prop_assert_eq!(verify(&token).unwrap(), claims);
+            let token = drill_token::issue(&claims, &KEYS).unwrap();
+            prop_assert_eq!(verify(&token).unwrap(), claims.clone());
+            let rotated = TokenKeys::new(OLD_KEY, &[KEY]).unwrap();
+            prop_assert_eq!(
+                drill_token::verify(&token, &rotated, THREAD, now(), ttl()).unwrap().claims,
+                claims
+            );
         }
+    }
+
+    /// Flipping any bit of a sealed token makes it refused, never misread.
+    #[test]
+    fn any_bit_flip_is_refused(seed: u64, bit in 0usize..1000) {
+        let mut claims = blueprint_claims();
+        if let DrillSource::Blueprint { seed: s, .. } = &mut claims.source {
+            *s = seed;
+        }
+        let mut bytes = URL_SAFE_NO_PAD.decode(drill_token::issue(&claims, &KEYS).unwrap()).unwrap();
+        let bit = bit % (bytes.len() * 8);
+        bytes[bit / 8] ^= 1 << (bit % 8);
+        prop_assert!(verify(&URL_SAFE_NO_PAD.encode(&bytes)).is_err());
     }
 }

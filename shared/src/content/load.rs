@@ -14,6 +14,7 @@ use super::course::{AuthoredStep, Course, CourseFile, ExamItem, Unit};
 use super::diagnostic::{Diagnostic, Diagnostics};
 use super::prompt::{PromptRole, PromptTemplate};
 use super::source::ContentFiles;
+use super::survey::Survey;
 use super::tutor_text::{
     FollowUp, Moves, OfflinePhrases, PhraseSlot, PromptSignals, Reaction, phase_name,
 };
@@ -30,6 +31,7 @@ pub struct Bundle {
     pub courses: BTreeMap<String, Course>,
     pub blueprints: BTreeMap<String, Blueprint>,
     pub prompts: BTreeMap<String, PromptTemplate>,
+    pub surveys: BTreeMap<String, Survey>,
 }
 
 /// Counts for the one-line summary of `tutorflow validate`.
@@ -128,6 +130,7 @@ struct Parsed {
     units: Vec<(String, String, Doc<Unit>)>,
     blueprints: Vec<Doc<Blueprint>>,
     prompts: BTreeMap<String, (String, PromptTemplate)>,
+    surveys: Vec<Doc<Survey>>,
 }
 
 impl Parsed {
@@ -181,6 +184,11 @@ impl Parsed {
                 .into_iter()
                 .map(|(name, (_, t))| (name, t))
                 .collect(),
+            surveys: self
+                .surveys
+                .into_iter()
+                .map(|d| (d.value.id.clone(), d.value))
+                .collect(),
         }
     }
 }
@@ -190,6 +198,7 @@ enum FileKind {
     Course { dir: String },
     Unit { dir: String, stem: String },
     Blueprint,
+    Survey,
     Prompt { name: String },
     Ignored,
     Unexpected,
@@ -216,6 +225,7 @@ fn classify(path: &str) -> FileKind {
             stem: yaml_stem(name).unwrap_or_default(),
         },
         ["workflows", "blueprints", _] if is_yaml => FileKind::Blueprint,
+        ["workflows", "surveys", _] if is_yaml => FileKind::Survey,
         ["workflows", "tests", ..] => FileKind::Ignored,
         ["prompts", name] if name.ends_with(".txt") || name.ends_with(".md") => {
             let stem = name.rsplit_once('.').map_or(*name, |(s, _)| s);
@@ -306,6 +316,11 @@ impl Loader {
                         None => parsed.broken.unreadable_blueprint = true,
                     },
                 },
+                FileKind::Survey => {
+                    if let Some(doc) = self.parse_yaml(path, text) {
+                        parsed.surveys.push(doc);
+                    }
+                }
                 FileKind::Prompt { name } => match PromptTemplate::parse(&name, text) {
                     Ok(template) => {
                         if let Some((other, _)) = parsed.prompts.get(&name) {
@@ -332,7 +347,8 @@ impl Loader {
                     1,
                     "not part of a content bundle: workflows go in workflows/*.yaml, courses in \
                      workflows/courses/<courseId>/course.yaml with units in units/<unitId>.yaml, \
-                     blueprints in workflows/blueprints/*.yaml",
+                     blueprints in workflows/blueprints/*.yaml, surveys in \
+                     workflows/surveys/*.yaml",
                 ),
             }
         }
@@ -381,6 +397,35 @@ impl Loader {
         };
         self.check_courses(parsed, &workflow_ids, blueprints);
         self.check_distractor_tags(parsed);
+        self.check_surveys(&parsed.surveys, parsed);
+    }
+
+    /// Each survey on its own (see [`Survey::problems`]), and ids unique.
+    fn check_surveys(&mut self, surveys: &[Doc<Survey>], parsed: &Parsed) {
+        let mut seen = BTreeMap::new();
+        for doc in surveys {
+            for (i, unit) in doc.value.units.iter().enumerate() {
+                let known = parsed.units.iter().any(|(_, _, u)| &u.value.id == unit)
+                    || parsed.broken.units.iter().any(|(_, stem)| stem == unit);
+                if !known {
+                    self.at(
+                        doc,
+                        &YamlPath::root().key("units").index(i),
+                        format!("unit `{unit}` is not in any course"),
+                    );
+                }
+            }
+            if let Some(first) = seen.insert(doc.value.id.clone(), doc.path.clone()) {
+                self.at(
+                    doc,
+                    &YamlPath::root().key("id"),
+                    format!("survey id `{}` is also used by {first}", doc.value.id),
+                );
+            }
+            for (at, message) in doc.value.problems() {
+                self.at(doc, &at, message);
+            }
+        }
     }
 
     /// A distractor's mistake tag must be in the list of every unit whose

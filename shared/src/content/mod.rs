@@ -9,6 +9,7 @@ pub mod load;
 pub mod prompt;
 pub mod safety_check;
 pub mod source;
+pub mod survey;
 pub mod tutor_text;
 pub mod workflow;
 pub mod yaml_index;

@@ -153,6 +153,8 @@ impl PromptSignals {
             Mode::ClarifyDoubts => &m.clarify_doubts,
             Mode::Exam => &m.exam,
             Mode::ProblemSet => &m.problem_set,
+            // A survey writes its own replies: no tutor call, no rules.
+            Mode::Survey => "",
         }
     }
 

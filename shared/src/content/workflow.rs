@@ -405,6 +405,7 @@ pub struct ModeSettings {
     pub clarify_doubts: ClarifyMode,
     pub exam: ExamMode,
     pub problem_set: ProblemSetMode,
+    pub survey: SurveyMode,
 }
 
 impl ModeSettings {
@@ -416,6 +417,7 @@ impl ModeSettings {
             Mode::ClarifyDoubts => self.clarify_doubts.enabled,
             Mode::Exam => self.exam.enabled,
             Mode::ProblemSet => self.problem_set.enabled,
+            Mode::Survey => self.survey.enabled,
         }
     }
 
@@ -427,6 +429,7 @@ impl ModeSettings {
             Mode::ClarifyDoubts => &self.clarify_doubts.welcome_prompt,
             Mode::Exam => &self.exam.welcome_prompt,
             Mode::ProblemSet => &self.problem_set.welcome_prompt,
+            Mode::Survey => &self.survey.welcome_prompt,
         }
     }
 }
@@ -982,6 +985,24 @@ impl Default for DifficultyMix {
             easy: 0.3,
             medium: 0.5,
             hard: 0.2,
+        }
+    }
+}
+
+/// Surveys: the questionnaires are in `workflows/surveys/`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SurveyMode {
+    pub enabled: bool,
+    /// Prompt template of the welcome message (`{{survey_title}}`).
+    pub welcome_prompt: String,
+}
+
+impl Default for SurveyMode {
+    fn default() -> Self {
+        SurveyMode {
+            enabled: true,
+            welcome_prompt: "welcome_survey".to_owned(),
         }
     }
 }

@@ -6,7 +6,9 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 
-use super::drill_token::{self, DrillClaims, DrillSource, DrillTokenError, VerifiedDrill};
+use super::drill_token::{
+    self, DrillClaims, DrillSource, DrillTokenError, TokenKeys, VerifiedDrill,
+};
 use super::generate::{GenerateError, Item, generate};
 use crate::content::blueprint::{Blueprint, ItemFormat};
 use crate::model::{DrillCard, LlmDrillCard};
@@ -41,7 +43,7 @@ pub fn issue_generated(
     unit_id: &str,
     thread_id: &str,
     now: DateTime<Utc>,
-    key: &[u8],
+    keys: &TokenKeys,
 ) -> Result<IssuedDrill, DrillError> {
     let item = generate(blueprint, target_difficulty, seed)?;
     let claims = DrillClaims {
@@ -55,7 +57,7 @@ pub fn issue_generated(
             target_difficulty,
         },
     };
-    let token = drill_token::issue(&claims, key)?;
+    let token = drill_token::issue(&claims, keys)?;
     let card = DrillCard {
         unit_id: unit_id.to_owned(),
         prompt: item.stem.clone(),
@@ -72,7 +74,7 @@ pub fn issue_authored(
     unit_id: &str,
     thread_id: &str,
     now: DateTime<Utc>,
-    key: &[u8],
+    keys: &TokenKeys,
 ) -> Result<DrillCard, DrillError> {
     let expected_answer = drill
         .expected_answer
@@ -94,7 +96,7 @@ pub fn issue_authored(
         prompt: drill.prompt.clone(),
         question_latex: drill.question_latex.clone(),
         options: None,
-        drill_token: Some(drill_token::issue(&claims, key)?),
+        drill_token: Some(drill_token::issue(&claims, keys)?),
     })
 }
 

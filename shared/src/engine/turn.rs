@@ -24,7 +24,7 @@ use crate::engine::answer_guard::{self, PendingAnswer};
 use crate::engine::classify::{self, Interpretation};
 use crate::engine::drill::{self, IssuedDrill};
 use crate::engine::drill_grade::{self, DrillVerdict};
-use crate::engine::drill_token;
+use crate::engine::drill_token::{self, TokenKeys};
 use crate::engine::evidence::{self, DrillGraded, EvidenceEffect, TransitionContext};
 use crate::engine::exam_cards;
 use crate::engine::irt;
@@ -134,7 +134,7 @@ pub struct TurnEnv<'a> {
     pub now: DateTime<Utc>,
     pub turn_id: &'a str,
     pub seed: u64,
-    pub drill_key: &'a [u8],
+    pub token_keys: &'a TokenKeys,
     pub drill_ttl: Duration,
     pub lockouts: &'a (dyn LockoutSource + Sync),
     pub personalization: &'a Personalization,
@@ -452,7 +452,7 @@ fn pending_solution(
     let token = question.drill_token.as_deref()?;
     let verified = drill_token::verify(
         token,
-        env.drill_key,
+        env.token_keys,
         &thread.thread_id,
         env.now,
         env.drill_ttl,
@@ -569,7 +569,9 @@ pub(crate) fn event_unit(event: &ClientEvent) -> Option<&str> {
         ClientEvent::None
         | ClientEvent::ExamAnswer { .. }
         | ClientEvent::ExamSkip { .. }
-        | ClientEvent::ExamEnd => None,
+        | ClientEvent::ExamEnd
+        | ClientEvent::SurveyAnswer { .. }
+        | ClientEvent::SurveySkip { .. } => None,
         ClientEvent::RequestDrill { unit_id }
         | ClientEvent::DrillContinue { unit_id, .. }
         | ClientEvent::ExamContinue { unit_id, .. }
@@ -660,7 +662,7 @@ fn chat_drill(
     }
     let verified = drill_token::verify(
         token,
-        env.drill_key,
+        env.token_keys,
         &state.thread.thread_id,
         env.now,
         env.drill_ttl,
@@ -1403,7 +1405,7 @@ fn drill_card(
         &target.id,
         &thread.thread_id,
         env.now,
-        env.drill_key,
+        env.token_keys,
     )
     .ok()?;
     let answer = authored.expected_answer.clone()?;

@@ -35,6 +35,9 @@ pub struct CreateThreadRequest {
     /// problem_set: one of the course's problem sets instead of `problems`.
     #[serde(default)]
     pub problem_set_id: Option<String>,
+    /// Survey mode: the survey to answer (`workflows/surveys/<id>.yaml`).
+    #[serde(default)]
+    pub survey_id: Option<String>,
     /// Exam mode: how many questions (1 to 30; the workflow's default).
     #[serde(default)]
     pub question_count: Option<u32>,
@@ -110,6 +113,11 @@ pub enum ClientEvent {
     },
     /// Exam mode: end the exam now; unanswered questions score 0.
     ExamEnd,
+    /// Survey mode: `messageText` answers question `questionId` (an
+    /// option's id or label, a number on the scale, or free text).
+    SurveyAnswer { question_id: String },
+    /// Survey mode: pass on optional question `questionId`.
+    SurveySkip { question_id: String },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -356,6 +364,77 @@ pub struct ThreadStateView {
     pub exam_progress: Option<ExamProgressView>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub problem_set: Option<ProblemSetView>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub survey: Option<SurveyView>,
+}
+
+/// A survey thread: the question on screen (to render its choices or
+/// scale) and the answers given so far.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SurveyView {
+    pub survey_id: String,
+    pub title: String,
+    /// The question on screen; absent once the survey is finished.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub question: Option<SurveyQuestionView>,
+    pub answers: Vec<SurveyAnswerView>,
+    pub finished: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SurveyQuestionView {
+    pub question_id: String,
+    /// 1-based position in the survey as written (skips jump ahead).
+    pub number: u32,
+    pub total: u32,
+    pub kind: SurveyQuestionKind,
+    pub prompt: String,
+    pub required: bool,
+    /// A choice question's options.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub options: Vec<SurveyOptionView>,
+    /// A scale question's range and end labels.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale: Option<SurveyScaleView>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SurveyQuestionKind {
+    Choice,
+    Scale,
+    FreeText,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SurveyOptionView {
+    pub id: String,
+    pub label: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SurveyScaleView {
+    pub min: u32,
+    pub max: u32,
+    pub min_label: String,
+    pub max_label: String,
+}
+
+/// An answer as the student gave it, with the question it answers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SurveyAnswerView {
+    pub question_id: String,
+    pub prompt: String,
+    /// As stored: an option id, a number, or the text written.
+    pub value: String,
+    /// As read: the option's label, the number with the scale's words, or
+    /// the text.
+    pub answer: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -23,15 +23,19 @@ pub enum Mode {
     Exam,
     /// A sequence of problems with scaffolding and teach-back (seed 003).
     ProblemSet,
+    /// A questionnaire from the content bundle, asked in order with skip
+    /// logic; nothing is scored (seed 002).
+    Survey,
 }
 
 impl Mode {
-    pub const ALL: [Mode; 5] = [
+    pub const ALL: [Mode; 6] = [
         Mode::Guided,
         Mode::TeachMe,
         Mode::ClarifyDoubts,
         Mode::Exam,
         Mode::ProblemSet,
+        Mode::Survey,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -41,6 +45,7 @@ impl Mode {
             Mode::ClarifyDoubts => "clarify_doubts",
             Mode::Exam => "exam",
             Mode::ProblemSet => "problem_set",
+            Mode::Survey => "survey",
         }
     }
 }
@@ -259,6 +264,34 @@ pub enum ModeState {
     Exam(ExamSession),
     /// The problems to work through and where the student is.
     ProblemSet(ProblemSetState),
+    /// The survey being answered: where the student is and the answers.
+    Survey(SurveySession),
+}
+
+/// A survey in progress or finished. The questions live in the content
+/// bundle; the session keeps the path taken and the answers given.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SurveySession {
+    pub survey_id: String,
+    /// The question on screen; `None` once the survey is finished.
+    pub current_question_id: Option<String>,
+    /// Answers in the order given (a skipped optional question has none).
+    pub answers: Vec<SurveyAnswer>,
+    /// Optional questions the student chose to skip.
+    pub skipped: Vec<String>,
+    pub started_at: DateTime<Utc>,
+    pub finished_at: Option<DateTime<Utc>>,
+}
+
+/// One answer: the question, and the answer as stored (a choice's option
+/// id, a scale's number, free text as written).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SurveyAnswer {
+    pub question_id: String,
+    pub value: String,
+    pub answered_at: DateTime<Utc>,
 }
 
 /// What a clarify_doubts session keeps besides the concepts discussed

@@ -64,7 +64,7 @@ impl App {
         );
         let verified = drill_token::verify(
             &request.drill_token,
-            &self.drill_key,
+            &self.token_keys,
             thread_id,
             self.clock.now(),
             ttl,

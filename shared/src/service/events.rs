@@ -12,7 +12,9 @@ pub(crate) fn check_client_event(course: &Course, event: &ClientEvent) -> Result
         ClientEvent::None
         | ClientEvent::ExamAnswer { .. }
         | ClientEvent::ExamSkip { .. }
-        | ClientEvent::ExamEnd => (None, None),
+        | ClientEvent::ExamEnd
+        | ClientEvent::SurveyAnswer { .. }
+        | ClientEvent::SurveySkip { .. } => (None, None),
         ClientEvent::RequestDrill { unit_id }
         | ClientEvent::IAmStuck { unit_id }
         | ClientEvent::DrillContinue { unit_id, .. } => (unit_id.as_deref(), None),

@@ -145,7 +145,7 @@ impl App {
                     status: thread.status,
                     paused_at: thread.paused_at,
                     ended_at: thread.ended_at,
-                    state: state_view(&thread),
+                    state: state_view(&thread, &bundle),
                     messages: messages.clone(),
                 };
                 let mut work = UnitOfWork::new();

@@ -44,6 +44,7 @@ use crate::api::auth::Authenticator;
 use crate::api::webhook::WebhookVerifier;
 use crate::config::{Config, ConfigError, SecretRef};
 use crate::content::Bundle;
+use crate::engine::drill_token::TokenKeys;
 use crate::engine::turn::CourseRuntime;
 use crate::llm::moderation::{Moderator, OpenAiModerator};
 use crate::llm::transcription::OpenAiTranscriber;
@@ -129,7 +130,7 @@ pub struct App {
     pub(crate) llm: LlmStack,
     pub(crate) auth: Authenticator,
     pub(crate) webhooks: WebhookVerifier,
-    pub(crate) drill_key: Vec<u8>,
+    pub(crate) token_keys: TokenKeys,
     pub(crate) exams: ExamGateway,
     pub(crate) transcriber: Option<OpenAiTranscriber>,
     /// Screens messages alongside the tutor call, where configured.
@@ -239,7 +240,7 @@ impl App {
             config.auth.webhook_tolerance_seconds,
             env,
         )?;
-        let drill_key = drill_key(&config, env)?;
+        let token_keys = token_keys(&config, env)?;
         let transcriber =
             OpenAiTranscriber::from_config(&config.transcription, env, RetryPolicy::default())?;
         let moderator = OpenAiModerator::from_config(&config, env, RetryPolicy::default())?
@@ -253,7 +254,7 @@ impl App {
             llm,
             auth,
             webhooks,
-            drill_key,
+            token_keys,
             exams,
             transcriber,
             moderator,
@@ -301,19 +302,38 @@ impl App {
     }
 }
 
-fn drill_key(
+/// The keys drill tokens are sealed with: `drills.token_secret` seals and
+/// opens; each of `drills.retired_token_secrets` still opens the tokens it
+/// sealed, so a secret can be rotated without failing the drills on screen.
+fn token_keys(
     config: &Config,
     env: &(dyn Fn(&str) -> Option<String> + Sync),
-) -> Result<Vec<u8>, StartupError> {
+) -> Result<TokenKeys, StartupError> {
     let reference = config.drills.token_secret.as_deref().ok_or_else(|| {
-        StartupError::Secret("drills.token_secret is required: it signs drill tokens".into())
+        StartupError::Secret("drills.token_secret is required: it seals drill tokens".into())
     })?;
-    let secret = SecretRef::parse(reference)?.resolve(env).ok_or_else(|| {
-        StartupError::Secret(format!("drills.token_secret: {reference} is not set"))
-    })?;
+    let current = token_secret("drills.token_secret", reference, env)?;
+    let retired = config
+        .drills
+        .retired_token_secrets
+        .iter()
+        .map(|reference| token_secret("drills.retired_token_secrets", reference, env))
+        .collect::<Result<Vec<_>, _>>()?;
+    let retired: Vec<&[u8]> = retired.iter().map(Vec::as_slice).collect();
+    TokenKeys::new(&current, &retired).map_err(|e| StartupError::Secret(e.to_string()))
+}
+
+fn token_secret(
+    setting: &str,
+    reference: &str,
+    env: &(dyn Fn(&str) -> Option<String> + Sync),
+) -> Result<Vec<u8>, StartupError> {
+    let secret = SecretRef::parse(reference)?
+        .resolve(env)
+        .ok_or_else(|| StartupError::Secret(format!("{setting}: {reference} is not set")))?;
     if secret.len() < MIN_DRILL_KEY_BYTES {
         return Err(StartupError::Secret(format!(
-            "drills.token_secret: {reference} must be at least {MIN_DRILL_KEY_BYTES} bytes"
+            "{setting}: {reference} must be at least {MIN_DRILL_KEY_BYTES} bytes"
         )));
     }
     Ok(secret.into_bytes())

@@ -16,12 +16,13 @@ use crate::engine::bkt;
 use crate::engine::lockout::LockoutStatus;
 use crate::engine::modes::exam::{self, exam_of};
 use crate::engine::modes::problem_set;
+use crate::engine::modes::survey;
 use crate::engine::modes::teach_me::study_plan_of;
 use crate::engine::snapshot_lite::{build_snapshot_lite, revisit_question_ids};
 use crate::model::{
     ExamReportView, ExamTier, HistoryMessage, MasteryTier, ProblemSetReport, ProblemStatus,
     RevisitReason, Role, SessionStats, SnapshotLite, StepStatus, StudentSnapshot, SummaryInput,
-    TierCounts, UnitStat, UnitStatus,
+    SurveyView, TierCounts, UnitStat, UnitStatus,
 };
 
 /// `GET /threads/{threadId}/summary`: this conversation only (the course
@@ -62,6 +63,9 @@ pub struct ThreadSummaryReport {
     /// A problem set's report, once the session has ended.
     #[serde(skip_serializing_if = "Option::is_none")]
     problem_set: Option<ProblemSetReport>,
+    /// A survey thread's answers so far, read back with their questions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    survey: Option<SurveyView>,
 }
 
 /// One unit's work in one conversation, with where the student stands on it now.
@@ -337,6 +341,7 @@ impl App {
                     .map(|e| exam::report(e, course, self.clock.now())),
                 problem_set: problem_set::state_of(&record.thread.session)
                     .and_then(|s| s.report.clone()),
+                survey: survey::survey_of(&record.thread.session).map(|s| survey::view(&bundle, s)),
             },
         )
     }

@@ -366,6 +366,12 @@ impl App {
             super::text_hygiene::check("goal", goal)?;
         }
         check_problems(&request, course, workflow)?;
+        if request.mode != Mode::Survey && request.survey_id.is_some() {
+            return Err(ServiceError::invalid_field(
+                "surveyId",
+                "`surveyId` is for mode `survey` only",
+            ));
+        }
         let thread_id = self.ids.new_id();
         let now = self.clock.now();
         let snapshot_now = self.store.get_snapshot(&who.student_id, &course.id).await?;
@@ -464,7 +470,7 @@ impl App {
                 mode: thread.mode,
                 messages: vec![message.clone()],
                 snapshot_lite: lite,
-                state: views::state_view(&thread),
+                state: views::state_view(&thread, &bundle),
             };
             let mut work = UnitOfWork::new();
             work.put_thread(ThreadChange::create(thread, vec![message]));
@@ -581,6 +587,7 @@ impl App {
         page: PageRequest,
     ) -> Result<Output, ServiceError> {
         let record = owned_thread(self, who, thread_id, 0).await?;
+        let bundle = self.bundle().await;
         let mut messages = self
             .store
             .list_messages(thread_id, Order::OldestFirst, &page)
@@ -594,7 +601,7 @@ impl App {
             goal: record.thread.goal.clone(),
             created_at: record.thread.created_at,
             updated_at: record.thread.updated_at,
-            state: views::state_view(&record.thread),
+            state: views::state_view(&record.thread, &bundle),
             messages: messages.items,
             next_cursor: messages.next_cursor,
         };

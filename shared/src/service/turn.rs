@@ -25,6 +25,7 @@ use super::views::state_view;
 use super::{App, Output};
 use crate::api::auth::Principal;
 use crate::content::Bundle;
+use crate::engine::drill_token::TokenKeys;
 use crate::engine::lockout::LockoutStatus;
 use crate::engine::modes::{self, problem_set};
 use crate::engine::progression::progression;
@@ -73,7 +74,7 @@ struct TurnCall<'a> {
     event: TurnEvent,
     turn_id: String,
     seed: u64,
-    drill_key: &'a [u8],
+    token_keys: &'a TokenKeys,
     drill_ttl: Duration,
     personalization: Personalization,
     safety_region: &'a str,
@@ -89,7 +90,7 @@ impl TurnCall<'_> {
             now,
             turn_id: &self.turn_id,
             seed: self.seed,
-            drill_key: self.drill_key,
+            token_keys: self.token_keys,
             drill_ttl: self.drill_ttl,
             lockouts,
             personalization: &self.personalization,
@@ -501,6 +502,15 @@ impl App {
         let bundle = self.bundle().await;
         let rt = self.runtime(&bundle, &record.thread.course_id)?;
         check_client_event(rt.course(), &request.client_event)?;
+        if let Some(mode) = modes::for_mode(record.thread.mode) {
+            mode.check_event(
+                &record.thread,
+                &bundle,
+                &request.client_event,
+                request.message_text.as_deref(),
+            )
+            .map_err(|e| ServiceError::invalid_field(e.field, e.detail))?;
+        }
         Ok(TurnCall {
             who,
             thread_id,
@@ -515,7 +525,7 @@ impl App {
             },
             turn_id: self.ids.new_id(),
             seed: self.ids.seed(),
-            drill_key: &self.drill_key,
+            token_keys: &self.token_keys,
             drill_ttl: Duration::seconds(
                 i64::try_from(self.config.drills.token_ttl_seconds).unwrap_or(i64::MAX / 2),
             ),
@@ -660,7 +670,7 @@ impl App {
                 &planned.lockouts,
                 now,
             ),
-            state: state_view(&applied.thread),
+            state: state_view(&applied.thread, &rt.bundle),
             debug: self.turn_debug(
                 call.who,
                 &entry,

@@ -4,9 +4,11 @@ use chrono::{DateTime, Utc};
 use schemars::JsonSchema;
 use serde::Serialize;
 
+use crate::content::Bundle;
 use crate::engine::modes::exam::{exam_of, progress_view};
 use crate::engine::modes::problem_set;
 use crate::engine::modes::study_plan;
+use crate::engine::modes::survey;
 use crate::engine::modes::teach_me::study_plan_of;
 use crate::model::{
     Mode, PendingQuestionView, PlanStepView, ProblemSetState, ProblemSetView, ProblemStatus,
@@ -15,7 +17,7 @@ use crate::model::{
 use crate::store::ThreadSummary;
 
 /// The public view of a thread's state: never an expected answer or a token.
-pub fn state_view(thread: &Thread) -> ThreadStateView {
+pub fn state_view(thread: &Thread, bundle: &Bundle) -> ThreadStateView {
     let s = &thread.session;
     ThreadStateView {
         thread_id: thread.thread_id.clone(),
@@ -66,6 +68,7 @@ pub fn state_view(thread: &Thread) -> ThreadStateView {
         concepts_discussed: s.concepts_discussed.clone(),
         exam_progress: exam_of(s).map(progress_view),
         problem_set: problem_set::state_of(s).map(problem_set_view),
+        survey: survey::survey_of(s).map(|session| survey::view(bundle, session)),
     }
 }
 

@@ -235,6 +235,7 @@ fn untitled(mode: crate::model::Mode) -> &'static str {
         Mode::ClarifyDoubts => "Questions",
         Mode::Exam => "Practice exam",
         Mode::ProblemSet => "Problem set",
+        Mode::Survey => "Survey",
     }
 }
 

@@ -329,7 +329,7 @@ impl Harness {
 pub fn drill_answer(thread: &str, token: &str) -> String {
     let verified = drill_token::verify(
         token,
-        DRILL_SECRET.as_bytes(),
+        &drill_token::TokenKeys::single(DRILL_SECRET.as_bytes()).unwrap(),
         thread,
         chrono::Utc::now(),
         ChronoDuration::hours(24),

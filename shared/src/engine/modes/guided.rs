@@ -126,7 +126,7 @@ pub(super) fn practice_item(
         unit_id,
         &state.thread.thread_id,
         env.now,
-        env.drill_key,
+        env.token_keys,
     )
     .ok()
 }

@@ -22,6 +22,7 @@ pub mod exam_select;
 pub mod guided;
 pub mod problem_set;
 pub mod study_plan;
+pub mod survey;
 pub mod teach_me;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -33,9 +34,9 @@ use crate::engine::drill::IssuedDrill;
 use crate::engine::policy::PolicyOutcome;
 use crate::engine::turn::{CourseRuntime, Interpreted, Plan, TurnEnv, TurnEvent, TurnState};
 use crate::model::{
-    ClarifyBrief, CreateThreadRequest, LessonBrief, LlmStudyPlan, LlmTutorResponse, Mode,
-    OutboundEvent, PlannerInput, ProblemBrief, ProblemInput, SessionState, StudentSnapshot, Thread,
-    TutorMessage,
+    ClarifyBrief, ClientEvent, CreateThreadRequest, LessonBrief, LlmStudyPlan, LlmTutorResponse,
+    Mode, OutboundEvent, PlannerInput, ProblemBrief, ProblemInput, SessionState, StudentSnapshot,
+    Thread, TutorMessage,
 };
 
 /// A mode's own steps of the turn pipeline.
@@ -63,6 +64,19 @@ pub trait SessionMode: Sync {
     /// The creation parameters that are the mode's own, checked before
     /// anything is set up (a 422 naming the field otherwise).
     fn check(&self, _start: &Start<'_>) -> Result<(), InvalidParam> {
+        Ok(())
+    }
+
+    /// A turn's card event checked against the thread before anything is
+    /// read or applied: what it names must be there to act on (a 422
+    /// naming the field otherwise). `said` is the message sent with it.
+    fn check_event(
+        &self,
+        _thread: &Thread,
+        _bundle: &Bundle,
+        _event: &ClientEvent,
+        _said: Option<&str>,
+    ) -> Result<(), InvalidParam> {
         Ok(())
     }
 
@@ -127,6 +141,7 @@ pub fn for_mode(mode: Mode) -> Option<&'static dyn SessionMode> {
         Mode::ClarifyDoubts => Some(&clarify_doubts::ClarifyDoubts),
         Mode::Exam => Some(&exam::Exam),
         Mode::ProblemSet => Some(&problem_set::ProblemSet),
+        Mode::Survey => Some(&survey::Survey),
     }
 }
 
@@ -301,6 +316,7 @@ mod tests {
             Mode::ClarifyDoubts,
             Mode::Exam,
             Mode::ProblemSet,
+            Mode::Survey,
         ];
         for mode in built {
             assert!(for_mode(mode).is_some());
