@@ -539,6 +539,7 @@ impl<'s> Simulation<'s> {
                     selection: None,
                     time_limit_minutes: script.time_limit_minutes,
                     problem_set_id: script.problem_set.clone(),
+                    student: script.student.clone(),
                 },
                 Function::Turn,
                 "create",

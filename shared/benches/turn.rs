@@ -65,6 +65,7 @@ fn lesson() -> Fixture {
             snapshot: None,
             problems: None,
             problem_set_id: None,
+            personalization: &personalization,
         })
         .unwrap();
     let mut session = started.session;
