@@ -428,6 +428,36 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/me/profile": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's saved profile
+         * @description What the student chose to share (name, age, grade, language level,
+         *     example themes, the tutor's language, a few words about
+         *     themselves); `{}` until they save one. A new thread takes every
+         *     field its `student` leaves out from here.
+         */
+        get: operations["getMyProfile"];
+        /**
+         * Save the caller's profile
+         * @description Replaces the whole profile (a field left out is cleared). Threads
+         *     already started keep the profile they were created with. Names and
+         *     `aboutMe` are trimmed; control and bidirectional override
+         *     characters are refused.
+         */
+        put: operations["putMyProfile"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/me/threads": {
         parameters: {
             query?: never;
@@ -733,6 +763,12 @@ export interface components {
              */
             selection?: components["schemas"]["ExamSelection"] | null;
             /**
+             * @description Who the student is, for this thread: fields left out come from the
+             *     student's saved profile (`PUT /me/profile`).
+             * @default null
+             */
+            student?: components["schemas"]["StudentProfile"] | null;
+            /**
              * Format: uint32
              * @description Exam mode: the exam ends with what was answered after this long.
              * @default null
@@ -1002,6 +1038,11 @@ export interface components {
          * @enum {string}
          */
         ExamTier: "bronze" | "silver" | "gold";
+        /**
+         * @description Everyday settings examples and word problems can be set in.
+         * @enum {string}
+         */
+        ExampleTheme: "sports" | "cooking" | "games" | "money" | "music" | "animals" | "nature" | "space" | "art" | "travel";
         FocusSummary: {
             masteryTier: components["schemas"]["MasteryTier"];
             title: string;
@@ -1024,6 +1065,14 @@ export interface components {
             name: string;
             url?: string;
         };
+        /**
+         * @description How plainly the tutor words things.
+         *
+         *     - `simple`: Short sentences and everyday words.
+         *     - `advanced`: Precise vocabulary; fewer words of explanation.
+         * @enum {string}
+         */
+        LanguageLevel: "standard" | "simple" | "advanced";
         /**
          * @description The answer to a lifecycle request: the thread's state after it, and the
          *     messages it added (an ended session's summary).
@@ -1328,6 +1377,30 @@ export interface components {
         StepKind: "explain" | "check" | "practice";
         /** @enum {string} */
         StepStatus: "pending" | "in_progress" | "completed" | "blocked";
+        /**
+         * @description `PUT /me/profile`, `GET /me/profile` and `student` of `POST /threads`:
+         *     every field optional.
+         */
+        StudentProfile: {
+            /** @description In the student's own words (up to 300 characters). */
+            aboutMe?: string | null;
+            /**
+             * Format: uint32
+             * @description 8 to 18.
+             */
+            age?: number | null;
+            /** @description Up to 3 distinct themes for examples. */
+            exampleThemes?: components["schemas"]["ExampleTheme"][];
+            /**
+             * Format: uint32
+             * @description School grade or year, 1 to 12.
+             */
+            grade?: number | null;
+            language?: components["schemas"]["TutorLanguage"] | null;
+            languageLevel?: components["schemas"]["LanguageLevel"] | null;
+            /** @description What the tutor calls the student (1 to 40 characters). */
+            name?: string | null;
+        };
         /** @description A teach_me thread's study plan as the student sees it. */
         StudyPlanView: {
             complete: boolean;
@@ -1634,6 +1707,13 @@ export interface components {
         };
         /** @description An interactive card in the timeline. */
         TutorCard: components["schemas"]["ConceptCard"] | components["schemas"]["DrillCard"] | components["schemas"]["ExamCard"];
+        /**
+         * @description The language the tutor speaks. The offline tutor has a phrasebook for
+         *     each (course content itself stays in the language it was written in);
+         *     an LLM is told to answer in it.
+         * @enum {string}
+         */
+        TutorLanguage: "en" | "es";
         /** @description One item of a thread's timeline. Messages are stored append-only. */
         TutorMessage: {
             card?: components["schemas"]["TutorCard"];
@@ -1962,7 +2042,7 @@ export interface operations {
                     "application/json": components["schemas"]["CreateThreadResponse"];
                 };
             };
-            /** @description The body is not valid, or names a course or unit that does not exist (`field` says which). */
+            /** @description The body is not valid, names a course or unit that does not exist, or a `student` field breaks a profile rule (`student.name`, `student.age`, ... as for `PUT /me/profile`); `field` says which. */
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             409: components["responses"]["Conflict"];
@@ -2636,6 +2716,76 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             /** @description The caller has no thread with this id (another student's thread is not found either). */
             404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getMyProfile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The saved profile. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StudentProfile"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    putMyProfile: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a repeat of the same request with the same key
+                 *     returns the stored response (`Idempotent-Replayed: true`) and changes
+                 *     nothing; the same key with another path or body answers 422; a
+                 *     repeat while the first is still running answers 409 with
+                 *     `Retry-After`. Keys are per student and kept 24 hours by default;
+                 *     only successful responses are stored. A random UUID per user action
+                 *     is a good key. An empty value is the same as no key.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StudentProfile"];
+            };
+        };
+        responses: {
+            /** @description The profile as saved. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StudentProfile"];
+                };
+            };
+            /** @description A field is out of range (`name` 1 to 40 characters on one line, `age` 8 to 18, `grade` 1 to 12, at most 3 distinct `exampleThemes`, `aboutMe` up to 300 characters), not a known value (`languageLevel`, `exampleThemes`, `language`), or holds a refused character; the problem names the field. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description The Idempotency-Key was used for another request. */
+            422: components["responses"]["Unprocessable"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
