@@ -65,7 +65,7 @@ fn lesson() -> Fixture {
             snapshot: None,
             problems: None,
             problem_set_id: None,
-            personalization: &personalization,
+            personalization: &Personalization::default(),
         })
         .unwrap();
     let mut session = started.session;
