@@ -50,6 +50,8 @@ pub struct Script {
     pub question_count: Option<u32>,
     pub feedback: Option<ExamFeedbackMode>,
     pub time_limit_minutes: Option<u32>,
+    /// Who the scripted student says they are (`student` of `POST /threads`).
+    pub student: Option<tutorflow::model::StudentProfile>,
     pub steps: Vec<Step>,
 }
 
@@ -214,6 +216,8 @@ struct RawScript {
     feedback: Option<ExamFeedbackMode>,
     #[serde(default)]
     time_limit_minutes: Option<u32>,
+    #[serde(default)]
+    student: Option<tutorflow::model::StudentProfile>,
     steps: Vec<RawStep>,
 }
 
@@ -365,6 +369,7 @@ pub fn parse(path: &str, text: &str, bundle: &Bundle) -> Result<Script, Vec<Diag
         question_count: raw.question_count,
         feedback: raw.feedback,
         time_limit_minutes: raw.time_limit_minutes,
+        student: raw.student,
         steps,
     })
 }

@@ -540,6 +540,7 @@ impl<'s> Simulation<'s> {
                     time_limit_minutes: script.time_limit_minutes,
                     problem_set_id: script.problem_set.clone(),
                     survey_id: script.survey.clone(),
+                    student: script.student.clone(),
                 },
                 Function::Turn,
                 "create",

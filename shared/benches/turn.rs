@@ -66,6 +66,7 @@ fn lesson() -> Fixture {
             snapshot: None,
             problems: None,
             problem_set_id: None,
+            personalization: &Personalization::default(),
         })
         .unwrap();
     let mut session = started.session;

@@ -341,7 +341,8 @@ fn personalization_style_and_pacing_come_from_the_workflow() {
         student_name: Some("Ana".into()),
         age: Some(13),
         about_me: Some("I play football".into()),
-        preferred_examples: vec!["sport".into()],
+        preferred_examples: vec![tutorflow::model::ExampleTheme::Sports],
+        ..Default::default()
     };
     input.mode = tutorflow::model::Mode::ClarifyDoubts;
     let prompt = tutor_prompt(&bundle.prompts, &roomy(&bundle), &input).unwrap();
@@ -481,4 +482,57 @@ fn the_prompt_marks_the_turns_kept_from_the_previous_problem() {
     let user = &prompt.messages[3].content;
     assert!(!user.contains("(previous problem)"), "{user}");
     assert!(user.contains("Student: 54"), "{user}");
+}
+
+/// The system prompt of a personalised student, rendered whole and held to
+/// a committed file: a change to the wording shows in review.
+#[test]
+fn a_personalised_system_prompt_matches_its_snapshot() {
+    use tutorflow::model::{ExampleTheme, LanguageLevel, Personalization, TutorLanguage};
+    let bundle = bundle();
+    let units = sample_units(&bundle);
+    let mut input = turn_input(&units);
+    input.personalization = Personalization {
+        student_name: Some("Lucía".into()),
+        age: Some(12),
+        grade: Some(7),
+        about_me: None,
+        preferred_examples: vec![ExampleTheme::Cooking, ExampleTheme::Money],
+        language_level: LanguageLevel::Simple,
+        language: TutorLanguage::Es,
+    };
+    let prompt = tutor_prompt(&bundle.prompts, &roomy(&bundle), &input).unwrap();
+    let system = prompt.messages[0].content.clone() + "\n";
+    assert!(system.contains("The student's name is Lucía, age 12."));
+    assert!(system.contains("grade 7"));
+    assert!(system.contains("cooking, money"));
+    assert!(system.contains("short sentences"));
+    assert!(system.contains("in Spanish"));
+    let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden/prompts/personalized_system.txt");
+    if std::env::var("UPDATE_GOLDEN").is_ok_and(|v| v == "1") {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, &system).unwrap();
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        expected == system,
+        "the rendered prompt changed; if intended, run \
+         `UPDATE_GOLDEN=1 cargo test -p tutorflow --test llm_prompt` and review {}",
+        path.display()
+    );
+}
+
+#[test]
+fn a_student_who_shares_nothing_is_not_asked() {
+    let bundle = bundle();
+    let units = sample_units(&bundle);
+    let input = turn_input(&units);
+    let prompt = tutor_prompt(&bundle.prompts, &roomy(&bundle), &input).unwrap();
+    let system = &prompt.messages[0].content;
+    assert!(
+        system.contains("No personal details are shared"),
+        "{system}"
+    );
+    assert!(!system.contains("Spanish"), "{system}");
 }

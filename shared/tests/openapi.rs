@@ -538,6 +538,28 @@ async fn a_students_session_answers_as_documented() {
         .send(call(Call::get("/me/threads?cursor=not-a-cursor")), 400)
         .await;
     checked.send(call(Call::get("/me/threads")), 200).await;
+    checked.send(call(Call::get("/me/profile")), 200).await;
+    checked
+        .send(
+            call(Call::put(
+                "/me/profile",
+                &json!({"name": "Lucía", "language": "es", "exampleThemes": ["cooking"]}),
+            )),
+            200,
+        )
+        .await;
+    checked
+        .send(
+            call(Call::put(
+                "/me/profile",
+                &json!({"languageLevel": "fluent"}),
+            )),
+            400,
+        )
+        .await;
+    checked
+        .send(call(Call::put("/me/profile", &json!({"age": 40}))), 400)
+        .await;
     checked
         .send(
             call(Call::get("/me/threads?status=active&mode=guided")),

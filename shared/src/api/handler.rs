@@ -211,6 +211,7 @@ impl App {
                 .await
             }
             Route::CourseReport => self.course_report(who, param(params, "courseId")?).await,
+            Route::GetProfile => self.get_profile(who).await,
             Route::ListCourses => self.list_courses().await,
             Route::GetCourse => self.get_course(who, param(params, "courseId")?).await,
             _ => Err(ServiceError::internal(format!(
@@ -238,6 +239,7 @@ impl App {
             }
             (route, Caller::Student(who)) => match route {
                 Route::CreateThread => self.create_thread(who, body(incoming, limit)?, lock).await,
+                Route::PutProfile => self.put_profile(who, body(incoming, limit)?, lock).await,
                 Route::Turn => {
                     self.turn(
                         who,
@@ -449,7 +451,7 @@ pub(super) fn cors(headers: &mut HeaderMap) {
     );
     headers.insert(
         header::ACCESS_CONTROL_ALLOW_METHODS,
-        HeaderValue::from_static("GET, POST, OPTIONS"),
+        HeaderValue::from_static("GET, POST, PUT, OPTIONS"),
     );
     headers.insert(
         header::ACCESS_CONTROL_ALLOW_HEADERS,

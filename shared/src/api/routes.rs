@@ -60,6 +60,8 @@ pub enum Route {
     CourseReport,
     ListCourses,
     GetCourse,
+    GetProfile,
+    PutProfile,
 }
 
 /// A route's method, path template (API Gateway syntax) and function.
@@ -177,6 +179,20 @@ pub const ROUTES: &[RouteSpec] = &[
         "/me/threads",
         Function::Summary,
         false,
+    ),
+    spec(
+        Route::GetProfile,
+        Method::GET,
+        "/me/profile",
+        Function::Summary,
+        false,
+    ),
+    spec(
+        Route::PutProfile,
+        Method::PUT,
+        "/me/profile",
+        Function::Turn,
+        true,
     ),
     spec(
         Route::CourseReport,

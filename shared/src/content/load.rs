@@ -983,6 +983,43 @@ impl Loader {
             }
             self.check_phrases(doc, &at, list, slot);
         }
+        for (language, translation) in &phrases.languages {
+            let at = offline.key("languages").key(language.as_str());
+            for (id, reaction) in &translation.reactions {
+                let reaction_at = at.key("reactions").key(id);
+                let Some(english) = phrases.reactions.get(id) else {
+                    self.at_key(
+                        doc,
+                        &reaction_at,
+                        format!("`{id}` has no English reaction to translate"),
+                    );
+                    continue;
+                };
+                // The translation keeps the English entry's `then`.
+                let spoken = Reaction {
+                    then: english.then,
+                    say: if reaction.say.is_empty() {
+                        english.say.clone()
+                    } else {
+                        reaction.say.clone()
+                    },
+                    by_phase: reaction.by_phase.clone(),
+                };
+                self.check_reaction(doc, &reaction_at, &spoken);
+            }
+            for (name, list) in &translation.moves {
+                let move_at = at.key("moves").key(name);
+                match Moves::SLOTS.into_iter().find(|s| s.name() == name) {
+                    Some(slot) => {
+                        if list.is_empty() {
+                            self.at_key(doc, &move_at, "needs at least one phrase");
+                        }
+                        self.check_phrases(doc, &move_at, list, slot);
+                    }
+                    None => self.at_key(doc, &move_at, format!("`{name}` is not a move")),
+                }
+            }
+        }
     }
 
     /// The lesson texts of the tutor prompt's mode block use only the

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::{Mode, PacingDirective, QuestionPhase, Verbosity};
+use crate::model::{Mode, PacingDirective, QuestionPhase, TutorLanguage, Verbosity};
 
 /// Texts the tutor prompt's `{{pacing_directive}}`, `{{student_style}}` and
 /// `{{mode_rules}}` are filled with (seed 000 "Dynamic Signals").
@@ -295,6 +295,31 @@ pub struct OfflinePhrases {
     /// For categories without an entry.
     pub default_reaction: Reaction,
     pub moves: Moves,
+    /// The same phrases in other languages, entry by entry: what is not
+    /// translated is said in English.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub languages: BTreeMap<TutorLanguage, PhraseTranslation>,
+}
+
+/// A phrasebook's entries in one more language.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PhraseTranslation {
+    /// Openings, per routing category id (`then` stays the English entry's).
+    #[serde(default)]
+    pub reactions: BTreeMap<String, TranslatedReaction>,
+    /// Moves, by their name in `moves`.
+    #[serde(default)]
+    pub moves: BTreeMap<String, Vec<String>>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TranslatedReaction {
+    #[serde(default)]
+    pub say: Vec<String>,
+    #[serde(default)]
+    pub by_phase: BTreeMap<QuestionPhase, Vec<String>>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -418,10 +443,11 @@ impl PhraseSlot {
                 "steps",
                 "representation",
                 "mistake",
+                "student_name",
             ],
             PhraseSlot::Ask => &["unit_title", "key_idea", "explanation", "example_problem"],
             PhraseSlot::AskPending => &["unit_title", "question"],
-            PhraseSlot::TeachBack => &["unit_title", "key_idea"],
+            PhraseSlot::TeachBack => &["unit_title", "key_idea", "student_name"],
             PhraseSlot::Scaffold => &[
                 "unit_title",
                 "key_idea",
@@ -439,7 +465,8 @@ impl PhraseSlot {
                 "example_answer",
             ],
             PhraseSlot::Redirect => &["unit_title", "key_idea", "question"],
-            PhraseSlot::WrapUp | PhraseSlot::ConceptCard => &["unit_title"],
+            PhraseSlot::WrapUp => &["unit_title", "student_name"],
+            PhraseSlot::ConceptCard => &["unit_title"],
             PhraseSlot::DrillCard => &["unit_title", "drill_prompt"],
             PhraseSlot::ExamBlock => &["unit_title", "tier"],
             PhraseSlot::Prerequisite => &["unit_title", "prereq_title"],
@@ -453,7 +480,7 @@ impl PhraseSlot {
                 "example_answer",
             ],
             PhraseSlot::Solution => &["unit_title", "own_problem", "solution_steps"],
-            PhraseSlot::Recap => &["unit_title", "concepts"],
+            PhraseSlot::Recap => &["unit_title", "concepts", "student_name"],
             PhraseSlot::AfterCompletion => &["unit_title"],
         }
     }
@@ -468,7 +495,9 @@ impl PhraseSlot {
             }
             PhraseSlot::Scaffold | PhraseSlot::Redirect => &["unit_title", "key_idea"],
             // A session may be closed before any question was asked.
-            PhraseSlot::Recap => &["unit_title"],
+            PhraseSlot::Recap | PhraseSlot::WrapUp => &["unit_title"],
+            // Only a student who gave a name has one to be called by.
+            PhraseSlot::TeachBack => &["unit_title", "key_idea"],
             other => other.placeholders(),
         }
     }
@@ -497,6 +526,28 @@ impl PhraseSlot {
 }
 
 impl Moves {
+    fn phrases_mut(&mut self, slot: PhraseSlot) -> Option<&mut Vec<String>> {
+        Some(match slot {
+            PhraseSlot::Reaction => return None,
+            PhraseSlot::Ask => &mut self.ask,
+            PhraseSlot::AskPending => &mut self.ask_pending,
+            PhraseSlot::TeachBack => &mut self.teach_back,
+            PhraseSlot::Scaffold => &mut self.scaffold,
+            PhraseSlot::Clarify => &mut self.clarify,
+            PhraseSlot::Redirect => &mut self.redirect,
+            PhraseSlot::WrapUp => &mut self.wrap_up,
+            PhraseSlot::ConceptCard => &mut self.concept_card,
+            PhraseSlot::DrillCard => &mut self.drill_card,
+            PhraseSlot::ExamBlock => &mut self.exam_block,
+            PhraseSlot::Prerequisite => &mut self.prerequisite,
+            PhraseSlot::OwnProblem => &mut self.own_problem,
+            PhraseSlot::Answer => &mut self.answer,
+            PhraseSlot::Solution => &mut self.solution,
+            PhraseSlot::Recap => &mut self.recap,
+            PhraseSlot::AfterCompletion => &mut self.after_completion,
+        })
+    }
+
     pub fn phrases(&self, slot: PhraseSlot) -> &[String] {
         match slot {
             PhraseSlot::Ask => &self.ask,
@@ -541,6 +592,35 @@ impl Moves {
 }
 
 impl OfflinePhrases {
+    /// The phrasebook as spoken in `language`: its translated entries in
+    /// place of the English ones.
+    pub fn in_language(&self, language: TutorLanguage) -> std::borrow::Cow<'_, OfflinePhrases> {
+        let Some(translation) = self.languages.get(&language) else {
+            return std::borrow::Cow::Borrowed(self);
+        };
+        let mut spoken = self.clone();
+        for (id, translated) in &translation.reactions {
+            let Some(reaction) = spoken.reactions.get_mut(id) else {
+                continue;
+            };
+            if !translated.say.is_empty() {
+                reaction.say = translated.say.clone();
+            }
+            for (phase, list) in &translated.by_phase {
+                reaction.by_phase.insert(*phase, list.clone());
+            }
+        }
+        for slot in Moves::SLOTS {
+            if let (Some(list), Some(spoken)) = (
+                translation.moves.get(slot.name()),
+                spoken.moves.phrases_mut(slot),
+            ) {
+                *spoken = list.clone();
+            }
+        }
+        std::borrow::Cow::Owned(spoken)
+    }
+
     /// The reaction to a message of category `id`.
     pub fn reaction(&self, id: &str) -> &Reaction {
         self.reactions.get(id).unwrap_or(&self.default_reaction)

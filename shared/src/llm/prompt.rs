@@ -13,8 +13,8 @@ use crate::content::prompt::PromptTemplate;
 use crate::content::tutor_text::PromptSignals;
 use crate::content::workflow::Workflow;
 use crate::model::{
-    ClientEvent, HistoryMessage, LlmError, Personalization, QuestionPhase, QuestionState, Role,
-    StudentStyle, TutorTurnInput,
+    ClientEvent, HistoryMessage, LanguageLevel, LlmError, Personalization, QuestionPhase,
+    QuestionState, Role, StudentStyle, TutorLanguage, TutorTurnInput,
 };
 
 /// The rendered prompt and what trimming it took.
@@ -316,13 +316,32 @@ fn personalization(p: &Personalization) -> String {
         (None, Some(age)) => lines.push(format!("The student is {age} years old.")),
         (None, None) => {}
     }
+    if let Some(grade) = p.grade {
+        lines.push(format!("They are in grade {grade}."));
+    }
     if let Some(about) = p.about_me.as_deref().filter(|a| !a.trim().is_empty()) {
         lines.push(format!("In their own words: {}", about.trim()));
     }
     if !p.preferred_examples.is_empty() {
+        let themes: Vec<&str> = p.preferred_examples.iter().map(|t| t.as_str()).collect();
         lines.push(format!(
-            "They like examples about: {}.",
-            p.preferred_examples.join(", ")
+            "Set examples and word problems in: {} (when it fits the maths).",
+            themes.join(", ")
+        ));
+    }
+    match p.language_level {
+        LanguageLevel::Simple => lines.push(
+            "Use short sentences and everyday words; explain any maths word you use.".to_owned(),
+        ),
+        LanguageLevel::Standard => {}
+        LanguageLevel::Advanced => {
+            lines.push("Use precise mathematical vocabulary; keep explanations brief.".to_owned())
+        }
+    }
+    if p.language != TutorLanguage::En {
+        lines.push(format!(
+            "Write every reply, card and question in {}, even when the course content below is in English.",
+            p.language.name()
         ));
     }
     if lines.is_empty() {

@@ -51,6 +51,10 @@ pub struct CreateThreadRequest {
     /// Exam mode: the exam ends with what was answered after this long.
     #[serde(default)]
     pub time_limit_minutes: Option<u32>,
+    /// Who the student is, for this thread: fields left out come from the
+    /// student's saved profile (`PUT /me/profile`).
+    #[serde(default)]
+    pub student: Option<super::profile::StudentProfile>,
 }
 
 /// A problem supplied by the caller (seed 003 `current_problem`).

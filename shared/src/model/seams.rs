@@ -472,11 +472,26 @@ pub struct StudentStyle {
 /// What the student chose to share in their profile (seed 000 personalization block).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[serde(default)]
 pub struct Personalization {
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub student_name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub age: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub grade: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub about_me: Option<String>,
-    pub preferred_examples: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub preferred_examples: Vec<super::profile::ExampleTheme>,
+    pub language_level: super::profile::LanguageLevel,
+    pub language: super::profile::TutorLanguage,
+}
+
+impl Personalization {
+    pub fn is_default(&self) -> bool {
+        *self == Personalization::default()
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -185,6 +185,10 @@ pub struct SessionState {
     /// (a lesson's step counts them), then clears them.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub card_grades: Vec<super::api::GradeOutcome>,
+    /// Who the student said they are, copied at creation from the request
+    /// and their saved profile.
+    #[serde(skip_serializing_if = "super::seams::Personalization::is_default")]
+    pub personalization: super::seams::Personalization,
 }
 
 /// A conversation's own record of work, in the order units were met.

@@ -14,6 +14,7 @@ pub mod lifecycle;
 mod logs;
 mod notify;
 mod outbound;
+pub mod profile;
 mod reports;
 pub mod text_hygiene;
 mod threads;

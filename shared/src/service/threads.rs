@@ -372,6 +372,7 @@ impl App {
                 "`surveyId` is for mode `survey` only",
             ));
         }
+        let personalization = self.thread_personalization(who, &request).await?;
         let thread_id = self.ids.new_id();
         let now = self.clock.now();
         let snapshot_now = self.store.get_snapshot(&who.student_id, &course.id).await?;
@@ -396,6 +397,7 @@ impl App {
             snapshot: snapshot_now.as_ref().map(|v| &v.value),
             problems: request.problems.as_deref(),
             problem_set_id: request.problem_set_id.as_deref(),
+            personalization: &personalization,
         };
         mode.check(&start)
             .map_err(|e| ServiceError::invalid_field(e.field, e.detail))?;
@@ -408,9 +410,10 @@ impl App {
             None => None,
         };
         start.prepared = prepared.as_ref();
-        let started = mode
+        let mut started = mode
             .start(&start)
             .map_err(|e| ServiceError::internal(e.to_string()))?;
+        started.session.personalization = personalization.clone();
 
         // The first attempt builds on the snapshot read above; a retry after
         // a conflict reads it afresh.

@@ -529,7 +529,7 @@ impl App {
             drill_ttl: Duration::seconds(
                 i64::try_from(self.config.drills.token_ttl_seconds).unwrap_or(i64::MAX / 2),
             ),
-            personalization: Personalization::default(),
+            personalization: record.thread.session.personalization.clone(),
             safety_region: &self.config.safety.region,
         })
     }

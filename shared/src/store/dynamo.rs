@@ -27,12 +27,13 @@ use super::idempotency::{
     StoredResponse,
 };
 use super::types::{
-    ExamLockout, Expected, Order, Page, PageRequest, ThreadRecord, ThreadSummary, TurnLog,
-    Versioned, check_id, check_limit, from_millis, list_key, millis, plus, turn_log_key,
+    ExamLockout, Expected, Order, Page, PageRequest, SavedProfile, ThreadRecord, ThreadSummary,
+    TurnLog, Versioned, check_id, check_limit, from_millis, list_key, millis, plus, turn_log_key,
 };
 use super::unit_of_work::{Change, Encoder, UnitOfWork, decode};
 use super::{
-    Committer, IdempotencyStore, LockoutStore, Retention, SnapshotStore, ThreadStore, TurnLogStore,
+    Committer, IdempotencyStore, LockoutStore, ProfileStore, Retention, SnapshotStore, ThreadStore,
+    TurnLogStore,
 };
 use crate::model::{StudentSnapshot, TutorMessage};
 
@@ -114,6 +115,8 @@ fn idempotency_sk(digest: &str) -> String {
 fn lockout_sk(course_id: &str, question_id: &str) -> String {
     format!("LOCKOUT#{course_id}#{question_id}")
 }
+
+const PROFILE_SK: &str = "PROFILE";
 
 fn key(pk: String, sk: String) -> Item {
     HashMap::from([
@@ -473,6 +476,13 @@ impl DynamoStore {
                         TABLE_LAYOUT.ttl_attribute.into(),
                         n(ttl_seconds(lockout.locked_until)),
                     );
+                    puts.push(Conditioned::versioned(item, *expected));
+                    items.push(of);
+                }
+                Change::Profile { profile, expected } => {
+                    let mut item = key(student_pk(&profile.student_id), PROFILE_SK.to_owned());
+                    item.insert("entity".into(), s("profile"));
+                    item.insert("data".into(), s(enc.json(profile, &of)?));
                     puts.push(Conditioned::versioned(item, *expected));
                     items.push(of);
                 }
@@ -987,5 +997,22 @@ impl LockoutStore for DynamoStore {
             }
         }
         Ok(found)
+    }
+}
+
+#[async_trait]
+impl ProfileStore for DynamoStore {
+    async fn get_profile(
+        &self,
+        student_id: &str,
+    ) -> Result<Option<Versioned<SavedProfile>>, StoreError> {
+        check_id("student id", student_id)?;
+        let of = ItemRef::Profile {
+            student_id: student_id.to_owned(),
+        };
+        self.get_item(key(student_pk(student_id), PROFILE_SK.to_owned()))
+            .await?
+            .map(|item| versioned(&item, &of))
+            .transpose()
     }
 }

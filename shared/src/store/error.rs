@@ -33,6 +33,9 @@ pub enum ItemRef {
         course_id: String,
         question_id: String,
     },
+    Profile {
+        student_id: String,
+    },
 }
 
 impl fmt::Display for ItemRef {
@@ -63,6 +66,7 @@ impl fmt::Display for ItemRef {
                 f,
                 "lockout of question `{question_id}` for student `{student_id}` in course `{course_id}`"
             ),
+            ItemRef::Profile { student_id } => write!(f, "profile of student `{student_id}`"),
         }
     }
 }

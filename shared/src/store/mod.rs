@@ -99,8 +99,8 @@ pub use s3_content::{
 pub use sqlite::SqliteStore;
 pub use types::{
     ExamLockout, Expected, MAX_ID_BYTES, MAX_ITEM_BYTES, MAX_PAGE_SIZE, MAX_TRANSACTION_BYTES,
-    MAX_TRANSACTION_ITEMS, Order, Page, PageRequest, ThreadChange, ThreadRecord, ThreadSummary,
-    TurnLog, Versioned,
+    MAX_TRANSACTION_ITEMS, Order, Page, PageRequest, SavedProfile, ThreadChange, ThreadRecord,
+    ThreadSummary, TurnLog, Versioned,
 };
 pub use unit_of_work::{Change, UnitOfWork};
 
@@ -197,6 +197,17 @@ pub trait LockoutStore: Send + Sync {
     ) -> Result<BTreeMap<String, Versioned<ExamLockout>>, StoreError>;
 }
 
+/// Students' saved profiles.
+#[async_trait]
+pub trait ProfileStore: Send + Sync {
+    /// The profile and its version (consistent read), `None` until the
+    /// student first saves one.
+    async fn get_profile(
+        &self,
+        student_id: &str,
+    ) -> Result<Option<Versioned<SavedProfile>>, StoreError>;
+}
+
 /// Atomic, version-conditioned writes.
 #[async_trait]
 pub trait Committer: Send + Sync {
@@ -207,12 +218,24 @@ pub trait Committer: Send + Sync {
 
 /// Everything the functions need from state storage.
 pub trait Store:
-    SnapshotStore + ThreadStore + IdempotencyStore + TurnLogStore + LockoutStore + Committer
+    SnapshotStore
+    + ThreadStore
+    + IdempotencyStore
+    + TurnLogStore
+    + LockoutStore
+    + ProfileStore
+    + Committer
 {
 }
 
 impl<T> Store for T where
-    T: SnapshotStore + ThreadStore + IdempotencyStore + TurnLogStore + LockoutStore + Committer
+    T: SnapshotStore
+        + ThreadStore
+        + IdempotencyStore
+        + TurnLogStore
+        + LockoutStore
+        + ProfileStore
+        + Committer
 {
 }
 

@@ -21,12 +21,13 @@ use super::idempotency::{
     self, Begin, IdempotencyKey, IdempotencyLock, IdempotencyRecord, RecordStatus, StoredResponse,
 };
 use super::types::{
-    ExamLockout, Expected, Order, Page, PageRequest, ThreadRecord, ThreadSummary, TurnLog,
-    Versioned, check_id, check_limit, from_millis, list_key, millis, plus, turn_log_key,
+    ExamLockout, Expected, Order, Page, PageRequest, SavedProfile, ThreadRecord, ThreadSummary,
+    TurnLog, Versioned, check_id, check_limit, from_millis, list_key, millis, plus, turn_log_key,
 };
 use super::unit_of_work::{Change, Encoder, UnitOfWork, decode};
 use super::{
-    Committer, IdempotencyStore, LockoutStore, Retention, SnapshotStore, ThreadStore, TurnLogStore,
+    Committer, IdempotencyStore, LockoutStore, ProfileStore, Retention, SnapshotStore, ThreadStore,
+    TurnLogStore,
 };
 use crate::model::{StudentSnapshot, TutorMessage};
 
@@ -84,6 +85,11 @@ CREATE TABLE IF NOT EXISTS lockouts (
     locked_until_ms INTEGER NOT NULL,
     data TEXT NOT NULL,
     PRIMARY KEY (student_id, course_id, question_id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS profiles (
+    student_id TEXT PRIMARY KEY,
+    version INTEGER NOT NULL,
+    data TEXT NOT NULL
 ) WITHOUT ROWID;
 ";
 
@@ -282,6 +288,12 @@ enum Write {
         expected: Expected,
         data: String,
     },
+    Profile {
+        item: ItemRef,
+        student_id: String,
+        expected: Expected,
+        data: String,
+    },
 }
 
 fn encode(work: &UnitOfWork, retention: Retention) -> Result<Vec<Write>, StoreError> {
@@ -339,6 +351,12 @@ fn encode(work: &UnitOfWork, retention: Retention) -> Result<Vec<Write>, StoreEr
                 Change::Lockout { lockout, expected } => Write::Lockout {
                     data: enc.json(lockout, &item)?,
                     lockout: lockout.clone(),
+                    expected: *expected,
+                    item,
+                },
+                Change::Profile { profile, expected } => Write::Profile {
+                    data: enc.json(profile, &item)?,
+                    student_id: profile.student_id.clone(),
                     expected: *expected,
                     item,
                 },
@@ -503,6 +521,29 @@ fn apply(tx: &rusqlite::Transaction<'_>, write: Write) -> Result<(), StoreError>
                     millis(lockout.locked_until),
                     data
                 ],
+            )
+            .map_err(db_error)?;
+        }
+        Write::Profile {
+            item,
+            student_id,
+            expected,
+            data,
+        } => {
+            let current: Option<i64> = tx
+                .query_row(
+                    "SELECT version FROM profiles WHERE student_id = ?1",
+                    params![student_id],
+                    |r| r.get(0),
+                )
+                .optional()
+                .map_err(db_error)?;
+            if !version_matches(current.map(to_version), expected) {
+                return Err(StoreError::Conflict(item));
+            }
+            tx.execute(
+                "INSERT OR REPLACE INTO profiles (student_id, version, data) VALUES (?1, ?2, ?3)",
+                params![student_id, to_sql(expected.next_version()), data],
             )
             .map_err(db_error)?;
         }
@@ -958,5 +999,37 @@ impl LockoutStore for SqliteStore {
                 ))
             })
             .collect()
+    }
+}
+
+#[async_trait]
+impl ProfileStore for SqliteStore {
+    async fn get_profile(
+        &self,
+        student_id: &str,
+    ) -> Result<Option<Versioned<SavedProfile>>, StoreError> {
+        check_id("student id", student_id)?;
+        let sid = student_id.to_owned();
+        let row: Option<(i64, String)> = self
+            .run(move |conn| {
+                conn.query_row(
+                    "SELECT version, data FROM profiles WHERE student_id = ?1",
+                    params![sid],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .optional()
+                .map_err(db_error)
+            })
+            .await?;
+        let item = ItemRef::Profile {
+            student_id: student_id.to_owned(),
+        };
+        row.map(|(version, data)| {
+            Ok(Versioned {
+                value: decode(&data, &item)?,
+                version: to_version(version),
+            })
+        })
+        .transpose()
     }
 }

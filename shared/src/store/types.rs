@@ -272,6 +272,16 @@ impl ExamLockout {
     }
 }
 
+/// A student's saved profile (`PUT /me/profile`): what a new thread's
+/// personalization defaults to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SavedProfile {
+    pub student_id: String,
+    pub profile: crate::model::StudentProfile,
+    pub updated_at: DateTime<Utc>,
+}
+
 /// Checks an id the caller supplied: non-empty, bounded, no control characters.
 pub(crate) fn check_id(what: &str, id: &str) -> Result<(), StoreError> {
     if id.is_empty() {

@@ -10,7 +10,7 @@ use super::error::{ItemRef, StoreError};
 use super::idempotency::{IdempotencyLock, StoredResponse};
 use super::types::{
     ExamLockout, Expected, MAX_ITEM_BYTES, MAX_TRANSACTION_BYTES, MAX_TRANSACTION_ITEMS,
-    ThreadChange, TurnLog, check_id,
+    SavedProfile, ThreadChange, TurnLog, check_id,
 };
 use crate::model::StudentSnapshot;
 
@@ -30,6 +30,10 @@ pub enum Change {
     TurnLog(TurnLog),
     Lockout {
         lockout: ExamLockout,
+        expected: Expected,
+    },
+    Profile {
+        profile: SavedProfile,
         expected: Expected,
     },
 }
@@ -77,6 +81,11 @@ impl UnitOfWork {
 
     pub fn put_lockout(&mut self, lockout: ExamLockout, expected: Expected) -> &mut Self {
         self.changes.push(Change::Lockout { lockout, expected });
+        self
+    }
+
+    pub fn put_profile(&mut self, profile: SavedProfile, expected: Expected) -> &mut Self {
+        self.changes.push(Change::Profile { profile, expected });
         self
     }
 
@@ -153,6 +162,9 @@ impl Change {
                 course_id: lockout.course_id.clone(),
                 question_id: lockout.question_id.clone(),
             },
+            Change::Profile { profile, .. } => ItemRef::Profile {
+                student_id: profile.student_id.clone(),
+            },
         }
     }
 
@@ -176,6 +188,7 @@ impl Change {
                 check_id("course id", &lockout.course_id)?;
                 check_id("question id", &lockout.question_id)
             }
+            Change::Profile { profile, .. } => check_id("student id", &profile.student_id),
         }
     }
 }

@@ -329,6 +329,10 @@ impl Call {
         Call::new(Method::GET, path)
     }
 
+    pub fn put(path: &str, body: &Value) -> Call {
+        Call::new(Method::PUT, path).body("application/json", body.to_string())
+    }
+
     pub fn post(path: &str, body: &Value) -> Call {
         Call::new(Method::POST, path).body("application/json", body.to_string())
     }

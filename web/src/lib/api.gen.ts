@@ -21,8 +21,8 @@ export interface paths {
          *     their threads in it and is created on their first thread.
          *
          *     Every mode is available: `guided`, `teach_me`, `clarify_doubts`,
-         *     `exam`, `problem_set` and `survey`; a mode the course's workflow
-         *     switches off answers 422 (`mode-disabled`). A `teach_me`
+         *     `exam` and `problem_set`; a mode the course's workflow switches off
+         *     answers 422 (`mode-disabled`). A `teach_me`
          *     thread teaches `unitId` (the course's entry unit if none is given) from a
          *     study plan of 3 to 5 steps, set up here: the unit's authored plan,
          *     else the planner's, else the workflow's default plan. Its progress is
@@ -65,24 +65,6 @@ export interface paths {
          *     thread's summary once it ends. `problems` or `problemSetId` with
          *     another mode, both at once, or a problem that breaks a rule answers 400
          *     naming the field (e.g. `problems[2].correctAnswer`).
-         *
-         *     A `survey` thread answers the questionnaire `surveyId` (from
-         *     `workflows/surveys/`; without it, the survey that is the check-in of
-         *     `unitId`, else the only survey there is). Questions (choice, scale or
-         *     free text) come one at a time in order, with the survey's skip logic
-         *     (an answer can jump ahead or end it); nothing is scored and no model
-         *     is called. Answers are turns: a message (an option's number, id, label
-         *     or one of its phrases; a number on the scale; free text; `"skip"` for
-         *     an optional question), or a `SURVEY_ANSWER` event naming the question
-         *     with the answer in `messageText`, or `SURVEY_SKIP`. An event naming a
-         *     question not in the survey or not the one on screen, an invalid choice
-         *     or scale value, or a skip of a required question answers 400 naming the
-         *     field and changes nothing; a typed answer that is not valid is asked
-         *     again with what a valid one looks like. The question on screen (to draw
-         *     its options or scale) and the answers so far are in `state.survey`;
-         *     the answers, read back with their questions, are in the thread's
-         *     summary. An unknown `surveyId`, or `surveyId` with another mode,
-         *     answers 400 naming `surveyId`.
          */
         post: operations["createThread"];
         delete?: never;
@@ -389,8 +371,6 @@ export interface paths {
          *     explanation, per unit and per difficulty, strengths, what to review,
          *     next units, the ability estimate) appears once the exam is over; a
          *     running exam's answers are not counted here before then.
-         *     A survey thread's answers (`survey`: each with its question, the value
-         *     stored and the answer as read) appear as they are given.
          */
         get: operations["getThreadSummary"];
         put?: never;
@@ -441,6 +421,36 @@ export interface paths {
          */
         get: operations["getThreadLogs"];
         put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/me/profile": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's saved profile
+         * @description What the student chose to share (name, age, grade, language level,
+         *     example themes, the tutor's language, a few words about
+         *     themselves); `{}` until they save one. A new thread takes every
+         *     field its `student` leaves out from here.
+         */
+        get: operations["getMyProfile"];
+        /**
+         * Save the caller's profile
+         * @description Replaces the whole profile (a field left out is cleared). Threads
+         *     already started keep the profile they were created with. Names and
+         *     `aboutMe` are trimmed; control and bidirectional override
+         *     characters are refused.
+         */
+        put: operations["putMyProfile"];
         post?: never;
         delete?: never;
         options?: never;
@@ -648,14 +658,6 @@ export interface components {
         } | {
             /** @constant */
             type: "EXAM_END";
-        } | {
-            questionId: string;
-            /** @constant */
-            type: "SURVEY_ANSWER";
-        } | {
-            questionId: string;
-            /** @constant */
-            type: "SURVEY_SKIP";
         };
         /** @description Key ideas and an optional worked example; shown when the student is stuck. */
         ConceptCard: {
@@ -761,10 +763,11 @@ export interface components {
              */
             selection?: components["schemas"]["ExamSelection"] | null;
             /**
-             * @description Survey mode: the survey to answer (`workflows/surveys/<id>.yaml`).
+             * @description Who the student is, for this thread: fields left out come from the
+             *     student's saved profile (`PUT /me/profile`).
              * @default null
              */
-            surveyId?: string | null;
+            student?: components["schemas"]["StudentProfile"] | null;
             /**
              * Format: uint32
              * @description Exam mode: the exam ends with what was answered after this long.
@@ -1035,6 +1038,11 @@ export interface components {
          * @enum {string}
          */
         ExamTier: "bronze" | "silver" | "gold";
+        /**
+         * @description Everyday settings examples and word problems can be set in.
+         * @enum {string}
+         */
+        ExampleTheme: "sports" | "cooking" | "games" | "money" | "music" | "animals" | "nature" | "space" | "art" | "travel";
         FocusSummary: {
             masteryTier: components["schemas"]["MasteryTier"];
             title: string;
@@ -1057,6 +1065,14 @@ export interface components {
             name: string;
             url?: string;
         };
+        /**
+         * @description How plainly the tutor words things.
+         *
+         *     - `simple`: Short sentences and everyday words.
+         *     - `advanced`: Precise vocabulary; fewer words of explanation.
+         * @enum {string}
+         */
+        LanguageLevel: "standard" | "simple" | "advanced";
         /**
          * @description The answer to a lifecycle request: the thread's state after it, and the
          *     messages it added (an ended session's summary).
@@ -1118,11 +1134,9 @@ export interface components {
          *     - `clarify_doubts`: Student-led questions with direct answers (seed 000).
          *     - `exam`: A fixed set of questions, scored at the end (seeds 000/002).
          *     - `problem_set`: A sequence of problems with scaffolding and teach-back (seed 003).
-         *     - `survey`: A questionnaire from the content bundle, asked in order with skip
-         *     logic; nothing is scored (seed 002).
          * @enum {string}
          */
-        Mode: "guided" | "teach_me" | "clarify_doubts" | "exam" | "problem_set" | "survey";
+        Mode: "guided" | "teach_me" | "clarify_doubts" | "exam" | "problem_set";
         PendingQuestionView: {
             phase: components["schemas"]["QuestionPhase"];
             text: string;
@@ -1363,6 +1377,30 @@ export interface components {
         StepKind: "explain" | "check" | "practice";
         /** @enum {string} */
         StepStatus: "pending" | "in_progress" | "completed" | "blocked";
+        /**
+         * @description `PUT /me/profile`, `GET /me/profile` and `student` of `POST /threads`:
+         *     every field optional.
+         */
+        StudentProfile: {
+            /** @description In the student's own words (up to 300 characters). */
+            aboutMe?: string | null;
+            /**
+             * Format: uint32
+             * @description 8 to 18.
+             */
+            age?: number | null;
+            /** @description Up to 3 distinct themes for examples. */
+            exampleThemes?: components["schemas"]["ExampleTheme"][];
+            /**
+             * Format: uint32
+             * @description School grade or year, 1 to 12.
+             */
+            grade?: number | null;
+            language?: components["schemas"]["TutorLanguage"] | null;
+            languageLevel?: components["schemas"]["LanguageLevel"] | null;
+            /** @description What the tutor calls the student (1 to 40 characters). */
+            name?: string | null;
+        };
         /** @description A teach_me thread's study plan as the student sees it. */
         StudyPlanView: {
             complete: boolean;
@@ -1401,61 +1439,6 @@ export interface components {
             questionId: string;
             snapshotLite: components["schemas"]["SnapshotLite"];
             videoUrl?: string;
-        };
-        /** @description An answer as the student gave it, with the question it answers. */
-        SurveyAnswerView: {
-            /**
-             * @description As read: the option's label, the number with the scale's words, or
-             *     the text.
-             */
-            answer: string;
-            prompt: string;
-            questionId: string;
-            /** @description As stored: an option id, a number, or the text written. */
-            value: string;
-        };
-        SurveyOptionView: {
-            id: string;
-            label: string;
-        };
-        /** @enum {string} */
-        SurveyQuestionKind: "choice" | "scale" | "free_text";
-        SurveyQuestionView: {
-            kind: components["schemas"]["SurveyQuestionKind"];
-            /**
-             * Format: uint32
-             * @description 1-based position in the survey as written (skips jump ahead).
-             */
-            number: number;
-            /** @description A choice question's options. */
-            options?: components["schemas"]["SurveyOptionView"][];
-            prompt: string;
-            questionId: string;
-            required: boolean;
-            /** @description A scale question's range and end labels. */
-            scale?: components["schemas"]["SurveyScaleView"];
-            /** Format: uint32 */
-            total: number;
-        };
-        SurveyScaleView: {
-            /** Format: uint32 */
-            max: number;
-            maxLabel: string;
-            /** Format: uint32 */
-            min: number;
-            minLabel: string;
-        };
-        /**
-         * @description A survey thread: the question on screen (to render its choices or
-         *     scale) and the answers given so far.
-         */
-        SurveyView: {
-            answers: components["schemas"]["SurveyAnswerView"][];
-            finished: boolean;
-            /** @description The question on screen; absent once the survey is finished. */
-            question?: components["schemas"]["SurveyQuestionView"];
-            surveyId: string;
-            title: string;
         };
         /** @description `GET /me/threads`. */
         ThreadList: {
@@ -1501,7 +1484,6 @@ export interface components {
             scaffoldingActive: boolean;
             status: components["schemas"]["ThreadStatus"];
             studyPlan?: components["schemas"]["StudyPlanView"];
-            survey?: components["schemas"]["SurveyView"];
             teachBackActive: boolean;
             threadId: string;
             /** Format: uint32 */
@@ -1586,8 +1568,6 @@ export interface components {
             stepsCompleted: number;
             strengths: string[];
             suggestions: string[];
-            /** @description A survey thread's answers so far, read back with their questions. */
-            survey?: components["schemas"]["SurveyView"];
             threadId: string;
             toReview: string[];
             /**
@@ -1727,6 +1707,13 @@ export interface components {
         };
         /** @description An interactive card in the timeline. */
         TutorCard: components["schemas"]["ConceptCard"] | components["schemas"]["DrillCard"] | components["schemas"]["ExamCard"];
+        /**
+         * @description The language the tutor speaks. The offline tutor has a phrasebook for
+         *     each (course content itself stays in the language it was written in);
+         *     an LLM is told to answer in it.
+         * @enum {string}
+         */
+        TutorLanguage: "en" | "es";
         /** @description One item of a thread's timeline. Messages are stored append-only. */
         TutorMessage: {
             card?: components["schemas"]["TutorCard"];
@@ -2055,7 +2042,7 @@ export interface operations {
                     "application/json": components["schemas"]["CreateThreadResponse"];
                 };
             };
-            /** @description The body is not valid, or names a course or unit that does not exist (`field` says which). */
+            /** @description The body is not valid, names a course or unit that does not exist, or a `student` field breaks a profile rule (`student.name`, `student.age`, ... as for `PUT /me/profile`); `field` says which. */
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             409: components["responses"]["Conflict"];
@@ -2729,6 +2716,76 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             /** @description The caller has no thread with this id (another student's thread is not found either). */
             404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getMyProfile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The saved profile. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StudentProfile"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    putMyProfile: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a repeat of the same request with the same key
+                 *     returns the stored response (`Idempotent-Replayed: true`) and changes
+                 *     nothing; the same key with another path or body answers 422; a
+                 *     repeat while the first is still running answers 409 with
+                 *     `Retry-After`. Keys are per student and kept 24 hours by default;
+                 *     only successful responses are stored. A random UUID per user action
+                 *     is a good key. An empty value is the same as no key.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StudentProfile"];
+            };
+        };
+        responses: {
+            /** @description The profile as saved. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StudentProfile"];
+                };
+            };
+            /** @description A field is out of range (`name` 1 to 40 characters on one line, `age` 8 to 18, `grade` 1 to 12, at most 3 distinct `exampleThemes`, `aboutMe` up to 300 characters), not a known value (`languageLevel`, `exampleThemes`, `language`), or holds a refused character; the problem names the field. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description The Idempotency-Key was used for another request. */
+            422: components["responses"]["Unprocessable"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };

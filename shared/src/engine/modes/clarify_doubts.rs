@@ -41,7 +41,15 @@ impl SessionMode for ClarifyDoubts {
         session.complete = true;
         thread.session.mode_state = ModeState::ClarifyDoubts(session);
         let concepts = &thread.session.concepts_discussed;
-        let recap = &workflow.offline_tutor.moves.recap;
+        let student = &thread.session.personalization;
+        let spoken = workflow.offline_tutor.in_language(student.language);
+        let name = student.student_name.as_deref();
+        let recap: Vec<&String> = spoken
+            .moves
+            .recap
+            .iter()
+            .filter(|p| name.is_some() || !p.contains("{{student_name}}"))
+            .collect();
         let phrase = recap
             .iter()
             .find(|p| p.contains("{{concepts}}") != concepts.is_empty())
@@ -54,7 +62,8 @@ impl SessionMode for ClarifyDoubts {
         Some(
             phrase
                 .replace("{{concepts}}", &list_in_words(concepts))
-                .replace("{{unit_title}}", about),
+                .replace("{{unit_title}}", about)
+                .replace("{{student_name}}", name.unwrap_or_default()),
         )
     }
 

@@ -36,7 +36,7 @@ use crate::engine::turn::{CourseRuntime, Interpreted, Plan, TurnEnv, TurnEvent, 
 use crate::model::{
     ClarifyBrief, ClientEvent, CreateThreadRequest, LessonBrief, LlmStudyPlan, LlmTutorResponse,
     Mode, OutboundEvent, PlannerInput, ProblemBrief, ProblemInput, SessionState, StudentSnapshot,
-    Thread, TutorMessage,
+    Thread, TutorLanguage, TutorMessage,
 };
 
 /// A mode's own steps of the turn pipeline.
@@ -172,6 +172,8 @@ pub struct Start<'a> {
     pub problems: Option<&'a [ProblemInput]>,
     /// A course problem set asked for by id (problem_set), known to exist.
     pub problem_set_id: Option<&'a str>,
+    /// Who the student is, checked: the welcome uses their name and language.
+    pub personalization: &'a crate::model::Personalization,
 }
 
 /// A creation parameter a mode refuses.
@@ -275,14 +277,27 @@ pub struct Outcome<'a> {
 
 /// The welcome message, rendered from the template the workflow names for
 /// `mode`.
+/// In the student's language when the bundle has the welcome in it (the
+/// prompt named with the language's code after `_`), else in English.
 pub fn welcome(start: &Start<'_>, mode: Mode) -> Result<String, StartError> {
-    let template = start
-        .bundle
-        .prompts
-        .get(start.workflow.modes.welcome_prompt(mode))
+    let english = start.workflow.modes.welcome_prompt(mode);
+    let language = start.personalization.language;
+    let translated = (language != TutorLanguage::En)
+        .then(|| {
+            start
+                .bundle
+                .prompts
+                .get(&format!("{english}_{}", language.as_str()))
+        })
+        .flatten();
+    let template = translated
+        .or_else(|| start.bundle.prompts.get(english))
         .ok_or_else(|| StartError("welcome prompt missing".into()))?;
     let mut values = BTreeMap::new();
-    values.insert("student_name", "there".to_owned());
+    let name = start.personalization.student_name.as_deref();
+    // "Hi there!" in English; elsewhere a greeting without a name.
+    let nameless = if translated.is_some() { "" } else { "there" };
+    values.insert("student_name", name.unwrap_or(nameless).to_owned());
     values.insert("course_title", start.course.title.clone());
     values.insert(
         "unit_title",
@@ -300,7 +315,8 @@ pub fn welcome(start: &Start<'_>, mode: Mode) -> Result<String, StartError> {
     );
     template
         .render(&values)
-        .map(|t| t.trim().to_owned())
+        // "¡Hola, !" when no name was given.
+        .map(|t| t.replace(", !", "!").trim().to_owned())
         .map_err(|e| StartError(e.to_string()))
 }
 

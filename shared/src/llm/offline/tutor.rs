@@ -335,7 +335,10 @@ fn compose(
     action: TutorAction,
     follow_up: FollowUp,
 ) -> Result<LlmTutorResponse, LlmError> {
-    let phrases = &workflow.offline_tutor;
+    let spoken = workflow
+        .offline_tutor
+        .in_language(input.personalization.language);
+    let phrases = &*spoken;
     let exam = exam_choice(input);
     let target = match action {
         TutorAction::DrillCard => practice_target(input),
@@ -631,6 +634,9 @@ impl Values {
     fn new(input: &TutorTurnInput, unit: &UnitAnchor, pick: &Picker) -> Self {
         let mut map = BTreeMap::new();
         map.insert("unit_title", unit.title.clone());
+        if let Some(name) = &input.personalization.student_name {
+            map.insert("student_name", name.clone());
+        }
         let ideas: Vec<&String> = unit
             .key_ideas
             .iter()
