@@ -166,6 +166,7 @@ pub struct Resources {
     store: Arc<dyn Store>,
     content: Arc<ContentCache>,
     audio: Option<AudioStore>,
+    notification_queue: Option<outbound::NotificationQueue>,
 }
 
 impl Resources {
@@ -180,10 +181,23 @@ impl Resources {
             )),
             None => None,
         };
+        let n = &config.notifications;
+        let notification_queue = match &n.queue_url {
+            Some(url) => Some(outbound::NotificationQueue::new(
+                crate::store::sqs_client(
+                    n.queue_endpoint_url.as_deref(),
+                    config.store.region.as_deref(),
+                )
+                .await,
+                url,
+            )),
+            None => None,
+        };
         Ok(Resources {
             store,
             content,
             audio,
+            notification_queue,
         })
     }
 }
@@ -216,6 +230,7 @@ impl App {
             env,
         )?;
         app.audio = resources.audio;
+        app.outbound.queue = resources.notification_queue;
         Ok(app)
     }
 
