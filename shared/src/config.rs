@@ -220,6 +220,13 @@ pub struct NotificationConfig {
     pub retry_base_ms: u64,
     /// How long one try waits for the receiver.
     pub delivery_timeout_ms: u64,
+    /// An SQS queue the notifications are handed to instead of being sent
+    /// from the request's process. On Lambda a task left running after the
+    /// response is frozen with the sandbox, so the functions queue each
+    /// notification and the `notify` function delivers it.
+    pub queue_url: Option<String>,
+    /// The SQS endpoint, for an emulator (moto).
+    pub queue_endpoint_url: Option<String>,
 }
 
 impl Default for NotificationConfig {
@@ -231,6 +238,8 @@ impl Default for NotificationConfig {
             delivery_attempts: 4,
             retry_base_ms: 500,
             delivery_timeout_ms: 5_000,
+            queue_url: None,
+            queue_endpoint_url: None,
         }
     }
 }
@@ -572,6 +581,16 @@ pub const ENV_OVERRIDES: &[(&str, &str, EnvType)] = &[
     (
         "TUTORFLOW_LMS_WEBHOOK_URL",
         "notifications.lms_webhook_url",
+        EnvType::Str,
+    ),
+    (
+        "TUTORFLOW_NOTIFICATIONS_QUEUE_URL",
+        "notifications.queue_url",
+        EnvType::Str,
+    ),
+    (
+        "TUTORFLOW_SQS_ENDPOINT",
+        "notifications.queue_endpoint_url",
         EnvType::Str,
     ),
     (

@@ -13,8 +13,9 @@ mod e2e_support;
 
 use std::time::Duration;
 
-use e2e_support::{HOOK_SECRET, Harness, base_config};
+use e2e_support::{Aws, HOOK_SECRET, Harness, aws, base_config, env, sdk_config};
 use serde_json::{Value, json};
+use tutorflow::service::App;
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
@@ -438,4 +439,115 @@ async fn the_webhook_session_sends_signed_notifications_retried_after_a_failure(
     let r = webhook(&h, &msg("can I do more?")).await;
     assert_ne!(r["session_status"]["thread_id"], thread);
     assert!(r["output"].as_str().unwrap().contains("new session"), "{r}");
+}
+
+/// On Lambda a turn only queues its notifications (a frozen sandbox would
+/// stall a delivery left running); the notify function takes them from the
+/// SQS batch, delivers them signed and records each. Nothing reaches the
+/// receiver before the queue is drained.
+#[tokio::test]
+async fn on_lambda_notifications_wait_in_the_queue_for_the_notify_function() {
+    let Some(Aws::Emulator(endpoint)) = aws("queued notifications") else {
+        return;
+    };
+    let receiver = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/lms"))
+        .respond_with(ResponseTemplate::new(200))
+        .mount(&receiver)
+        .await;
+    let sqs = aws_sdk_sqs::Client::new(&sdk_config(&Aws::Emulator(endpoint.clone())).await);
+    let queue = sqs
+        .create_queue()
+        .queue_name(format!(
+            "e2e-notify-{}",
+            &uuid::Uuid::new_v4().simple().to_string()[..12]
+        ))
+        .send()
+        .await
+        .expect("queue")
+        .queue_url
+        .unwrap();
+    let url = format!("{}/lms", receiver.uri());
+    let h = Harness::aws_with("queued notifications", |c| {
+        c.auth.webhooks[0].outbound_url = Some(url);
+        c.notifications.queue_url = Some(queue.clone());
+        c.notifications.queue_endpoint_url = Some(endpoint.clone());
+    })
+    .await
+    .unwrap();
+
+    let problems: Vec<Value> = problems()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| json!({"id": p["id"], "text": p["text"], "correct_answer": p["correctAnswer"]}))
+        .collect();
+    let mut first = json!({"student_id": "n8n:kid-q", "session_id": "lesson-q", "message": "hi"});
+    first["problems"] = json!(problems);
+    webhook(&h, &first).await;
+    let r = webhook(
+        &h,
+        &json!({"student_id": "n8n:kid-q", "session_id": "lesson-q", "message": "27"}),
+    )
+    .await;
+    assert_eq!(r["session_status"]["action"], "ADVANCE");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(
+        receiver.received_requests().await.unwrap().is_empty(),
+        "the turn only queues"
+    );
+
+    // The SQS event Lambda would hand the notify function.
+    let received = sqs
+        .receive_message()
+        .queue_url(&queue)
+        .max_number_of_messages(10)
+        .send()
+        .await
+        .expect("receive");
+    let records: Vec<Value> = received
+        .messages()
+        .iter()
+        .map(|m| json!({"messageId": m.message_id(), "body": m.body()}))
+        .collect();
+    assert_eq!(records.len(), 1, "one problem.advanced: {records:?}");
+    let mut batch = records.clone();
+    batch.push(json!({"messageId": "not-ours", "body": "{\"hello\": 1}"}));
+    let event: aws_lambda_events::event::sqs::SqsEvent =
+        serde_json::from_value(json!({ "Records": batch })).unwrap();
+    let notify = std::sync::Arc::new(App::from_config(h.config.clone(), &env).await.unwrap());
+    let response = tutorflow::api::lambda::deliver_batch(&notify, event).await;
+    let failed: Vec<&str> = response
+        .batch_item_failures
+        .iter()
+        .map(|f| f.item_identifier.as_str())
+        .collect();
+    assert_eq!(
+        failed,
+        ["not-ours"],
+        "only the unreadable message goes back"
+    );
+
+    let events = dedup(&receiver.received_requests().await.unwrap());
+    assert_eq!(events.len(), 1);
+    assert_eq!(events[0].1, "problem.advanced");
+    assert_eq!(events[0].2["studentId"], "n8n:kid-q");
+    let thread = events[0].2["threadId"].as_str().unwrap();
+    let logs = h
+        .store
+        .list_turn_logs(
+            thread,
+            tutorflow::store::Order::OldestFirst,
+            &tutorflow::store::PageRequest::first(100),
+            chrono::Utc::now(),
+        )
+        .await
+        .unwrap();
+    assert!(
+        logs.items
+            .iter()
+            .any(|l| l.entry["delivery"]["status"] == "delivered"),
+        "the delivery is recorded"
+    );
 }

@@ -489,6 +489,7 @@ fn check_functions(stack: &Stack) -> Problems {
     let declared = stack.resources_of_type("AWS::Serverless::Function");
     let mut expected: BTreeSet<String> = Function::ALL.iter().map(|f| logical_id(*f)).collect();
     expected.insert(STREAMING_TWIN.into());
+    expected.insert(NOTIFY.into());
     for (id, _) in &declared {
         if !expected.contains(*id) {
             problems.push(format!("{id} is not a function of api::routes::Function"));
@@ -576,6 +577,74 @@ fn check_streaming_twin(stack: &Stack) -> Problems {
 #[test]
 fn the_streaming_twin_is_the_turn_function_behind_a_streaming_url() {
     assert_clean(check_streaming_twin);
+}
+
+/// The function that delivers queued outbound notifications.
+const NOTIFY: &str = "NotifyFunction";
+
+fn check_notifications_queue(stack: &Stack) -> Problems {
+    let mut problems = Problems::new();
+    let p = stack.function_properties(NOTIFY);
+    if p["CodeUri"] != json!("../target/lambda/notify/") {
+        problems.push(format!("{NOTIFY}: CodeUri is {}", p["CodeUri"]));
+    }
+    let source = p["Events"]
+        .as_object()
+        .and_then(|e| e.values().find(|v| v["Type"] == "SQS"))
+        .cloned()
+        .unwrap_or_default();
+    if source["Properties"]["Queue"] != json!("<NotificationQueue.Arn>") {
+        problems.push(format!("{NOTIFY}: not fed by NotificationQueue"));
+    }
+    if source["Properties"]["FunctionResponseTypes"] != json!(["ReportBatchItemFailures"]) {
+        problems.push(format!(
+            "{NOTIFY}: without ReportBatchItemFailures one unreadable message retries its whole batch"
+        ));
+    }
+    let queue = stack
+        .eval(&stack.resource("NotificationQueue")["Properties"])
+        .unwrap();
+    let visibility = queue["VisibilityTimeout"].as_u64().unwrap_or(0);
+    let timeout = p["Timeout"].as_u64().unwrap_or(0);
+    if visibility < 6 * timeout {
+        problems.push(format!(
+            "NotificationQueue: visibility {visibility} s is under six times {NOTIFY}'s {timeout} s"
+        ));
+    }
+    if queue
+        .pointer("/RedrivePolicy/deadLetterTargetArn")
+        .is_none()
+    {
+        problems.push("NotificationQueue: no dead-letter queue".into());
+    }
+    // Whoever raises notifications queues them.
+    for id in [logical_id(Function::Turn), STREAMING_TWIN.to_owned()] {
+        let f = stack.function_properties(&id);
+        if env_of(&f)
+            .get("TUTORFLOW_NOTIFICATIONS_QUEUE_URL")
+            .map(String::as_str)
+            != Some("<NotificationQueue>")
+        {
+            problems.push(format!(
+                "{id}: TUTORFLOW_NOTIFICATIONS_QUEUE_URL is not the queue"
+            ));
+        }
+        let sends = statements(&id, &f, &mut problems)
+            .iter()
+            .any(|(actions, resources)| {
+                actions.iter().any(|a| a == "sqs:SendMessage")
+                    && resources.iter().any(|r| r == "<NotificationQueue.Arn>")
+            });
+        if !sends {
+            problems.push(format!("{id}: may not send to NotificationQueue"));
+        }
+    }
+    problems
+}
+
+#[test]
+fn queued_notifications_reach_the_notify_function() {
+    assert_clean(check_notifications_queue);
 }
 
 fn check_routes(stack: &Stack) -> Problems {
@@ -870,6 +939,12 @@ fn check_policies(stack: &Stack) -> Problems {
                 // Checked against the references in check_environment_and_secrets.
                 Some("ssm") => action == "ssm:GetParameter",
                 Some("secretsmanager") => action == "secretsmanager:GetSecretValue",
+                // Only turns raise outbound notifications.
+                Some("sqs") => {
+                    function == Function::Turn
+                        && action == "sqs:SendMessage"
+                        && resource == "<NotificationQueue.Arn>"
+                }
                 _ => false,
             };
             if !fits {

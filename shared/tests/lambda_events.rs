@@ -29,6 +29,7 @@ use tutorflow::config::{Config, WebhookIntegration};
 use tutorflow::service::App;
 
 const THREAD_PLACEHOLDER: &str = "FIXTURE_THREAD_ID";
+const NOTIFY_FOLDER: &str = "notify";
 const DRILL_TOKEN_PLACEHOLDER: &str = "FIXTURE_DRILL_TOKEN";
 
 /// Every fixture, in the order that makes each one meaningful, with the
@@ -48,6 +49,10 @@ const SEQUENCE: &[(&str, u16)] = &[
     ("summary/course-report.json", 200),
     ("summary/list-courses.json", 200),
     ("summary/get-course.json", 200),
+    ("summary/thread-logs.json", 200),
+    ("turn/pause-thread.json", 200),
+    ("turn/resume-thread.json", 200),
+    ("turn/end-thread.json", 200),
     // Signed when the fixture was written, so outside the replay window
     // (and no integration is configured locally); see
     // `the_webhook_fixture_is_accepted_when_signed_on_sending`.
@@ -104,7 +109,8 @@ fn events_dir() -> std::path::PathBuf {
 fn fixtures() -> Vec<Fixture> {
     let mut fixtures = Vec::new();
     for folder in read_dir(&events_dir()) {
-        if !folder.is_dir() {
+        // `notify` is fed by SQS, not API Gateway.
+        if !folder.is_dir() || folder.ends_with(NOTIFY_FOLDER) {
             continue;
         }
         for path in read_dir(&folder) {
@@ -511,4 +517,54 @@ async fn a_turn_streams_through_the_streaming_handler() {
     let bytes = response.into_body().collect().await.unwrap().to_bytes();
     let whole: Value = serde_json::from_slice(&bytes).unwrap();
     assert!(whole["messages"].is_array(), "{whole}");
+}
+
+/// `notify/queued-notification.json`, the SQS batch Lambda hands the
+/// notify function, delivers its notification signed with the
+/// integration's secret, looked up by its id (the message holds none).
+#[tokio::test]
+async fn the_queued_notification_fixture_is_delivered_signed() {
+    use wiremock::matchers::{header, method};
+    use wiremock::{Mock, MockServer, ResponseTemplate};
+    let receiver = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(header("x-tutorflow-event", "problem.advanced"))
+        .respond_with(ResponseTemplate::new(200))
+        .expect(1)
+        .mount(&receiver)
+        .await;
+    let integrations = serde_json::json!([{
+        "id": WEBHOOK_INTEGRATION,
+        "secret": "env:N8N_WEBHOOK_SECRET",
+        "student_prefix": "n8n:",
+        "course_id": "prealgebra",
+        "outbound_url": receiver.uri(),
+    }])
+    .to_string();
+    let store = TempDir::new().unwrap();
+    let app = std::sync::Arc::new(
+        watch_app(&store, &[("TUTORFLOW_WEBHOOKS", &integrations)], false).await,
+    );
+    let text = std::fs::read_to_string(
+        events_dir()
+            .join(NOTIFY_FOLDER)
+            .join("queued-notification.json"),
+    )
+    .unwrap();
+    let event: aws_lambda_events::event::sqs::SqsEvent = serde_json::from_str(&text).unwrap();
+    let response = tutorflow::api::lambda::deliver_batch(&app, event).await;
+    assert!(response.batch_item_failures.is_empty(), "{response:?}");
+    let requests = receiver.received_requests().await.unwrap();
+    let r = &requests[0];
+    let timestamp: i64 = r.headers["x-tutorflow-timestamp"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(
+        r.headers["x-tutorflow-signature"].to_str().unwrap(),
+        webhook::sign(WEBHOOK_SECRET.as_bytes(), timestamp, &r.body)
+    );
+    let body: Value = serde_json::from_slice(&r.body).unwrap();
+    assert_eq!(body["type"], "problem.advanced");
 }

@@ -13,8 +13,10 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use aws_lambda_events::event::sqs::{SqsBatchResponse, SqsEvent};
 use bytes::Bytes;
 use http_body_util::{Either, Full};
+use lambda_http::lambda_runtime::{self, LambdaEvent};
 use lambda_http::request::RequestContext;
 use lambda_http::{Body, Error, Request, RequestExt, Response, service_fn};
 use tokio::sync::OnceCell;
@@ -40,6 +42,25 @@ struct ColdStart {
 }
 
 impl ColdStart {
+    /// Configuration, store, content and the secret resolver, read once
+    /// per sandbox; a failure ends the init phase.
+    async fn open() -> Result<Arc<ColdStart>, Error> {
+        let cold = async {
+            let config = Config::load(None, env)?;
+            let resources = Resources::open(&config).await?;
+            let secrets = SecretResolver::from_env(env)?;
+            Ok::<_, Error>(ColdStart {
+                config,
+                resources,
+                secrets,
+                app: OnceCell::new(),
+            })
+        };
+        Ok(Arc::new(cold.await.inspect_err(
+            |e| tracing::error!(error = %e, "cold start failed"),
+        )?))
+    }
+
     /// The app, built on first use. A failure is not kept: the next
     /// invocation tries again (a secret created after the deploy, a
     /// throttled read).
@@ -62,21 +83,7 @@ impl ColdStart {
 /// Runs `function` until the Lambda runtime stops it.
 pub async fn run(function: Function) -> Result<(), Error> {
     logging::init(env);
-    let cold = async {
-        let config = Config::load(None, env)?;
-        let resources = Resources::open(&config).await?;
-        let secrets = SecretResolver::from_env(env)?;
-        Ok::<_, Error>(ColdStart {
-            config,
-            resources,
-            secrets,
-            app: OnceCell::new(),
-        })
-    };
-    let cold = Arc::new(
-        cold.await
-            .inspect_err(|e| tracing::error!(error = %e, "cold start failed"))?,
-    );
+    let cold = ColdStart::open().await?;
     let streaming = function == Function::Turn
         && env(STREAMING_ENV).is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
     tracing::info!(function = function.name(), streaming, "ready");
@@ -98,6 +105,55 @@ pub async fn run(function: Function) -> Result<(), Error> {
         }
     }))
     .await
+}
+
+/// Runs the `notify` function: SQS batches of queued notifications.
+pub async fn run_notify() -> Result<(), Error> {
+    logging::init(env);
+    let cold = ColdStart::open().await?;
+    tracing::info!(function = "notify", "ready");
+    lambda_runtime::run(lambda_runtime::service_fn(
+        move |event: LambdaEvent<SqsEvent>| {
+            let cold = cold.clone();
+            async move {
+                let app = cold.app().await?;
+                Ok::<_, Error>(deliver_batch(app, event.payload).await)
+            }
+        },
+    ))
+    .await
+}
+
+/// Delivers a batch of queued notifications side by side. A message that
+/// cannot be read is reported failed, so SQS retries it and then moves it
+/// to the dead-letter queue; a receiver's refusal is not (the delivery has
+/// had its tries and is recorded as failed).
+pub async fn deliver_batch(app: &Arc<App>, event: SqsEvent) -> SqsBatchResponse {
+    let mut deliveries = tokio::task::JoinSet::new();
+    let mut message_of = std::collections::HashMap::new();
+    for message in event.records {
+        let app = app.clone();
+        let id = message.message_id.unwrap_or_default();
+        let task = deliveries.spawn(async move {
+            match message.body {
+                Some(body) => app.deliver_queued(&body).await.map_err(|e| e.to_string()),
+                None => Err("the message has no body".to_owned()),
+            }
+        });
+        message_of.insert(task.id(), id);
+    }
+    let mut response = SqsBatchResponse::default();
+    while let Some(done) = deliveries.join_next_with_id().await {
+        let (task, error) = match done {
+            Ok((_, Ok(()))) => continue,
+            Ok((task, Err(error))) => (task, error),
+            Err(e) => (e.id(), e.to_string()),
+        };
+        let id = message_of.remove(&task).unwrap_or_default();
+        tracing::warn!(message_id = %id, %error, "notification not delivered");
+        response.add_failure(id);
+    }
+    response
 }
 
 /// One API Gateway event through the shared handler.

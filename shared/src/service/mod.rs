@@ -168,10 +168,11 @@ pub struct Resources {
     store: Arc<dyn Store>,
     content: Arc<ContentCache>,
     audio: Option<AudioStore>,
+    notification_queue: Option<outbound::NotificationQueue>,
 }
 
 impl Resources {
-    /// Opens the three at once: on a cold start the content bundle's
+    /// Opens them all at once: on a cold start the content bundle's
     /// download from S3 overlaps the clients' setup instead of following it.
     pub async fn open(config: &Config) -> Result<Resources, StartupError> {
         let audio = async {
@@ -185,15 +186,31 @@ impl Resources {
                 None => None,
             }
         };
-        let (store, content, audio) = tokio::join!(
+        let notification_queue = async {
+            let n = &config.notifications;
+            match &n.queue_url {
+                Some(url) => Some(outbound::NotificationQueue::new(
+                    crate::store::sqs_client(
+                        n.queue_endpoint_url.as_deref(),
+                        config.store.region.as_deref(),
+                    )
+                    .await,
+                    url,
+                )),
+                None => None,
+            }
+        };
+        let (store, content, audio, notification_queue) = tokio::join!(
             crate::store::open(&config.store),
             crate::store::open_content(&config.content),
             audio,
+            notification_queue,
         );
         Ok(Resources {
             store: store?,
             content: Arc::new(content?),
             audio,
+            notification_queue,
         })
     }
 }
@@ -226,6 +243,7 @@ impl App {
             env,
         )?;
         app.audio = resources.audio;
+        app.outbound.queue = resources.notification_queue;
         Ok(app)
     }
 

@@ -6,16 +6,25 @@
 //! event is never sent under two ids and a receiver de-duplicates by it.
 //! The body is signed like incoming webhooks: `sha256=HMAC(secret,
 //! "{timestamp}.{body}")` in `x-tutorflow-signature`, the unix timestamp in
-//! `x-tutorflow-timestamp`. Delivery runs in the background after the
-//! turn is committed: a 5xx, 408, 429, timeout or refused connection is
-//! retried with doubling pauses, up to `notifications.delivery_attempts`
-//! tries; the outcome (delivered, or failed after N tries) is recorded in
-//! the thread's turn log. A failed delivery never fails the student's turn.
+//! `x-tutorflow-timestamp`. Delivery starts after the turn is committed: a
+//! 5xx, 408, 429, timeout or refused connection is retried with doubling
+//! pauses, up to `notifications.delivery_attempts` tries; the outcome
+//! (delivered, or failed after N tries) is recorded in the thread's turn
+//! log. A failed delivery never fails the student's turn.
+//!
+//! Where it runs: a long-lived server sends from a background task. On
+//! Lambda the sandbox is frozen once the response is out, so a task left
+//! running would stall until the next request; there the request hands
+//! each notification to an SQS queue (`notifications.queue_url`) and the
+//! `notify` function delivers it. The queued message carries no secret:
+//! the sender looks the signing secret and address up in its own
+//! configuration by the integration's id.
 
 use std::sync::Mutex;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 use sha2::{Digest, Sha256};
 use tokio::task::JoinSet;
@@ -35,11 +44,12 @@ pub struct Outbound {
     http: reqwest::Client,
     lms_url: Option<String>,
     lms_secret: Option<Vec<u8>>,
-    attempts: u32,
-    retry_base: Duration,
-    timeout: Duration,
+    retries: Retries,
     /// Deliveries under way, so a test or a shutdown can wait for them.
     running: Mutex<JoinSet<()>>,
+    /// Set where the process may be frozen after a response (Lambda):
+    /// notifications wait there for the `notify` function.
+    pub(super) queue: Option<NotificationQueue>,
 }
 
 impl Outbound {
@@ -65,25 +75,74 @@ impl Outbound {
             http: crate::http_client::shared(),
             lms_url: n.lms_webhook_url.clone(),
             lms_secret,
-            attempts: n.delivery_attempts.max(1),
-            retry_base: Duration::from_millis(n.retry_base_ms),
-            timeout: Duration::from_millis(n.delivery_timeout_ms.max(1)),
+            retries: Retries {
+                attempts: n.delivery_attempts.max(1),
+                base: Duration::from_millis(n.retry_base_ms),
+                timeout: Duration::from_millis(n.delivery_timeout_ms.max(1)),
+            },
             running: Mutex::new(JoinSet::new()),
+            queue: None,
         })
     }
 }
 
-/// One addressed, signed-on-send notification.
-#[derive(Debug, Clone)]
-struct Delivery {
-    event_id: String,
-    kind: &'static str,
+/// How hard one notification is tried.
+#[derive(Debug, Clone, Copy)]
+struct Retries {
+    attempts: u32,
+    /// The pause before the second try, doubled for each after.
+    base: Duration,
+    /// How long one try waits for the receiver.
+    timeout: Duration,
+}
+
+/// The SQS queue notifications wait in on Lambda.
+#[derive(Clone)]
+pub struct NotificationQueue {
+    client: aws_sdk_sqs::Client,
     url: String,
-    secret: Option<Vec<u8>>,
+}
+
+impl NotificationQueue {
+    pub fn new(client: aws_sdk_sqs::Client, url: &str) -> Self {
+        NotificationQueue {
+            client,
+            url: url.to_owned(),
+        }
+    }
+
+    async fn enqueue(&self, notification: &Notification) -> Result<(), String> {
+        let body = serde_json::to_string(notification).map_err(|e| e.to_string())?;
+        self.client
+            .send_message()
+            .queue_url(&self.url)
+            .message_body(body)
+            .send()
+            .await
+            .map(|_| ())
+            .map_err(|e| aws_sdk_sqs::error::DisplayErrorContext(e).to_string())
+    }
+}
+
+/// One notification, addressed by whose it is; the address and the
+/// signing secret are looked up when it is sent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct Notification {
+    event_id: String,
+    kind: String,
+    /// The integration whose student it is; `None`: the LMS address.
+    integration: Option<String>,
     body: String,
     thread_id: String,
     student_id: String,
 }
+
+/// A queued message the sender cannot act on; SQS keeps it for a retry
+/// and, after the queue's receive limit, moves it to the dead-letter queue.
+#[derive(Debug, thiserror::Error)]
+#[error("unreadable notification message: {0}")]
+pub struct UnreadableNotification(String);
 
 /// The event's id: the same for the same turn and event, whatever the
 /// number of commit attempts or deliveries.
@@ -94,8 +153,9 @@ pub fn event_id(thread_id: &str, turn_id: &str, kind: &str, n: usize) -> String 
 }
 
 impl App {
-    /// Sends the events a committed turn raised, in the background.
-    pub(crate) fn send_events(
+    /// Sends the events a committed turn raised: queued, where a queue is
+    /// configured, before the response; otherwise in the background.
+    pub(crate) async fn send_events(
         &self,
         student_id: &str,
         thread_id: &str,
@@ -109,14 +169,7 @@ impl App {
             Some((integration, student)) => (Some(integration), student),
             None => (None, student_id),
         };
-        let (url, secret) = match integration.and_then(|i| self.webhooks.integration(i)) {
-            Some((config, secret)) => (config.outbound_url.clone(), Some(secret.to_vec())),
-            None => (
-                self.outbound.lms_url.clone(),
-                self.outbound.lms_secret.clone(),
-            ),
-        };
-        let Some(url) = url else {
+        if self.destination(integration).is_none() {
             for e in &events {
                 tracing::info!(
                     thread_id,
@@ -125,7 +178,7 @@ impl App {
                 );
             }
             return;
-        };
+        }
         let now = self.clock.now();
         for (n, event) in events.into_iter().enumerate() {
             let kind = event.kind.as_str();
@@ -141,31 +194,58 @@ impl App {
             if let Some(integration) = integration {
                 body["integration"] = json!(integration);
             }
-            self.deliver(Delivery {
+            let notification = Notification {
                 event_id: id,
-                kind,
-                url: url.clone(),
-                secret: secret.clone(),
+                kind: kind.to_owned(),
+                integration: integration.map(str::to_owned),
                 body: body.to_string(),
                 thread_id: thread_id.to_owned(),
                 student_id: student_id.to_owned(),
-            });
+            };
+            match &self.outbound.queue {
+                Some(queue) => {
+                    if let Err(error) = queue.enqueue(&notification).await {
+                        // Better sent from here, at the risk of a freeze,
+                        // than not at all.
+                        tracing::warn!(event_id = %notification.event_id, %error, "could not queue the notification; sending it from this process");
+                        self.deliver_in_background(notification);
+                    }
+                }
+                None => self.deliver_in_background(notification),
+            }
         }
     }
 
-    fn deliver(&self, delivery: Delivery) {
+    /// Where `integration`'s notifications go (the LMS address for
+    /// `None`) and the secret they are signed with.
+    fn destination(&self, integration: Option<&str>) -> Option<(String, Option<Vec<u8>>)> {
+        match integration.and_then(|i| self.webhooks.integration(i)) {
+            Some((config, secret)) => Some((config.outbound_url.clone()?, Some(secret.to_vec()))),
+            None => Some((
+                self.outbound.lms_url.clone()?,
+                self.outbound.lms_secret.clone(),
+            )),
+        }
+    }
+
+    fn deliver_in_background(&self, notification: Notification) {
+        let Some((url, secret)) = self.destination(notification.integration.as_deref()) else {
+            return;
+        };
         let http = self.outbound.http.clone();
         let store = self.store.clone();
         let clock = self.clock.clone();
-        let (attempts, base, timeout) = (
-            self.outbound.attempts,
-            self.outbound.retry_base,
-            self.outbound.timeout,
-        );
+        let retries = self.outbound.retries;
         let task = async move {
-            let outcome =
-                send_with_retries(&http, &delivery, attempts, base, timeout, || clock.now()).await;
-            record(store.as_ref(), &delivery, &outcome, clock.now()).await;
+            let outcome = send_with_retries(
+                &http,
+                &notification,
+                (&url, secret.as_deref()),
+                retries,
+                || clock.now(),
+            )
+            .await;
+            record(store.as_ref(), &notification, &outcome, clock.now()).await;
         };
         match self.outbound.running.lock() {
             Ok(mut running) => {
@@ -177,6 +257,40 @@ impl App {
                 tokio::spawn(task);
             }
         }
+    }
+
+    /// Delivers one notification taken from the queue (the `notify`
+    /// function), retrying as configured and recording the outcome. Only a
+    /// message that cannot be read is an error.
+    pub async fn deliver_queued(&self, message: &str) -> Result<(), UnreadableNotification> {
+        let notification: Notification =
+            serde_json::from_str(message).map_err(|e| UnreadableNotification(e.to_string()))?;
+        let outcome = match self.destination(notification.integration.as_deref()) {
+            Some((url, secret)) => {
+                send_with_retries(
+                    &self.outbound.http,
+                    &notification,
+                    (&url, secret.as_deref()),
+                    self.outbound.retries,
+                    || self.clock.now(),
+                )
+                .await
+            }
+            None => DeliveryOutcome {
+                delivered: false,
+                tries: 0,
+                last_status: None,
+                last_error: Some("no outbound URL configured".to_owned()),
+            },
+        };
+        record(
+            self.store.as_ref(),
+            &notification,
+            &outcome,
+            self.clock.now(),
+        )
+        .await;
+        Ok(())
     }
 
     /// Waits for the deliveries under way (tests; a graceful shutdown).
@@ -198,12 +312,16 @@ struct DeliveryOutcome {
     last_error: Option<String>,
 }
 
+/// Sends `d` to `url`, signed with `secret` when there is one.
 async fn send_with_retries(
     http: &reqwest::Client,
-    d: &Delivery,
-    attempts: u32,
-    base: Duration,
-    timeout: Duration,
+    d: &Notification,
+    (url, secret): (&str, Option<&[u8]>),
+    Retries {
+        attempts,
+        base,
+        timeout,
+    }: Retries,
     now: impl Fn() -> DateTime<Utc>,
 ) -> DeliveryOutcome {
     let mut outcome = DeliveryOutcome {
@@ -218,12 +336,12 @@ async fn send_with_retries(
         }
         outcome.tries = n + 1;
         let mut request = http
-            .post(&d.url)
+            .post(url)
             .timeout(timeout)
             .header(reqwest::header::CONTENT_TYPE, "application/json")
             .header(EVENT_ID_HEADER, &d.event_id)
-            .header(EVENT_TYPE_HEADER, d.kind);
-        if let Some(secret) = &d.secret {
+            .header(EVENT_TYPE_HEADER, &d.kind);
+        if let Some(secret) = secret {
             // Signed at each try: a receiver's replay window holds for a retry too.
             let timestamp = now().timestamp();
             request = request
@@ -255,7 +373,7 @@ async fn send_with_retries(
         };
         tracing::warn!(
             event_id = %d.event_id,
-            event = d.kind,
+            event = %d.kind,
             attempt = n + 1,
             error = outcome.last_error.as_deref().unwrap_or(""),
             retry,
@@ -269,16 +387,21 @@ async fn send_with_retries(
 }
 
 /// Records the delivery in the thread's turn log.
-async fn record(store: &dyn Store, d: &Delivery, outcome: &DeliveryOutcome, now: DateTime<Utc>) {
+async fn record(
+    store: &dyn Store,
+    d: &Notification,
+    outcome: &DeliveryOutcome,
+    now: DateTime<Utc>,
+) {
     let status = if outcome.delivered {
         "delivered"
     } else {
         "failed"
     };
     if outcome.delivered {
-        tracing::info!(event_id = %d.event_id, event = d.kind, tries = outcome.tries, "outbound notification delivered");
+        tracing::info!(event_id = %d.event_id, event = %d.kind, tries = outcome.tries, "outbound notification delivered");
     } else {
-        tracing::warn!(event_id = %d.event_id, event = d.kind, tries = outcome.tries, "outbound notification failed");
+        tracing::warn!(event_id = %d.event_id, event = %d.kind, tries = outcome.tries, "outbound notification failed");
     }
     let mut work = UnitOfWork::new();
     work.log_turn(TurnLog {

@@ -389,7 +389,8 @@ impl App {
                 data: json!({ "reason": "safety", "category": mark.category }),
             });
         }
-        self.send_events(&who.student_id, thread_id, &call.turn_id, events);
+        self.send_events(&who.student_id, thread_id, &call.turn_id, events)
+            .await;
         let shown = !streamed.shown.is_empty();
         Ok(StreamedTurn {
             replaced: shown && (streamed.leaked || !settled.reply_kept),
@@ -450,7 +451,8 @@ impl App {
         match self.store.commit(work).await {
             Ok(()) => {
                 let turn_id = format!("expired-{}", record.thread.updated_at.timestamp_millis());
-                self.send_events(&who.student_id, thread_id, &turn_id, expired.events);
+                self.send_events(&who.student_id, thread_id, &turn_id, expired.events)
+                    .await;
                 Ok(true)
             }
             // Another request got there first: it has ended either way.

@@ -33,3 +33,8 @@ pub async fn s3_client(endpoint_url: Option<&str>, region: Option<&str>) -> aws_
         .build();
     aws_sdk_s3::Client::from_conf(config)
 }
+
+/// An SQS client using the default credential chain.
+pub async fn sqs_client(endpoint_url: Option<&str>, region: Option<&str>) -> aws_sdk_sqs::Client {
+    aws_sdk_sqs::Client::new(&sdk_config(endpoint_url, region).await)
+}

@@ -84,7 +84,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use chrono::{DateTime, Duration, Utc};
 
-pub use aws::{dynamodb_client, s3_client};
+pub use aws::{dynamodb_client, s3_client, sqs_client};
 pub use content_cache::{Clock, ContentCache, LoadError};
 pub use dynamo::{DynamoStore, TABLE_LAYOUT, THREADS_INDEX, TableLayout};
 pub use error::{ItemRef, StoreError};

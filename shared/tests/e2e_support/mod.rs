@@ -42,6 +42,8 @@ pub struct Harness {
     pub http: reqwest::Client,
     /// The server's state store, opened a second time, to look behind the API.
     pub store: Arc<dyn tutorflow::store::Store>,
+    /// The server's configuration, for a second process over the same store.
+    pub config: Config,
     _dir: tempfile::TempDir,
     _cleanup: Option<Cleanup>,
 }
@@ -85,6 +87,7 @@ impl Harness {
         let store = tutorflow::store::open(&config.store)
             .await
             .expect("store opens");
+        let kept = config.clone();
         let app = Arc::new(
             App::from_config(config, &secrets)
                 .await
@@ -108,6 +111,7 @@ impl Harness {
             base,
             http: reqwest::Client::new(),
             store,
+            config: kept,
             _dir: dir,
             _cleanup: cleanup,
         }
