@@ -380,7 +380,7 @@ async fn every_route_keeps_to_its_store_round_trips() {
     .unwrap();
     let app = App::assemble(
         AppParts {
-            config,
+            config: config.clone(),
             store: store.clone(),
             content: Arc::new(content),
             clock: Arc::new(SystemClock),
@@ -389,7 +389,7 @@ async fn every_route_keeps_to_its_store_round_trips() {
         &env,
     )
     .unwrap();
-    let h = Harness::serve(Arc::new(app), store, dir, Some(cleanup)).await;
+    let h = Harness::serve(Arc::new(app), config, store, dir, Some(cleanup)).await;
 
     let mut costs = Vec::new();
     let begin = || {

@@ -1286,7 +1286,7 @@ fn hint_before_answer(
     };
     let Ok(verified) = drill_token::verify(
         token,
-        env.drill_key,
+        env.token_keys,
         &thread.thread_id,
         env.now,
         env.drill_ttl,

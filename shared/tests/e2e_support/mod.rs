@@ -93,13 +93,14 @@ impl Harness {
                 .await
                 .expect("app starts"),
         );
-        Harness::serve(app, store, dir, cleanup).await
+        Harness::serve(app, kept, store, dir, cleanup).await
     }
 
-    /// Serves an app assembled by the test; `store` is its state store,
-    /// for looking behind the API.
+    /// Serves an app assembled by the test from `config`; `store` is its
+    /// state store, for looking behind the API.
     pub async fn serve(
         app: Arc<App>,
+        config: Config,
         store: Arc<dyn tutorflow::store::Store>,
         dir: tempfile::TempDir,
         cleanup: Option<Cleanup>,
@@ -111,7 +112,7 @@ impl Harness {
             base,
             http: reqwest::Client::new(),
             store,
-            config: kept,
+            config,
             _dir: dir,
             _cleanup: cleanup,
         }

@@ -178,7 +178,11 @@ impl SessionMode for Survey {
                     understanding_signal: UnderstandingSignal::default(),
                     suggested_prereq_units: Vec::new(),
                     answer_text: None,
+                    answer_correct: None,
+                    misconceptions_detected: Vec::new(),
                 },
+                question_asked: None,
+                advance: false,
             }),
         }
     }
