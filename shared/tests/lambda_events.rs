@@ -50,6 +50,8 @@ const SEQUENCE: &[(&str, u16)] = &[
     ("summary/list-courses.json", 200),
     ("summary/get-course.json", 200),
     ("summary/thread-logs.json", 200),
+    ("turn/put-profile.json", 200),
+    ("summary/get-profile.json", 200),
     ("turn/pause-thread.json", 200),
     ("turn/resume-thread.json", 200),
     ("turn/end-thread.json", 200),
