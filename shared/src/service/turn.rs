@@ -291,6 +291,7 @@ impl App {
         if self.expire_idle(who, &record).await? {
             record = owned_thread(self, who, thread_id, RECENT_MESSAGES).await?;
         }
+        refuse_if_paused(&record)?;
         with_problem(&mut record.thread, shape, self.clock.now());
         let call = self
             .turn_call(who, thread_id, shape, lock, &record, request)
@@ -469,12 +470,7 @@ impl App {
         shape: Shape<'_>,
     ) -> Result<ThreadRecord, ServiceError> {
         let mut record = owned_thread(self, who, thread_id, RECENT_MESSAGES).await?;
-        if record.thread.status == ThreadStatus::Paused {
-            return Err(super::lifecycle::wrong_state(
-                &record.thread,
-                "taking a turn",
-            ));
-        }
+        refuse_if_paused(&record)?;
         with_problem(&mut record.thread, shape, self.clock.now());
         Ok(record)
     }
@@ -970,4 +966,15 @@ fn turn_error(e: TurnError) -> ServiceError {
         ),
         e => ServiceError::internal(e.to_string()),
     }
+}
+
+/// A paused session takes no turns until its student resumes it.
+fn refuse_if_paused(record: &ThreadRecord) -> Result<(), ServiceError> {
+    if record.thread.status == ThreadStatus::Paused {
+        return Err(super::lifecycle::wrong_state(
+            &record.thread,
+            "taking a turn",
+        ));
+    }
+    Ok(())
 }

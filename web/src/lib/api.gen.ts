@@ -21,8 +21,8 @@ export interface paths {
          *     their threads in it and is created on their first thread.
          *
          *     Every mode is available: `guided`, `teach_me`, `clarify_doubts`,
-         *     `exam` and `problem_set`; a mode the course's workflow switches off
-         *     answers 422 (`mode-disabled`). A `teach_me`
+         *     `exam`, `problem_set` and `survey`; a mode the course's workflow
+         *     switches off answers 422 (`mode-disabled`). A `teach_me`
          *     thread teaches `unitId` (the course's entry unit if none is given) from a
          *     study plan of 3 to 5 steps, set up here: the unit's authored plan,
          *     else the planner's, else the workflow's default plan. Its progress is
@@ -65,6 +65,24 @@ export interface paths {
          *     thread's summary once it ends. `problems` or `problemSetId` with
          *     another mode, both at once, or a problem that breaks a rule answers 400
          *     naming the field (e.g. `problems[2].correctAnswer`).
+         *
+         *     A `survey` thread answers the questionnaire `surveyId` (from
+         *     `workflows/surveys/`; without it, the survey that is the check-in of
+         *     `unitId`, else the only survey there is). Questions (choice, scale or
+         *     free text) come one at a time in order, with the survey's skip logic
+         *     (an answer can jump ahead or end it); nothing is scored and no model
+         *     is called. Answers are turns: a message (an option's number, id, label
+         *     or one of its phrases; a number on the scale; free text; `"skip"` for
+         *     an optional question), or a `SURVEY_ANSWER` event naming the question
+         *     with the answer in `messageText`, or `SURVEY_SKIP`. An event naming a
+         *     question not in the survey or not the one on screen, an invalid choice
+         *     or scale value, or a skip of a required question answers 400 naming the
+         *     field and changes nothing; a typed answer that is not valid is asked
+         *     again with what a valid one looks like. The question on screen (to draw
+         *     its options or scale) and the answers so far are in `state.survey`;
+         *     the answers, read back with their questions, are in the thread's
+         *     summary. An unknown `surveyId`, or `surveyId` with another mode,
+         *     answers 400 naming `surveyId`.
          */
         post: operations["createThread"];
         delete?: never;
@@ -371,6 +389,8 @@ export interface paths {
          *     explanation, per unit and per difficulty, strengths, what to review,
          *     next units, the ability estimate) appears once the exam is over; a
          *     running exam's answers are not counted here before then.
+         *     A survey thread's answers (`survey`: each with its question, the value
+         *     stored and the answer as read) appear as they are given.
          */
         get: operations["getThreadSummary"];
         put?: never;
@@ -658,6 +678,14 @@ export interface components {
         } | {
             /** @constant */
             type: "EXAM_END";
+        } | {
+            questionId: string;
+            /** @constant */
+            type: "SURVEY_ANSWER";
+        } | {
+            questionId: string;
+            /** @constant */
+            type: "SURVEY_SKIP";
         };
         /** @description Key ideas and an optional worked example; shown when the student is stuck. */
         ConceptCard: {
@@ -768,6 +796,11 @@ export interface components {
              * @default null
              */
             student?: components["schemas"]["StudentProfile"] | null;
+            /**
+             * @description Survey mode: the survey to answer (`workflows/surveys/<id>.yaml`).
+             * @default null
+             */
+            surveyId?: string | null;
             /**
              * Format: uint32
              * @description Exam mode: the exam ends with what was answered after this long.
@@ -1134,9 +1167,11 @@ export interface components {
          *     - `clarify_doubts`: Student-led questions with direct answers (seed 000).
          *     - `exam`: A fixed set of questions, scored at the end (seeds 000/002).
          *     - `problem_set`: A sequence of problems with scaffolding and teach-back (seed 003).
+         *     - `survey`: A questionnaire from the content bundle, asked in order with skip
+         *     logic; nothing is scored (seed 002).
          * @enum {string}
          */
-        Mode: "guided" | "teach_me" | "clarify_doubts" | "exam" | "problem_set";
+        Mode: "guided" | "teach_me" | "clarify_doubts" | "exam" | "problem_set" | "survey";
         PendingQuestionView: {
             phase: components["schemas"]["QuestionPhase"];
             text: string;
@@ -1440,6 +1475,61 @@ export interface components {
             snapshotLite: components["schemas"]["SnapshotLite"];
             videoUrl?: string;
         };
+        /** @description An answer as the student gave it, with the question it answers. */
+        SurveyAnswerView: {
+            /**
+             * @description As read: the option's label, the number with the scale's words, or
+             *     the text.
+             */
+            answer: string;
+            prompt: string;
+            questionId: string;
+            /** @description As stored: an option id, a number, or the text written. */
+            value: string;
+        };
+        SurveyOptionView: {
+            id: string;
+            label: string;
+        };
+        /** @enum {string} */
+        SurveyQuestionKind: "choice" | "scale" | "free_text";
+        SurveyQuestionView: {
+            kind: components["schemas"]["SurveyQuestionKind"];
+            /**
+             * Format: uint32
+             * @description 1-based position in the survey as written (skips jump ahead).
+             */
+            number: number;
+            /** @description A choice question's options. */
+            options?: components["schemas"]["SurveyOptionView"][];
+            prompt: string;
+            questionId: string;
+            required: boolean;
+            /** @description A scale question's range and end labels. */
+            scale?: components["schemas"]["SurveyScaleView"];
+            /** Format: uint32 */
+            total: number;
+        };
+        SurveyScaleView: {
+            /** Format: uint32 */
+            max: number;
+            maxLabel: string;
+            /** Format: uint32 */
+            min: number;
+            minLabel: string;
+        };
+        /**
+         * @description A survey thread: the question on screen (to render its choices or
+         *     scale) and the answers given so far.
+         */
+        SurveyView: {
+            answers: components["schemas"]["SurveyAnswerView"][];
+            finished: boolean;
+            /** @description The question on screen; absent once the survey is finished. */
+            question?: components["schemas"]["SurveyQuestionView"];
+            surveyId: string;
+            title: string;
+        };
         /** @description `GET /me/threads`. */
         ThreadList: {
             nextCursor: string | null;
@@ -1484,6 +1574,7 @@ export interface components {
             scaffoldingActive: boolean;
             status: components["schemas"]["ThreadStatus"];
             studyPlan?: components["schemas"]["StudyPlanView"];
+            survey?: components["schemas"]["SurveyView"];
             teachBackActive: boolean;
             threadId: string;
             /** Format: uint32 */
@@ -1568,6 +1659,8 @@ export interface components {
             stepsCompleted: number;
             strengths: string[];
             suggestions: string[];
+            /** @description A survey thread's answers so far, read back with their questions. */
+            survey?: components["schemas"]["SurveyView"];
             threadId: string;
             toReview: string[];
             /**
