@@ -516,6 +516,8 @@ fn student_replies_to_pending_items() {
         (Subtraction, false, "bye", "wrap_up", false),
         (Subtraction, false, "tell me a joke", "off_topic", false),
         (Subtraction, false, "next one", "next_item", false),
+        (Subtraction, false, "give me a drill", "next_item", false),
+        (Subtraction, false, "quiz me", "next_item", false),
         (
             Subtraction,
             false,

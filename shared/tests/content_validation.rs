@@ -239,8 +239,8 @@ fn a_required_placeholder_must_be_used() {
 
 #[test]
 fn weights_outside_the_unit_interval_are_refused() {
-    let files = mutated(&shipped(), WORKFLOW, "tier_need: 0.20", "tier_need: 1.20");
-    let (line, column) = position_of(&files, WORKFLOW, "1.20");
+    let files = mutated(&shipped(), WORKFLOW, "tier_need: 0.10", "tier_need: 1.10");
+    let (line, column) = position_of(&files, WORKFLOW, "1.10");
     assert_reported(&problems(&files), WORKFLOW, line, column, "outside [0, 1]");
 }
 
