@@ -485,6 +485,7 @@ async fn on_lambda_notifications_wait_in_the_queue_for_the_notify_function() {
         .collect();
     let mut first = json!({"student_id": "n8n:kid-q", "session_id": "lesson-q", "message": "hi"});
     first["problems"] = json!(problems);
+    // A greeting first: it is no attempt at the problem.
     webhook(&h, &first).await;
     let r = webhook(
         &h,

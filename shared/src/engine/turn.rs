@@ -1488,6 +1488,11 @@ fn track_tutor_question(
 ) {
     let step_value = |e: &ExpectedAnswer| (e.kind == AnswerKind::Number).then(|| e.value.clone());
     let pending = session.pending_question.as_ref();
+    // "Let's get back to the question. What is 12 + 15?" asks the pending
+    // question again: it stays the one pending, with its own attempts.
+    if pending.is_some_and(|q| restates(&q.text, &question)) {
+        return;
+    }
     let in_words = pending.is_some_and(|q| q.drill_token.is_none());
     let untried = pending.is_some_and(|q| q.wrong_attempts == 0);
     if session.scaffolding.active {
@@ -1507,6 +1512,18 @@ fn track_tutor_question(
         session.scaffolding.step_expects = Some(value);
         scaffolding::set_scaffold_question(session, &question);
     }
+}
+
+/// Whether `asked` is `pending` again, in its words or inside a longer one.
+fn restates(pending: &str, asked: &str) -> bool {
+    let squeeze = |t: &str| -> String {
+        t.chars()
+            .filter(|c| c.is_alphanumeric() || "+-*/=×÷".contains(*c))
+            .flat_map(char::to_lowercase)
+            .collect()
+    };
+    let (pending, asked) = (squeeze(pending), squeeze(asked));
+    !asked.is_empty() && (pending.contains(&asked) || asked.contains(&pending))
 }
 
 /// The answer of a question the tutor asked in words: worked out by code

@@ -51,7 +51,11 @@ pub struct LlmTutorResponse {
     /// True when the student has shown what this step needs and the lesson
     /// may move on to the next step.
     // Seed 000's advance_to_step, as a yes/no: the mode decides which step.
-    #[serde(default, deserialize_with = "null_as_default")]
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "std::ops::Not::not"
+    )]
     pub advance: bool,
     pub turn_analysis: LlmTurnAnalysis,
 }
@@ -72,7 +76,7 @@ pub struct LlmQuestionAsked {
 #[serde(deny_unknown_fields)]
 pub struct LlmMappedUnit {
     pub unit_id: String,
-    /// Confidence in \[0,1\].
+    /// Confidence, from 0 to 1.
     #[schemars(range(min = 0.0, max = 1.0))]
     pub confidence: f64,
 }

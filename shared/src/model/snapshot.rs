@@ -98,7 +98,7 @@ pub struct UnitProgress {
     /// BKT probability that the unit is learned; absent until graded evidence arrives.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mastery_probability: Option<f64>,
-    /// IRT-lite ability estimate in \[0,1\]; absent until a generated item is graded.
+    /// IRT-lite ability estimate from 0 to 1; absent until a generated item is graded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ability: Option<f64>,
 }
@@ -136,7 +136,7 @@ pub struct RevisitEntry {
     pub added_at: Option<DateTime<Utc>>,
 }
 
-/// A unit the student's message was mapped to, with confidence in \[0,1\].
+/// A unit the student's message was mapped to, with a confidence from 0 to 1.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct MappedUnit {

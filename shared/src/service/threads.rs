@@ -372,10 +372,14 @@ impl App {
                 "`surveyId` is for mode `survey` only",
             ));
         }
-        let personalization = self.thread_personalization(who, &request).await?;
+        // The saved profile and the snapshot are read in one round.
+        let (personalization, snapshot_now) = tokio::join!(
+            self.thread_personalization(who, &request),
+            self.store.get_snapshot(&who.student_id, &course.id)
+        );
+        let (personalization, snapshot_now) = (personalization?, snapshot_now?);
         let thread_id = self.ids.new_id();
         let now = self.clock.now();
-        let snapshot_now = self.store.get_snapshot(&who.student_id, &course.id).await?;
         let locked_questions = if mode.draws_from_bank() {
             self.locked_questions(course, snapshot_now.as_ref().map(|v| &v.value), now)
                 .await?
