@@ -53,7 +53,7 @@ pub struct CreateThreadRequest {
     pub time_limit_minutes: Option<u32>,
     /// Who the student is, for this thread: fields left out come from the
     /// student's saved profile (`PUT /me/profile`).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::profile::profile_object")]
     pub student: Option<super::profile::StudentProfile>,
 }
 

@@ -148,3 +148,56 @@ impl StudentProfile {
         }
     }
 }
+
+/// An optional profile that must be a JSON object: serde alone would also
+/// read a struct from a list of its fields (`[null, null]`).
+pub(crate) fn profile_object<'de, D>(deserializer: D) -> Result<Option<StudentProfile>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    struct ObjectOrNull;
+    impl<'de> serde::de::Visitor<'de> for ObjectOrNull {
+        type Value = Option<StudentProfile>;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("an object or null")
+        }
+
+        fn visit_none<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+
+        fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+
+        fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+            d.deserialize_map(self)
+        }
+
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+            StudentProfile::deserialize(serde::de::value::MapAccessDeserializer::new(map)).map(Some)
+        }
+    }
+    deserializer.deserialize_option(ObjectOrNull)
+}
+
+#[cfg(test)]
+mod object_tests {
+    use super::*;
+
+    #[derive(Debug, Deserialize)]
+    struct Holder {
+        #[serde(default, deserialize_with = "profile_object")]
+        student: Option<StudentProfile>,
+    }
+
+    #[test]
+    fn a_profile_is_an_object_or_null_never_a_list() {
+        let read = |json: &str| serde_json::from_str::<Holder>(json).map(|h| h.student);
+        assert!(read(r#"{"student": [null, null]}"#).is_err());
+        assert_eq!(read(r#"{"student": null}"#).unwrap(), None);
+        assert_eq!(read("{}").unwrap(), None);
+        assert!(read(r#"{"student": {}}"#).unwrap().is_some());
+    }
+}

@@ -2244,6 +2244,8 @@ export interface operations {
                     "application/json": components["schemas"]["LifecycleResponse"];
                 };
             };
+            /** @description The Idempotency-Key is malformed (empty or longer than 255 characters). */
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             /** @description The caller has no thread with this id. */
             404: components["responses"]["NotFound"];
@@ -2288,6 +2290,8 @@ export interface operations {
                     "application/json": components["schemas"]["LifecycleResponse"];
                 };
             };
+            /** @description The Idempotency-Key is malformed (empty or longer than 255 characters). */
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             /** @description The caller has no thread with this id. */
             404: components["responses"]["NotFound"];
@@ -2332,6 +2336,8 @@ export interface operations {
                     "application/json": components["schemas"]["LifecycleResponse"];
                 };
             };
+            /** @description The Idempotency-Key is malformed (empty or longer than 255 characters). */
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             /** @description The caller has no thread with this id. */
             404: components["responses"]["NotFound"];
