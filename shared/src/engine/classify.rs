@@ -167,24 +167,13 @@ pub fn interpret_own_problem(
     session: &SessionState,
     message: &str,
 ) -> Interpretation {
-    let reading = MessageReading {
-        intent: StudentIntent::Solve,
-        answer_text: None,
-    };
-    let mut classification = classify(&ClassifyInput {
+    interpret_as(
         workflow,
         session,
         message,
-        grade: None,
-        reading: Some(&reading),
-        unrelated: false,
-    });
-    classification.intent_source = IntentSource::Heuristics;
-    classification.intent_reason = "brings a problem of their own".to_owned();
-    Interpretation {
-        grade: None,
-        classification,
-    }
+        StudentIntent::Solve,
+        "brings a problem of their own",
+    )
 }
 
 /// The student explains an idea in words after asking about it: not
@@ -194,8 +183,26 @@ pub fn interpret_explanation(
     session: &SessionState,
     message: &str,
 ) -> Interpretation {
+    interpret_as(
+        workflow,
+        session,
+        message,
+        StudentIntent::Explain,
+        "explains the idea just asked about",
+    )
+}
+
+/// `message` classified as `intent`, known from the conversation rather
+/// than read from the words, and not graded.
+fn interpret_as(
+    workflow: &Workflow,
+    session: &SessionState,
+    message: &str,
+    intent: StudentIntent,
+    reason: &str,
+) -> Interpretation {
     let reading = MessageReading {
-        intent: StudentIntent::Explain,
+        intent,
         answer_text: None,
     };
     let mut classification = classify(&ClassifyInput {
@@ -207,7 +214,7 @@ pub fn interpret_explanation(
         unrelated: false,
     });
     classification.intent_source = IntentSource::Heuristics;
-    classification.intent_reason = "explains the idea just asked about".to_owned();
+    classification.intent_reason = reason.to_owned();
     Interpretation {
         grade: None,
         classification,

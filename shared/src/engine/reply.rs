@@ -9,8 +9,7 @@ use crate::engine::answer_guard::{self, PendingAnswer};
 use crate::engine::fallback::{self, ValidationContext, Verdict, Violation};
 use crate::engine::turn::{Plan, ReplyOrigin};
 use crate::model::{
-    ClientEvent, FallbackTutor, LlmError, LlmTurnAnalysis, LlmTutorResponse, Reply, TutorAction,
-    UnderstandingSignal,
+    ClientEvent, FallbackTutor, LlmError, LlmTutorResponse, Reply, TutorAction, UnderstandingSignal,
 };
 
 /// The reply a turn goes on with, and how it was obtained.
@@ -143,23 +142,10 @@ fn leak(plan: &Plan, reply: &LlmTutorResponse) -> Option<String> {
 /// A Socratic reply on the focus with the workflow's neutral line: valid
 /// under any policy, for when even the fallback tutor has nothing to say.
 fn last_resort(plan: &Plan, text: &str) -> LlmTutorResponse {
-    LlmTutorResponse {
-        mapped_units: Vec::new(),
-        action: TutorAction::SocraticQuestion,
-        target_unit_id: plan.policy.policy.focus_unit_id.clone(),
-        tutor_text: text.to_owned(),
-        concept_card: None,
-        drill_card: None,
-        exam_suggestion: None,
-        question_asked: None,
-        advance: false,
-        turn_analysis: LlmTurnAnalysis {
-            student_intent: plan.input.reading.intent,
-            understanding_signal: UnderstandingSignal::Uncertain,
-            suggested_prereq_units: Vec::new(),
-            answer_text: None,
-            answer_correct: None,
-            misconceptions_detected: Vec::new(),
-        },
-    }
+    LlmTutorResponse::said(
+        plan.policy.policy.focus_unit_id.clone(),
+        text.to_owned(),
+        plan.input.reading.intent,
+        UnderstandingSignal::Uncertain,
+    )
 }

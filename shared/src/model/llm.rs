@@ -60,6 +60,37 @@ pub struct LlmTutorResponse {
     pub turn_analysis: LlmTurnAnalysis,
 }
 
+impl LlmTutorResponse {
+    /// A reply that only says `text` about `target`, written by the server
+    /// (a mode's scripted step, the last-resort line) rather than a model.
+    pub fn said(
+        target: String,
+        text: String,
+        intent: StudentIntent,
+        signal: UnderstandingSignal,
+    ) -> Self {
+        LlmTutorResponse {
+            mapped_units: Vec::new(),
+            action: TutorAction::SocraticQuestion,
+            target_unit_id: target,
+            tutor_text: text,
+            concept_card: None,
+            drill_card: None,
+            exam_suggestion: None,
+            question_asked: None,
+            advance: false,
+            turn_analysis: LlmTurnAnalysis {
+                student_intent: intent,
+                understanding_signal: signal,
+                suggested_prereq_units: Vec::new(),
+                answer_text: None,
+                answer_correct: None,
+                misconceptions_detected: Vec::new(),
+            },
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LlmQuestionAsked {

@@ -111,16 +111,55 @@ impl NotificationQueue {
         }
     }
 
-    async fn enqueue(&self, notification: &Notification) -> Result<(), String> {
-        let body = serde_json::to_string(notification).map_err(|e| e.to_string())?;
-        self.client
-            .send_message()
+    /// Queues `notifications` in one request (a turn raises at most a
+    /// few, within SQS's batch of ten); returns those not queued.
+    async fn enqueue(&self, notifications: Vec<Notification>) -> Vec<Notification> {
+        let mut entries = Vec::with_capacity(notifications.len());
+        for (i, n) in notifications.iter().enumerate() {
+            let entry = serde_json::to_string(n)
+                .map_err(|e| e.to_string())
+                .and_then(|body| {
+                    aws_sdk_sqs::types::SendMessageBatchRequestEntry::builder()
+                        .id(i.to_string())
+                        .message_body(body)
+                        .build()
+                        .map_err(|e| e.to_string())
+                });
+            match entry {
+                Ok(entry) => entries.push(entry),
+                Err(error) => {
+                    tracing::warn!(event_id = %n.event_id, %error, "notification not queueable")
+                }
+            }
+        }
+        let failed: Vec<usize> = match self
+            .client
+            .send_message_batch()
             .queue_url(&self.url)
-            .message_body(body)
+            .set_entries(Some(entries))
             .send()
             .await
-            .map(|_| ())
-            .map_err(|e| aws_sdk_sqs::error::DisplayErrorContext(e).to_string())
+        {
+            Ok(sent) => sent
+                .failed()
+                .iter()
+                .filter_map(|f| {
+                    tracing::warn!(id = f.id(), error = f.message(), "notification not queued");
+                    f.id().parse().ok()
+                })
+                .collect(),
+            Err(e) => {
+                let error = aws_sdk_sqs::error::DisplayErrorContext(e).to_string();
+                tracing::warn!(%error, "could not queue the notifications");
+                (0..notifications.len()).collect()
+            }
+        };
+        notifications
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| failed.contains(i))
+            .map(|(_, n)| n)
+            .collect()
     }
 }
 
@@ -180,6 +219,7 @@ impl App {
             return;
         }
         let now = self.clock.now();
+        let mut notifications = Vec::with_capacity(events.len());
         for (n, event) in events.into_iter().enumerate() {
             let kind = event.kind.as_str();
             let id = event_id(thread_id, turn_id, kind, n);
@@ -194,25 +234,22 @@ impl App {
             if let Some(integration) = integration {
                 body["integration"] = json!(integration);
             }
-            let notification = Notification {
+            notifications.push(Notification {
                 event_id: id,
                 kind: kind.to_owned(),
                 integration: integration.map(str::to_owned),
                 body: body.to_string(),
                 thread_id: thread_id.to_owned(),
                 student_id: student_id.to_owned(),
-            };
-            match &self.outbound.queue {
-                Some(queue) => {
-                    if let Err(error) = queue.enqueue(&notification).await {
-                        // Better sent from here, at the risk of a freeze,
-                        // than not at all.
-                        tracing::warn!(event_id = %notification.event_id, %error, "could not queue the notification; sending it from this process");
-                        self.deliver_in_background(notification);
-                    }
-                }
-                None => self.deliver_in_background(notification),
-            }
+            });
+        }
+        let unqueued = match &self.outbound.queue {
+            Some(queue) => queue.enqueue(notifications).await,
+            None => notifications,
+        };
+        // Better sent from here, at the risk of a freeze, than not at all.
+        for notification in unqueued {
+            self.deliver_in_background(notification);
         }
     }
 

@@ -36,9 +36,9 @@ use crate::engine::turn::{Interpreted, Plan, TurnEvent, record_ability};
 use crate::model::{
     AbilityEstimate, ClientEvent, ExamBreakdownLine, ExamEnd, ExamFeedbackMode, ExamItemSource,
     ExamOption, ExamProgressView, ExamQuestion, ExamQuestionResultView, ExamQuestionStatus,
-    ExamQuestionView, ExamReportView, ExamSelection, ExamSession, GradeOutcome, LlmTurnAnalysis,
-    LlmTutorResponse, Mode, ModeState, QuestionResult, Scaffolding, SessionState, StudentIntent,
-    TeachBack, ThreadStatus, TutorAction, UnderstandingSignal, UnitRef,
+    ExamQuestionView, ExamReportView, ExamSelection, ExamSession, GradeOutcome, LlmTutorResponse,
+    Mode, ModeState, QuestionResult, Scaffolding, SessionState, StudentIntent, TeachBack,
+    ThreadStatus, TutorAction, UnderstandingSignal, UnitRef,
 };
 
 /// The most questions an exam may have.
@@ -228,25 +228,12 @@ impl SessionMode for Exam {
             practice: None,
             block: ModeBlock::default(),
             category: None,
-            reply: Some(LlmTutorResponse {
-                mapped_units: Vec::new(),
-                action: TutorAction::SocraticQuestion,
-                target_unit_id: unit_id,
-                tutor_text: step.text,
-                concept_card: None,
-                drill_card: None,
-                exam_suggestion: None,
-                question_asked: None,
-                advance: false,
-                turn_analysis: LlmTurnAnalysis {
-                    student_intent: StudentIntent::Answer,
-                    understanding_signal: UnderstandingSignal::default(),
-                    suggested_prereq_units: Vec::new(),
-                    answer_text: None,
-                    answer_correct: None,
-                    misconceptions_detected: Vec::new(),
-                },
-            }),
+            reply: Some(LlmTutorResponse::said(
+                unit_id,
+                step.text,
+                StudentIntent::Answer,
+                UnderstandingSignal::default(),
+            )),
         }
     }
 

@@ -25,10 +25,10 @@ use crate::engine::modes::{
 use crate::engine::policy::PolicyOutcome;
 use crate::engine::turn::{Interpreted, Plan, TurnEvent};
 use crate::model::{
-    ClientEvent, LlmTurnAnalysis, LlmTutorResponse, Mode, ModeState, Scaffolding, SessionState,
-    StudentIntent, SurveyAnswer, SurveyAnswerView, SurveyOptionView, SurveyQuestionKind,
-    SurveyQuestionView, SurveyScaleView, SurveySession, SurveyView, TeachBack, Thread,
-    ThreadStatus, TutorAction, UnderstandingSignal,
+    ClientEvent, LlmTutorResponse, Mode, ModeState, Scaffolding, SessionState, StudentIntent,
+    SurveyAnswer, SurveyAnswerView, SurveyOptionView, SurveyQuestionKind, SurveyQuestionView,
+    SurveyScaleView, SurveySession, SurveyView, TeachBack, Thread, ThreadStatus, TutorAction,
+    UnderstandingSignal,
 };
 
 /// The survey mode.
@@ -165,24 +165,13 @@ impl SessionMode for Survey {
             practice: None,
             block: ModeBlock::default(),
             category: None,
-            reply: step.map(|step| LlmTutorResponse {
-                mapped_units: Vec::new(),
-                action: TutorAction::SocraticQuestion,
-                target_unit_id: target,
-                tutor_text: step.text,
-                concept_card: None,
-                drill_card: None,
-                exam_suggestion: None,
-                turn_analysis: LlmTurnAnalysis {
-                    student_intent: StudentIntent::Answer,
-                    understanding_signal: UnderstandingSignal::default(),
-                    suggested_prereq_units: Vec::new(),
-                    answer_text: None,
-                    answer_correct: None,
-                    misconceptions_detected: Vec::new(),
-                },
-                question_asked: None,
-                advance: false,
+            reply: step.map(|step| {
+                LlmTutorResponse::said(
+                    target,
+                    step.text,
+                    StudentIntent::Answer,
+                    UnderstandingSignal::default(),
+                )
             }),
         }
     }
