@@ -76,6 +76,8 @@ export class Workspace {
   refusedModes = $state<Record<string, Mode[]>>({});
   /** Why the last "Start" did not start a session, shown in the form. */
   newSessionError = $state<string | null>(null);
+  /** Counts thread opens and new sessions, so only the latest one's answer is shown. */
+  private opening = 0;
 
   constructor(config: PageConfig, session: Session | null) {
     this.config = config;
@@ -150,6 +152,7 @@ export class Workspace {
   }
 
   async newThread(courseId: string, mode: Mode, goal: string | null, unitId: string | null = null): Promise<void> {
+    ++this.opening;
     this.loading = true;
     this.pageError = null;
     this.newSessionError = null;
@@ -188,6 +191,7 @@ export class Workspace {
 
   /** Reads a conversation back, every page of it, cards with their states. */
   async openThread(threadId: string): Promise<void> {
+    const opening = ++this.opening;
     this.loading = true;
     this.pageError = null;
     try {
@@ -212,6 +216,8 @@ export class Workspace {
       const report = await unwrap(
         this.client.GET('/me/courses/{courseId}/report', { params: { path: { courseId: replay.courseId } } }),
       );
+      // A later open, or a new session, overtook this one: its answer is stale.
+      if (opening !== this.opening) return;
       this.thread = {
         threadId,
         courseId: replay.courseId,
@@ -227,9 +233,9 @@ export class Workspace {
       this.composerError = null;
       this.cardErrors = {};
     } catch (e) {
-      this.pageError = this.fail(e);
+      if (opening === this.opening) this.pageError = this.fail(e);
     } finally {
-      this.loading = false;
+      if (opening === this.opening) this.loading = false;
     }
   }
 
