@@ -93,3 +93,15 @@ fn chatter_is_never_mapped_even_with_a_maths_looking_word() {
         );
     }
 }
+
+#[test]
+fn thinking_aloud_is_not_chatter_but_chatter_is() {
+    let bundle = bundle();
+    let index = CourseIndex::build(bundle.course("prealgebra").unwrap());
+    for thinking in ["hmm", "hmmmm", "umm ok", "uhh", "erm", "oh wait", "ok"] {
+        assert!(!index.mapper.is_unrelated(thinking), "{thinking}");
+    }
+    for chatter in ["did u watch the football", "lol", "whats ur favourite food"] {
+        assert!(index.mapper.is_unrelated(chatter), "{chatter}");
+    }
+}

@@ -67,31 +67,32 @@ pub fn for_question(
         })
         .filter(|s| !leaks(s))
         .collect();
-    let mut unshown: Vec<_> = solution
-        .unshown(&question.previous_answers, settings)
-        .into_iter()
-        .filter(|h| !leaks(&h.ask))
-        .collect();
-    // Once the steps before it are done, the step that works out the
-    // answer is the next smaller question, asked open.
+    // The ladder: the hint steps, then the step that works out the answer,
+    // asked open. Each piece of help given moves one rung down; a rung
+    // whose result the student has already given on their own is passed.
+    let mut ladder: Vec<_> = solution.hints();
     if let Some(last) = solution.open_steps().last()
-        && !unshown.contains(&last)
-        && !leaks(&last.ask)
+        && !ladder.contains(&last)
     {
-        unshown.push(last);
+        ladder.push(last);
     }
+    let done = solution.done(&question.previous_answers, settings);
+    let given = question.hints_used as usize;
+    let step = ladder
+        .iter()
+        .skip(given)
+        .find(|h| !done.contains(h) && !leaks(&h.ask))
+        .copied();
     let representations: Vec<&str> = solution
         .representations()
         .iter()
         .map(|r| r.text.as_str())
         .filter(|t| !leaks(t))
         .collect();
-    let given = question.hints_used as usize;
-    let step = unshown.get(given);
     // The other ways to see the question come once the steps are used up;
     // a change of strategy may reach for the next one before then.
     let representation = representations
-        .get(given.saturating_sub(unshown.len()))
+        .get(given.saturating_sub(ladder.len()))
         .filter(|_| step.is_none() || question.phase == QuestionPhase::StrategyChange)
         .map(|t| (*t).to_owned());
     TurnHelp {
@@ -184,5 +185,65 @@ mod tests {
         question.previous_answers.push(expects);
         let next = for_question(Some(&solution), &question, None, &[], &settings);
         assert_ne!(next.help.next_step, first.help.next_step);
+    }
+
+    #[test]
+    fn a_step_done_after_it_was_offered_leads_to_the_step_after_it() {
+        let settings = GradingSettings::default();
+        for seed in 0..10 {
+            let item = item("eq-two-step", seed);
+            let solution = Solution::of_item(&item);
+            let mut question = pending(&item);
+            let first = for_question(Some(&solution), &question, None, &[], &settings);
+            question.hints_used = 1;
+            question
+                .previous_answers
+                .push(first.step_expects.clone().unwrap());
+            let next = for_question(Some(&solution), &question, None, &[], &settings);
+            let last = solution.open_steps().last().unwrap();
+            assert_eq!(next.help.next_step.as_ref(), Some(&last.ask), "seed {seed}");
+        }
+    }
+
+    #[test]
+    fn an_own_problem_is_helped_step_by_step_without_its_answer() {
+        use crate::engine::student_math::{own_solution, student_problem};
+        let settings = GradingSettings::default();
+        for message in [
+            "2x + 3 = 11",
+            "3x - 5 = 10",
+            "1/2 + 1/3",
+            "47 + 38",
+            "72 - 38",
+            "3/4 of 20",
+            "20% of 50",
+            "12 x 3",
+        ] {
+            let problem = student_problem(message).unwrap();
+            let solution = own_solution(&problem);
+            let mut question = PendingQuestion {
+                text: problem.text.clone(),
+                expected: Some(crate::model::ExpectedAnswer {
+                    kind: crate::model::AnswerKind::Number,
+                    value: problem.answer.clone(),
+                    unit: None,
+                    options: Vec::new(),
+                    mistakes: Vec::new(),
+                }),
+                hints_used: 1,
+                ..pending(&item("eq-two-step", 0))
+            };
+            let guard = PendingAnswer::new("own problem", &problem.text, &problem.answer).unwrap();
+            let next = for_question(Some(&solution), &question, None, &[], &settings);
+            let finish = next
+                .help
+                .next_step
+                .unwrap_or_else(|| panic!("{message}: no finishing step"));
+            assert_eq!(finish, problem.finishing_step, "{message}");
+            assert!(!guard.found_in(&finish), "{message}: {finish}");
+            question.hints_used = 2;
+            let after = for_question(Some(&solution), &question, None, &[], &settings);
+            assert_eq!(after.help.next_step, None, "{message}: the ladder ends");
+        }
     }
 }

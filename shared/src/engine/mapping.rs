@@ -261,10 +261,28 @@ const EVERYDAY: &[&str] = &[
 /// Greetings, thanks and short replies: a message of only these (and
 /// stopwords) is part of the conversation, not chatter about something else.
 const SMALL_TALK: &[&str] = &[
-    "bye", "cheers", "cool", "fine", "good", "great", "hello", "hey", "hi", "hiya", "k", "morning",
-    "nah", "nice", "nope", "right", "sure", "thank", "thanks", "thx", "ty", "yeah", "yep", "yo",
-    "yup",
+    "aha", "alright", "bye", "cheers", "cool", "fine", "good", "great", "hello", "hey", "hi",
+    "hiya", "k", "morning", "nah", "nice", "nope", "ok", "okay", "right", "sure", "thank",
+    "thanks", "thx", "ty", "wait", "yeah", "yep", "yo", "yup",
 ];
+
+/// A sound of thinking, however it is spelt: "hmm", "hmmmm", "umm", "uh",
+/// "erm", "ah", "oh". A student saying it is thinking, not changing topic.
+fn is_filler(word: &str) -> bool {
+    let mut sounds: Vec<char> = word.chars().collect();
+    sounds.dedup();
+    matches!(
+        sounds.as_slice(),
+        ['h', 'm']
+            | ['m']
+            | ['u', 'm']
+            | ['u', 'h']
+            | ['e', 'r']
+            | ['e', 'r', 'm']
+            | ['a', 'h']
+            | ['o', 'h']
+    )
+}
 
 /// One way a message can name a unit: a run of word stems.
 #[derive(Debug, Clone)]
@@ -498,9 +516,11 @@ impl UnitMapper {
         student_math::math_runs(message).is_empty()
             && !message.chars().any(|c| c.is_ascii_digit())
             && self.rank(message).is_empty()
-            && words(message)
-                .iter()
-                .any(|w| !STOPWORDS.contains(&w.as_str()) && !SMALL_TALK.contains(&w.as_str()))
+            && words(message).iter().any(|w| {
+                !STOPWORDS.contains(&w.as_str())
+                    && !SMALL_TALK.contains(&w.as_str())
+                    && !is_filler(w)
+            })
     }
 
     fn profile(&self, unit_id: &str) -> Option<&UnitProfile> {

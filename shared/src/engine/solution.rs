@@ -97,6 +97,20 @@ impl Solution {
         }
     }
 
+    /// The solution of a problem the student brought, worked by code:
+    /// each step as it may be offered (`hint`) with its full text, answer
+    /// included (`worked`).
+    pub fn worked_by_code(steps: Vec<(HintStep, String)>, answer: &str) -> Self {
+        Solution {
+            steps: steps
+                .into_iter()
+                .map(|(hint, worked)| SolutionStep { hint, worked })
+                .collect(),
+            representations: Vec::new(),
+            answer: answer.to_owned(),
+        }
+    }
+
     /// The steps that may be given as hints, in order: all but the step
     /// that works out the answer (which, open, says only "= ?"). A
     /// one-step solution's only step is a hint too, left open.
@@ -115,22 +129,11 @@ impl Solution {
         self.hints().into_iter().nth(n)
     }
 
-    /// The first hint whose result the student has not already given in
-    /// one of `answers` (a student who answered 8 to 2x + 3 = 11 has done
-    /// the subtraction: the hint is the division). `None` when they have
-    /// shown every step a hint could give.
-    pub fn next_unshown(
-        &self,
-        answers: &[String],
-        settings: &GradingSettings,
-    ) -> Option<&HintStep> {
-        self.unshown(answers, settings).into_iter().next()
-    }
-
-    /// The hints whose results the student has not given in `answers`,
-    /// in order.
-    pub fn unshown(&self, answers: &[String], settings: &GradingSettings) -> Vec<&HintStep> {
-        let shown = |value: &str| {
+    /// The hints whose results the student has already given in one of
+    /// `answers`: a student who answered 8 to 2x + 3 = 11 has done the
+    /// subtraction, so the hint to give is the division.
+    pub fn done(&self, answers: &[String], settings: &GradingSettings) -> Vec<&HintStep> {
+        let given = |value: &str| {
             let expected = ExpectedAnswer {
                 kind: AnswerKind::Number,
                 value: value.to_owned(),
@@ -144,7 +147,7 @@ impl Solution {
         };
         self.hints()
             .into_iter()
-            .filter(|h| h.expects.as_deref().is_none_or(|v| !shown(v)))
+            .filter(|h| h.expects.as_deref().is_some_and(given))
             .collect()
     }
 
@@ -305,13 +308,13 @@ mod tests {
     }
 
     #[test]
-    fn a_step_the_student_has_done_is_not_hinted_again() {
+    fn a_step_is_done_once_its_result_is_among_the_answers() {
         let s = solution();
         let settings = GradingSettings::default();
-        assert_eq!(s.next_unshown(&["5".into()], &settings), s.hint(0));
+        assert!(s.done(&["5".into()], &settings).is_empty());
         assert_eq!(
-            s.next_unshown(&["2x = 8".into(), "8".into()], &settings),
-            None
+            s.done(&["2x = 8".into(), "8".into()], &settings),
+            [s.hint(0).unwrap()]
         );
     }
 

@@ -11,6 +11,7 @@ use regex::Regex;
 
 use crate::content::course::ProblemShape;
 use crate::engine::math::{self, Number, ParseOptions, Value};
+use crate::engine::solution::{HintStep, Solution};
 
 /// One piece of a run of mathematics.
 #[derive(Debug, Clone, PartialEq)]
@@ -537,6 +538,35 @@ pub struct StudentProblem {
     /// What the first step works out to, when it asks for one number: an
     /// answer to the step is progress on the problem, not a wrong try.
     pub first_step_expects: Option<String>,
+    /// The step after the first, with the first one's result, that works
+    /// out the answer (asked open): `So 2x = 8. Now divide both sides by 2.
+    /// What is x?`.
+    pub finishing_step: String,
+}
+
+/// The solution of a problem the student brought, as the help ladder uses
+/// it: the first step (graded when it asks for a number), then the step
+/// that finishes it, asked open.
+pub fn own_solution(problem: &StudentProblem) -> Solution {
+    let first = HintStep {
+        ask: problem.first_step.clone(),
+        tell: problem.first_step.clone(),
+        expects: problem.first_step_expects.clone(),
+    };
+    let first_worked = match &problem.first_step_expects {
+        Some(value) => format!("{} {value}", problem.first_step),
+        None => problem.first_step.clone(),
+    };
+    let finish = HintStep {
+        ask: problem.finishing_step.clone(),
+        tell: problem.finishing_step.clone(),
+        expects: None,
+    };
+    let finish_worked = format!("{} {}", problem.finishing_step, problem.answer);
+    Solution::worked_by_code(
+        vec![(first, first_worked), (finish, finish_worked)],
+        &problem.answer,
+    )
 }
 
 /// The first problem in `message` that code can work out: arithmetic with
@@ -660,6 +690,10 @@ fn shared_in_ratio(message: &str) -> Option<StudentProblem> {
             "The ratio {p}:{q} splits {amount} into {p} + {q} equal parts. How many parts is that altogether, how much is one part worth, and so how much is the first share?"
         ),
         first_step_expects: Some((p + q).to_string()),
+        finishing_step: format!(
+            "{amount} ÷ {} is one part. How much are {p} parts, and how much are {q} parts?",
+            p + q
+        ),
     })
 }
 
@@ -668,9 +702,11 @@ fn work_out(run: &MathRun) -> Option<StudentProblem> {
         let (variable, value) = solve_linear(run)?;
         let answer = format!("{variable} = {value}");
         let (first_step, first_step_expects) = stepped(run, &answer, variable);
+        let finishing_step = finishing_step(run, variable, first_step_expects.as_deref());
         return Some(StudentProblem {
             first_step,
             first_step_expects,
+            finishing_step,
             text: run.display(),
             answer,
             solves_for: Some(variable),
@@ -685,9 +721,11 @@ fn work_out(run: &MathRun) -> Option<StudentProblem> {
     }
     let value = evaluate(&run.compact(), run.has_decimal())?;
     let (first_step, first_step_expects) = stepped(run, &value, 'x');
+    let finishing_step = finishing_step(run, 'x', first_step_expects.as_deref());
     Some(StudentProblem {
         first_step,
         first_step_expects,
+        finishing_step,
         text: run.display(),
         answer: value,
         solves_for: None,
@@ -705,6 +743,122 @@ fn stepped(run: &MathRun, answer: &str, variable: char) -> (String, Option<Strin
         .flatten()
         .filter(|v| v != answer);
     (safe, expects)
+}
+
+/// The step that finishes `run` once the first step worked out `first`:
+/// with the problem's own numbers where its shape is known, else a plain
+/// "now finish it". It leaves the answer open.
+fn finishing_step(run: &MathRun, v: char, first: Option<&str>) -> String {
+    let text = run.display();
+    shaped_finish(run, v, first).unwrap_or_else(|| {
+        if run.has_var() {
+            format!("Now finish it off: what is {v} in {text}?")
+        } else {
+            format!("Now put it together: what is {text}?")
+        }
+    })
+}
+
+/// The finishing step of the shapes whose second step code knows.
+fn shaped_finish(run: &MathRun, v: char, first: Option<&str>) -> Option<String> {
+    use Piece::{Frac, Num, Of, Op, Var};
+    let text = run.display();
+    match (run.shape()?, &run.pieces[..], first) {
+        (
+            ProblemShape::TwoStepEquation,
+            [Num { text: a, .. }, Var(_), Op('+' | '-'), _, Op('='), _],
+            Some(w),
+        ) => Some(format!(
+            "So {a}{v} = {w}. Now undo the × {a}: divide both sides by {a}. What is {v}?"
+        )),
+        (
+            ProblemShape::TwoStepEquation,
+            [
+                Var(_),
+                Op('/' | '÷'),
+                Num { text: a, .. },
+                Op('+' | '-'),
+                _,
+                Op('='),
+                _,
+            ],
+            Some(w),
+        ) => Some(format!(
+            "So {v} ÷ {a} = {w}. Now undo the ÷ {a}: multiply both sides by {a}. What is {v}?"
+        )),
+        (ProblemShape::FractionAddSub, [a, Op(op @ ('+' | '-')), b], Some(_)) => {
+            match (fraction(a), fraction(b)) {
+                (Some((n1, d1)), Some((n2, d2))) if d1 != d2 && d1 > 0 && d2 > 0 => {
+                    let common = d1 / gcd(d1, d2) * d2;
+                    Some(format!(
+                        "So we use {}: {text} becomes {}/{common} {op} {}/{common}. What do you get, in its simplest form?",
+                        pieces_named(common),
+                        n1 * (common / d1),
+                        n2 * (common / d2)
+                    ))
+                }
+                (Some((_, d)), Some(_)) => Some(format!(
+                    "Keep the bottom, {d}, as it is: the pieces stay {}. So what is {text}, in its simplest form?",
+                    pieces_named(d)
+                )),
+                _ => None,
+            }
+        }
+        (ProblemShape::WholeAddSub, [a, Op(op @ ('+' | '-')), b], Some(ones)) => {
+            let (a, b) = (whole(a)?, whole(b)?);
+            let ones: i64 = ones.parse().ok()?;
+            // Two columns only: longer sums are finished as a whole.
+            if a >= 100 || b >= 100 {
+                return None;
+            }
+            Some(match *op {
+                '+' if ones >= 10 => format!(
+                    "{} + {} = {ones}: write {} in the ones column and carry 1 ten. Now the tens column: {} + {} + the 1 you carried. So what is {a} + {b}?",
+                    a % 10,
+                    b % 10,
+                    ones - 10,
+                    a / 10,
+                    b / 10
+                ),
+                '+' => format!(
+                    "{} + {} = {ones}, with nothing to carry. Now the tens column: {} + {}. So what is {a} + {b}?",
+                    a % 10,
+                    b % 10,
+                    a / 10,
+                    b / 10
+                ),
+                _ if a % 10 < b % 10 => format!(
+                    "After borrowing, the ones column gives {ones}, and the tens column now has {} tens, not {}. Now the tens: {} - {}. So what is {a} - {b}?",
+                    a / 10 - 1,
+                    a / 10,
+                    a / 10 - 1,
+                    b / 10
+                ),
+                _ => format!(
+                    "The ones column gives {ones}. Now the tens column: {} - {}. So what is {a} - {b}?",
+                    a / 10,
+                    b / 10
+                ),
+            })
+        }
+        (ProblemShape::FractionOfAmount, [Frac(f), Of, amount], Some(w)) => {
+            let (n, d) = fraction(&Frac(f.clone()))?;
+            Some(format!(
+                "One {} of {} is {w}. {f} is {n} of those parts. So what is {f} of {}?",
+                pieces_named(d).trim_end_matches('s'),
+                piece_text(amount)?,
+                piece_text(amount)?
+            ))
+        }
+        (ProblemShape::Percentage, [Num { text: pct, .. }, Op('%'), Of, amount], Some(w)) => {
+            Some(format!(
+                "Ten percent of {} is {w}. How many lots of ten percent make {pct}%? So what is {pct}% of {}?",
+                piece_text(amount)?,
+                piece_text(amount)?
+            ))
+        }
+        _ => None,
+    }
 }
 
 /// The number the first step asks for, where it asks for one.
@@ -756,6 +910,21 @@ fn first_step_value(run: &MathRun) -> Option<String> {
         (
             ProblemShape::TwoStepEquation,
             [Num { .. }, Var(_), Op(op @ ('+' | '-')), b, Op('='), c],
+        ) => {
+            let (b, c) = (whole(b)?, whole(c)?);
+            if *op == '+' { c - b } else { c + b }
+        }
+        (
+            ProblemShape::TwoStepEquation,
+            [
+                Var(_),
+                Op('/' | '÷'),
+                Num { .. },
+                Op(op @ ('+' | '-')),
+                b,
+                Op('='),
+                c,
+            ],
         ) => {
             let (b, c) = (whole(b)?, whole(c)?);
             if *op == '+' { c - b } else { c + b }
@@ -1589,6 +1758,46 @@ mod tests {
                 expects,
                 "{message}: {}",
                 p.first_step
+            );
+        }
+    }
+
+    #[test]
+    fn the_finishing_step_carries_on_from_the_first_with_the_problems_numbers() {
+        let cases = [
+            (
+                "2x + 3 = 11",
+                "So 2x = 8. Now undo the × 2: divide both sides by 2. What is x?",
+            ),
+            (
+                "x/4 - 1 = 2",
+                "So x ÷ 4 = 3. Now undo the ÷ 4: multiply both sides by 4. What is x?",
+            ),
+            (
+                "1/2 + 1/3",
+                "So we use sixths: 1/2 + 1/3 becomes 3/6 + 2/6.",
+            ),
+            (
+                "47 + 38",
+                "7 + 8 = 15: write 5 in the ones column and carry 1 ten. Now the tens column: 4 + 3 + the 1 you carried.",
+            ),
+            (
+                "72 - 38",
+                "the tens column now has 6 tens, not 7. Now the tens: 6 - 3.",
+            ),
+            (
+                "3/4 of 20",
+                "One quarter of 20 is 5. 3/4 is 3 of those parts.",
+            ),
+            ("12 x 3", "Now put it together: what is 12 × 3?"),
+            ("347 + 38", "Now put it together: what is 347 + 38?"),
+        ];
+        for (message, finish) in cases {
+            let p = student_problem(message).unwrap();
+            assert!(
+                p.finishing_step.contains(finish),
+                "{message}: {}",
+                p.finishing_step
             );
         }
     }

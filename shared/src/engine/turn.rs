@@ -449,7 +449,13 @@ fn pending_solution(
     question: &PendingQuestion,
     env: &TurnEnv<'_>,
 ) -> Option<Solution> {
-    let token = question.drill_token.as_deref()?;
+    // A problem the student brought (or a problem set's) is worked by code.
+    let Some(token) = question.drill_token.as_deref() else {
+        let problem = student_math::student_problem(&question.text)?;
+        let expected = question.expected.as_ref()?;
+        let first_share = problem.answer.split(" and ").next().unwrap_or_default();
+        return (expected.value == first_share).then(|| student_math::own_solution(&problem));
+    };
     let verified = drill_token::verify(
         token,
         env.token_keys,
@@ -1674,6 +1680,10 @@ fn track_student_problem(
         mistakes: Vec::new(),
     });
     lifecycle::ask(session, question);
+    // The reply offers its first step: the next help is the step after.
+    if let Some(pending) = session.pending_question.as_mut() {
+        pending.hints_used = pending.hints_used.max(1);
+    }
     // It is worked step by step: the answer to a step is progress on it,
     // not a wrong try at the whole problem.
     session.scaffolding.active = true;

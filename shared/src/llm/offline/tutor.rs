@@ -678,7 +678,7 @@ impl Values {
             map.insert("example_answer", example.answer.trim().to_owned());
         }
         if let Some(question) = &input.question {
-            map.insert("question", question.text.trim().to_owned());
+            map.insert("question", asked(&question.text));
             if let Some(last) = question.previous_answers.last() {
                 map.insert("previous_answer", last.trim().to_owned());
             }
@@ -992,9 +992,34 @@ fn splitmix64(mut x: u64) -> u64 {
     x ^ (x >> 31)
 }
 
+/// A pending question as the tutor asks it again: a problem the student
+/// brought is stored bare (`47 + 38`, `2x + 3 = 11`) and is put as a
+/// question.
+fn asked(question: &str) -> String {
+    let text = question.trim();
+    if text.ends_with(['?', '.', '!']) {
+        text.to_owned()
+    } else if text.contains('=') {
+        format!("Solve {text}.")
+    } else {
+        format!("What is {text}?")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_bare_problem_is_asked_as_a_question() {
+        assert_eq!(asked("47 + 38"), "What is 47 + 38?");
+        assert_eq!(asked(" 2x + 3 = 11 "), "Solve 2x + 3 = 11.");
+        assert_eq!(asked("What is 7 + 5?"), "What is 7 + 5?");
+        assert_eq!(
+            asked("Write 16/22 in its simplest form."),
+            "Write 16/22 in its simplest form."
+        );
+    }
 
     #[test]
     fn math_runs_find_the_equation() {
