@@ -539,6 +539,7 @@ impl Loader {
             // A mode may answer as a category it never detects.
             let answered_as = [
                 &w.modes.problem_set.solved_category,
+                &w.modes.problem_set.explained_category,
                 &w.modes.problem_set.skipped_category,
             ]
             .contains(&&c.id);
@@ -898,6 +899,7 @@ impl Loader {
                 &w.modes.teach_me.replan_category,
             ),
             (&problem_set, "solved_category", &ps.solved_category),
+            (&problem_set, "explained_category", &ps.explained_category),
             (&problem_set, "skipped_category", &ps.skipped_category),
             (&clarify, "answer_category", &clarify_doubts.answer_category),
             (

@@ -537,6 +537,10 @@ pub struct ProblemSetMode {
     /// Routing category the reply answers as when a problem is solved and
     /// the session moves on (the next problem follows the reply).
     pub solved_category: String,
+    /// Routing category the reply answers as when the student has replied
+    /// to the teach-back of a solved problem and the session moves on: it
+    /// thanks them whatever they said ("I don't know" earns no praise).
+    pub explained_category: String,
     /// Routing category the reply answers as when a problem is skipped.
     pub skipped_category: String,
     /// Routing categories that ask to skip the problem ("skip", "next one").
@@ -1021,6 +1025,7 @@ impl Default for ProblemSetMode {
             max_problems: 10,
             session_ttl_minutes: 30,
             solved_category: "problem_solved".to_owned(),
+            explained_category: "problem_explained".to_owned(),
             skipped_category: "problem_skipped".to_owned(),
             skip_categories: vec!["next_item".to_owned(), "move_on".to_owned()],
             next_problem_prompt: "problem_set_next".to_owned(),

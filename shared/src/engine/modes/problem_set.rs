@@ -169,6 +169,10 @@ impl SessionMode for ProblemSet {
         p.allowed_actions = actions;
         p.stuck = facts.stuck;
         let category = match decision.action {
+            // Solved earlier: this message replied to the teach-back.
+            ProgressionAction::Advance if entry.progress.solved => {
+                Some(settings.explained_category.clone())
+            }
             ProgressionAction::Advance => Some(settings.solved_category.clone()),
             ProgressionAction::Skip => Some(settings.skipped_category.clone()),
             ProgressionAction::Continue | ProgressionAction::Intervene => None,
@@ -224,7 +228,12 @@ impl SessionMode for ProblemSet {
         // The reading the plan decided on, before a finishing reply's category.
         let read_category = match &plan.interpretation {
             Some(i) if plan.category != i.classification.category => {
-                if [&settings.solved_category, &settings.skipped_category].contains(&&plan.category)
+                if [
+                    &settings.solved_category,
+                    &settings.explained_category,
+                    &settings.skipped_category,
+                ]
+                .contains(&&plan.category)
                 {
                     i.classification.category.clone()
                 } else {
