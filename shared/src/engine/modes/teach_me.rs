@@ -158,10 +158,9 @@ impl SessionMode for TeachMe {
                     StepKind::Explain if !step.progress.taught => {
                         (vec![TutorAction::ConceptCard], true)
                     }
-                    StepKind::Explain => (
-                        vec![TutorAction::SocraticQuestion, TutorAction::ConceptCard],
-                        stuck,
-                    ),
+                    // Its card is on screen already: a student stuck on it
+                    // is told the idea another way, not shown it again.
+                    StepKind::Explain => (vec![TutorAction::SocraticQuestion], stuck),
                     StepKind::Check | StepKind::Practice => {
                         let mut a = vec![TutorAction::DrillCard, TutorAction::SocraticQuestion];
                         if stuck {
