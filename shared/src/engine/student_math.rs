@@ -946,7 +946,9 @@ fn gcd(a: i64, b: i64) -> i64 {
 /// whole numbers, `b` may be absent or subtracted), each undoing one
 /// operation on both sides, then a check; `None` for any other problem.
 pub fn solution_steps(problem: &StudentProblem) -> Option<Vec<String>> {
-    let variable = problem.solves_for?;
+    let Some(variable) = problem.solves_for else {
+        return amount_steps(problem);
+    };
     let compact: String = problem
         .text
         .chars()
@@ -1012,6 +1014,73 @@ pub fn solution_steps(problem: &StudentProblem) -> Option<Vec<String>> {
         "So {variable} = {x}. Check: {check} = {c} \u{2713}. We undo the operations in reverse order, doing the same to both sides so the equation stays balanced."
     ));
     Some(steps)
+}
+
+/// The steps that find a percentage or a fraction of an amount (`15% of
+/// 80`, `3/4 of 20`) through the simple parts a student can work out in
+/// their head; `None` for any other problem.
+fn amount_steps(problem: &StudentProblem) -> Option<Vec<String>> {
+    use Piece::{Frac, Num, Of, Op};
+    let run = math_runs(&problem.text).into_iter().next()?;
+    let value = |expression: String| evaluate(&expression, true);
+    let answer = &problem.answer;
+    match (run.shape()?, &run.pieces[..]) {
+        (ProblemShape::Percentage, [Num { text: pct, .. }, Op('%'), Of, amount]) => {
+            let amount = piece_text(amount)?;
+            let p: i64 = pct.parse().ok()?;
+            let tenth = value(format!("{amount}/10"))?;
+            let (tens, five) = (p / 10, p % 10 == 5);
+            let lots = if tens == 1 {
+                "one lot".to_owned()
+            } else {
+                format!("{tens} lots")
+            };
+            if p % 10 == 0 {
+                Some(vec![
+                    format!("10% of {amount} is {amount} ÷ 10 = {tenth}."),
+                    format!(
+                        "{p}% is {lots} of 10%, so {p}% of {amount} is {tens} × {tenth} = {answer}."
+                    ),
+                ])
+            } else if five {
+                let half = value(format!("{amount}/20"))?;
+                let built = if tens == 0 {
+                    format!("So {p}% of {amount} is {answer}.")
+                } else {
+                    format!(
+                        "{p}% is {lots} of 10% and one 5%, so {p}% of {amount} is {tens} × {tenth} + {half} = {answer}."
+                    )
+                };
+                Some(vec![
+                    format!(
+                        "10% of {amount} is {amount} ÷ 10 = {tenth}, and 5% is half of that, {half}."
+                    ),
+                    built,
+                ])
+            } else {
+                let hundredths = value(format!("{p}/100"))?;
+                Some(vec![
+                    format!("{p}% means {p} hundredths: {p} ÷ 100 = {hundredths}."),
+                    format!("So {p}% of {amount} is {hundredths} × {amount} = {answer}."),
+                ])
+            }
+        }
+        (ProblemShape::FractionOfAmount, [Frac(f), Of, amount]) => {
+            let (n, d) = fraction(&Frac(f.clone()))?;
+            let amount = piece_text(amount)?;
+            let part = value(format!("{amount}/{d}"))?;
+            Some(vec![
+                format!(
+                    "One {} of {amount} is {amount} ÷ {d} = {part}.",
+                    pieces_named(d).trim_end_matches('s')
+                ),
+                format!(
+                    "{f} is {n} of those parts, so {f} of {amount} is {n} × {part} = {answer}."
+                ),
+            ])
+        }
+        _ => None,
+    }
 }
 
 fn signed(n: i64) -> String {
@@ -1600,6 +1669,25 @@ mod solution_tests {
         let one = steps("x + 4 = 9").unwrap();
         assert_eq!(one.len(), 2, "{one:?}");
         assert!(one[1].contains("Check: 5 + 4 = 9"), "{one:?}");
+    }
+
+    #[test]
+    fn a_percentage_or_fraction_of_an_amount_is_built_from_simple_parts() {
+        let s = steps("how do I find 15% of 80").unwrap();
+        assert_eq!(
+            s,
+            [
+                "10% of 80 is 80 ÷ 10 = 8, and 5% is half of that, 4.",
+                "15% is one lot of 10% and one 5%, so 15% of 80 is 1 × 8 + 4 = 12."
+            ]
+        );
+        let s = steps("what is 30% of 50?").unwrap();
+        assert!(s[1].ends_with("3 × 5 = 15."), "{s:?}");
+        let s = steps("what's 12% of 50").unwrap();
+        assert!(s[1].ends_with("0.12 × 50 = 6."), "{s:?}");
+        let s = steps("3/4 of 20").unwrap();
+        assert_eq!(s[0], "One quarter of 20 is 20 ÷ 4 = 5.");
+        assert!(s[1].ends_with("3 × 5 = 15."), "{s:?}");
     }
 
     #[test]
