@@ -340,6 +340,13 @@ impl App {
             }
         };
         let llm_time = calling.elapsed();
+        let from_model = self.llm.provider(LlmCall::Tutor).is_some();
+        let measured = Measured {
+            started,
+            lease_wait,
+            llm_time,
+            tokens: tutor_tokens(&call.rt, &first.plan, &tutor_reply, from_model),
+        };
         screen(&mut first.plan, moderation.as_ref());
         let tutor_reply = tutor_reply.filter(|_| !pauses(&first.plan));
 
@@ -358,12 +365,7 @@ impl App {
                         planned
                     }
                 };
-                let clock = TurnClock {
-                    started,
-                    lease_wait,
-                    llm_time,
-                };
-                self.apply_turn(call, &planned, tutor_reply, attempt, clock)
+                self.apply_turn(call, &planned, tutor_reply, attempt, &measured)
             }
         })
         .await?;
@@ -631,7 +633,7 @@ impl App {
         planned: &Planned,
         tutor_reply: &TutorReply,
         attempt: usize,
-        clock: TurnClock,
+        measured: &Measured,
     ) -> Result<(UnitOfWork, Settled), ServiceError> {
         let applying = Instant::now();
         let (rt, plan, now) = (&call.rt, &planned.plan, planned.now);
@@ -664,15 +666,14 @@ impl App {
         let reply_kept = decision
             .as_ref()
             .is_some_and(|d| d.origin != ReplyOrigin::Fallback);
-        let tokens = tutor_tokens(rt, plan, tutor_reply, valid_origin);
         let apply_time = applying.elapsed();
         let timings = StageTimings {
-            lease_wait_ms: StageTimings::ms(clock.lease_wait),
+            lease_wait_ms: StageTimings::ms(measured.lease_wait),
             load_ms: StageTimings::ms(planned.load_time),
             plan_ms: StageTimings::ms(planned.plan_time),
-            llm_ms: StageTimings::ms(clock.llm_time),
+            llm_ms: StageTimings::ms(measured.llm_time),
             apply_ms: StageTimings::ms(apply_time),
-            until_commit_ms: StageTimings::ms(clock.started.elapsed()),
+            until_commit_ms: StageTimings::ms(measured.started.elapsed()),
             commit_attempt: attempt + 1,
         };
         let entry = turn_log::log_entry(
@@ -681,7 +682,7 @@ impl App {
             applied.drill_evidence.as_ref(),
             safety.as_ref(),
             &timings,
-            tokens.as_ref(),
+            measured.tokens.as_ref(),
         );
         let response = TurnResponse {
             turn_id: call.turn_id.clone(),
@@ -946,32 +947,33 @@ fn webhook_reply(
     }
 }
 
-/// The turn's one structured log line: the policy chain and timings.
-/// What a turn's time was spent on before it applies: the same in every
-/// commit attempt.
+/// What a turn measured before it applies: the same in every commit attempt.
 #[derive(Clone, Copy)]
-struct TurnClock {
+struct Measured {
     /// The request's arrival.
     started: Instant,
     lease_wait: StdDuration,
     llm_time: StdDuration,
+    /// The tutor call's tokens, counted once: a re-plan after a version
+    /// conflict reuses the reply, so no more were spent.
+    tokens: Option<TokenCount>,
 }
 
 /// The tokens of the turn's tutor call: the provider's counts; offline, the
 /// estimate of the prompt a model would be sent and of the reply; `None`
-/// when no model was asked (a reply the mode wrote, a safety response, a
-/// failed call).
+/// when no model was asked (a reply the mode wrote, a message the safety
+/// gate stopped first, a failed call).
 fn tutor_tokens(
     rt: &CourseRuntime,
     plan: &Plan,
     tutor_reply: &TutorReply,
-    valid_origin: ReplyOrigin,
+    from_model: bool,
 ) -> Option<TokenCount> {
     let reply = tutor_reply.as_ref()?.as_ref().ok()?;
     if plan.scripted.is_some() {
         return None;
     }
-    if valid_origin == ReplyOrigin::Llm {
+    if from_model {
         return Some(TokenCount {
             prompt: reply.usage.input_tokens,
             completion: reply.usage.output_tokens,
@@ -987,6 +989,7 @@ fn tutor_tokens(
     })
 }
 
+/// The turn's one structured log line: the policy chain and timings.
 fn log_turn(
     call: &TurnCall<'_>,
     settled: &Settled,
