@@ -36,6 +36,7 @@ pub mod safety;
 pub mod scaffolding;
 pub mod scope;
 pub mod score;
+pub mod session_timeline;
 pub mod signals;
 pub mod snapshot_lite;
 pub mod solution;

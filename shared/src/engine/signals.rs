@@ -7,16 +7,8 @@
 use serde::Serialize;
 
 use crate::content::workflow::{PacingSettings, StyleSettings};
+pub use crate::model::Trend;
 use crate::model::{GradeOutcome, PacingDirective, StudentStyle, Verbosity};
-
-/// How the student's answers are going lately.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Trend {
-    Improving,
-    Steady,
-    Declining,
-}
 
 impl Trend {
     /// The trend of graded answers, oldest first: the share of right

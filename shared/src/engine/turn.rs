@@ -38,6 +38,7 @@ use crate::engine::policy::{
 use crate::engine::retrieve::CourseIndex;
 use crate::engine::safety::{ReplyContext, SafetyGate, SafetyHit, Sanitizer};
 use crate::engine::scaffolding;
+use crate::engine::session_timeline;
 use crate::engine::signals::{self, PacingInput, Trend};
 use crate::engine::solution::Solution;
 use crate::engine::student_math;
@@ -1058,6 +1059,7 @@ pub fn apply(
         let mut said = message(state.thread, env, "a", Role::Assistant, text, None, None);
         said.safety = mark;
         messages.push(said);
+        record_timeline(workflow, state, plan, None, env, &mut thread);
         return Ok(Applied {
             thread,
             snapshot,
@@ -1251,6 +1253,7 @@ pub fn apply(
     if thread.status == ThreadStatus::Completed && thread.ended_at.is_none() {
         thread.ended_at = Some(env.now);
     }
+    record_timeline(workflow, state, plan, Some(reply), env, &mut thread);
     Ok(Applied {
         thread,
         snapshot,
@@ -1260,8 +1263,30 @@ pub fn apply(
     })
 }
 
+/// Step 10's timeline entry for this turn, in every mode alike.
+fn record_timeline(
+    workflow: &Workflow,
+    state: TurnState<'_>,
+    plan: &Plan,
+    reply: Option<&LlmTutorResponse>,
+    env: &TurnEnv<'_>,
+    thread: &mut Thread,
+) {
+    let entry = session_timeline::turn_entry(
+        workflow,
+        &session_timeline::TurnRecord {
+            turn: thread.session.turn_count,
+            now: env.now,
+            plan,
+            pending: state.thread.session.pending_question.as_ref(),
+            reply,
+        },
+    );
+    session_timeline::record(&mut thread.session.timeline, entry);
+}
+
 /// Whether `category` is the student asking for help (stuck, a hint).
-fn asks_for_help(category: &crate::content::workflow::Category) -> bool {
+pub(crate) fn asks_for_help(category: &crate::content::workflow::Category) -> bool {
     category.transitions.iter().any(|t| {
         matches!(
             t,

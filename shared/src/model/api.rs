@@ -370,6 +370,14 @@ pub struct ThreadStateView {
     pub problem_set: Option<ProblemSetView>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub survey: Option<SurveyView>,
+    /// The session's latest turns (at most 30), oldest first: what the
+    /// student did, what the tutor did and what came of it.
+    pub timeline: Vec<super::session_summary::TimelineEntry>,
+    /// The trend of the session's graded answers (steady until there are
+    /// a few).
+    pub trend: super::session_summary::Trend,
+    /// The units the session worked on, in the order it met them.
+    pub concepts_taught: Vec<super::session_summary::ConceptTaught>,
 }
 
 /// A survey thread: the question on screen (to render its choices or

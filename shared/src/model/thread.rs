@@ -189,6 +189,10 @@ pub struct SessionState {
     /// and their saved profile.
     #[serde(skip_serializing_if = "super::seams::Personalization::is_default")]
     pub personalization: super::seams::Personalization,
+    /// The session's latest turns, oldest first (bounded): the summary's
+    /// timeline.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub timeline: Vec<super::session_summary::TimelineEntry>,
 }
 
 /// A conversation's own record of work, in the order units were met.

@@ -221,7 +221,7 @@ impl App {
                     set_card_state(&mut thread.session, &card.id, CardState::Drill(grade.clone()));
                 }
                 let event = event_message(
-                    &thread,
+                    &mut thread,
                     self.ids.new_id(),
                     answer.clone(),
                     TimelineEvent::DrillGraded {

@@ -1,7 +1,8 @@
 //! `GET /threads/{threadId}/logs`: a thread's turn logs, oldest first, a
 //! page at a time — what code read (category, intent, grade, mapped
 //! units), the policy chain, the action taken and whether the reply was
-//! the model's or the fallback, and the model call's usage. The stored
+//! the model's or the fallback, the model call's usage, how long each stage
+//! took and the tokens the tutor call cost (estimated offline). The stored
 //! entry never holds the prompt. Logs expire after the configured
 //! retention in both stores; only the thread's owner can read them.
 
@@ -40,7 +41,8 @@ pub struct ThreadLogs {
 pub struct TurnLogView {
     pub turn_id: String,
     pub created_at: DateTime<Utc>,
-    /// The policy chain and outcome of the turn, as logged.
+    /// The policy chain and outcome of the turn, as logged, with its stage
+    /// timings (`timings`) and the tutor call's tokens (`tokens`).
     pub entry: Value,
 }
 
@@ -93,7 +95,7 @@ impl App {
     }
 }
 
-/// `2026-11-24T19:00:00Z turn t1: category conceptual_question (intent question), action SOCRATIC_QUESTION on ratios, origin offline, validation valid; focus ratios, allowed [SOCRATIC_QUESTION]`.
+/// `2026-11-24T19:00:00Z turn t1: category conceptual_question (intent question), action SOCRATIC_QUESTION on ratios, origin offline, validation valid; focus ratios, allowed [SOCRATIC_QUESTION]; ms: lease wait 0, load 0.41, plan 0.09, llm 0.02, apply 0.05, until commit 0.6 (attempt 1); tokens: prompt 2210, completion 96 (estimated)`.
 fn text_line(log: &TurnLog) -> String {
     let e = &log.entry;
     let s = |v: &Value| match v {
@@ -124,6 +126,32 @@ fn text_line(log: &TurnLog) -> String {
     }
     if !e["safety"].is_null() {
         line.push_str(&format!(", safety {}", s(&e["safety"]["category"])));
+    }
+    let t = &e["timings"];
+    if t.is_object() {
+        line.push_str(&format!(
+            "; ms: lease wait {}, load {}, plan {}, llm {}, apply {}, until commit {} (attempt {})",
+            s(&t["leaseWaitMs"]),
+            s(&t["loadMs"]),
+            s(&t["planMs"]),
+            s(&t["llmMs"]),
+            s(&t["applyMs"]),
+            s(&t["untilCommitMs"]),
+            s(&t["commitAttempt"]),
+        ));
+    }
+    let tokens = &e["tokens"];
+    if tokens.is_object() {
+        let estimated = if tokens["estimated"] == Value::Bool(true) {
+            " (estimated)"
+        } else {
+            ""
+        };
+        line.push_str(&format!(
+            "; tokens: prompt {}, completion {}{estimated}",
+            s(&tokens["prompt"]),
+            s(&tokens["completion"]),
+        ));
     }
     line.push('\n');
     line

@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use super::error::ServiceError;
 use super::threads::{RECENT_MESSAGES, owned_thread, snapshot_or_new};
+use super::views::session_summary;
 use super::{App, Output};
 use crate::api::auth::Principal;
 use crate::content::Course;
@@ -20,9 +21,9 @@ use crate::engine::modes::survey;
 use crate::engine::modes::teach_me::study_plan_of;
 use crate::engine::snapshot_lite::{build_snapshot_lite, revisit_question_ids};
 use crate::model::{
-    ExamReportView, ExamTier, HistoryMessage, MasteryTier, ProblemSetReport, ProblemStatus,
-    RevisitReason, Role, SessionStats, SnapshotLite, StepStatus, StudentSnapshot, SummaryInput,
-    SurveyView, TierCounts, UnitStat, UnitStatus,
+    ConceptTaught, ExamReportView, ExamTier, HistoryMessage, MasteryTier, ProblemSetReport,
+    ProblemStatus, RevisitReason, Role, SessionStats, SnapshotLite, StepStatus, StudentSnapshot,
+    SummaryInput, SurveyView, TierCounts, TimelineEntry, Trend, UnitStat, UnitStatus,
 };
 
 /// `GET /threads/{threadId}/summary`: this conversation only (the course
@@ -66,6 +67,14 @@ pub struct ThreadSummaryReport {
     /// A survey thread's answers so far, read back with their questions.
     #[serde(skip_serializing_if = "Option::is_none")]
     survey: Option<SurveyView>,
+    /// The session's latest turns (at most 30), oldest first: what the
+    /// student did, what the tutor did and what came of it.
+    timeline: Vec<TimelineEntry>,
+    /// The trend of the session's graded answers (steady until there are
+    /// a few).
+    trend: Trend,
+    /// The units the session worked on, in the order it met them.
+    concepts_taught: Vec<ConceptTaught>,
 }
 
 /// One unit's work in one conversation, with where the student stands on it now.
@@ -318,6 +327,7 @@ impl App {
             .await
             .map_err(|e| ServiceError::internal(format!("summary: {e}")))?
             .value;
+        let session = session_summary(&record.thread, &bundle);
         Output::json(
             200,
             &ThreadSummaryReport {
@@ -342,6 +352,9 @@ impl App {
                 problem_set: problem_set::state_of(&record.thread.session)
                     .and_then(|s| s.report.clone()),
                 survey: survey::survey_of(&record.thread.session).map(|s| survey::view(&bundle, s)),
+                timeline: session.timeline,
+                trend: session.trend,
+                concepts_taught: session.concepts_taught,
             },
         )
     }

@@ -5,6 +5,7 @@
 
 use chrono::{DateTime, Utc};
 
+use crate::engine::session_timeline;
 use crate::model::{
     CardState, ExamCardState, RecordedCardState, Role, SessionState, Thread, TimelineEvent,
     TutorCard, TutorMessage,
@@ -14,14 +15,17 @@ use crate::model::{
 /// shows, and a bounded share of the thread item.
 const CARD_STATES_KEPT: usize = 100;
 
-/// The timeline item recording `event`, in the student's words.
+/// The timeline item recording `event`, in the student's words; the
+/// session's summary timeline records it too.
 pub(crate) fn event_message(
-    thread: &Thread,
+    thread: &mut Thread,
     id: String,
     text: String,
     event: TimelineEvent,
     now: DateTime<Utc>,
 ) -> TutorMessage {
+    let entry = session_timeline::card_entry(thread.session.turn_count, &event, now);
+    session_timeline::record(&mut thread.session.timeline, entry);
     TutorMessage {
         id,
         thread_id: thread.thread_id.clone(),

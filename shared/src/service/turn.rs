@@ -34,9 +34,12 @@ use crate::engine::snapshot_lite::build_snapshot_lite;
 use crate::engine::turn::{
     self, CourseRuntime, Plan, ReplyOrigin, TurnEnv, TurnError, TurnEvent, TurnState,
 };
+use crate::engine::turn_log::{StageTimings, TokenCount};
 use crate::engine::{grading, reply, scaffolding, turn_log};
 use crate::llm::OfflineTutor;
+use crate::llm::prompt::tutor_prompt;
 use crate::llm::provider::LlmCall;
+use crate::llm::tokens;
 use crate::model::{
     CallUsage, ClientEvent, ExpectedAnswer, LlmError, LlmTutorResponse, ModeState, OutboundEvent,
     OutboundEventKind, PendingQuestion, Personalization, ProgressionAction, QuestionPhase, Reply,
@@ -287,6 +290,7 @@ impl App {
     ) -> Result<StreamedTurn, ServiceError> {
         // One read of the thread serves the idle check and the turn; only a
         // session that has just ended is read again, as it now stands.
+        let reading = Instant::now();
         let mut record = owned_thread(self, who, thread_id, RECENT_MESSAGES).await?;
         if self.expire_idle(who, &record).await? {
             record = owned_thread(self, who, thread_id, RECENT_MESSAGES).await?;
@@ -296,7 +300,9 @@ impl App {
         let call = self
             .turn_call(who, thread_id, shape, lock, &record, request)
             .await?;
+        let thread_read = reading.elapsed();
         let mut first = self.plan_turn(&call, record).await?;
+        first.load_time += thread_read;
         // Online moderation runs alongside the tutor call, so it adds no
         // latency to a safe turn; a flagged message's tutor reply is discarded.
         let calling = Instant::now();
@@ -334,6 +340,13 @@ impl App {
             }
         };
         let llm_time = calling.elapsed();
+        let from_model = self.llm.provider(LlmCall::Tutor).is_some();
+        let measured = Measured {
+            started,
+            lease_wait,
+            llm_time,
+            tokens: tutor_tokens(&call.rt, &first.plan, &tutor_reply, from_model),
+        };
         screen(&mut first.plan, moderation.as_ref());
         let tutor_reply = tutor_reply.filter(|_| !pauses(&first.plan));
 
@@ -352,7 +365,7 @@ impl App {
                         planned
                     }
                 };
-                self.apply_turn(call, &planned, tutor_reply, attempt)
+                self.apply_turn(call, &planned, tutor_reply, attempt, &measured)
             }
         })
         .await?;
@@ -620,6 +633,7 @@ impl App {
         planned: &Planned,
         tutor_reply: &TutorReply,
         attempt: usize,
+        measured: &Measured,
     ) -> Result<(UnitOfWork, Settled), ServiceError> {
         let applying = Instant::now();
         let (rt, plan, now) = (&call.rt, &planned.plan, planned.now);
@@ -652,11 +666,23 @@ impl App {
         let reply_kept = decision
             .as_ref()
             .is_some_and(|d| d.origin != ReplyOrigin::Fallback);
+        let apply_time = applying.elapsed();
+        let timings = StageTimings {
+            lease_wait_ms: StageTimings::ms(measured.lease_wait),
+            load_ms: StageTimings::ms(planned.load_time),
+            plan_ms: StageTimings::ms(planned.plan_time),
+            llm_ms: StageTimings::ms(measured.llm_time),
+            apply_ms: StageTimings::ms(apply_time),
+            until_commit_ms: StageTimings::ms(measured.started.elapsed()),
+            commit_attempt: attempt + 1,
+        };
         let entry = turn_log::log_entry(
             plan,
             decision.as_ref(),
             applied.drill_evidence.as_ref(),
             safety.as_ref(),
+            &timings,
+            measured.tokens.as_ref(),
         );
         let response = TurnResponse {
             turn_id: call.turn_id.clone(),
@@ -716,7 +742,7 @@ impl App {
             events,
             load_time: planned.load_time,
             plan_time: planned.plan_time,
-            apply_time: applying.elapsed(),
+            apply_time,
             attempts: attempt + 1,
         };
         Ok((work, settled))
@@ -919,6 +945,48 @@ fn webhook_reply(
             "turnId": response.turn_id,
         })),
     }
+}
+
+/// What a turn measured before it applies: the same in every commit attempt.
+#[derive(Clone, Copy)]
+struct Measured {
+    /// The request's arrival.
+    started: Instant,
+    lease_wait: StdDuration,
+    llm_time: StdDuration,
+    /// The tutor call's tokens, counted once: a re-plan after a version
+    /// conflict reuses the reply, so no more were spent.
+    tokens: Option<TokenCount>,
+}
+
+/// The tokens of the turn's tutor call: the provider's counts; offline, the
+/// estimate of the prompt a model would be sent and of the reply; `None`
+/// when no model was asked (a reply the mode wrote, a message the safety
+/// gate stopped first, a failed call).
+fn tutor_tokens(
+    rt: &CourseRuntime,
+    plan: &Plan,
+    tutor_reply: &TutorReply,
+    from_model: bool,
+) -> Option<TokenCount> {
+    let reply = tutor_reply.as_ref()?.as_ref().ok()?;
+    if plan.scripted.is_some() {
+        return None;
+    }
+    if from_model {
+        return Some(TokenCount {
+            prompt: reply.usage.input_tokens,
+            completion: reply.usage.output_tokens,
+            estimated: false,
+        });
+    }
+    let prompt = tutor_prompt(&rt.bundle.prompts, rt.workflow(), &plan.input).ok()?;
+    let completion = serde_json::to_string(&reply.value).ok()?;
+    Some(TokenCount {
+        prompt: prompt.tokens,
+        completion: tokens::estimate(&completion),
+        estimated: true,
+    })
 }
 
 /// The turn's one structured log line: the policy chain and timings.

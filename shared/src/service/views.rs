@@ -11,14 +11,16 @@ use crate::engine::modes::study_plan;
 use crate::engine::modes::survey;
 use crate::engine::modes::teach_me::study_plan_of;
 use crate::model::{
-    Mode, PendingQuestionView, PlanStepView, ProblemSetState, ProblemSetView, ProblemStatus,
-    ProblemView, StepStatus, StudyPlanView, Thread, ThreadStateView, ThreadStatus, TutorMessage,
+    ConceptTaught, Mode, PendingQuestionView, PlanStepView, ProblemSetState, ProblemSetView,
+    ProblemStatus, ProblemView, StepStatus, StudyPlanView, Thread, ThreadStateView, ThreadStatus,
+    TimelineEntry, Trend, TutorMessage,
 };
 use crate::store::ThreadSummary;
 
 /// The public view of a thread's state: never an expected answer or a token.
 pub fn state_view(thread: &Thread, bundle: &Bundle) -> ThreadStateView {
     let s = &thread.session;
+    let summary = session_summary(thread, bundle);
     ThreadStateView {
         thread_id: thread.thread_id.clone(),
         course_id: thread.course_id.clone(),
@@ -69,6 +71,44 @@ pub fn state_view(thread: &Thread, bundle: &Bundle) -> ThreadStateView {
         exam_progress: exam_of(s).map(progress_view),
         problem_set: problem_set::state_of(s).map(problem_set_view),
         survey: survey::survey_of(s).map(|session| survey::view(bundle, session)),
+        timeline: summary.timeline,
+        trend: summary.trend,
+        concepts_taught: summary.concepts_taught,
+    }
+}
+
+/// A session's summary (seed 000's step 10), the same in every mode.
+pub struct SessionSummary {
+    /// The latest turns, oldest first.
+    pub timeline: Vec<TimelineEntry>,
+    /// The trend of the session's graded answers.
+    pub trend: Trend,
+    /// The units the session worked on, in the order it met them.
+    pub concepts_taught: Vec<ConceptTaught>,
+}
+
+pub fn session_summary(thread: &Thread, bundle: &Bundle) -> SessionSummary {
+    let s = &thread.session;
+    let course = bundle.course(&thread.course_id);
+    let trend = course
+        .and_then(|c| bundle.workflow_for(c))
+        .map_or(Trend::Steady, |w| {
+            Trend::from_outcomes(&s.recent_outcomes, &w.pacing)
+        });
+    SessionSummary {
+        timeline: s.timeline.clone(),
+        trend,
+        concepts_taught: s
+            .learning
+            .units
+            .iter()
+            .map(|u| ConceptTaught {
+                unit_id: u.unit_id.clone(),
+                title: course
+                    .and_then(|c| c.unit(&u.unit_id))
+                    .map_or_else(|| u.unit_id.clone(), |unit| unit.title.clone()),
+            })
+            .collect(),
     }
 }
 

@@ -391,6 +391,11 @@ export interface paths {
          *     running exam's answers are not counted here before then.
          *     A survey thread's answers (`survey`: each with its question, the value
          *     stored and the answer as read) appear as they are given.
+         *     In every mode, the session's `timeline` (its newest 30 turns and card
+         *     answers, oldest first: turn, time, what the student did, the tutor's
+         *     action, the unit and what came of it — never the student's words or
+         *     an exam's marks before it ends), the `trend` of its graded answers
+         *     and the `conceptsTaught`, as in the thread's state.
          */
         get: operations["getThreadSummary"];
         put?: never;
@@ -435,9 +440,20 @@ export interface paths {
          *     read of each message (category, intent, grade, mapped units), the
          *     policy chain (focus, blocker, allowed actions, scope), the action
          *     taken, whether the reply was the model's, offline or the fallback
-         *     (with the violations), and the model call's usage. Never the prompt.
-         *     Logs expire after the deployment's retention. `format=text` gives
-         *     one readable line per turn as `text/plain`.
+         *     (with the violations), and the model call's usage. Each entry has
+         *     `timings` — the milliseconds (to the microsecond) spent waiting for
+         *     the thread's previous turn (`leaseWaitMs`), reading state
+         *     (`loadMs`), planning (`planMs`), in the tutor call (`llmMs`),
+         *     validating and applying the reply (`applyMs`) and in all up to the
+         *     commit that stores the log with the turn (`untilCommitMs`), with the
+         *     `commitAttempt` — and `tokens` — the tutor call's `prompt` and
+         *     `completion` tokens as the provider counted them, or offline the
+         *     estimate of what the prompt and reply would cost with a model
+         *     (`estimated: true`); null when no model was asked (a reply the
+         *     session's mode wrote, a safety response, a failed call). Never the
+         *     prompt. Logs expire after the deployment's retention. `format=text`
+         *     gives one readable line per turn as `text/plain`, timings and
+         *     tokens included.
          */
         get: operations["getThreadLogs"];
         put?: never;
@@ -692,6 +708,11 @@ export interface components {
             keyIdeas: string[];
             unitId: string;
             workedExample?: components["schemas"]["WorkedExample"];
+        };
+        /** @description A concept the session taught, in the order it was met. */
+        ConceptTaught: {
+            title: string;
+            unitId: string;
         };
         ConfusionLine: {
             /** Format: uint32 */
@@ -1565,6 +1586,8 @@ export interface components {
              *     session's answers; empty in modes that track none).
              */
             conceptsDiscussed?: string[];
+            /** @description The units the session worked on, in the order it met them. */
+            conceptsTaught: components["schemas"]["ConceptTaught"][];
             courseId: string;
             examProgress?: components["schemas"]["ExamProgressView"];
             isComplete: boolean;
@@ -1577,6 +1600,16 @@ export interface components {
             survey?: components["schemas"]["SurveyView"];
             teachBackActive: boolean;
             threadId: string;
+            /**
+             * @description The session's latest turns (at most 30), oldest first: what the
+             *     student did, what the tutor did and what came of it.
+             */
+            timeline: components["schemas"]["TimelineEntry"][];
+            /**
+             * @description The trend of the session's graded answers (steady until there are
+             *     a few).
+             */
+            trend: components["schemas"]["Trend"];
             /** Format: uint32 */
             turnCount: number;
         };
@@ -1624,6 +1657,8 @@ export interface components {
              *     a wrong answer right).
              */
             answers: number;
+            /** @description The units the session worked on, in the order it met them. */
+            conceptsTaught: components["schemas"]["ConceptTaught"][];
             courseId: string;
             /**
              * @description An exam thread's report, once the exam is over (absent before: a
@@ -1662,7 +1697,17 @@ export interface components {
             /** @description A survey thread's answers so far, read back with their questions. */
             survey?: components["schemas"]["SurveyView"];
             threadId: string;
+            /**
+             * @description The session's latest turns (at most 30), oldest first: what the
+             *     student did, what the tutor did and what came of it.
+             */
+            timeline: components["schemas"]["TimelineEntry"][];
             toReview: string[];
+            /**
+             * @description The trend of the session's graded answers (steady until there are
+             *     a few).
+             */
+            trend: components["schemas"]["Trend"];
             /**
              * Format: uint32
              * @description Turns in this conversation.
@@ -1713,6 +1758,31 @@ export interface components {
             /** Format: uint32 */
             silver: number;
         };
+        /**
+         * @description One turn of a session (or a card answered between turns), as a
+         *     teacher reads it: never the student's words or an expected answer.
+         */
+        TimelineEntry: {
+            /** @description The tutor's move, when it replied. */
+            action?: components["schemas"]["TutorAction"];
+            /** Format: date-time */
+            at: string;
+            outcome: components["schemas"]["TimelineOutcome"];
+            /**
+             * @description What the student did: the routing category their message was read
+             *     as (`attempt_answer`, `stuck`), a button or card event
+             *     (`request_drill`, `exam_answer`, `drill_graded`).
+             */
+            step: string;
+            /**
+             * Format: uint32
+             * @description The session's turn it belongs to, from 1 (a card answered after
+             *     turn 3 is in turn 3).
+             */
+            turn: number;
+            /** @description The unit the turn was about. */
+            unitId?: string;
+        };
         /** @description A student's action on a card, as the timeline records it. */
         TimelineEvent: {
             answer: string;
@@ -1747,9 +1817,33 @@ export interface components {
             type: "SUPPORT_VIEWED";
             unitId: string;
         };
+        /**
+         * @description What came of a turn, most telling first: a grade, else help asked
+         *     for, else what the tutor gave.
+         *
+         *     - `right`: An answer graded right.
+         *     - `close`: An answer graded nearly right.
+         *     - `wrong`: An answer graded wrong.
+         *     - `answered`: An answer the session marks itself (an exam's, a survey's): its
+         *     marks are the session's to show.
+         *     - `ended`: The student ended the session's questions early.
+         *     - `hint`: Help asked for: a hint, "I'm stuck", a memo opened.
+         *     - `question`: The tutor asked a question (or answered one).
+         *     - `concept_card`: The tutor explained with a concept card.
+         *     - `drill`: The tutor set a practice item.
+         *     - `exam_question`: The tutor offered an exam question.
+         *     - `safety`: The safety response stood in for tutoring.
+         * @enum {string}
+         */
+        TimelineOutcome: "skipped" | "right" | "close" | "wrong" | "answered" | "ended" | "hint" | "question" | "concept_card" | "drill" | "exam_question" | "safety";
         TranscriptBody: {
             text: string;
         };
+        /**
+         * @description How the student's answers are going lately.
+         * @enum {string}
+         */
+        Trend: "improving" | "steady" | "declining";
         /** @description A turn's policy trace, for the web page's debug drawer. */
         TurnDebug: {
             /**
@@ -1765,7 +1859,10 @@ export interface components {
         TurnLogView: {
             /** Format: date-time */
             createdAt: string;
-            /** @description The policy chain and outcome of the turn, as logged. */
+            /**
+             * @description The policy chain and outcome of the turn, as logged, with its stage
+             *     timings (`timings`) and the tutor call's tokens (`tokens`).
+             */
             entry: unknown;
             turnId: string;
         };
@@ -1798,6 +1895,11 @@ export interface components {
             state: components["schemas"]["ThreadStateView"];
             turnId: string;
         };
+        /**
+         * @description What the tutor may do this turn.
+         * @enum {string}
+         */
+        TutorAction: "SOCRATIC_QUESTION" | "CONCEPT_CARD" | "DRILL_CARD" | "EXAM_BLOCK";
         /** @description An interactive card in the timeline. */
         TutorCard: components["schemas"]["ConceptCard"] | components["schemas"]["DrillCard"] | components["schemas"]["ExamCard"];
         /**
