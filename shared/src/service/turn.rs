@@ -954,10 +954,9 @@ fn pauses(plan: &Plan) -> bool {
     plan.safety.as_ref().is_some_and(SafetyHit::pauses_tutoring)
 }
 
+/// A turn the engine could not compute is the server's fault, never the caller's.
 fn turn_error(e: TurnError) -> ServiceError {
-    match e {
-        e => ServiceError::internal(e.to_string()),
-    }
+    ServiceError::internal(e.to_string())
 }
 
 /// A paused session takes no turns until its student resumes it.
