@@ -50,7 +50,6 @@ fn lesson() -> Fixture {
     }))
     .unwrap();
     let started = modes::for_mode(Mode::TeachMe)
-        .unwrap()
         .start(&Start {
             bundle: &bundle,
             course,

@@ -331,6 +331,34 @@ fn an_exam_answer_must_be_an_option() {
 }
 
 #[test]
+fn a_survey_time_limit_out_of_range_is_reported_where_it_is_written() {
+    const SURVEY: &str = "workflows/surveys/fractions-confidence.yaml";
+    let files = mutated(
+        &shipped(),
+        SURVEY,
+        "units: [fractions]\n",
+        "units: [fractions]\ntime_limit_minutes: 0\n",
+    );
+    let (line, column) = position_of(&files, SURVEY, "time_limit_minutes: 0");
+    let value = column + "time_limit_minutes: ".len();
+    assert_reported(&problems(&files), SURVEY, line, value, "1 to 480 minutes");
+    let files = mutated(
+        &shipped(),
+        SURVEY,
+        "units: [fractions]\n",
+        "units: [fractions]\ntime_limit_minutes: soon\n",
+    );
+    let (line, _) = position_of(&files, SURVEY, "soon");
+    assert!(
+        problems(&files)
+            .iter()
+            .any(|d| d.path == SURVEY && d.line == line && d.message.contains("invalid")),
+        "{:?}",
+        problems(&files)
+    );
+}
+
+#[test]
 fn an_unknown_tier_is_refused() {
     let files = mutated(&shipped(), UNIT, "tier: gold", "tier: platinum");
     let (line, column) = position_of(&files, UNIT, "platinum");

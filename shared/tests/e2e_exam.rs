@@ -3,8 +3,9 @@
 //! close, wrong, skipped, ended early), a deferred exam where no route
 //! says anything about correctness before the end, an adaptive exam whose
 //! questions get harder after right answers, two tabs answering the same
-//! question, and the creation parameters refused with a problem naming the
-//! field. The answers are read from the store behind the API: a client
+//! question under their own Idempotency-Keys (one graded, once), an exam
+//! ended with `POST /threads/{id}/end` scored as its end event scores it,
+//! and the creation parameters refused with a problem naming the field. The answers are read from the store behind the API: a client
 //! never sees them before they may be shown.
 
 mod e2e_support;
@@ -428,42 +429,214 @@ async fn an_adaptive_exam_gets_harder_after_right_answers(h: &Harness) {
     );
 }
 
+/// A turn posted under its own Idempotency-Key, as a browser tab sends it.
+async fn tab(
+    h: &Harness,
+    student: &str,
+    thread: &str,
+    key: &str,
+    body: &Value,
+) -> e2e_support::Reply {
+    h.send(
+        h.http()
+            .post(format!("{}/threads/{thread}/turn", h.base()))
+            .bearer_auth(h.token(student))
+            .header("Idempotency-Key", key)
+            .json(body),
+    )
+    .await
+}
+
 async fn two_tabs_answering_the_same_question_count_once(h: &Harness) {
     let student = "student-two-tabs";
     let (thread, _) = new_exam(h, student, json!({"unitId": "ratios", "questionCount": 3})).await;
     let first = exam(h, &thread).await;
-    let body = json!({
-        "messageText": right(&first.questions[0]),
-        "clientEvent": {"type": "EXAM_ANSWER", "questionNumber": 1},
+    // The tabs disagree: one sends the right answer, the other a wrong one.
+    let bodies = [right(&first.questions[0]), wrong(&first.questions[0])].map(|said| {
+        json!({
+            "messageText": said,
+            "clientEvent": {"type": "EXAM_ANSWER", "questionNumber": 1},
+        })
     });
-    let path = format!("/threads/{thread}/turn");
+    let keys = ["tab-one-answer-1", "tab-two-answer-1"];
     let replies = e2e_support::join_all(vec![
-        h.post(student, &path, body.clone()),
-        h.post(student, &path, body),
+        tab(h, student, &thread, keys[0], &bodies[0]),
+        tab(h, student, &thread, keys[1], &bodies[1]),
     ])
     .await;
     // The other tab is told its answer was not counted: by the exam (the
     // question was answered) or, while the first is still being answered,
     // by the thread's lease (409, send again).
-    let counted = replies
-        .iter()
-        .filter(|r| r.status == 200 && texts(&r.body).contains("Question 1: correct"))
-        .count();
+    let marked = |r: &e2e_support::Reply| {
+        r.status == 200
+            && (texts(&r.body).contains("Question 1: correct")
+                || texts(&r.body).contains("Question 1: not quite"))
+    };
+    let counted: Vec<usize> = (0..2).filter(|&i| marked(&replies[i])).collect();
     let refused = replies
         .iter()
         .filter(|r| {
-            r.status == 409 || (r.status == 200 && texts(&r.body).contains("already been answered"))
+            (r.status == 409
+                && r.body["type"]
+                    .as_str()
+                    .is_some_and(|t| t.starts_with("urn:tutorflow:problem:")))
+                || (r.status == 200 && texts(&r.body).contains("already been answered"))
         })
         .count();
     assert_eq!(
-        (counted, refused),
+        (counted.len(), refused),
         (1, 1),
         "{:?}",
-        replies.iter().map(|r| &r.body).collect::<Vec<_>>()
+        replies
+            .iter()
+            .map(|r| (r.status, &r.body))
+            .collect::<Vec<_>>()
     );
+    let winner = counted[0];
     let e = exam(h, &thread).await;
     assert_eq!(e.current_index, 1, "one answer moved the exam on");
+    assert_eq!(
+        e.questions[0].student_answer.as_deref(),
+        bodies[winner]["messageText"].as_str()
+    );
+    let credit = if winner == 0 { 1.0 } else { 0.0 };
+    assert_eq!(
+        e.questions[0].credit, credit,
+        "graded once, as the counted tab was told"
+    );
     assert_eq!(e.questions[1].status, ExamQuestionStatus::Unanswered);
+    let progress = &replies[winner].body["state"]["examProgress"];
+    assert_eq!(progress["answered"], 1, "{progress}");
+
+    // Each tab sending its request again gets its own reply back, and
+    // nothing is marked again.
+    let again = tab(h, student, &thread, keys[winner], &bodies[winner]).await;
+    assert!(again.replayed, "{}", again.body);
+    assert_eq!(again.body, replies[winner].body);
+    let after = exam(h, &thread).await;
+    assert_eq!(after.questions[0], e.questions[0]);
+    assert_eq!(after.current_index, 1);
+
+    // Ended now, the exam counts the one answer, once.
+    let ended = h
+        .post(student, &format!("/threads/{thread}/end"), json!({}))
+        .await;
+    assert_eq!(ended.status, 200, "{}", ended.body);
+    let summary = h.get(student, &format!("/threads/{thread}/summary")).await;
+    assert_eq!(summary.body["exam"]["answered"], 1, "{}", summary.body);
+    assert_eq!(summary.body["exam"]["score"], credit);
+}
+
+/// `POST /threads/{id}/end` on an exam scores it exactly as its end event
+/// does: two students answer the same way (one right, one wrong or close,
+/// one skip), one ends with the event and one ends the thread; the reports
+/// agree, the answers are evidence once, and ending again changes nothing.
+async fn ending_the_thread_scores_the_exam_as_the_end_event_does(h: &Harness) {
+    let mut reports = Vec::new();
+    for (student, by_event) in [("student-end-event", true), ("student-end-thread", false)] {
+        let (thread, _) = new_exam(
+            h,
+            student,
+            json!({"units": ["whole-numbers", "decimals"], "questionCount": 5, "feedback": "deferred"}),
+        )
+        .await;
+        let e = exam(h, &thread).await;
+        h.turn(
+            student,
+            &thread,
+            json!({"messageText": right(&e.questions[0])}),
+        )
+        .await;
+        h.turn(
+            student,
+            &thread,
+            json!({"messageText": wrong(&e.questions[1])}),
+        )
+        .await;
+        h.turn(student, &thread, json!({"messageText": "skip"}))
+            .await;
+        let (state, said) = if by_event {
+            let ended = h
+                .turn(
+                    student,
+                    &thread,
+                    json!({"clientEvent": {"type": "EXAM_END"}}),
+                )
+                .await;
+            (ended["state"].clone(), texts(&ended))
+        } else {
+            let ended = h
+                .post(student, &format!("/threads/{thread}/end"), json!({}))
+                .await;
+            assert_eq!(ended.status, 200, "{}", ended.body);
+            assert_eq!(ended.body["status"], "completed");
+            (ended.body["state"].clone(), texts(&ended.body))
+        };
+        assert_eq!(state["isComplete"], true, "{state}");
+        assert_eq!(state["examProgress"]["ended"], "ended_early", "{state}");
+        assert!(said.contains("You ended the exam early"), "{said}");
+        let stored = exam(h, &thread).await;
+        let score: f64 = stored.questions.iter().map(|q| q.credit).sum();
+        assert_eq!(stored.questions[0].credit, 1.0);
+        assert!(
+            said.contains(&format!("You scored {score} out of 5")),
+            "{said}"
+        );
+        assert_eq!(stored.questions[3].status, ExamQuestionStatus::Unanswered);
+        // Deferred marks are revealed at the end, however it came.
+        assert!(said.contains(&e.questions[1].correct_answer), "{said}");
+        let summary = h.get(student, &format!("/threads/{thread}/summary")).await;
+        assert_eq!(summary.status, 200, "{}", summary.body);
+        let mut report = summary.body["exam"].clone();
+        assert_eq!(report["answered"], 2, "{report}");
+        assert_eq!(report["skipped"], 1);
+        assert_eq!(report["unanswered"], 2);
+        assert_eq!(report["score"], score);
+        // The answers are evidence in the student's record, once each.
+        let card = h.report(student).await;
+        let attempts: u64 = card["units"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|u| u["drillAttempts"].as_u64().unwrap_or(0))
+            .sum();
+        let bank_answers = e.questions[..2]
+            .iter()
+            .filter(|q| matches!(q.source, tutorflow::model::ExamItemSource::Bank { .. }))
+            .count() as u64;
+        assert_eq!(attempts + bank_answers, 2, "{card}");
+
+        if !by_event {
+            // Ending again (another tab, a retry) changes nothing.
+            let messages = h.message_count(student, &thread).await;
+            let again = h
+                .post(student, &format!("/threads/{thread}/end"), json!({}))
+                .await;
+            assert_eq!(again.status, 200, "{}", again.body);
+            assert_eq!(again.body["messages"], json!([]));
+            assert_eq!(h.message_count(student, &thread).await, messages);
+            assert_eq!(h.report(student).await, card, "nothing counted twice");
+            let summary = h.get(student, &format!("/threads/{thread}/summary")).await;
+            assert_eq!(summary.body["exam"], report);
+        }
+        // What differs between two exams: their questions and times.
+        for key in [
+            "score",
+            "percentage",
+            "questions",
+            "byUnit",
+            "byDifficulty",
+            "strengths",
+            "toReview",
+            "nextUnits",
+            "timeUsedSeconds",
+            "ability",
+        ] {
+            report.as_object_mut().unwrap().remove(key);
+        }
+        reports.push(report);
+    }
+    assert_eq!(reports[0], reports[1]);
 }
 
 async fn bad_parameters_are_refused(h: &Harness) {
@@ -516,6 +689,20 @@ async fn sqlite_an_adaptive_exam_gets_harder_after_right_answers() {
 #[tokio::test]
 async fn sqlite_two_tabs_answering_the_same_question_count_once() {
     two_tabs_answering_the_same_question_count_once(&Harness::sqlite().await).await;
+}
+
+#[tokio::test]
+async fn sqlite_ending_the_thread_scores_the_exam_as_the_end_event_does() {
+    ending_the_thread_scores_the_exam_as_the_end_event_does(&Harness::sqlite().await).await;
+}
+
+#[tokio::test]
+async fn aws_ending_the_thread_scores_the_exam_as_the_end_event_does() {
+    if let Some(h) =
+        Harness::aws("aws_ending_the_thread_scores_the_exam_as_the_end_event_does").await
+    {
+        ending_the_thread_scores_the_exam_as_the_end_event_does(&h).await;
+    }
 }
 
 #[tokio::test]

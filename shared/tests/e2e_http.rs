@@ -614,6 +614,76 @@ async fn webhook_turns(h: &Harness) {
     assert_eq!(h.send(send(&stranger, now, HOOK_SECRET)).await.status, 403);
 }
 
+/// A mode the course's workflow switches off: creating a thread in it is a
+/// 422 problem naming the mode (and the field), nothing is created, and the
+/// catalog does not offer it. The other modes carry on.
+#[tokio::test]
+async fn a_mode_the_course_switches_off_is_refused_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = e2e_support::base_config(dir.path());
+    config.content.dir = e2e_support::bundle_patched(
+        dir.path(),
+        &[
+            (
+                "workflows/default.yaml",
+                "  exam:\n    enabled: true",
+                "  exam:\n    enabled: false",
+            ),
+            (
+                "workflows/default.yaml",
+                "  survey:\n    enabled: true",
+                "  survey:\n    enabled: false",
+            ),
+        ],
+    );
+    let h = Harness::start(config, dir, None).await;
+    let student = "student-disabled";
+    for mode in ["exam", "survey"] {
+        let response = h
+            .http
+            .post(format!("{}/threads", h.base))
+            .bearer_auth(h.token(student))
+            .json(&json!({"courseId": "prealgebra", "mode": mode, "unitId": "fractions"}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 422, "{mode}");
+        assert_eq!(
+            response.headers()["content-type"],
+            "application/problem+json",
+            "{mode}"
+        );
+        let problem: Value = response.json().await.unwrap();
+        assert_eq!(
+            problem["type"], "urn:tutorflow:problem:mode-disabled",
+            "{problem}"
+        );
+        assert_eq!(problem["status"], 422);
+        assert_eq!(problem["field"], "mode", "{problem}");
+        let detail = problem["detail"].as_str().unwrap();
+        assert!(detail.contains(&format!("`{mode}`")), "{detail}");
+        assert!(detail.contains("`prealgebra`"), "{detail}");
+    }
+    let listed = h.get(student, "/me/threads").await;
+    assert_eq!(listed.body["threads"], json!([]), "{}", listed.body);
+    let course = h.get(student, "/courses/prealgebra").await;
+    assert_eq!(course.status, 200, "{}", course.body);
+    let offered = course.body["modes"].as_array().unwrap();
+    assert!(
+        !offered.contains(&json!("exam")) && !offered.contains(&json!("survey")),
+        "{offered:?}"
+    );
+    assert!(offered.contains(&json!("guided")), "{offered:?}");
+    let lesson = h
+        .post(
+            student,
+            "/threads",
+            json!({"courseId": "prealgebra", "mode": "teach_me", "unitId": "fractions"}),
+        )
+        .await;
+    assert_eq!(lesson.status, 201, "{}", lesson.body);
+}
+
 #[tokio::test]
 async fn sqlite_journey_to_bronze() {
     journey_to_bronze(&Harness::sqlite().await).await;

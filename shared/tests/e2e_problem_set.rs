@@ -7,7 +7,8 @@
 //! stuck student's `intervention.needed`, each `problem.advanced` and the
 //! `session.completed` report reach a local receiver signed, retried after
 //! its 500 under the same event id, and recorded as delivered; an idle
-//! session expires as abandoned and the next message starts a new thread.
+//! session expires as abandoned and the next message starts a new thread;
+//! a set the student ends sends its report once, however often it is ended.
 
 mod e2e_support;
 
@@ -204,6 +205,116 @@ async fn a_course_set_and_bad_input(h: &Harness) {
         "problems",
     )
     .await;
+}
+
+/// Notifications for students without an integration go to the LMS
+/// address, signed with the same secret as the tests' webhooks.
+fn notify_lms(config: &mut tutorflow::config::Config, receiver: &MockServer) {
+    config.notifications.lms_webhook_url = Some(format!("{}/lms", receiver.uri()));
+    config.notifications.signing_secret = Some("env:E2E_HOOK_SECRET".into());
+    config.notifications.retry_base_ms = 20;
+}
+
+/// A set the student ends with `POST /threads/{id}/end` sends
+/// `session.completed` with the report as it stands, once: ending it again,
+/// under another Idempotency-Key or none, sends nothing more.
+async fn ending_a_set_sends_its_report_once(h: &Harness, receiver: &MockServer) {
+    let student = "ps-ender";
+    let created = h
+        .post(
+            student,
+            "/threads",
+            json!({"courseId": "prealgebra", "mode": "problem_set", "problems": problems()}),
+        )
+        .await;
+    assert_eq!(created.status, 201, "{}", created.body);
+    let thread = created.body["threadId"].as_str().unwrap().to_owned();
+    let turn = say(h, student, &thread, "27").await;
+    assert_eq!(set(&turn)["currentProblemIndex"], 1, "{}", set(&turn));
+    let end = |key: Option<&'static str>| {
+        let mut request = h
+            .http()
+            .post(format!("{}/threads/{thread}/end", h.base()))
+            .bearer_auth(h.token(student))
+            .json(&json!({}));
+        if let Some(key) = key {
+            request = request.header("Idempotency-Key", key);
+        }
+        h.send(request)
+    };
+    let ended = end(Some("end-one")).await;
+    assert_eq!(ended.status, 200, "{}", ended.body);
+    assert_eq!(set(&ended.body)["ended"], "abandoned", "{}", ended.body);
+    assert!(
+        text(&ended.body).contains("You finished 1 of 5 problems"),
+        "{}",
+        ended.body
+    );
+    for key in [Some("end-one"), Some("end-two"), None] {
+        let again = end(key).await;
+        assert_eq!(again.status, 200, "{}", again.body);
+        assert_eq!(again.body["status"], "completed");
+    }
+
+    // problem.advanced for the first answer, then the one session.completed.
+    let events = delivered(receiver, 2).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let events_now = dedup(&receiver.received_requests().await.unwrap());
+    assert_eq!(
+        events_now.len(),
+        events.len(),
+        "nothing after: {events_now:?}"
+    );
+    let kinds: Vec<&str> = events.iter().map(|(_, k, _)| k.as_str()).collect();
+    assert_eq!(
+        kinds,
+        ["problem.advanced", "session.completed"],
+        "{kinds:?}"
+    );
+    let completed = &events[1].2;
+    assert_eq!(completed["threadId"], thread.as_str());
+    assert_eq!(completed["studentId"], student);
+    let report = &completed["data"]["report"];
+    assert_eq!(report["ended"], "abandoned", "{report}");
+    assert_eq!(report["problemsTotal"], 5);
+    assert_eq!(report["problemsCompleted"], 1);
+    assert_eq!(report["mastered"], 1);
+    // The report sent is the one the summary shows.
+    let summary = h.get(student, &format!("/threads/{thread}/summary")).await;
+    assert_eq!(summary.status, 200, "{}", summary.body);
+    assert_eq!(&summary.body["problemSet"], report, "{}", summary.body);
+}
+
+async fn lms_receiver() -> MockServer {
+    let receiver = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/lms"))
+        .respond_with(ResponseTemplate::new(200))
+        .mount(&receiver)
+        .await;
+    receiver
+}
+
+#[tokio::test]
+async fn sqlite_ending_a_set_sends_its_report_once() {
+    let receiver = lms_receiver().await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = base_config(dir.path());
+    notify_lms(&mut config, &receiver);
+    let h = Harness::start(config, dir, None).await;
+    ending_a_set_sends_its_report_once(&h, &receiver).await;
+}
+
+#[tokio::test]
+async fn aws_ending_a_set_sends_its_report_once() {
+    let receiver = lms_receiver().await;
+    if let Some(h) = Harness::aws_with("aws_ending_a_set_sends_its_report_once", |c| {
+        notify_lms(c, &receiver)
+    })
+    .await
+    {
+        ending_a_set_sends_its_report_once(&h, &receiver).await;
+    }
 }
 
 #[tokio::test]

@@ -1,7 +1,8 @@
 //! Survey mode end to end over HTTP, on the embedded SQLite store and on
 //! DynamoDB + S3 (moto): the fractions check-in answered with a skip rule
 //! taken, an interruption resumed at the same question, an optional
-//! question skipped, the answers in the thread's state and summary; and
+//! question skipped, the answers in the thread's state and summary; a
+//! time limit kept by the clock the server is handed; and
 //! bad input (an unknown survey, an answer to a question that is not on
 //! screen or not in the survey, an invalid choice, skipping a required
 //! question) refused with a problem naming what was wrong, changing nothing.
@@ -191,6 +192,112 @@ async fn bad_input_is_refused_and_changes_nothing(h: &Harness) {
             .unwrap()
             .is_empty()
     );
+}
+
+/// The server's clock, moved by the test.
+struct HandedClock(std::sync::Mutex<chrono::DateTime<chrono::Utc>>);
+
+impl tutorflow::service::Clock for HandedClock {
+    fn now(&self) -> chrono::DateTime<chrono::Utc> {
+        *self.0.lock().unwrap()
+    }
+}
+
+impl HandedClock {
+    fn advance(&self, minutes: i64) {
+        *self.0.lock().unwrap() += chrono::Duration::minutes(minutes);
+    }
+}
+
+/// The fractions check-in with a ten-minute limit, served with a clock the
+/// test moves: answers within the limit are kept; the first after it is
+/// told time is up, is not recorded, and the survey ends with what was
+/// answered (state, summary); later messages change nothing.
+#[tokio::test]
+async fn a_survey_past_its_time_limit_ends_with_what_was_answered() {
+    use std::sync::Arc;
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = e2e_support::base_config(dir.path());
+    config.content.dir = e2e_support::bundle_patched(
+        dir.path(),
+        &[(
+            "workflows/surveys/fractions-confidence.yaml",
+            "units: [fractions]\n",
+            "units: [fractions]\ntime_limit_minutes: 10\n",
+        )],
+    );
+    let store = tutorflow::store::open(&config.store).await.unwrap();
+    let content = tutorflow::store::ContentCache::load(
+        Arc::new(tutorflow::content::FsSource::new(&config.content.dir)),
+        std::time::Duration::from_secs(3600),
+    )
+    .await
+    .unwrap();
+    let clock = Arc::new(HandedClock(std::sync::Mutex::new(chrono::Utc::now())));
+    let app = tutorflow::service::App::assemble(
+        tutorflow::service::AppParts {
+            config: config.clone(),
+            store: store.clone(),
+            content: Arc::new(content),
+            clock: clock.clone(),
+            ids: Arc::new(tutorflow::service::RandomIds),
+        },
+        &e2e_support::env,
+    )
+    .unwrap();
+    let h = Harness::serve(Arc::new(app), config, store, dir, None).await;
+    let student = "student-survey-timed";
+    let (thread, created) = new_survey(&h, student).await;
+    assert!(
+        said(&created).contains("You have 10 minutes"),
+        "{}",
+        said(&created)
+    );
+    let ends_at = created["state"]["survey"]["endsAt"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+
+    clock.advance(4);
+    let turn = h
+        .turn(student, &thread, json!({"messageText": "a little"}))
+        .await;
+    assert_eq!(on_screen(&turn), "confidence", "{}", turn["state"]);
+    clock.advance(6);
+    let late = h
+        .turn(
+            student,
+            &thread,
+            json!({"messageText": "4", "clientEvent": {"type": "SURVEY_ANSWER", "questionId": "confidence"}}),
+        )
+        .await;
+    let text = said(&late);
+    assert!(text.contains("Time's up"), "{text}");
+    assert!(text.contains("wasn't recorded"), "{text}");
+    assert!(
+        text.contains("A little bit"),
+        "what was answered is read back: {text}"
+    );
+    let survey = &late["state"]["survey"];
+    assert_eq!(survey["finished"], true, "{survey}");
+    assert_eq!(survey["timedOut"], true, "{survey}");
+    assert_eq!(survey["endsAt"].as_str(), Some(ends_at.as_str()));
+    assert_eq!(late["state"]["status"], "completed");
+
+    clock.advance(1);
+    let after = h.turn(student, &thread, json!({"messageText": "5"})).await;
+    assert!(said(&after).contains("finished"), "{}", said(&after));
+    let summary = h.get(student, &format!("/threads/{thread}/summary")).await;
+    assert_eq!(summary.status, 200, "{}", summary.body);
+    let answers = summary.body["survey"]["answers"].as_array().unwrap();
+    assert_eq!(answers.len(), 1, "{}", summary.body);
+    assert_eq!(answers[0]["questionId"], "met_before");
+    let record = h.store.get_thread(&thread, 0).await.unwrap().unwrap();
+    let ModeState::Survey(session) = record.thread.session.mode_state else {
+        panic!("not a survey")
+    };
+    assert!(session.timed_out);
+    assert_eq!(session.finished_at, session.ends_at);
 }
 
 #[tokio::test]

@@ -373,17 +373,17 @@ async function main() {
     expect((await page.locator('.msg.student').count()) === before + 1, 'the retried message arrived once');
   });
 
-  await check('a mode the server refuses is no longer offered', async () => {
+  await check('a mode the course switched off is no longer offered', async () => {
     await page.getByRole('button', { name: '+ New session' }).click();
     const form = page.getByRole('form', { name: 'New session' });
     await form.getByLabel(/Teach me a topic/).check();
-    // The catalog offers the mode, but this server refuses to start it.
+    // The catalog offered the mode, but the course has switched it off since.
     await page.route('**/threads', (route) =>
       route.request().method() === 'POST'
         ? route.fulfill({
             status: 422,
             contentType: 'application/problem+json',
-            body: JSON.stringify({ type: 'urn:tutorflow:problem:mode-not-available', title: 'Mode not available yet', status: 422, detail: 'mode `teach_me` is not available yet' }),
+            body: JSON.stringify({ type: 'urn:tutorflow:problem:mode-disabled', title: 'Mode disabled', status: 422, detail: 'mode `teach_me` is switched off for course `prealgebra`', field: 'mode' }),
           })
         : route.continue(),
     );

@@ -16,6 +16,9 @@ pub const END: &str = "end";
 /// Longest free-text answer kept, in characters.
 pub const MAX_FREE_TEXT_CHARS: usize = 1000;
 
+/// The longest time limit a survey may set, in minutes (a school day).
+pub const MAX_TIME_LIMIT_MINUTES: u32 = 480;
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Survey {
@@ -31,6 +34,10 @@ pub struct Survey {
     /// one of them without naming a survey answers this one.
     #[serde(default)]
     pub units: Vec<String>,
+    /// Minutes the survey takes answers for, from when it is started;
+    /// after that it ends with what was answered. No limit when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_limit_minutes: Option<u32>,
     pub questions: Vec<SurveyQuestion>,
 }
 
@@ -117,6 +124,16 @@ impl Survey {
             out.push((
                 root.key("questions"),
                 "a survey needs at least one question".into(),
+            ));
+        }
+        if let Some(m) = self.time_limit_minutes
+            && !(1..=MAX_TIME_LIMIT_MINUTES).contains(&m)
+        {
+            out.push((
+                root.key("time_limit_minutes"),
+                format!(
+                    "a time limit is 1 to {MAX_TIME_LIMIT_MINUTES} minutes, not {m}; leave it out for none"
+                ),
             ));
         }
         let mut seen = BTreeSet::new();
@@ -488,5 +505,28 @@ questions:
         assert!(has("unknown target `nowhere`"), "{found:?}");
         assert!(has("cycle: a → b → a"), "{found:?}");
         assert!(has("`options` are for choice questions only"), "{found:?}");
+    }
+
+    #[test]
+    fn a_time_limit_is_a_positive_number_of_minutes_up_to_a_school_day() {
+        let limited = |m: i64| {
+            survey(&GOOD.replace("title: T", &format!("title: T\ntime_limit_minutes: {m}")))
+        };
+        assert!(limited(1).problems().is_empty());
+        assert_eq!(limited(30).time_limit_minutes, Some(30));
+        assert!(limited(480).problems().is_empty());
+        for m in [0, 481] {
+            let found = limited(m).problems();
+            assert_eq!(found.len(), 1, "{found:?}");
+            assert_eq!(found[0].0, YamlPath::root().key("time_limit_minutes"));
+            assert!(found[0].1.contains("1 to 480 minutes"), "{found:?}");
+        }
+        assert!(
+            serde_yaml::from_str::<Survey>(
+                &GOOD.replace("title: T", "title: T\ntime_limit_minutes: -5")
+            )
+            .is_err(),
+            "a negative limit is not a number of minutes"
+        );
     }
 }

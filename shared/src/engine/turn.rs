@@ -46,11 +46,11 @@ use crate::engine::thread_learning;
 use crate::model::{
     AnswerKind, CategoryCue, ClientEvent, CodeReading, ConceptCard, ContentChunk, CourseBrief,
     ExamCandidate, ExamCard, ExamOption, ExpectedAnswer, GradeOutcome, HistoryMessage,
-    LlmTutorResponse, MappedUnit, MasteryTier, Mode, OutboundEvent, PendingQuestion,
-    Personalization, PracticeItem, ProblemBrief, QuestionPhase, QuestionState, RevisitBrief, Role,
-    SessionState, SnapshotLiteForLlm, StudentInput, StudentIntent, StudentSnapshot, Thread,
-    ThreadStatus, TurnAnalysis, TutorAction, TutorCard, TutorContext, TutorMessage, TutorTurnInput,
-    UnitAnchor, WorkedExample,
+    LlmTutorResponse, MappedUnit, MasteryTier, OutboundEvent, PendingQuestion, Personalization,
+    PracticeItem, ProblemBrief, QuestionPhase, QuestionState, RevisitBrief, Role, SessionState,
+    SnapshotLiteForLlm, StudentInput, StudentIntent, StudentSnapshot, Thread, ThreadStatus,
+    TurnAnalysis, TutorAction, TutorCard, TutorContext, TutorMessage, TutorTurnInput, UnitAnchor,
+    WorkedExample,
 };
 
 /// The category of a question about maths outside the course.
@@ -216,13 +216,11 @@ pub enum TurnError {
     Policy(#[from] PolicyError),
     #[error("the tutor's reply targets unit `{0}`, which is not in the course")]
     UnknownUnit(String),
-    #[error("turns in mode `{}` are not available yet", .0.as_str())]
-    ModeNotAvailable(Mode),
 }
 
 /// The mode that runs `thread`.
-fn mode_of(thread: &Thread) -> Result<&'static dyn SessionMode, TurnError> {
-    modes::for_mode(thread.mode).ok_or(TurnError::ModeNotAvailable(thread.mode))
+fn mode_of(thread: &Thread) -> &'static dyn SessionMode {
+    modes::for_mode(thread.mode)
 }
 
 /// Steps 5 to 9 at once, for a caller that holds every lockout status.
@@ -247,7 +245,6 @@ pub fn interpret(
     now: DateTime<Utc>,
     turn_id: &str,
 ) -> Result<Interpreted, TurnError> {
-    mode_of(state.thread)?;
     let workflow = rt.workflow();
     let session = &state.thread.session;
     let said = event.student_input().said();
@@ -345,7 +342,7 @@ pub fn plan_interpreted(
         block,
         category,
         reply: scripted,
-    } = mode_of(state.thread)?.plan(&turn, event, &read, policy);
+    } = mode_of(state.thread).plan(&turn, event, &read, policy);
     let category = category.unwrap_or(read.category);
 
     // The category's transitions, previewed, give the phase this reply acts in.
@@ -1239,7 +1236,7 @@ pub fn apply(
         snapshot.last_turn_analysis = Some(analysis);
     }
     let mut events = Vec::new();
-    mode_of(state.thread)?.apply(
+    mode_of(state.thread).apply(
         &ModeTurn { rt, state, env },
         plan,
         reply,

@@ -392,6 +392,12 @@ pub struct SurveyView {
     pub question: Option<SurveyQuestionView>,
     pub answers: Vec<SurveyAnswerView>,
     pub finished: bool,
+    /// When the survey stops taking answers, if it has a time limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ends_at: Option<DateTime<Utc>>,
+    /// The survey ended at its time limit, with what was answered by then.
+    #[serde(default)]
+    pub timed_out: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -290,6 +290,13 @@ pub struct SurveySession {
     pub skipped: Vec<String>,
     pub started_at: DateTime<Utc>,
     pub finished_at: Option<DateTime<Utc>>,
+    /// When the survey stops taking answers (its time limit, counted
+    /// from the start); `None` when it has no limit.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ends_at: Option<DateTime<Utc>>,
+    /// It ended at its time limit, with what was answered by then.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub timed_out: bool,
 }
 
 /// One answer: the question, and the answer as stored (a choice's option

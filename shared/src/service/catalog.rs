@@ -10,8 +10,8 @@ use super::threads::snapshot_or_new;
 use super::{App, Output};
 use crate::api::auth::Principal;
 use crate::content::{Course, Workflow};
+use crate::engine::bkt;
 use crate::engine::snapshot_lite::{build_snapshot_lite, revisit_question_ids};
-use crate::engine::{bkt, modes};
 use crate::model::{MasteryTier, Mode, SnapshotLite, UnitStatus};
 
 /// `GET /courses`.
@@ -31,8 +31,8 @@ pub struct CourseSummary {
     /// Who the course is for, e.g. "ages 12-15".
     pub audience: String,
     pub unit_count: u32,
-    /// The modes a thread of this course can be created in now: switched on
-    /// by the course's workflow and built into this server.
+    /// The modes a thread of this course can be created in now: those the
+    /// course's workflow switches on.
     pub modes: Vec<Mode>,
 }
 
@@ -83,7 +83,7 @@ pub struct PrerequisiteEdge {
 pub(crate) fn offered_modes(workflow: &Workflow) -> Vec<Mode> {
     Mode::ALL
         .into_iter()
-        .filter(|m| modes::for_mode(*m).is_some() && workflow.modes.enabled(*m))
+        .filter(|m| workflow.modes.enabled(*m))
         .collect()
 }
 

@@ -1,22 +1,24 @@
 //! `POST /threads/{threadId}/pause`, `/resume` and `/end`: a session's
 //! lifecycle, the same in every mode. A paused thread keeps its state
 //! exactly as it was and refuses turns (409) until it is resumed; an ended
-//! thread is completed, and its mode may add its summary as the last
-//! message (a question session's recap).
+//! thread is completed, and its mode closes its own state as its own finish
+//! would, in the same commit: an exam is scored and its answers become
+//! evidence, a problem set sends its report, a question session recaps.
 
 use chrono::{DateTime, Utc};
 use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::error::ServiceError;
-use super::threads::{commit_with_retries, owned_thread, respond};
+use super::threads::{commit_with_retries, owned_thread, respond, snapshot_or_new};
 use super::views::state_view;
 use super::{App, Output};
 use crate::api::auth::Principal;
 use crate::api::problem::Problem;
-use crate::engine::modes;
+use crate::content::Bundle;
+use crate::engine::modes::{self, Ended, Ending};
 use crate::model::{Role, Thread, ThreadStateView, ThreadStatus, TutorMessage};
-use crate::store::{IdempotencyLock, UnitOfWork};
+use crate::store::{Expected, IdempotencyLock, UnitOfWork};
 
 /// What the student asks of the session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,13 +84,15 @@ impl App {
         lock: Option<&IdempotencyLock>,
     ) -> Result<Output, ServiceError> {
         let bundle = self.bundle().await;
-        commit_with_retries(self, |_| {
+        let (output, events) = commit_with_retries(self, |_| {
             let bundle = bundle.clone();
             async move {
                 let record = owned_thread(self, who, thread_id, 0).await?;
                 let now = self.clock.now();
                 let mut thread = record.thread.clone();
                 let mut messages = Vec::new();
+                let mut work = UnitOfWork::new();
+                let mut events = Vec::new();
                 match (change, thread.status) {
                     // Asking for the state the thread is already in changes nothing.
                     (LifecycleChange::Pause, ThreadStatus::Paused)
@@ -116,12 +120,10 @@ impl App {
                         thread.status = ThreadStatus::Completed;
                         thread.paused_at = None;
                         thread.ended_at = Some(now);
-                        let course = bundle.course(&thread.course_id);
-                        let workflow = course.and_then(|c| bundle.workflow_for(c));
-                        if let (Some(mode), Some(course), Some(workflow)) =
-                            (modes::for_mode(thread.mode), course, workflow)
-                            && let Some(text) = mode.end(workflow, course, &mut thread)
-                        {
+                        let ended = self
+                            .close_session(&bundle, who, &mut thread, &mut work, now)
+                            .await?;
+                        if let Some(text) = ended.text {
                             messages.push(TutorMessage {
                                 id: format!("{thread_id}-end"),
                                 thread_id: thread_id.to_owned(),
@@ -135,6 +137,7 @@ impl App {
                                 created_at: now,
                             });
                         }
+                        events = ended.events;
                     }
                 }
                 if thread != record.thread {
@@ -148,14 +151,60 @@ impl App {
                     state: state_view(&thread, &bundle),
                     messages: messages.clone(),
                 };
-                let mut work = UnitOfWork::new();
                 if thread != record.thread {
                     work.put_thread(record.update(thread, messages));
                 }
                 let output = respond(&mut work, lock, 200, &response)?;
-                Ok((work, output))
+                Ok((work, (output, events)))
             }
         })
-        .await
+        .await?;
+        // Sent once the end is committed, as a turn's are; the end happens
+        // once, so its events have one id each however often it is asked.
+        self.send_events(&who.student_id, thread_id, END_TURN_ID, events)
+            .await;
+        Ok(output)
     }
 }
+
+impl App {
+    /// The thread's mode closes its session as its own finish would; what
+    /// that changes in the student's record joins `work`.
+    async fn close_session(
+        &self,
+        bundle: &Bundle,
+        who: &Principal,
+        thread: &mut Thread,
+        work: &mut UnitOfWork,
+        now: DateTime<Utc>,
+    ) -> Result<Ended, ServiceError> {
+        let course = bundle.course(&thread.course_id);
+        let workflow = course.and_then(|c| bundle.workflow_for(c));
+        // A course no longer published: the thread just completes.
+        let Some((course, workflow)) = course.zip(workflow) else {
+            return Ok(Ended::default());
+        };
+        let read = self.store.get_snapshot(&who.student_id, &course.id).await?;
+        let before = snapshot_or_new(
+            read.as_ref(),
+            &who.student_id,
+            &course.id,
+            &course.entry_unit,
+        );
+        let mut snapshot = before.clone();
+        let ended = modes::for_mode(thread.mode).end(&mut Ending {
+            course,
+            workflow,
+            now,
+            thread,
+            snapshot: &mut snapshot,
+        });
+        if snapshot != before {
+            work.put_snapshot(snapshot, Expected::of(read.as_ref()));
+        }
+        Ok(ended)
+    }
+}
+
+/// The turn id a session's end raises its notifications under.
+const END_TURN_ID: &str = "end";

@@ -327,27 +327,19 @@ impl App {
         let workflow = bundle
             .workflow_for(course)
             .ok_or_else(|| ServiceError::internal("course without workflow"))?;
-        let Some(mode) = modes::for_mode(request.mode) else {
+        let mode = modes::for_mode(request.mode);
+        if !workflow.modes.enabled(request.mode) {
             return Err(Problem::unprocessable(
-                "mode-not-available",
-                "Mode not available yet",
+                "mode-disabled",
+                "Mode disabled",
                 format!(
-                    "mode `{}` is not available yet; create a `guided` thread",
-                    request.mode.as_str()
+                    "mode `{}` is switched off for course `{}`",
+                    request.mode.as_str(),
+                    course.id
                 ),
             )
             .with_field("mode")
             .into());
-        };
-        if !workflow.modes.enabled(request.mode) {
-            return Err(ServiceError::unprocessable(
-                "mode-disabled",
-                "Mode disabled",
-                format!(
-                    "mode `{}` is switched off for this course",
-                    request.mode.as_str()
-                ),
-            ));
         }
         if let Some(unit) = &request.unit_id
             && course.unit(unit).is_none()

@@ -435,9 +435,7 @@ impl App {
         if record.thread.status == ThreadStatus::Paused {
             return Ok(false);
         }
-        let Some(mode) = modes::for_mode(record.thread.mode) else {
-            return Ok(false);
-        };
+        let mode = modes::for_mode(record.thread.mode);
         let bundle = self.bundle().await;
         let rt = self.runtime(&bundle, &record.thread.course_id)?;
         let now = self.clock.now();
@@ -513,15 +511,14 @@ impl App {
         let bundle = self.bundle().await;
         let rt = self.runtime(&bundle, &record.thread.course_id)?;
         check_client_event(rt.course(), &request.client_event)?;
-        if let Some(mode) = modes::for_mode(record.thread.mode) {
-            mode.check_event(
+        modes::for_mode(record.thread.mode)
+            .check_event(
                 &record.thread,
                 &bundle,
                 &request.client_event,
                 request.message_text.as_deref(),
             )
             .map_err(|e| ServiceError::invalid_field(e.field, e.detail))?;
-        }
         Ok(TurnCall {
             who,
             thread_id,
@@ -1025,15 +1022,9 @@ fn pauses(plan: &Plan) -> bool {
     plan.safety.as_ref().is_some_and(SafetyHit::pauses_tutoring)
 }
 
+/// A turn the engine could not compute is the server's fault, never the caller's.
 fn turn_error(e: TurnError) -> ServiceError {
-    match e {
-        TurnError::ModeNotAvailable(_) => ServiceError::unprocessable(
-            "mode-not-available",
-            "Mode not available yet",
-            e.to_string(),
-        ),
-        e => ServiceError::internal(e.to_string()),
-    }
+    ServiceError::internal(e.to_string())
 }
 
 /// A paused session takes no turns until its student resumes it.

@@ -22,7 +22,8 @@ export interface paths {
          *
          *     Every mode is available: `guided`, `teach_me`, `clarify_doubts`,
          *     `exam`, `problem_set` and `survey`; a mode the course's workflow
-         *     switches off answers 422 (`mode-disabled`). A `teach_me`
+         *     switches off answers 422 (`mode-disabled`, `field: mode`, the detail
+         *     naming the mode and the course). A `teach_me`
          *     thread teaches `unitId` (the course's entry unit if none is given) from a
          *     study plan of 3 to 5 steps, set up here: the unit's authored plan,
          *     else the planner's, else the workflow's default plan. Its progress is
@@ -38,7 +39,9 @@ export interface paths {
          *     answers stay on the server. With `feedback: deferred` nothing about
          *     correctness is shown by any route until the exam ends; with
          *     `immediate` each answer is marked as it comes. `timeLimitMinutes`
-         *     ends the exam with what was answered. Answers are turns: a message
+         *     ends the exam with what was answered. An exam the student ends
+         *     (`EXAM_END`, or `POST /threads/{threadId}/end`) is scored with the
+         *     questions not answered at 0. Answers are turns: a message
          *     (a number, an option's letter or text, or words), `"skip"` or an
          *     `EXAM_SKIP` event, and `EXAM_END` to finish early; an `EXAM_ANSWER`
          *     event names the question answered, so an answer to a question
@@ -81,7 +84,10 @@ export interface paths {
          *     again with what a valid one looks like. The question on screen (to draw
          *     its options or scale) and the answers so far are in `state.survey`;
          *     the answers, read back with their questions, are in the thread's
-         *     summary. An unknown `surveyId`, or `surveyId` with another mode,
+         *     summary. A survey whose YAML sets `time_limit_minutes` takes answers
+         *     until `state.survey.endsAt`: the first message after it is told time
+         *     is up and not recorded, and the survey ends with what was answered
+         *     (`timedOut`). An unknown `surveyId`, or `surveyId` with another mode,
          *     answers 400 naming `surveyId`.
          */
         post: operations["createThread"];
@@ -184,13 +190,19 @@ export interface paths {
         put?: never;
         /**
          * End a session
-         * @description Completes the thread in any mode (`endedAt` is set). A question
+         * @description Completes the thread in any mode (`endedAt` is set); the mode closes
+         *     its session as its own finish would, in the same commit. A question
          *     session (clarify_doubts) adds its recap of the concepts discussed as
          *     the last message; after that every message gets a short reply
          *     pointing to a lesson or practice. A problem set ends where it is
          *     (`abandoned` unless every problem is done) with its report in
-         *     `state.problemSet` and the thread's summary. An exam is finished with
-         *     an `EXAM_END` turn, which scores it; ending its thread here does not.
+         *     `state.problemSet` and the thread's summary, and sends
+         *     `session.completed` with that report as a finished set does. An exam
+         *     is scored exactly as an `EXAM_END` turn scores it: the questions not
+         *     answered score 0 (past its time limit it ends as `time_up`), the
+         *     report is said and is in the thread's summary, and the answers count
+         *     as evidence in the student's record. A survey ends with the answers
+         *     given. Ending a completed thread changes nothing and sends nothing.
          */
         post: operations["endThread"];
         delete?: never;
@@ -616,7 +628,6 @@ export interface components {
              *     | `too-large` | 413 | the body or recording is too large |
              *     | `unsupported-media-type` | 415 | the body's type is not accepted |
              *     | `idempotency-key-reused` | 422 | the Idempotency-Key was used for a different request |
-             *     | `mode-not-available` | 422 | the thread mode is not available yet |
              *     | `mode-disabled` | 422 | the mode is switched off for this course |
              *     | `drill-outdated` | 422 | the drill cannot be regenerated after a content change |
              *     | `unknown-id` | 422 | a card event names a unit or question the course does not have |
@@ -752,8 +763,8 @@ export interface components {
             courseId: string;
             description: string;
             /**
-             * @description The modes a thread of this course can be created in now: switched on
-             *     by the course's workflow and built into this server.
+             * @description The modes a thread of this course can be created in now: those the
+             *     course's workflow switches on.
              */
             modes: components["schemas"]["Mode"][];
             title: string;
@@ -1545,10 +1556,20 @@ export interface components {
          */
         SurveyView: {
             answers: components["schemas"]["SurveyAnswerView"][];
+            /**
+             * Format: date-time
+             * @description When the survey stops taking answers, if it has a time limit.
+             */
+            endsAt?: string;
             finished: boolean;
             /** @description The question on screen; absent once the survey is finished. */
             question?: components["schemas"]["SurveyQuestionView"];
             surveyId: string;
+            /**
+             * @description The survey ended at its time limit, with what was answered by then.
+             * @default false
+             */
+            timedOut: boolean;
             title: string;
         };
         /** @description `GET /me/threads`. */
@@ -2243,7 +2264,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
-            /** @description The mode is not available (`mode-not-available`, `mode-disabled`), or the Idempotency-Key was used for another request. */
+            /** @description The course's workflow switches the mode off (`mode-disabled`, `field` is `mode`), or the Idempotency-Key was used for another request. */
             422: components["responses"]["Unprocessable"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -2307,7 +2328,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
-            /** @description Turns in the thread's mode are not available yet (`mode-not-available`), the card event names a unit or question the course does not have (`unknown-id`, `field` says which), or the Idempotency-Key was used for another request. */
+            /** @description The card event names a unit or question the course does not have (`unknown-id`, `field` says which), or the Idempotency-Key was used for another request. */
             422: components["responses"]["Unprocessable"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

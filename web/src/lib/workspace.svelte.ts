@@ -177,10 +177,10 @@ export class Workspace {
       this.composerError = null;
       await this.refreshThreads();
     } catch (e) {
-      if (e instanceof ApiError && e.status === 422 && ['mode-not-available', 'mode-disabled'].includes(e.kind)) {
-        // The catalog offered a mode the server cannot start yet: stop offering it.
+      if (e instanceof ApiError && e.status === 422 && e.kind === 'mode-disabled') {
+        // The course switched the mode off since the catalog was read: stop offering it.
         this.refusedModes[courseId] = [...(this.refusedModes[courseId] ?? []), mode];
-        this.newSessionError = "That kind of session isn't ready yet. Pick another one.";
+        this.newSessionError = "That kind of session isn't available for this course. Pick another one.";
       } else {
         this.newSessionError = this.fail(e);
       }

@@ -17,7 +17,8 @@ use crate::content::tutor_text::list_in_words;
 use crate::content::workflow::{ClarifyMode, Transition};
 use crate::content::{Course, Workflow};
 use crate::engine::modes::{
-    ModeBlock, ModePlan, ModeTurn, Outcome, SessionMode, Start, StartError, Started, welcome,
+    Ended, Ending, ModeBlock, ModePlan, ModeTurn, Outcome, SessionMode, Start, StartError, Started,
+    welcome,
 };
 use crate::engine::policy::PolicyOutcome;
 use crate::engine::turn::{Interpreted, Plan, TurnEvent};
@@ -36,35 +37,11 @@ impl SessionMode for ClarifyDoubts {
     }
 
     /// The recap the closing reply gives: the concepts discussed.
-    fn end(&self, workflow: &Workflow, course: &Course, thread: &mut Thread) -> Option<String> {
-        let mut session = clarify_of(&thread.session).cloned().unwrap_or_default();
-        session.complete = true;
-        thread.session.mode_state = ModeState::ClarifyDoubts(session);
-        let concepts = &thread.session.concepts_discussed;
-        let student = &thread.session.personalization;
-        let spoken = workflow.offline_tutor.in_language(student.language);
-        let name = student.student_name.as_deref();
-        let recap: Vec<&String> = spoken
-            .moves
-            .recap
-            .iter()
-            .filter(|p| name.is_some() || !p.contains("{{student_name}}"))
-            .collect();
-        let phrase = recap
-            .iter()
-            .find(|p| p.contains("{{concepts}}") != concepts.is_empty())
-            .or(recap.first())?;
-        let about = thread
-            .unit_id
-            .as_deref()
-            .and_then(|u| course.unit(u))
-            .map_or(&course.title, |u| &u.title);
-        Some(
-            phrase
-                .replace("{{concepts}}", &list_in_words(concepts))
-                .replace("{{unit_title}}", about)
-                .replace("{{student_name}}", name.unwrap_or_default()),
-        )
+    fn end(&self, ending: &mut Ending<'_>) -> Ended {
+        Ended {
+            text: recap(ending.workflow, ending.course, ending.thread),
+            events: Vec::new(),
+        }
     }
 
     fn start(&self, start: &Start<'_>) -> Result<Started, StartError> {
@@ -261,6 +238,38 @@ fn declines(said: &str, declines: &[String]) -> bool {
     }
     let core = words.join(" ");
     declines.iter().any(|d| d.trim().to_lowercase() == core)
+}
+
+/// Closes the question session: the recap of the concepts discussed.
+fn recap(workflow: &Workflow, course: &Course, thread: &mut Thread) -> Option<String> {
+    let mut session = clarify_of(&thread.session).cloned().unwrap_or_default();
+    session.complete = true;
+    thread.session.mode_state = ModeState::ClarifyDoubts(session);
+    let concepts = &thread.session.concepts_discussed;
+    let student = &thread.session.personalization;
+    let spoken = workflow.offline_tutor.in_language(student.language);
+    let name = student.student_name.as_deref();
+    let recap: Vec<&String> = spoken
+        .moves
+        .recap
+        .iter()
+        .filter(|p| name.is_some() || !p.contains("{{student_name}}"))
+        .collect();
+    let phrase = recap
+        .iter()
+        .find(|p| p.contains("{{concepts}}") != concepts.is_empty())
+        .or(recap.first())?;
+    let about = thread
+        .unit_id
+        .as_deref()
+        .and_then(|u| course.unit(u))
+        .map_or(&course.title, |u| &u.title);
+    Some(
+        phrase
+            .replace("{{concepts}}", &list_in_words(concepts))
+            .replace("{{unit_title}}", about)
+            .replace("{{student_name}}", name.unwrap_or_default()),
+    )
 }
 
 #[cfg(test)]

@@ -26,8 +26,8 @@ use crate::engine::grading;
 use crate::engine::irt;
 use crate::engine::modes::exam_select::{self, Pool};
 use crate::engine::modes::{
-    InvalidParam, ModeBlock, ModePlan, ModeTurn, Outcome, SessionMode, Start, StartError, Started,
-    welcome,
+    Ended, Ending, InvalidParam, ModeBlock, ModePlan, ModeTurn, Outcome, SessionMode, Start,
+    StartError, Started, welcome,
 };
 use crate::engine::policy::PolicyOutcome;
 use crate::engine::solution;
@@ -37,8 +37,8 @@ use crate::model::{
     AbilityEstimate, ClientEvent, ExamBreakdownLine, ExamEnd, ExamFeedbackMode, ExamItemSource,
     ExamOption, ExamProgressView, ExamQuestion, ExamQuestionResultView, ExamQuestionStatus,
     ExamQuestionView, ExamReportView, ExamSelection, ExamSession, GradeOutcome, LlmTutorResponse,
-    Mode, ModeState, QuestionResult, Scaffolding, SessionState, StudentIntent, TeachBack,
-    ThreadStatus, TutorAction, UnderstandingSignal, UnitRef,
+    Mode, ModeState, QuestionResult, Scaffolding, SessionState, StudentIntent, StudentSnapshot,
+    TeachBack, ThreadLearning, ThreadStatus, TutorAction, UnderstandingSignal, UnitRef,
 };
 
 /// The most questions an exam may have.
@@ -264,73 +264,112 @@ impl SessionMode for Exam {
         session.learning = before_session.learning.clone();
         session.recent_outcomes = before_session.recent_outcomes.clone();
         if step.finished_now {
-            let rt = turn.rt;
             let ctx = TransitionContext {
-                course: rt.course(),
-                workflow: rt.workflow(),
+                course: turn.rt.course(),
+                workflow: turn.rt.workflow(),
                 now: turn.env.now,
             };
-            let answered: Vec<&ExamQuestion> = step
-                .session
-                .questions
-                .iter()
-                .filter(|q| q.status == ExamQuestionStatus::Answered)
-                .collect();
-            // Each question is a first try: the rights are recorded before
-            // the wrongs, so none reads as put right after a wrong one.
-            for correct in [true, false] {
-                for q in answered
-                    .iter()
-                    .filter(|q| (q.result == Some(QuestionResult::Correct)) == correct)
-                {
-                    thread_learning::record_answer(
-                        &mut session.learning,
-                        &q.unit_id,
-                        correct,
-                        false,
-                        q.mistake_tag.as_deref(),
-                    );
-                }
-            }
-            for q in answered {
-                let correct = q.result == Some(QuestionResult::Correct);
-                match &q.source {
-                    ExamItemSource::Blueprint { .. } => {
-                        let _ = evidence::apply_drill_graded(
-                            outcome.snapshot,
-                            &ctx,
-                            &DrillGraded {
-                                unit_id: q.unit_id.clone(),
-                                correct,
-                                mistake_tag: q.mistake_tag.clone(),
-                                first_attempt: true,
-                            },
-                        );
-                        record_ability(
-                            outcome.snapshot,
-                            rt.workflow(),
-                            &q.unit_id,
-                            q.difficulty_value,
-                            correct,
-                        );
-                    }
-                    ExamItemSource::Bank { question_id, tier } => {
-                        let _ = evidence::apply_exam_submitted(
-                            outcome.snapshot,
-                            &ctx,
-                            &ExamSubmitted {
-                                question_id: question_id.clone(),
-                                unit_id: q.unit_id.clone(),
-                                tier: *tier,
-                                correct,
-                            },
-                        );
-                    }
-                }
-            }
+            record_results(&step.session, &mut session.learning, outcome.snapshot, &ctx);
             outcome.thread.status = ThreadStatus::Completed;
         }
         outcome.thread.session.mode_state = ModeState::Exam(step.session);
+    }
+
+    /// An exam the student ends (`POST /threads/{id}/end`) is scored as
+    /// one ended by its end event: the questions not answered score 0 (or,
+    /// past its time limit, it ends as timed out), the report is kept for
+    /// the summary and the answers become evidence.
+    fn end(&self, ending: &mut Ending<'_>) -> Ended {
+        let Some(before) = exam_of(&ending.thread.session) else {
+            return Ended::default();
+        };
+        if before.finished() {
+            return Ended::default();
+        }
+        let mut exam = before.clone();
+        let (course, now) = (ending.course, ending.now);
+        let text =
+            time_up(&mut exam, course, now).unwrap_or_else(|| end_early(&mut exam, course, now));
+        let ctx = TransitionContext {
+            course,
+            workflow: ending.workflow,
+            now,
+        };
+        let session = &mut ending.thread.session;
+        record_results(&exam, &mut session.learning, ending.snapshot, &ctx);
+        session.mode_state = ModeState::Exam(exam);
+        Ended {
+            text: Some(text),
+            events: Vec::new(),
+        }
+    }
+}
+
+/// A finished exam's answers fed into the student's record as evidence,
+/// and into the thread's own learning: however the exam ended, only its
+/// answered questions count (a skipped or unanswered one is no evidence).
+fn record_results(
+    exam: &ExamSession,
+    learning: &mut ThreadLearning,
+    snapshot: &mut StudentSnapshot,
+    ctx: &TransitionContext<'_>,
+) {
+    let answered: Vec<&ExamQuestion> = exam
+        .questions
+        .iter()
+        .filter(|q| q.status == ExamQuestionStatus::Answered)
+        .collect();
+    // Each question is a first try: the rights are recorded before
+    // the wrongs, so none reads as put right after a wrong one.
+    for correct in [true, false] {
+        for q in answered
+            .iter()
+            .filter(|q| (q.result == Some(QuestionResult::Correct)) == correct)
+        {
+            thread_learning::record_answer(
+                learning,
+                &q.unit_id,
+                correct,
+                false,
+                q.mistake_tag.as_deref(),
+            );
+        }
+    }
+    for q in answered {
+        let correct = q.result == Some(QuestionResult::Correct);
+        match &q.source {
+            ExamItemSource::Blueprint { .. } => {
+                let _ = evidence::apply_drill_graded(
+                    snapshot,
+                    ctx,
+                    &DrillGraded {
+                        unit_id: q.unit_id.clone(),
+                        correct,
+                        mistake_tag: q.mistake_tag.clone(),
+                        first_attempt: true,
+                    },
+                );
+                record_ability(
+                    snapshot,
+                    ctx.workflow,
+                    &q.unit_id,
+                    q.difficulty_value,
+                    correct,
+                );
+            }
+            ExamItemSource::Bank { question_id, tier } => {
+                let _ = evidence::apply_exam_submitted(
+                    snapshot,
+                    ctx,
+                    &ExamSubmitted {
+                        question_id: question_id.clone(),
+                        unit_id: q.unit_id.clone(),
+                        tier: *tier,
+                        correct,
+                    },
+                );
+            }
+        }
     }
 }
 
@@ -534,14 +573,7 @@ fn advance(
             finished_now: false,
         };
     }
-    if let Some(limit) = session.time_limit_minutes
-        && now >= session.started_at + Duration::minutes(i64::from(limit))
-    {
-        finish(&mut session, ExamEnd::TimeUp, now);
-        let text = format!(
-            "Time's up, so the exam ends with what you had answered. {}",
-            closing(&session, course, now)
-        );
+    if let Some(text) = time_up(&mut session, course, now) {
         return Step {
             session,
             text,
@@ -554,11 +586,7 @@ fn advance(
     let mut lead = String::new();
     match read_move(event, said) {
         Move::End => {
-            finish(&mut session, ExamEnd::EndedEarly, now);
-            let text = format!(
-                "You ended the exam early; the questions not answered score 0. {}",
-                closing(&session, course, now)
-            );
+            let text = end_early(&mut session, course, now);
             return Step {
                 session,
                 text,
@@ -688,6 +716,30 @@ fn advance(
         text,
         finished_now: false,
     }
+}
+
+/// Ends the exam with what was answered when its time limit has passed
+/// at `now`; the reply that says so, with the results.
+fn time_up(session: &mut ExamSession, course: &Course, now: DateTime<Utc>) -> Option<String> {
+    let limit = session.time_limit_minutes?;
+    if now < session.started_at + Duration::minutes(i64::from(limit)) {
+        return None;
+    }
+    finish(session, ExamEnd::TimeUp, now);
+    Some(format!(
+        "Time's up, so the exam ends with what you had answered. {}",
+        closing(session, course, now)
+    ))
+}
+
+/// Ends the exam before its last question, at the student's word (the
+/// end event, or the thread ended): the questions not answered score 0.
+fn end_early(session: &mut ExamSession, course: &Course, now: DateTime<Utc>) -> String {
+    finish(session, ExamEnd::EndedEarly, now);
+    format!(
+        "You ended the exam early; the questions not answered score 0. {}",
+        closing(session, course, now)
+    )
 }
 
 fn finish(session: &mut ExamSession, how: ExamEnd, now: DateTime<Utc>) {
@@ -1074,6 +1126,7 @@ pub fn progress_view(session: &ExamSession) -> ExamProgressView {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Thread;
 
     fn event(text: Option<&str>, client_event: ClientEvent) -> TurnEvent {
         TurnEvent {
@@ -1112,6 +1165,166 @@ mod tests {
         assert!(matches!(read_move(&tab, Some("skip")), Move::Skip(Some(3))));
         let nothing = event(None, ClientEvent::None);
         assert!(matches!(read_move(&nothing, None), Move::Nothing));
+    }
+
+    use crate::engine::modes::shipped_bundle as bundle;
+
+    fn at(minutes: i64) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339("2026-03-02T08:00:00Z")
+            .unwrap()
+            .with_timezone(&Utc)
+            + Duration::minutes(minutes)
+    }
+
+    /// A 4-question exam on whole numbers started at [`at`]`(0)`, its first
+    /// question answered right and its second wrong, as turns mark them.
+    fn exam_thread(bundle: &crate::content::Bundle, request: serde_json::Value) -> Thread {
+        let course = bundle.course("prealgebra").unwrap();
+        let workflow = bundle.workflow_for(course).unwrap();
+        let mut request = request;
+        request["courseId"] = serde_json::json!("prealgebra");
+        request["mode"] = serde_json::json!("exam");
+        let request: crate::model::CreateThreadRequest = serde_json::from_value(request).unwrap();
+        let started = Exam
+            .start(&Start {
+                bundle,
+                course,
+                workflow,
+                unit: course.unit("whole-numbers"),
+                goal: None,
+                prepared: None,
+                earlier: &[],
+                request: &request,
+                now: at(0),
+                seed: 7,
+                locked_questions: &BTreeSet::new(),
+                snapshot: None,
+                problems: None,
+                problem_set_id: None,
+                personalization: &Default::default(),
+            })
+            .unwrap();
+        let mut session = started.session;
+        let ModeState::Exam(exam) = &mut session.mode_state else {
+            panic!("an exam");
+        };
+        for (i, correct) in [(0, true), (1, false)] {
+            let q = &mut exam.questions[i];
+            q.status = ExamQuestionStatus::Answered;
+            q.shown_at = Some(at(i as i64));
+            q.answered_at = Some(at(i as i64 + 1));
+            q.result = Some(if correct {
+                QuestionResult::Correct
+            } else {
+                QuestionResult::Incorrect
+            });
+            q.credit = if correct { 1.0 } else { 0.0 };
+        }
+        exam.current_index = 2;
+        exam.questions[2].shown_at = Some(at(2));
+        Thread {
+            thread_id: "t-exam".into(),
+            student_id: "s".into(),
+            course_id: "prealgebra".into(),
+            mode: Mode::Exam,
+            status: ThreadStatus::Completed,
+            goal: None,
+            unit_id: Some("whole-numbers".into()),
+            created_at: at(0),
+            updated_at: at(3),
+            title: None,
+            preview: None,
+            paused_at: None,
+            ended_at: Some(at(5)),
+            session,
+        }
+    }
+
+    fn end_at(
+        bundle: &crate::content::Bundle,
+        thread: &mut Thread,
+        snapshot: &mut StudentSnapshot,
+        now: DateTime<Utc>,
+    ) -> Ended {
+        let course = bundle.course("prealgebra").unwrap();
+        Exam.end(&mut Ending {
+            course,
+            workflow: bundle.workflow_for(course).unwrap(),
+            now,
+            thread,
+            snapshot,
+        })
+    }
+
+    #[test]
+    fn an_exam_the_student_ends_is_scored_with_the_unanswered_at_zero() {
+        let bundle = bundle();
+        let mut thread = exam_thread(&bundle, serde_json::json!({"questionCount": 4}));
+        let mut snapshot = StudentSnapshot::new("s", "prealgebra", "whole-numbers");
+        let before = snapshot.clone();
+        let ended = end_at(&bundle, &mut thread, &mut snapshot, at(5));
+        let text = ended.text.expect("the report is said");
+        assert!(text.contains("You ended the exam early"), "{text}");
+        assert!(text.contains("You scored 1 out of 4 (25%)"), "{text}");
+        assert!(ended.events.is_empty());
+        let exam = exam_of(&thread.session).unwrap();
+        assert_eq!(exam.ended, Some(ExamEnd::EndedEarly));
+        assert_eq!(exam.finished_at, Some(at(5)));
+        let r = report(exam, bundle.course("prealgebra").unwrap(), at(9));
+        assert_eq!(
+            (r.score, r.max_score, r.answered, r.unanswered),
+            (1.0, 4, 2, 2)
+        );
+        assert_eq!(r.time_used_seconds, 300, "to the end, not to the report");
+        assert_eq!(r.questions.len(), 3, "the question on screen is shown");
+        // The two answers are evidence, and the thread's learning has them.
+        assert_ne!(snapshot, before);
+        let progress = &snapshot.unit_progress;
+        assert!(!progress.is_empty(), "{snapshot:?}");
+        assert!(!thread.session.learning.is_empty());
+
+        // Ending it again changes nothing.
+        let (kept, kept_snapshot) = (thread.clone(), snapshot.clone());
+        let again = end_at(&bundle, &mut thread, &mut snapshot, at(8));
+        assert_eq!(again, Ended::default());
+        assert_eq!((thread, snapshot), (kept, kept_snapshot));
+    }
+
+    #[test]
+    fn an_exam_ended_past_its_time_limit_ends_as_timed_out() {
+        let bundle = bundle();
+        let mut thread = exam_thread(
+            &bundle,
+            serde_json::json!({"questionCount": 4, "timeLimitMinutes": 10}),
+        );
+        let mut snapshot = StudentSnapshot::new("s", "prealgebra", "whole-numbers");
+        let text = end_at(&bundle, &mut thread, &mut snapshot, at(12))
+            .text
+            .unwrap();
+        assert!(text.starts_with("Time's up"), "{text}");
+        let exam = exam_of(&thread.session).unwrap();
+        assert_eq!(exam.ended, Some(ExamEnd::TimeUp));
+    }
+
+    #[test]
+    fn an_exam_ended_with_nothing_answered_is_no_evidence() {
+        let bundle = bundle();
+        let mut thread = exam_thread(&bundle, serde_json::json!({"questionCount": 3}));
+        let ModeState::Exam(exam) = &mut thread.session.mode_state else {
+            panic!();
+        };
+        for q in &mut exam.questions {
+            q.status = ExamQuestionStatus::Unanswered;
+            q.result = None;
+            q.credit = 0.0;
+        }
+        let mut snapshot = StudentSnapshot::new("s", "prealgebra", "whole-numbers");
+        let before = snapshot.clone();
+        let text = end_at(&bundle, &mut thread, &mut snapshot, at(5))
+            .text
+            .unwrap();
+        assert!(text.contains("You scored 0 out of 3"), "{text}");
+        assert_eq!(snapshot, before);
     }
 
     #[test]

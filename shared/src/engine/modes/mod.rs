@@ -13,8 +13,8 @@
 //! turns lives in the session's [`ModeState`](crate::model::ModeState),
 //! saved and versioned with the rest of the thread.
 //!
-//! [`for_mode`] is the registry: a mode that is not built yet has no entry,
-//! so threads cannot be created in it.
+//! [`for_mode`] is the registry: every mode a thread can be created in has
+//! its entry (a course may still switch a mode off in its workflow).
 
 pub mod clarify_doubts;
 pub mod exam;
@@ -93,11 +93,13 @@ pub trait SessionMode: Sync {
         policy: PolicyOutcome,
     ) -> ModePlan;
 
-    /// The student ends the thread (`POST /threads/{id}/end`): the mode's
-    /// own state is closed and its summary, if it has one, becomes the
-    /// thread's last message.
-    fn end(&self, _workflow: &Workflow, _course: &Course, _thread: &mut Thread) -> Option<String> {
-        None
+    /// The student ends the thread (`POST /threads/{id}/end`) before the
+    /// mode finished it: the mode closes its own state as its own finish
+    /// would (an exam is scored, a problem set reports), and says what that
+    /// adds to the conversation and sends to the integration. Called once:
+    /// ending a completed thread changes nothing.
+    fn end(&self, _ending: &mut Ending<'_>) -> Ended {
+        Ended::default()
     }
 
     /// The mode's own update once the reply is decided, after the updates
@@ -124,6 +126,26 @@ pub trait SessionMode: Sync {
     }
 }
 
+/// A session the student ends, as its mode sees it: the thread (already
+/// completed, with its end time) and the student's record, to close and
+/// update as the mode's own finish would.
+pub struct Ending<'a> {
+    pub course: &'a Course,
+    pub workflow: &'a Workflow,
+    pub now: DateTime<Utc>,
+    pub thread: &'a mut Thread,
+    pub snapshot: &'a mut StudentSnapshot,
+}
+
+/// What ending a session adds, committed with it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Ended {
+    /// The thread's last message (a recap, the report), if the mode has one.
+    pub text: Option<String>,
+    /// Notifications for the integration, sent once the end is committed.
+    pub events: Vec<OutboundEvent>,
+}
+
 /// A session a mode ended for being idle too long.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Expired {
@@ -133,15 +155,15 @@ pub struct Expired {
     pub events: Vec<OutboundEvent>,
 }
 
-/// The mode that runs threads of `mode`; `None` while it is not built.
-pub fn for_mode(mode: Mode) -> Option<&'static dyn SessionMode> {
+/// The mode that runs threads of `mode`.
+pub fn for_mode(mode: Mode) -> &'static dyn SessionMode {
     match mode {
-        Mode::Guided => Some(&guided::Guided),
-        Mode::TeachMe => Some(&teach_me::TeachMe),
-        Mode::ClarifyDoubts => Some(&clarify_doubts::ClarifyDoubts),
-        Mode::Exam => Some(&exam::Exam),
-        Mode::ProblemSet => Some(&problem_set::ProblemSet),
-        Mode::Survey => Some(&survey::Survey),
+        Mode::Guided => &guided::Guided,
+        Mode::TeachMe => &teach_me::TeachMe,
+        Mode::ClarifyDoubts => &clarify_doubts::ClarifyDoubts,
+        Mode::Exam => &exam::Exam,
+        Mode::ProblemSet => &problem_set::ProblemSet,
+        Mode::Survey => &survey::Survey,
     }
 }
 
@@ -320,29 +342,16 @@ pub fn welcome(start: &Start<'_>, mode: Mode) -> Result<String, StartError> {
         .map_err(|e| StartError(e.to_string()))
 }
 
+/// The repository's own content bundle, for the modes' tests.
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_built_modes_are_registered() {
-        let built = [
-            Mode::Guided,
-            Mode::TeachMe,
-            Mode::ClarifyDoubts,
-            Mode::Exam,
-            Mode::ProblemSet,
-            Mode::Survey,
-        ];
-        for mode in built {
-            assert!(for_mode(mode).is_some());
-        }
-        for mode in Mode::ALL.into_iter().filter(|m| !built.contains(m)) {
-            assert!(
-                for_mode(mode).is_none(),
-                "{} is not built yet",
-                mode.as_str()
-            );
-        }
-    }
+pub(crate) fn shipped_bundle() -> Bundle {
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let files = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap()
+        .block_on(crate::content::ContentSource::fetch(
+            &crate::content::FsSource::new(root),
+        ))
+        .unwrap();
+    Bundle::load(&files).unwrap()
 }

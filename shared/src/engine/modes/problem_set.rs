@@ -28,8 +28,8 @@ use crate::content::{Course, Workflow};
 use crate::engine::grading;
 use crate::engine::modes::teach_me::with_completion;
 use crate::engine::modes::{
-    Expired, MemoryCut, ModeBlock, ModePlan, ModeTurn, Outcome, SessionMode, Start, StartError,
-    Started, welcome,
+    Ended, Ending, Expired, MemoryCut, ModeBlock, ModePlan, ModeTurn, Outcome, SessionMode, Start,
+    StartError, Started, welcome,
 };
 use crate::engine::policy::PolicyOutcome;
 use crate::engine::scaffolding;
@@ -69,18 +69,23 @@ impl SessionMode for ProblemSet {
     }
 
     /// A student who ends the session (`POST /threads/{id}/end`) ends the
-    /// set where it is, with the report of what was done.
-    fn end(&self, _workflow: &Workflow, course: &Course, thread: &mut Thread) -> Option<String> {
-        let mut state = state_of(&thread.session)?.clone();
+    /// set where it is: the report of what was done, sent as
+    /// `session.completed` as a finished set's is.
+    fn end(&self, ending: &mut Ending<'_>) -> Ended {
+        let Some(mut state) = state_of(&ending.thread.session).cloned() else {
+            return Ended::default();
+        };
         if state.ended.is_some() {
-            return None;
+            return Ended::default();
         }
-        let now = thread.ended_at.unwrap_or(thread.updated_at);
-        let report = close(thread, &mut state, course, now);
-        Some(format!(
-            "This problem set is over. You finished {} of {} problems.",
-            report.problems_completed, report.problems_total
-        ))
+        let report = close(ending.thread, &mut state, ending.course, ending.now);
+        Ended {
+            text: Some(format!(
+                "This problem set is over. You finished {} of {} problems.",
+                report.problems_completed, report.problems_total
+            )),
+            events: vec![session_completed(&report)],
+        }
     }
 
     /// A session left without a message past `session_ttl_minutes` ends as

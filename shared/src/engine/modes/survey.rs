@@ -13,14 +13,18 @@
 //!   the closing words with the answers read back.
 //! - `apply` commits the same step; the survey's answers are the session's
 //!   state and its summary, never evidence about any unit.
+//!
+//! A survey with a time limit stops taking answers once the clock the
+//! turn is handed passes it: the next message is told so, and the survey
+//! ends with what was answered. Ending the thread ends it the same way.
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, Duration, Utc};
 
 use crate::content::Bundle;
 use crate::content::survey::{self, Survey as Questionnaire, SurveyQuestion};
 use crate::engine::modes::{
-    InvalidParam, ModeBlock, ModePlan, ModeTurn, Outcome, SessionMode, Start, StartError, Started,
-    welcome,
+    Ended, Ending, InvalidParam, ModeBlock, ModePlan, ModeTurn, Outcome, SessionMode, Start,
+    StartError, Started, welcome,
 };
 use crate::engine::policy::PolicyOutcome;
 use crate::engine::turn::{Interpreted, Plan, TurnEvent};
@@ -118,12 +122,21 @@ impl SessionMode for Survey {
             skipped: Vec::new(),
             started_at: start.now,
             finished_at: None,
+            ends_at: survey
+                .time_limit_minutes
+                .map(|m| start.now + Duration::minutes(i64::from(m))),
+            timed_out: false,
         };
         let hello = welcome(start, Mode::Survey)?;
         let mut text = format!("{hello}\n\n{}", survey.title.trim());
         let intro = survey.intro.trim();
         if !intro.is_empty() {
             text.push_str(&format!("\n{intro}"));
+        }
+        if let Some(m) = survey.time_limit_minutes {
+            text.push_str(&format!(
+                "\nYou have {m} minutes; after that the survey ends with what you've answered."
+            ));
         }
         text.push_str(&format!("\n\n{}", ask(survey, first)));
         Ok(Started {
@@ -212,6 +225,42 @@ impl SessionMode for Survey {
         }
         outcome.thread.session.mode_state = ModeState::Survey(step.session);
     }
+
+    /// A survey the student ends stops where it is, with what was
+    /// answered (as one past its time limit does).
+    fn end(&self, ending: &mut Ending<'_>) -> Ended {
+        let Some(before) = survey_of(&ending.thread.session) else {
+            return Ended::default();
+        };
+        if before.current_question_id.is_none() {
+            return Ended::default();
+        }
+        let mut session = before.clone();
+        let timed_out = stop(&mut session, ending.now);
+        let text = if timed_out {
+            "Time was up for this survey, so it ends with what you had answered. Thank you!"
+        } else {
+            "The survey ends here; the answers you gave are saved. Thank you!"
+        };
+        ending.thread.session.mode_state = ModeState::Survey(session);
+        Ended {
+            text: Some(text.into()),
+            events: Vec::new(),
+        }
+    }
+}
+
+/// Stops the survey taking answers at `now`, or at its time limit if that
+/// came first; whether the limit stopped it.
+fn stop(session: &mut SurveySession, now: DateTime<Utc>) -> bool {
+    let timed_out = session.ends_at.is_some_and(|end| now >= end);
+    session.current_question_id = None;
+    session.timed_out = timed_out;
+    session.finished_at = Some(match session.ends_at {
+        Some(end) if timed_out => end,
+        _ => now,
+    });
+    timed_out
 }
 
 /// The survey a session runs, if it is a survey's.
@@ -331,6 +380,17 @@ fn advance(
             text: "This survey is finished — thank you! Your answers are saved.".into(),
         };
     };
+    if stop_if_time_up(&mut session, now) {
+        let minutes = session
+            .ends_at
+            .map_or(0, |end| (end - session.started_at).num_minutes());
+        let text = format!(
+            "Time's up: this survey took answers for {minutes} minutes, so that answer wasn't \
+             recorded and the survey ends with what you had answered.\n\n{}",
+            closing(survey, &session)
+        );
+        return Step { session, text };
+    }
     let said = said.map(str::trim).filter(|s| !s.is_empty());
     let skipping =
         matches!(event.client_event, ClientEvent::SurveySkip { .. }) || said.is_some_and(is_skip);
@@ -387,6 +447,11 @@ fn advance(
         (None, None) => closing(survey, &session),
     };
     Step { session, text }
+}
+
+/// Ends the survey if its time limit has passed at `now`; whether it did.
+fn stop_if_time_up(session: &mut SurveySession, now: DateTime<Utc>) -> bool {
+    session.ends_at.is_some_and(|end| now >= end) && stop(session, now)
 }
 
 fn thanks(session: &SurveySession) -> &'static str {
@@ -482,6 +547,8 @@ pub fn view(bundle: &Bundle, session: &SurveySession) -> SurveyView {
             })
             .collect(),
         finished: session.current_question_id.is_none(),
+        ends_at: session.ends_at,
+        timed_out: session.timed_out,
     }
 }
 
@@ -489,17 +556,7 @@ pub fn view(bundle: &Bundle, session: &SurveySession) -> SurveyView {
 mod tests {
     use super::*;
 
-    fn bundle() -> Bundle {
-        let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-        let files = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap()
-            .block_on(crate::content::ContentSource::fetch(
-                &crate::content::FsSource::new(root),
-            ))
-            .unwrap();
-        Bundle::load(&files).unwrap()
-    }
+    use crate::engine::modes::shipped_bundle as bundle;
 
     fn said(text: &str) -> TurnEvent {
         TurnEvent {
@@ -545,6 +602,114 @@ mod tests {
             "a rule skipped something: {asked:?}"
         );
         assert_eq!(session.answers.len(), asked.len());
+    }
+
+    fn at(minutes: i64) -> DateTime<Utc> {
+        DateTime::<Utc>::UNIX_EPOCH + Duration::minutes(minutes)
+    }
+
+    /// The fractions check-in with a ten-minute limit, started at `at(0)`.
+    fn limited(bundle: &Bundle) -> SurveySession {
+        SurveySession {
+            started_at: at(0),
+            ends_at: Some(at(10)),
+            ..started(bundle, "fractions-confidence")
+        }
+    }
+
+    #[test]
+    fn past_its_time_limit_a_survey_takes_no_answer_and_ends_with_what_was_answered() {
+        let bundle = bundle();
+        let session = limited(&bundle);
+        let first = advance(&bundle, &session, &said("2"), Some("2"), at(9));
+        assert_eq!(first.session.answers.len(), 1, "{}", first.text);
+        assert_eq!(first.session.answers[0].value, "a_little");
+        let late = advance(&bundle, &first.session, &said("4"), Some("4"), at(10));
+        assert!(late.text.starts_with("Time's up"), "{}", late.text);
+        assert!(
+            late.text.contains("that answer wasn't recorded"),
+            "{}",
+            late.text
+        );
+        assert!(
+            late.text.contains("A little bit"),
+            "read back: {}",
+            late.text
+        );
+        let s = &late.session;
+        assert_eq!(s.answers, first.session.answers, "nothing more recorded");
+        assert_eq!(s.current_question_id, None);
+        assert!(s.timed_out);
+        assert_eq!(s.finished_at, Some(at(10)), "it stopped at the limit");
+        let after = advance(&bundle, s, &said("5"), Some("5"), at(60));
+        assert_eq!(&after.session, s);
+        assert!(after.text.contains("finished"), "{}", after.text);
+        let v = view(&bundle, s);
+        assert!(v.finished && v.timed_out && v.question.is_none());
+        assert_eq!(v.ends_at, Some(at(10)));
+    }
+
+    #[test]
+    fn a_survey_without_a_limit_never_times_out() {
+        let bundle = bundle();
+        let session = started(&bundle, "fractions-confidence");
+        let step = advance(&bundle, &session, &said("2"), Some("2"), at(100_000));
+        assert_eq!(step.session.answers.len(), 1);
+        assert!(!step.session.timed_out);
+    }
+
+    #[test]
+    fn a_survey_the_student_ends_keeps_its_answers_once() {
+        let bundle = bundle();
+        let course = bundle.course("prealgebra").unwrap();
+        let workflow = bundle.workflow_for(course).unwrap();
+        let answered = advance(&bundle, &limited(&bundle), &said("2"), Some("2"), at(1)).session;
+        let mut thread = Thread {
+            thread_id: "t".into(),
+            student_id: "s".into(),
+            course_id: "prealgebra".into(),
+            mode: Mode::Survey,
+            status: ThreadStatus::Completed,
+            goal: None,
+            unit_id: None,
+            created_at: at(0),
+            updated_at: at(1),
+            title: None,
+            preview: None,
+            paused_at: None,
+            ended_at: Some(at(3)),
+            session: SessionState {
+                mode_state: ModeState::Survey(answered.clone()),
+                ..SessionState::default()
+            },
+        };
+        let mut snapshot = crate::model::StudentSnapshot::new("s", "prealgebra", "fractions");
+        let mut end = |thread: &mut Thread, now| {
+            Survey.end(&mut Ending {
+                course,
+                workflow,
+                now,
+                thread,
+                snapshot: &mut snapshot,
+            })
+        };
+        let ended = end(&mut thread, at(3));
+        assert!(ended.text.unwrap().contains("saved"));
+        let s = survey_of(&thread.session).unwrap();
+        assert_eq!(s.answers, answered.answers);
+        assert_eq!(
+            (s.current_question_id.clone(), s.finished_at, s.timed_out),
+            (None, Some(at(3)), false)
+        );
+        let kept = thread.clone();
+        assert_eq!(end(&mut thread, at(4)), Ended::default());
+        assert_eq!(thread, kept);
+        // Ended after its limit, it ended at the limit.
+        thread.session.mode_state = ModeState::Survey(answered);
+        end(&mut thread, at(30));
+        let s = survey_of(&thread.session).unwrap();
+        assert!(s.timed_out);
+        assert_eq!(s.finished_at, Some(at(10)));
     }
 
     #[test]

@@ -386,6 +386,74 @@ fn an_integration_problem_joins_its_session_once_and_waits_when_all_are_done() {
     assert_eq!(session.pending_question.unwrap().text, "problem c");
 }
 
+/// A thread working through `set_of(3)`, its first problem solved.
+fn thread_on(state: ProblemSetState) -> Thread {
+    Thread {
+        thread_id: "t-set".into(),
+        student_id: "s".into(),
+        course_id: "prealgebra".into(),
+        mode: Mode::ProblemSet,
+        status: ThreadStatus::Completed,
+        goal: None,
+        unit_id: None,
+        created_at: at(0),
+        updated_at: at(4),
+        title: None,
+        preview: None,
+        paused_at: None,
+        ended_at: Some(at(5)),
+        session: SessionState {
+            mode_state: ModeState::ProblemSet(state),
+            ..SessionState::default()
+        },
+    }
+}
+
+#[test]
+fn a_set_the_student_ends_reports_once_as_a_finished_one_does() {
+    let bundle = crate::engine::modes::shipped_bundle();
+    let course = bundle.course("prealgebra").unwrap();
+    let workflow = bundle.workflow_for(course).unwrap();
+    let mut state = set_of(3);
+    let mut session = SessionState::default();
+    begin_problem(&mut state, &mut session, 0, at(0)).unwrap();
+    state.problems[0].status = ProblemStatus::Completed;
+    state.problems[0].progress.solved = true;
+    state.problems[0].progress.attempts = 1;
+    state.problems[0].progress.signal = Some(Mastered);
+    begin_problem(&mut state, &mut session, 1, at(2)).unwrap();
+    let mut thread = thread_on(state);
+    thread.session.pending_question = session.pending_question;
+    let mut snapshot = crate::model::StudentSnapshot::new("s", "prealgebra", &course.entry_unit);
+    let mut end = |thread: &mut Thread, now| {
+        ProblemSet.end(&mut Ending {
+            course,
+            workflow,
+            now,
+            thread,
+            snapshot: &mut snapshot,
+        })
+    };
+    let ended = end(&mut thread, at(5));
+    assert_eq!(
+        ended.text.as_deref(),
+        Some("This problem set is over. You finished 1 of 3 problems.")
+    );
+    let state = state_of(&thread.session).unwrap();
+    assert_eq!(state.ended, Some(SessionEnd::Abandoned));
+    let report = state.report.clone().unwrap();
+    assert_eq!((report.problems_completed, report.mastered), (1, 1));
+    // The notification a finished set sends, with the report as it stands.
+    assert_eq!(ended.events, vec![session_completed(&report)]);
+    assert_eq!(ended.events[0].kind, OutboundEventKind::SessionCompleted);
+    assert_eq!(ended.events[0].data["report"]["problemsTotal"], 3);
+    assert!(thread.session.pending_question.is_none());
+
+    let kept = thread.clone();
+    assert_eq!(end(&mut thread, at(9)), Ended::default(), "once");
+    assert_eq!(thread, kept);
+}
+
 #[test]
 fn a_session_expires_after_its_time_to_live() {
     let s = settings();
