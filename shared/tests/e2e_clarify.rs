@@ -11,19 +11,8 @@
 
 mod e2e_support;
 
-use e2e_support::Harness;
+use e2e_support::{Harness, tutor_text};
 use serde_json::{Value, json};
-
-fn tutor_text(turn: &Value) -> String {
-    turn["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "assistant")
-        .map(|m| m["text"].as_str().unwrap().to_owned())
-        .collect::<Vec<_>>()
-        .join(" ")
-}
 
 async fn new_thread(h: &Harness, student: &str, mode: &str) -> String {
     let mut body = json!({"courseId": "prealgebra", "mode": mode});

@@ -7,19 +7,8 @@
 
 mod e2e_support;
 
-use e2e_support::Harness;
+use e2e_support::{Harness, tutor_text};
 use serde_json::{Value, json};
-
-fn tutor_text(reply: &Value) -> String {
-    reply["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "assistant")
-        .map(|m| m["text"].as_str().unwrap().to_owned())
-        .collect::<Vec<_>>()
-        .join(" ")
-}
 
 async fn put_profile(h: &Harness, student: &str, profile: Value) -> e2e_support::Reply {
     let request = h

@@ -10,7 +10,9 @@
 
 mod e2e_support;
 
-use e2e_support::{Harness, base_config, bundle_files, bundle_patched, drill_answer, wrong_answer};
+use e2e_support::{
+    Harness, base_config, bundle_files, bundle_patched, drill_answer, tutor_text, wrong_answer,
+};
 use serde_json::{Value, json};
 use tutorflow::config::ProviderKind;
 
@@ -39,17 +41,6 @@ fn statuses(turn: &Value) -> Vec<String> {
         .iter()
         .map(|s| s["status"].as_str().unwrap().to_owned())
         .collect()
-}
-
-fn tutor_text(turn: &Value) -> String {
-    turn["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "assistant")
-        .map(|m| m["text"].as_str().unwrap().to_owned())
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 /// The student's next message: the right (or a wrong) answer to a drill

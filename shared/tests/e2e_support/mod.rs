@@ -331,6 +331,18 @@ impl Harness {
 }
 
 /// The right answer to a drill card, read back the way drill-grade does.
+/// Everything the tutor said in a response, its messages joined.
+pub fn tutor_text(reply: &Value) -> String {
+    reply["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "assistant")
+        .map(|m| m["text"].as_str().unwrap().to_owned())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 pub fn drill_answer(thread: &str, token: &str) -> String {
     let verified = drill_token::verify(
         token,
