@@ -210,6 +210,18 @@ pub struct Plan {
     pub item_help: item_help::TurnHelp,
 }
 
+impl Plan {
+    /// The turn's event as the plan read it: what the student wrote and
+    /// the card event, for a mode that replays it in `apply`.
+    pub fn event(&self) -> TurnEvent {
+        TurnEvent {
+            message_text: self.said.clone(),
+            message_latex: None,
+            client_event: self.input.context.client_event.clone(),
+        }
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum TurnError {
     #[error(transparent)]

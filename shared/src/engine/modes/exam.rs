@@ -248,11 +248,7 @@ impl SessionMode for Exam {
         let Some(before) = exam_of(before_session) else {
             return;
         };
-        let event = TurnEvent {
-            message_text: plan.said.clone(),
-            message_latex: None,
-            client_event: plan.input.context.client_event.clone(),
-        };
+        let event = plan.event();
         let step = advance(turn, before, &event, plan.said.as_deref());
         let session = &mut outcome.thread.session;
         // An exam keeps no question, scaffolding or help of the chat's own:

@@ -200,11 +200,7 @@ impl SessionMode for Survey {
         let Some(before) = survey_of(before_session) else {
             return;
         };
-        let event = TurnEvent {
-            message_text: plan.said.clone(),
-            message_latex: None,
-            client_event: plan.input.context.client_event.clone(),
-        };
+        let event = plan.event();
         let step = advance(
             &turn.rt.bundle,
             before,
