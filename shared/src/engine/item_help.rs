@@ -14,7 +14,7 @@ use crate::content::course::MistakeTag;
 use crate::content::workflow::GradingSettings;
 use crate::engine::answer_guard::PendingAnswer;
 use crate::engine::grading::Grade;
-use crate::engine::solution::{self, Solution};
+use crate::engine::solution::{self, HintStep, Solution};
 use crate::model::{GradeOutcome, ItemHelp, PendingQuestion, QuestionPhase};
 
 /// What the tutor may use this turn, and what the step it offers works
@@ -23,15 +23,19 @@ use crate::model::{GradeOutcome, ItemHelp, PendingQuestion, QuestionPhase};
 pub struct TurnHelp {
     pub help: ItemHelp,
     pub step_expects: Option<String>,
+    /// The question's `hints_used` once this help is given: rungs the
+    /// student did on their own are passed, not offered again.
+    pub hints_used_after: u32,
 }
 
 /// The help `question` offers after its `hints_used` pieces of help so
-/// far. `solution` is the item's, when it has one; `grade` is this turn's
-/// grade of the student's answer, whose known mistake is explained in the
+/// far. `solution` is the item's, when it has one; `said` is this turn's
+/// message and `grade` its grade, whose known mistake is explained in the
 /// unit's words (`unit_tags`).
 pub fn for_question(
     solution: Option<&Solution>,
     question: &PendingQuestion,
+    said: Option<&str>,
     grade: Option<&Grade>,
     unit_tags: &[MistakeTag],
     settings: &GradingSettings,
@@ -48,6 +52,7 @@ pub fn for_question(
                 ..ItemHelp::default()
             },
             step_expects: None,
+            hints_used_after: question.hints_used.saturating_add(1),
         };
     };
     // A step whose result happens to be the answer is only shown open.
@@ -68,21 +73,37 @@ pub fn for_question(
         .filter(|s| !leaks(s))
         .collect();
     // The ladder: the hint steps, then the step that works out the answer,
-    // asked open. Each piece of help given moves one rung down; a rung
-    // whose result the student has already given on their own is passed.
-    let mut ladder: Vec<_> = solution.hints();
+    // asked open, each followed by its smaller question where it has one.
+    // Each piece of help given moves one rung down; a rung whose step the
+    // student has already done on their own is passed.
+    let mut steps_in_order: Vec<_> = solution.hints();
     if let Some(last) = solution.open_steps().last()
-        && !ladder.contains(&last)
+        && !steps_in_order.contains(&last)
     {
-        ladder.push(last);
+        steps_in_order.push(last);
     }
-    let done = solution.done(&question.previous_answers, settings);
+    let ladder: Vec<(&HintStep, &str)> = steps_in_order
+        .into_iter()
+        .flat_map(|h| {
+            std::iter::once((h, h.ask.as_str())).chain(h.smaller.as_deref().map(|s| (h, s)))
+        })
+        .collect();
+    // A step's result given now counts as much as one given before.
+    let answers: Vec<String> = question
+        .previous_answers
+        .iter()
+        .cloned()
+        .chain(said.map(str::to_owned))
+        .collect();
+    let done = solution.done(&answers, settings);
     let given = question.hints_used as usize;
     let step = ladder
         .iter()
+        .enumerate()
         .skip(given)
-        .find(|h| !done.contains(h) && !leaks(&h.ask))
-        .copied();
+        .find(|(_, (h, ask))| !done.contains(h) && !leaks(ask));
+    let hints_used_after = step.map_or(given + 1, |(rung, _)| rung + 1);
+    let step = step.map(|(_, rung)| *rung);
     let representations: Vec<&str> = solution
         .representations()
         .iter()
@@ -98,11 +119,12 @@ pub fn for_question(
     TurnHelp {
         help: ItemHelp {
             steps,
-            next_step: step.map(|h| h.ask.clone()),
+            next_step: step.map(|(_, ask)| ask.to_owned()),
             representation,
             mistake,
         },
-        step_expects: step.and_then(|h| h.expects.clone()),
+        step_expects: step.and_then(|(h, _)| h.expects.clone()),
+        hints_used_after: u32::try_from(hints_used_after).unwrap_or(u32::MAX),
     }
 }
 
@@ -154,7 +176,7 @@ mod tests {
                 let mut seen = Vec::new();
                 for used in 0..4 {
                     question.hints_used = used;
-                    let turn = for_question(Some(&solution), &question, None, &[], &settings);
+                    let turn = for_question(Some(&solution), &question, None, None, &[], &settings);
                     let help = turn.help;
                     assert!(!help.steps.is_empty(), "{blueprint} {seed}: no steps");
                     for text in help.steps.iter().chain(&help.next_step) {
@@ -180,10 +202,10 @@ mod tests {
         let item = item("eq-two-step", 3);
         let solution = Solution::of_item(&item);
         let mut question = pending(&item);
-        let first = for_question(Some(&solution), &question, None, &[], &settings);
+        let first = for_question(Some(&solution), &question, None, None, &[], &settings);
         let expects = first.step_expects.expect("the first step has a value");
         question.previous_answers.push(expects);
-        let next = for_question(Some(&solution), &question, None, &[], &settings);
+        let next = for_question(Some(&solution), &question, None, None, &[], &settings);
         assert_ne!(next.help.next_step, first.help.next_step);
     }
 
@@ -194,12 +216,12 @@ mod tests {
             let item = item("eq-two-step", seed);
             let solution = Solution::of_item(&item);
             let mut question = pending(&item);
-            let first = for_question(Some(&solution), &question, None, &[], &settings);
+            let first = for_question(Some(&solution), &question, None, None, &[], &settings);
             question.hints_used = 1;
             question
                 .previous_answers
                 .push(first.step_expects.clone().unwrap());
-            let next = for_question(Some(&solution), &question, None, &[], &settings);
+            let next = for_question(Some(&solution), &question, None, None, &[], &settings);
             let last = solution.open_steps().last().unwrap();
             assert_eq!(next.help.next_step.as_ref(), Some(&last.ask), "seed {seed}");
         }
@@ -234,16 +256,57 @@ mod tests {
                 ..pending(&item("eq-two-step", 0))
             };
             let guard = PendingAnswer::new("own problem", &problem.text, &problem.answer).unwrap();
-            let next = for_question(Some(&solution), &question, None, &[], &settings);
-            let finish = next
-                .help
-                .next_step
-                .unwrap_or_else(|| panic!("{message}: no finishing step"));
-            assert_eq!(finish, problem.finishing_step, "{message}");
-            assert!(!guard.found_in(&finish), "{message}: {finish}");
-            question.hints_used = 2;
-            let after = for_question(Some(&solution), &question, None, &[], &settings);
-            assert_eq!(after.help.next_step, None, "{message}: the ladder ends");
+            // The first step was offered with the problem; after it come its
+            // arithmetic, the finishing step, and the finishing arithmetic.
+            let expected_rungs: Vec<&String> = [
+                problem.smaller.first.as_ref(),
+                Some(&problem.finishing_step),
+                problem.smaller.finishing.as_ref(),
+            ]
+            .into_iter()
+            .flatten()
+            // A rung that would name the answer (50 ÷ 10 when 20% of 50 is
+            // 10) is passed.
+            .filter(|rung| !guard.found_in(rung))
+            .collect();
+            let mut rungs = Vec::new();
+            loop {
+                let turn = for_question(Some(&solution), &question, None, None, &[], &settings);
+                let Some(step) = turn.help.next_step else {
+                    break;
+                };
+                assert!(!guard.found_in(&step), "{message}: {step}");
+                assert!(rungs.len() < 5, "{message}: the ladder never ends");
+                rungs.push(step);
+                question.hints_used = turn.hints_used_after;
+            }
+            assert_eq!(
+                rungs.iter().collect::<Vec<_>>(),
+                expected_rungs,
+                "{message}"
+            );
         }
+    }
+
+    #[test]
+    fn a_step_worked_out_by_the_student_skips_its_smaller_question() {
+        use crate::engine::student_math::{own_solution, student_problem};
+        let settings = GradingSettings::default();
+        let problem = student_problem("2x + 3 = 11").unwrap();
+        let solution = own_solution(&problem);
+        let mut question = PendingQuestion {
+            text: problem.text.clone(),
+            hints_used: 1,
+            ..pending(&item("eq-two-step", 0))
+        };
+        let stuck = for_question(Some(&solution), &question, None, None, &[], &settings);
+        assert_eq!(stuck.help.next_step.as_deref(), Some("What is 11 - 3?"));
+        assert_eq!(stuck.step_expects.as_deref(), Some("8"));
+        // The student answers the smaller question this turn.
+        let done = for_question(Some(&solution), &question, Some("8"), None, &[], &settings);
+        assert_eq!(done.help.next_step, Some(problem.finishing_step.clone()));
+        question.hints_used = done.hints_used_after;
+        let smaller = for_question(Some(&solution), &question, None, None, &[], &settings);
+        assert_eq!(smaller.help.next_step.as_deref(), Some("What is 8 ÷ 2?"));
     }
 }

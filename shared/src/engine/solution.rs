@@ -32,6 +32,10 @@ pub struct HintStep {
     /// question; `None` for the step that works out the answer.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub expects: Option<String>,
+    /// The same step asked smaller still, for a student stuck on `ask`:
+    /// just its arithmetic (`What is 11 - 3?`). It works out to `expects`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub smaller: Option<String>,
 }
 
 /// An item's solution: its steps and representations, and its answer
@@ -65,6 +69,7 @@ impl Solution {
                     ask: s.open.clone(),
                     tell: s.answer_free().to_owned(),
                     expects: (!s.gives_answer).then(|| s.value.clone()),
+                    smaller: None,
                 },
                 worked: s.text.clone(),
             })
@@ -86,6 +91,7 @@ impl Solution {
                     ask: s.clone(),
                     tell: s.clone(),
                     expects: None,
+                    smaller: None,
                 },
                 worked: s.clone(),
             })
@@ -278,6 +284,7 @@ mod tests {
                     ask: s.open.clone(),
                     tell: s.answer_free().to_owned(),
                     expects: (!s.gives_answer).then(|| s.value.clone()),
+                    smaller: None,
                 },
                 worked: s.text.clone(),
             })

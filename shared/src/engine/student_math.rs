@@ -542,6 +542,16 @@ pub struct StudentProblem {
     /// out the answer (asked open): `So 2x = 8. Now divide both sides by 2.
     /// What is x?`.
     pub finishing_step: String,
+    /// Each step asked smaller still, for a student stuck on it: just its
+    /// arithmetic (`What is 11 - 3?`, then `What is 8 ÷ 2?`).
+    pub smaller: SmallerSteps,
+}
+
+/// The arithmetic of a problem's two steps, where code knows it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SmallerSteps {
+    pub first: Option<String>,
+    pub finishing: Option<String>,
 }
 
 /// The solution of a problem the student brought, as the help ladder uses
@@ -552,6 +562,7 @@ pub fn own_solution(problem: &StudentProblem) -> Solution {
         ask: problem.first_step.clone(),
         tell: problem.first_step.clone(),
         expects: problem.first_step_expects.clone(),
+        smaller: problem.smaller.first.clone(),
     };
     let first_worked = match &problem.first_step_expects {
         Some(value) => format!("{} {value}", problem.first_step),
@@ -561,6 +572,7 @@ pub fn own_solution(problem: &StudentProblem) -> Solution {
         ask: problem.finishing_step.clone(),
         tell: problem.finishing_step.clone(),
         expects: None,
+        smaller: problem.smaller.finishing.clone(),
     };
     let finish_worked = format!("{} {}", problem.finishing_step, problem.answer);
     Solution::worked_by_code(
@@ -694,6 +706,10 @@ fn shared_in_ratio(message: &str) -> Option<StudentProblem> {
             "{amount} ÷ {} is one part. How much are {p} parts, and how much are {q} parts?",
             p + q
         ),
+        smaller: SmallerSteps {
+            first: Some(format!("What is {p} + {q}?")),
+            finishing: Some(format!("What is {amount} ÷ {}?", p + q)),
+        },
     })
 }
 
@@ -703,10 +719,12 @@ fn work_out(run: &MathRun) -> Option<StudentProblem> {
         let answer = format!("{variable} = {value}");
         let (first_step, first_step_expects) = stepped(run, &answer, variable);
         let finishing_step = finishing_step(run, variable, first_step_expects.as_deref());
+        let smaller = smaller_steps(run, first_step_expects.as_deref());
         return Some(StudentProblem {
             first_step,
             first_step_expects,
             finishing_step,
+            smaller,
             text: run.display(),
             answer,
             solves_for: Some(variable),
@@ -722,10 +740,12 @@ fn work_out(run: &MathRun) -> Option<StudentProblem> {
     let value = evaluate(&run.compact(), run.has_decimal())?;
     let (first_step, first_step_expects) = stepped(run, &value, 'x');
     let finishing_step = finishing_step(run, 'x', first_step_expects.as_deref());
+    let smaller = smaller_steps(run, first_step_expects.as_deref());
     Some(StudentProblem {
         first_step,
         first_step_expects,
         finishing_step,
+        smaller,
         text: run.display(),
         answer: value,
         solves_for: None,
@@ -857,7 +877,136 @@ fn shaped_finish(run: &MathRun, v: char, first: Option<&str>) -> Option<String> 
                 piece_text(amount)?
             ))
         }
+        // A one-step equation's first step already undoes its operation:
+        // what is left is the arithmetic, asked another way.
+        (ProblemShape::OneStepEquation, [Var(_), Op(op @ ('+' | '-')), b, Op('='), c], _) => {
+            let (b, c) = (piece_text(b)?, piece_text(c)?);
+            let (undo, sign) = if *op == '+' {
+                ("Taking", '-')
+            } else {
+                ("Adding", '+')
+            };
+            let from = if *op == '+' { "from" } else { "to" };
+            Some(format!(
+                "{undo} {b} {from} both sides leaves {v} = {c} {sign} {b}. What is {c} {sign} {b}?"
+            ))
+        }
+        (ProblemShape::OneStepEquation, [Num { text: a, .. }, Var(_), Op('='), c], _) => {
+            Some(format!(
+                "Think of the {a} times table: {a} × what makes {}?",
+                piece_text(c)?
+            ))
+        }
+        (ProblemShape::OneStepEquation, [Var(_), Op('/' | '÷'), a, Op('='), c], _) => {
+            let (a, c) = (whole(a)?, whole(c)?);
+            (1..=12).contains(&c).then(|| {
+                format!(
+                    "{v} shared into {a} equal parts gives {c} each, so {v} is {c} lots of {a}. Count up in {a}s, {c} times: {a}, {}, {}… Where do you end up?",
+                    2 * a,
+                    3 * a
+                )
+            })
+        }
         _ => None,
+    }
+}
+
+/// Each step's arithmetic on its own, for a student stuck on the step:
+/// the first step's sum (`first` is what it works out to), then the
+/// finishing step's.
+fn smaller_steps(run: &MathRun, first: Option<&str>) -> SmallerSteps {
+    use Piece::{Frac, Num, Of, Op, Var};
+    let Some(shape) = run.shape() else {
+        return SmallerSteps::default();
+    };
+    let w: Option<i64> = first.and_then(|w| w.parse().ok());
+    let undo = |op: char, b: &Piece, c: &Piece| -> Option<String> {
+        let (b, c) = (whole(b)?, whole(c)?);
+        Some(if op == '+' {
+            format!("What is {c} - {b}?")
+        } else {
+            format!("What is {c} + {b}?")
+        })
+    };
+    match (shape, &run.pieces[..]) {
+        (
+            ProblemShape::TwoStepEquation,
+            [
+                Num { text: a, .. },
+                Var(_),
+                Op(op @ ('+' | '-')),
+                b,
+                Op('='),
+                c,
+            ],
+        ) => SmallerSteps {
+            first: undo(*op, b, c),
+            finishing: w.map(|w| format!("What is {w} ÷ {a}?")),
+        },
+        (
+            ProblemShape::TwoStepEquation,
+            [
+                Var(_),
+                Op('/' | '÷'),
+                Num { text: a, .. },
+                Op(op @ ('+' | '-')),
+                b,
+                Op('='),
+                c,
+            ],
+        ) => SmallerSteps {
+            first: undo(*op, b, c),
+            finishing: w.map(|w| format!("What is {w} × {a}?")),
+        },
+        (ProblemShape::FractionAddSub, [a, Op(op @ ('+' | '-')), b]) => {
+            match (fraction(a), fraction(b)) {
+                (Some((n1, d1)), Some((n2, d2))) if d1 != d2 && d1 > 0 && d2 > 0 => {
+                    let (big, small) = (d1.max(d2), d1.min(d2));
+                    let common = d1 / gcd(d1, d2) * d2;
+                    let verb = if *op == '+' { "add" } else { "take away" };
+                    SmallerSteps {
+                        first: Some(format!(
+                            "Count up in {big}s: {big}, {}, {}… Which is the first of those that {small} goes into too?",
+                            2 * big,
+                            3 * big
+                        )),
+                        finishing: Some(format!(
+                            "The bottom stays {common}. Just {verb} the tops: what is {} {op} {}?",
+                            n1 * (common / d1),
+                            n2 * (common / d2)
+                        )),
+                    }
+                }
+                _ => SmallerSteps::default(),
+            }
+        }
+        (ProblemShape::FractionOfAmount, [Frac(f), Of, _]) => {
+            let n = fraction(&Frac(f.clone())).map(|(n, _)| n);
+            SmallerSteps {
+                first: None,
+                finishing: w
+                    .zip(n)
+                    .filter(|(_, n)| *n > 1)
+                    .map(|(w, n)| format!("What is {n} × {w}?")),
+            }
+        }
+        (ProblemShape::Percentage, [Num { text: pct, .. }, Op('%'), Of, amount]) => {
+            let tens = pct
+                .parse::<i64>()
+                .ok()
+                .filter(|p| p % 10 == 0)
+                .map(|p| p / 10);
+            SmallerSteps {
+                first: whole(amount)
+                    .filter(|a| a % 10 == 0)
+                    .map(|a| format!("What is {a} ÷ 10?")),
+                finishing: w
+                    .zip(tens)
+                    .filter(|(_, t)| *t > 1)
+                    .map(|(w, t)| format!("What is {t} × {w}?")),
+            }
+        }
+        _ => SmallerSteps::default(),
     }
 }
 

@@ -398,6 +398,7 @@ pub fn plan_interpreted(
             item_help::for_question(
                 pending_solution(rt, state.thread, q, env).as_ref(),
                 q,
+                read.said.as_deref(),
                 grade,
                 tags,
                 &workflow.grading,
@@ -1369,7 +1370,9 @@ fn record_help_given(
     if !offered || !(scaffolds || hints) {
         return;
     }
-    question.hints_used = question.hints_used.saturating_add(1);
+    question.hints_used = help
+        .hints_used_after
+        .max(question.hints_used.saturating_add(1));
     if help.help.next_step.is_some() {
         let scaffolding = &mut session.scaffolding;
         scaffolding.active = true;
