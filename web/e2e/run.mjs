@@ -630,7 +630,7 @@ async function main() {
       return (await fetch('/me/profile', { headers: { authorization: `Bearer ${token}` } })).json();
     });
     expect(saved.name === 'Kai' && saved.age === 8 && saved.language === 'es' && saved.exampleThemes.length === 1, JSON.stringify(saved));
-    await form.getByRole('button', { name: 'Save' }).scrollIntoViewIfNeeded();
+    await phone.getByTestId('profile-summary').scrollIntoViewIfNeeded();
     await fitsWidth(phone);
     await shot(phone, '23-phone-profile-saved');
     await phone.close();

@@ -68,7 +68,7 @@ describe('the form state', () => {
     expect(languageLevels.map((l) => l.value).sort()).toEqual([...languageLevelValues].sort());
     expect(languageLevels.map((l) => l.value)).toEqual(['simple', 'standard', 'advanced']);
     expect(languages.find((l) => l.value === 'es')?.name).toBe('Español');
-    expect(themes.every((t) => t.name && t.icon)).toBe(true);
+    expect(themes.find((t) => t.value === 'sports')?.name).toBe('Sports');
   });
 
   it('turns a saved profile into fields and back, blanks as cleared', () => {

@@ -39,17 +39,17 @@ const levelWords: Partial<Record<LanguageLevel, { name: string; hint: string; or
   standard: { name: 'Standard', hint: 'The usual way', order: 1 },
   advanced: { name: 'Advanced', hint: 'Proper maths words, less explaining', order: 2 },
 };
-const themeWords: Partial<Record<ExampleTheme, { name: string; icon: string }>> = {
-  sports: { name: 'Sports', icon: '⚽' },
-  cooking: { name: 'Cooking', icon: '🍳' },
-  games: { name: 'Games', icon: '🎮' },
-  money: { name: 'Money', icon: '💰' },
-  music: { name: 'Music', icon: '🎵' },
-  animals: { name: 'Animals', icon: '🐾' },
-  nature: { name: 'Nature', icon: '🌿' },
-  space: { name: 'Space', icon: '🚀' },
-  art: { name: 'Art', icon: '🎨' },
-  travel: { name: 'Travel', icon: '✈️' },
+const themeWords: Partial<Record<ExampleTheme, string>> = {
+  sports: 'Sports',
+  cooking: 'Cooking',
+  games: 'Games',
+  money: 'Money',
+  music: 'Music',
+  animals: 'Animals',
+  nature: 'Nature',
+  space: 'Space',
+  art: 'Art',
+  travel: 'Travel',
 };
 // Each language by its own name, as a student who reads it looks for it.
 const languageWords: Partial<Record<TutorLanguage, string>> = { en: 'English', es: 'Español' };
@@ -59,11 +59,7 @@ const titled = (value: string) => value.charAt(0).toUpperCase() + value.slice(1)
 export const languageLevels = [...languageLevelValues]
   .map((value) => ({ value, name: levelWords[value]?.name ?? titled(value), hint: levelWords[value]?.hint ?? '' }))
   .sort((a, b) => (levelWords[a.value]?.order ?? 9) - (levelWords[b.value]?.order ?? 9));
-export const themes = exampleThemeValues.map((value) => ({
-  value,
-  name: themeWords[value]?.name ?? titled(value),
-  icon: themeWords[value]?.icon ?? '',
-}));
+export const themes = exampleThemeValues.map((value) => ({ value, name: themeName(value) }));
 export const languages = tutorLanguageValues.map((value) => ({ value, name: languageName(value) }));
 
 export function languageName(language: TutorLanguage): string {
@@ -71,7 +67,7 @@ export function languageName(language: TutorLanguage): string {
 }
 
 export function themeName(theme: ExampleTheme): string {
-  return themeWords[theme]?.name ?? titled(theme);
+  return themeWords[theme] ?? titled(theme);
 }
 
 /** Nothing saved yet: `{}` (or a 404) from GET /me/profile. */
