@@ -165,6 +165,27 @@ async function signIn(page, url, studentId, staff = false) {
   await page.getByRole('button', { name: '+ New session' }).waitFor();
 }
 
+const location = (page) => new URL(page.url()).hash;
+
+/** Tabs forward until the focused element matches `selector`. */
+async function tabTo(page, selector, most = 30) {
+  for (let i = 0; i < most; i++) {
+    if (await page.evaluate((s) => document.activeElement?.matches(s) ?? false, selector)) return;
+    await page.keyboard.press('Tab');
+  }
+  throw new Error(`Tab never reached ${selector}`);
+}
+
+/** The page is no wider than its screen: nothing to scroll sideways. */
+async function fitsWidth(page) {
+  const [scroll, width] = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
+  expect(scroll <= width, `the page is ${scroll}px wide on a ${width}px screen`);
+  const wide = await page.evaluate(() =>
+    [...document.querySelectorAll('.profile *')].filter((e) => e.getBoundingClientRect().right > window.innerWidth + 1).map((e) => e.outerHTML.slice(0, 80)),
+  );
+  expect(wide.length === 0, `cut off on the right: ${wide}`);
+}
+
 async function newSession(page, goal) {
   await page.getByRole('button', { name: '+ New session' }).click();
   await page.getByLabel(/What do you want to work on/).fill(goal);
@@ -202,6 +223,11 @@ async function main() {
     await shot(page, '00-sign-in');
     await axe(page, 'sign-in');
     await signIn(page, url, student);
+    // A new student is offered the profile form first, and may skip it.
+    await page.getByRole('heading', { name: 'Tell your tutor about you' }).waitFor();
+    await page.getByRole('button', { name: 'Skip for now' }).click();
+    await page.locator('.welcome').waitFor();
+    expect(location(page) === '#/', `skipping goes home: ${location(page)}`);
     await page.getByRole('button', { name: '+ New session' }).click();
     const offered = await page.evaluate(async () => {
       const token = JSON.parse(localStorage.getItem('tutorflow.session')).token;
@@ -288,6 +314,11 @@ async function main() {
     await exam.getByRole('button', { name: 'View Memo' }).click();
     await exam.locator('.memo').waitFor();
     await page.locator('[data-testid=revisit-count]').waitFor();
+    // Mastery in words beside the tier, and what earns a tier.
+    const mastery = page.getByTestId('mastery');
+    await mastery.waitFor();
+    expect(/(Just starting|Learning|Getting there|Almost there|Got it)\s*\d+%/.test(await mastery.textContent()), await mastery.textContent());
+    expect(/exam question/.test(await page.getByTestId('tier-hint').textContent()), await page.getByTestId('tier-hint').textContent());
     const count = await page.locator('[data-testid=revisit-count]').textContent();
     expect(Number(count) >= 1, `revisit count ${count}`);
     await shot(page, '06-exam-locked-memo', exam);
@@ -510,6 +541,99 @@ async function main() {
     await drawer.waitFor();
     expect((await drawer.locator('tbody tr').count()) > 0, 'top candidate units with scores');
     await shot(page, '13-debug-drawer');
+  });
+
+  await check('profile: a name, sports and Spanish; a refused name is shown at the field; the tutor greets in Spanish by name', async () => {
+    await page.getByRole('complementary', { name: 'Debug drawer' }).getByRole('button', { name: 'Close' }).click();
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await signIn(page, url, `lucia-${Date.now().toString(36)}`);
+    const form = page.getByRole('form', { name: 'Tell your tutor about you' });
+    await form.waitFor();
+    expect(location(page) === '#/profile/new', `the form is offered: ${location(page)}`);
+    await shot(page, '18-profile-first-run');
+    await axe(page, 'profile form');
+    // A right-to-left override hidden in the name: the API refuses it and names the field.
+    await form.getByLabel('What should your tutor call you?').fill('Lu\u202Ecía');
+    await form.getByRole('button', { name: 'Save' }).click();
+    const error = page.locator('#pf-name-error');
+    await error.waitFor();
+    const name = form.getByLabel('What should your tutor call you?');
+    expect((await name.getAttribute('aria-invalid')) === 'true', 'the name is marked invalid');
+    expect((await name.getAttribute('aria-describedby')) === 'pf-name-error', 'the error describes the name');
+    expect(await page.evaluate(() => document.activeElement?.id === 'pf-name'), 'the cursor is on the name');
+    await shot(page, '19-profile-error', form);
+    await name.fill('Lucía');
+    await form.getByLabel('Sports').check();
+    await form.getByLabel('Español').check();
+    await form.getByRole('button', { name: 'Save' }).click();
+    await form.getByRole('status').filter({ hasText: 'Saved' }).waitFor();
+    expect((await error.count()) === 0, 'the error is gone once saved');
+    const summary = page.getByTestId('profile-summary').first();
+    expect(/call you Lucía and speak Español, with examples about sports/.test(await summary.textContent()), await summary.textContent());
+    const saved = await page.evaluate(async () => {
+      const token = JSON.parse(localStorage.getItem('tutorflow.session')).token;
+      return (await fetch('/me/profile', { headers: { authorization: `Bearer ${token}` } })).json();
+    });
+    expect(saved.name === 'Lucía' && saved.language === 'es' && saved.exampleThemes.join() === 'sports', JSON.stringify(saved));
+    await shot(page, '20-profile-saved');
+    await page.getByRole('link', { name: 'Start learning →' }).click();
+    await page.getByRole('heading', { name: 'Hi Lucía!' }).waitFor();
+    await page.getByRole('button', { name: '+ New session' }).click();
+    const newForm = page.getByRole('form', { name: 'New session' });
+    expect(/call you Lucía and speak Español/.test(await newForm.getByTestId('profile-summary').textContent()), 'the new session says what the tutor will do');
+    await newForm.getByRole('button', { name: 'Start' }).click();
+    await page.locator('.timeline').waitFor();
+    const greeting = (await page.locator('.msg.assistant .bubble').first().textContent()).trim();
+    expect(greeting.startsWith('¡Hola, Lucía!'), `the greeting: ${greeting}`);
+    await shot(page, '21-greeting-es');
+    // Changed later: the form holds what was saved, and saves the change.
+    await page.getByRole('link', { name: /Your profile/ }).click();
+    const again = page.getByRole('form', { name: 'Your profile' });
+    expect((await again.getByLabel('What should your tutor call you?').inputValue()) === 'Lucía', 'the saved name');
+    expect(await again.getByLabel('Español').isChecked(), 'the saved language');
+    expect(await again.getByLabel('Sports').isChecked(), 'the saved theme');
+    await again.getByLabel('Age', { exact: true }).selectOption('13');
+    expect((await again.getByRole('status').textContent()).includes('Not saved yet'), 'an unsaved change shows');
+    await again.getByRole('button', { name: 'Save' }).click();
+    await again.getByRole('status').filter({ hasText: 'Saved' }).waitFor();
+    await page.reload();
+    await page.getByRole('form', { name: 'Your profile' }).getByLabel('Age', { exact: true }).waitFor();
+    expect((await page.getByLabel('Age', { exact: true }).inputValue()) === '13', 'the age after a reload');
+  });
+
+  await check('profile on a 375 px phone, by keyboard only', async () => {
+    const phone = await context.newPage();
+    await phone.setViewportSize({ width: 375, height: 812 });
+    await phone.goto(url);
+    await phone.getByRole('button', { name: 'Sign out' }).click();
+    // The sessions are behind the menu on a phone: the form is what shows.
+    await phone.getByLabel('Student id').fill(`kai-${Date.now().toString(36)}`);
+    await phone.getByRole('button', { name: 'Sign in' }).click();
+    const form = phone.getByRole('form', { name: 'Tell your tutor about you' });
+    await form.waitFor();
+    await fitsWidth(phone);
+    await shot(phone, '22-phone-profile');
+    await axe(phone, 'profile form on a phone');
+    await tabTo(phone, '#pf-name');
+    await phone.keyboard.type('Kai');
+    await phone.keyboard.press('Tab');
+    await phone.keyboard.press('ArrowDown'); // age: 8
+    await tabTo(phone, 'input[name=pf-language]');
+    await phone.keyboard.press('ArrowRight'); // the second language
+    await phone.keyboard.press('Tab'); // the first theme
+    await phone.keyboard.press('Space');
+    await tabTo(phone, 'button[type=submit]');
+    await phone.keyboard.press('Enter');
+    await form.getByRole('status').filter({ hasText: 'Saved' }).waitFor();
+    const saved = await phone.evaluate(async () => {
+      const token = JSON.parse(localStorage.getItem('tutorflow.session')).token;
+      return (await fetch('/me/profile', { headers: { authorization: `Bearer ${token}` } })).json();
+    });
+    expect(saved.name === 'Kai' && saved.age === 8 && saved.language === 'es' && saved.exampleThemes.length === 1, JSON.stringify(saved));
+    await phone.getByTestId('profile-summary').scrollIntoViewIfNeeded();
+    await fitsWidth(phone);
+    await shot(phone, '23-phone-profile-saved');
+    await phone.close();
   });
 
   expect(pageErrors.length === 0, `errors in the page: ${pageErrors}`);

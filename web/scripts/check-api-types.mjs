@@ -13,7 +13,7 @@ try {
   const fresh = join(dir, 'api.gen.ts');
   execFileSync(
     join(web, 'node_modules/.bin/openapi-typescript'),
-    ['../docs/openapi.yaml', '--default-non-nullable', 'false', '-o', fresh],
+    ['../docs/openapi.yaml', '--default-non-nullable', 'false', '--enum-values', '-o', fresh],
     { cwd: web, stdio: ['ignore', 'ignore', 'inherit'] },
   );
   const committed = readFileSync(join(web, 'src/lib/api.gen.ts'), 'utf8');

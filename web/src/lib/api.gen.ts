@@ -3130,3 +3130,46 @@ export interface operations {
         };
     };
 }
+type FlattenedDeepRequired<T> = {
+    [K in keyof T]-?: FlattenedDeepRequired<T[K] extends unknown[] | undefined | null ? Extract<T[K], unknown[]>[number] : T[K]>;
+};
+type ReadonlyArray<T> = [
+    Exclude<T, undefined>
+] extends [
+    unknown[]
+] ? Readonly<Exclude<T, undefined>> : Readonly<Exclude<T, undefined>[]>;
+export const pathsThreadsThreadIdLogsGetParametersQueryFormatValues: ReadonlyArray<FlattenedDeepRequired<paths>["/threads/{threadId}/logs"]["get"]["parameters"]["query"]["format"]> = ["json", "text"];
+export const answerFormatValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["AnswerFormat"]> = ["choice", "number", "text"];
+export const difficultyValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Difficulty"]> = ["easy", "medium", "hard"];
+export const drillResultValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DrillResult"]> = ["correct", "incorrect"];
+export const examCardStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ExamCardStatus"]> = ["passed", "failed", "locked"];
+export const examEndValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ExamEnd"]> = ["completed", "ended_early", "time_up"];
+export const examFeedbackModeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ExamFeedbackMode"]> = ["immediate", "deferred"];
+export const examQuestionStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ExamQuestionStatus"]> = ["answered", "skipped", "unanswered"];
+export const examResultValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ExamResult"]> = ["passed", "locked"];
+export const examSelectionValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ExamSelection"]> = ["fixed", "adaptive"];
+export const examTierValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ExamTier"]> = ["bronze", "silver", "gold"];
+export const exampleThemeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ExampleTheme"]> = ["sports", "cooking", "games", "money", "music", "animals", "nature", "space", "art", "travel"];
+export const gradeOutcomeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["GradeOutcome"]> = ["correct", "close", "wrong", "unverifiable"];
+export const languageLevelValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["LanguageLevel"]> = ["standard", "simple", "advanced"];
+export const masterySignalValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["MasterySignal"]> = ["mastered", "learned", "struggling", "stuck"];
+export const masteryTierValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["MasteryTier"]> = ["none", "bronze", "silver", "gold"];
+export const modeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Mode"]> = ["guided", "teach_me", "clarify_doubts", "exam", "problem_set", "survey"];
+export const problemStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ProblemStatus"]> = ["pending", "in_progress", "completed", "skipped"];
+export const progressionActionValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ProgressionAction"]> = ["ADVANCE", "CONTINUE", "INTERVENE", "SKIP"];
+export const questionPhaseValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["QuestionPhase"]> = ["asked", "probe", "hint", "explain", "strategy_change"];
+export const questionResultValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["QuestionResult"]> = ["correct", "partial", "incorrect"];
+export const revisitReasonValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RevisitReason"]> = ["failed", "support_viewed"];
+export const roleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Role"]> = ["student", "assistant"];
+export const sessionEndValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["SessionEnd"]> = ["completed", "abandoned"];
+export const stepKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["StepKind"]> = ["explain", "check", "practice"];
+export const stepStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["StepStatus"]> = ["pending", "in_progress", "completed", "blocked"];
+export const supportTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["SupportType"]> = ["memo", "video"];
+export const surveyQuestionKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["SurveyQuestionKind"]> = ["choice", "scale", "free_text"];
+export const threadStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ThreadStatus"]> = ["active", "paused", "completed"];
+export const timelineOutcomeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["TimelineOutcome"]> = ["skipped", "right", "close", "wrong", "answered", "ended", "hint", "question", "concept_card", "drill", "exam_question", "safety"];
+export const trendValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Trend"]> = ["improving", "steady", "declining"];
+export const tutorActionValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["TutorAction"]> = ["SOCRATIC_QUESTION", "CONCEPT_CARD", "DRILL_CARD", "EXAM_BLOCK"];
+export const tutorLanguageValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["TutorLanguage"]> = ["en", "es"];
+export const unitStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["UnitStatus"]> = ["not_started", "in_progress", "mastered"];
+export const componentsHeadersIdempotentReplayedValues: ReadonlyArray<FlattenedDeepRequired<components>["headers"]["Idempotent-Replayed"]> = ["true"];

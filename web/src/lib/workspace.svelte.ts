@@ -4,6 +4,7 @@ import { apiClient, newKey, unwrap, type Client } from './api';
 import type { PageConfig, Session } from './auth';
 import { saveSession } from './auth';
 import { ApiError, describe } from './problem';
+import { check, errorsOf, isEmpty, profileOf, type ProfileDraft, type ProfileErrors } from './profile';
 import { streamTurn } from './stream';
 import type {
   CardState,
@@ -14,10 +15,12 @@ import type {
   ExamCard,
   Mode,
   SnapshotLite,
+  StudentProfile,
   ThreadStateView,
   ThreadSummary,
   TurnDebug,
   TutorMessage,
+  UnitLine,
 } from './types';
 import { tagged } from './types';
 
@@ -76,8 +79,21 @@ export class Workspace {
   refusedModes = $state<Record<string, Mode[]>>({});
   /** Why the last "Start" did not start a session, shown in the form. */
   newSessionError = $state<string | null>(null);
+  /** The student's saved profile (`{}` before they save one); null until read. */
+  profile = $state<StudentProfile | null>(null);
+  /** The profile could not be read: the page does not offer the form unasked. */
+  profileUnread = $state(false);
+  /** Why the last save failed, next to the field the API named. */
+  profileErrors = $state<ProfileErrors>({});
+  profileSaving = $state(false);
+  /** The student chose "Skip for now": the form is not offered again on sign-in. */
+  profileSkipped = $state(false);
+  /** Each course's units with the student's mastery, from the report card. */
+  unitLines = $state<Record<string, UnitLine[]>>({});
   /** Counts thread opens and new sessions, so only the latest one's answer is shown. */
   private opening = 0;
+  /** Counts report reads per course, so a slow one does not overwrite a newer one. */
+  private reading: Record<string, number> = {};
 
   constructor(config: PageConfig, session: Session | null) {
     this.config = config;
@@ -95,6 +111,9 @@ export class Workspace {
     this.session = null;
     this.thread = null;
     this.threads = [];
+    this.profile = null;
+    this.profileErrors = {};
+    this.unitLines = {};
   }
 
   /** Handles an error everywhere alike: an expired sign-in signs out. */
@@ -117,6 +136,86 @@ export class Workspace {
       this.threads = threads.threads;
     } catch (e) {
       this.pageError = this.fail(e);
+      return;
+    }
+    await this.loadProfile();
+  }
+
+  /** True when nothing is saved yet: the page offers the form on sign-in. */
+  get profileMissing(): boolean {
+    return !this.profileUnread && this.profile !== null && isEmpty(this.profile);
+  }
+
+  skipProfile(): void {
+    this.profileSkipped = true;
+    try {
+      localStorage.setItem(this.skipKey, '1');
+    } catch {
+      // Private browsing: skipped for this visit only.
+    }
+  }
+
+  private get skipKey(): string {
+    return `tutorflow.profile-skipped.${this.session?.studentId ?? ''}`;
+  }
+
+  async loadProfile(): Promise<void> {
+    try {
+      this.profileSkipped = localStorage.getItem(this.skipKey) === '1';
+    } catch {
+      this.profileSkipped = false;
+    }
+    try {
+      this.profile = await unwrap(this.client.GET('/me/profile'));
+      this.profileUnread = false;
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 404) {
+        this.profile = {};
+        this.profileUnread = false;
+      } else {
+        // The page works without it; the form says so when opened.
+        this.profileUnread = true;
+        this.fail(e);
+      }
+    }
+  }
+
+  /** Saves the whole profile; false with `profileErrors` set when it was not saved. */
+  async saveProfile(draft: ProfileDraft): Promise<boolean> {
+    const errors = check(draft);
+    this.profileErrors = errors;
+    if (Object.keys(errors).length > 0 || this.profileSaving) return false;
+    this.profileSaving = true;
+    try {
+      this.profile = await unwrap(
+        this.client.PUT('/me/profile', { body: profileOf(draft), headers: { 'idempotency-key': newKey() } }),
+      );
+      this.profileUnread = false;
+      return true;
+    } catch (e) {
+      this.fail(e);
+      this.profileErrors = errorsOf(e);
+      return false;
+    } finally {
+      this.profileSaving = false;
+    }
+  }
+
+  /** The student's mastery of a unit in [0, 1], once the report card was read. */
+  masteryOf(courseId: string, unitId: string): number | null {
+    return this.unitLines[courseId]?.find((u) => u.unitId === unitId)?.masteryProbability ?? null;
+  }
+
+  /** Reads the course's report card again for the mastery it shows. */
+  private async refreshReport(courseId: string): Promise<void> {
+    const reading = (this.reading[courseId] = (this.reading[courseId] ?? 0) + 1);
+    try {
+      const report = await unwrap(
+        this.client.GET('/me/courses/{courseId}/report', { params: { path: { courseId } } }),
+      );
+      if (reading === this.reading[courseId]) this.unitLines[courseId] = report.units;
+    } catch {
+      // The mastery bar is extra; the panel shows the tier without it.
     }
   }
 
@@ -175,6 +274,7 @@ export class Workspace {
       };
       this.failedTurn = null;
       this.composerError = null;
+      void this.refreshReport(courseId);
       await this.refreshThreads();
     } catch (e) {
       if (e instanceof ApiError && e.status === 422 && e.kind === 'mode-disabled') {
@@ -218,6 +318,7 @@ export class Workspace {
       );
       // A later open, or a new session, overtook this one: its answer is stale.
       if (opening !== this.opening) return;
+      if (report.units) this.unitLines[replay.courseId] = report.units;
       this.thread = {
         threadId,
         courseId: replay.courseId,
@@ -259,6 +360,7 @@ export class Workspace {
       thread.state = reply.state;
       thread.debug = reply.debug ?? null;
       void this.refreshThreads();
+      void this.refreshReport(thread.courseId);
       return true;
     } catch (e) {
       this.composerError = this.fail(e);
@@ -308,6 +410,7 @@ export class Workspace {
     );
     if (!graded) return;
     thread.snapshotLite = graded.snapshotLite;
+    void this.refreshReport(thread.courseId);
     if (graded.result === 'unverifiable') {
       this.cardErrors[messageId] = graded.feedbackText;
       return;
@@ -342,6 +445,7 @@ export class Workspace {
     );
     if (!submitted) return;
     thread.snapshotLite = submitted.snapshotLite;
+    void this.refreshReport(thread.courseId);
     const previous = thread.states[messageId];
     thread.states[messageId] = {
       ...(previous?.type === 'EXAM' ? previous : {}),
