@@ -786,7 +786,8 @@ fn theme_wordings_are_checked_where_they_are_written() {
         "  music:\n    - \"Your playlist",
         "  music: []\n  art:\n    - \"Your playlist",
     );
-    let (line, column) = position_of(&empty, ADD_BLUEPRINT, "[]");
+    let (line, column) = position_of(&empty, ADD_BLUEPRINT, "music: []");
+    let column = column + "music: ".len();
     assert_reported(
         &problems(&empty),
         ADD_BLUEPRINT,
