@@ -30,6 +30,7 @@ use crate::engine::lockout::LockoutStatus;
 use crate::engine::modes::{self, problem_set};
 use crate::engine::progression::progression;
 use crate::engine::safety::{FlagSource, SafetyHit, StreamGuard};
+use crate::engine::session_timeline::{self, SessionClose};
 use crate::engine::snapshot_lite::build_snapshot_lite;
 use crate::engine::turn::{
     self, CourseRuntime, Plan, ReplyOrigin, TurnEnv, TurnError, TurnEvent, TurnState,
@@ -446,6 +447,9 @@ impl App {
         if thread.status == ThreadStatus::Completed && thread.ended_at.is_none() {
             thread.ended_at = Some(now);
         }
+        let entry =
+            session_timeline::close_entry(thread.session.turn_count, SessionClose::Expired, now);
+        session_timeline::record(&mut thread.session.timeline, entry);
         let notice = TutorMessage {
             id: format!("{thread_id}-expired-{}", now.timestamp()),
             thread_id: thread_id.to_owned(),
