@@ -432,13 +432,18 @@ impl App {
         record: &ThreadRecord,
     ) -> Result<bool, ServiceError> {
         let thread_id = record.thread.thread_id.as_str();
-        // A paused session waits for its student: it is not idle.
-        if record.thread.status == ThreadStatus::Paused {
+        // A paused session waits for its student: it is not idle; a
+        // completed one has nothing left to close.
+        if record.thread.status != ThreadStatus::Active {
             return Ok(false);
         }
         let mode = modes::for_mode(record.thread.mode);
         let bundle = self.bundle().await;
-        let rt = self.runtime(&bundle, &record.thread.course_id)?;
+        // A course no longer published has no time to live to go by; a
+        // caller that needs the course reports it.
+        let Ok(rt) = self.runtime(&bundle, &record.thread.course_id) else {
+            return Ok(false);
+        };
         let now = self.clock.now();
         let mut thread = record.thread.clone();
         let Some(expired) = mode.expire(&mut thread, rt.course(), rt.workflow(), now) else {
