@@ -1,10 +1,11 @@
-//! `tutorflow generate --blueprint ID [--difficulty D] [--seed N] [--count K] [--reveal] [--dir DIR]`.
+//! `tutorflow generate --blueprint ID [--difficulty D] [--seed N] [--count K] [--theme T]... [--reveal] [--dir DIR]`.
 //!
 //! Prints generated items as JSON lines. Without `--reveal` each line is
 //! what a student's app receives: the wording, the LaTeX and (for
 //! multiple-choice items) the options, with nothing that gives the answer
 //! away. `--reveal` adds the answer, the distractors and their mistakes,
-//! the scenario and the drawn parameters.
+//! the scenario and the drawn parameters. `--theme` (repeatable) generates
+//! for a student with those example themes, as a drill would.
 
 use std::io::{self, Write};
 use std::path::PathBuf;
@@ -14,7 +15,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde_json::{Value, json};
 use tutorflow::content::blueprint::ItemFormat;
 use tutorflow::content::{Bundle, ContentSource, FsSource};
-use tutorflow::engine::generate::{Item, generate};
+use tutorflow::engine::generate::{Item, generate_themed};
+use tutorflow::model::ExampleTheme;
 
 /// Most items one run prints.
 const MAX_COUNT: u64 = 100_000;
@@ -34,6 +36,10 @@ pub struct Args {
     /// How many items to print.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=MAX_COUNT))]
     count: u64,
+    /// A student's example theme (sports, cooking, ...); repeat it for
+    /// several, most liked first. Items are told in one the blueprint offers.
+    #[arg(long = "theme", value_parser = parse_theme)]
+    themes: Vec<ExampleTheme>,
     /// Include the answer, the distractors and the parameters.
     #[arg(long)]
     reveal: bool,
@@ -52,6 +58,13 @@ fn parse_difficulty(text: &str) -> Result<f64, String> {
     } else {
         Err(format!("{text} is not between 0 and 1"))
     }
+}
+
+fn parse_theme(text: &str) -> Result<ExampleTheme, String> {
+    ExampleTheme::named(text.trim()).ok_or_else(|| {
+        let known: Vec<&str> = ExampleTheme::ALL.iter().map(|t| t.as_str()).collect();
+        format!("`{text}` is not a theme (themes: {})", known.join(", "))
+    })
 }
 
 pub async fn run(args: Args) -> ExitCode {
@@ -85,10 +98,11 @@ pub async fn run(args: Args) -> ExitCode {
         return ExitCode::FAILURE;
     };
     let first = args.seed.unwrap_or_else(random_seed);
+    let themes: Vec<&str> = args.themes.iter().map(|t| t.as_str()).collect();
     let mut out = io::stdout().lock();
     for k in 0..args.count {
         let seed = first.wrapping_add(k);
-        let item = match generate(blueprint, args.difficulty, seed) {
+        let item = match generate_themed(blueprint, args.difficulty, seed, &themes) {
             Ok(item) => item,
             Err(e) => {
                 eprintln!("error: seed {seed}: {e}");
@@ -123,6 +137,9 @@ fn client_view(item: &Item) -> Value {
         "stem": item.stem,
         "questionLatex": item.question_latex,
     });
+    if let Some(theme) = &item.theme {
+        view["theme"] = json!(theme);
+    }
     if item.format == ItemFormat::MultipleChoice {
         view["options"] = json!(item.options);
     }

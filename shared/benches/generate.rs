@@ -88,6 +88,7 @@ fn tokens(c: &mut Criterion) {
             fingerprint: [7; 8],
             seed: 42,
             target_difficulty: 0.6,
+            theme: Some("sports".into()),
         },
     };
     let keys = TokenKeys::single(KEY).unwrap();

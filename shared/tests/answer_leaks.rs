@@ -341,9 +341,12 @@ fn no_drill_answer_reaches_the_prompt_or_the_student_while_it_is_pending() {
         };
         for seed in 1..=3u64 {
             let issued = drill::issue_generated(
-                blueprint,
-                0.5,
-                seed,
+                drill::DrillRequest {
+                    blueprint,
+                    target_difficulty: 0.5,
+                    seed,
+                    themes: &[],
+                },
                 &unit.id,
                 "leak-thread",
                 now() - Duration::minutes(1),

@@ -713,3 +713,86 @@ fn an_authored_plan_step_has_no_placeholders() {
         "`{{unit_title}}` is never filled in a study plan's concept",
     );
 }
+
+const ADD_BLUEPRINT: &str = "workflows/blueprints/add-2digit.yaml";
+
+#[test]
+fn theme_wordings_are_checked_where_they_are_written() {
+    let files = shipped();
+    // A theme no student can choose, pointed at by its name.
+    let unknown = mutated(&files, ADD_BLUEPRINT, "\n  music:\n", "\n  musik:\n");
+    let (line, column) = position_of(&unknown, ADD_BLUEPRINT, "musik:");
+    assert_reported(
+        &problems(&unknown),
+        ADD_BLUEPRINT,
+        line,
+        column,
+        "`musik` is not a theme a student can choose (themes: sports, cooking",
+    );
+
+    // A wording that leaves out a number the question needs.
+    let sports = "\"A basketball team scored {a} points in the first half and {b} points";
+    let missing = mutated(
+        &files,
+        ADD_BLUEPRINT,
+        sports,
+        "\"A basketball team scored {a} points in the first half and some points",
+    );
+    let (line, column) = position_of(&missing, ADD_BLUEPRINT, "\"A basketball team");
+    assert_reported(
+        &problems(&missing),
+        ADD_BLUEPRINT,
+        line,
+        column,
+        "leaves out {b}: a theme wording uses the same values as the plain stem",
+    );
+
+    // One that shows a value the plain stems keep hidden (the carry sum).
+    let extra = mutated(
+        &files,
+        ADD_BLUEPRINT,
+        sports,
+        "\"A basketball team scored {a} points ({ones} in ones) in the first half and {b} points",
+    );
+    let (line, column) = position_of(&extra, ADD_BLUEPRINT, "\"A basketball team");
+    assert_reported(
+        &problems(&extra),
+        ADD_BLUEPRINT,
+        line,
+        column,
+        "adds {ones}",
+    );
+
+    // One over a name that does not exist at all.
+    let undefined = mutated(
+        &files,
+        ADD_BLUEPRINT,
+        sports,
+        "\"A team scored {c} points and {b} points",
+    );
+    let (line, column) = position_of(&undefined, ADD_BLUEPRINT, "\"A team scored {c}");
+    assert_reported(
+        &problems(&undefined),
+        ADD_BLUEPRINT,
+        line,
+        column,
+        "uses {c} not defined",
+    );
+
+    // A theme with no wordings.
+    let empty = mutated(
+        &files,
+        ADD_BLUEPRINT,
+        "  music:\n    - \"Your playlist",
+        "  music: []\n  art:\n    - \"Your playlist",
+    );
+    let (line, column) = position_of(&empty, ADD_BLUEPRINT, "music: []");
+    let column = column + "music: ".len();
+    assert_reported(
+        &problems(&empty),
+        ADD_BLUEPRINT,
+        line,
+        column,
+        "theme `music` has no wordings",
+    );
+}

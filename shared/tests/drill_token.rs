@@ -15,7 +15,7 @@ use chrono::{DateTime, Duration, TimeZone, Utc};
 use proptest::prelude::*;
 use tutorflow::content::blueprint::Blueprint;
 use tutorflow::content::{Bundle, ContentSource, FsSource};
-use tutorflow::engine::drill::{self, DrillError, Expected};
+use tutorflow::engine::drill::{self, DrillError, DrillRequest, Expected};
 use tutorflow::engine::drill_token::{
     self, DrillClaims, DrillSource, DrillTokenError, MAX_CLOCK_SKEW_SECONDS, MAX_TOKEN_CHARS,
     TokenKeys,
@@ -59,8 +59,17 @@ fn blueprint_claims() -> DrillClaims {
             fingerprint: [1, 2, 3, 4, 5, 6, 7, 8],
             seed: 0xDEAD_BEEF_0BAD_F00D,
             target_difficulty: 0.6137,
+            theme: None,
         },
     }
+}
+
+fn themed_claims() -> DrillClaims {
+    let mut claims = blueprint_claims();
+    if let DrillSource::Blueprint { theme, .. } = &mut claims.source {
+        *theme = Some("sports".into());
+    }
+    claims
 }
 
 fn authored_claims() -> DrillClaims {
@@ -74,13 +83,23 @@ fn authored_claims() -> DrillClaims {
     }
 }
 
+/// A drill in the plain wording.
+fn plain(blueprint: &Blueprint, target_difficulty: f64, seed: u64) -> DrillRequest<'_> {
+    DrillRequest {
+        blueprint,
+        target_difficulty,
+        seed,
+        themes: &[],
+    }
+}
+
 fn verify(token: &str) -> Result<DrillClaims, DrillTokenError> {
     drill_token::verify(token, &KEYS, THREAD, now(), ttl()).map(|v| v.claims)
 }
 
 #[test]
 fn round_trips() {
-    for claims in [blueprint_claims(), authored_claims()] {
+    for claims in [blueprint_claims(), themed_claims(), authored_claims()] {
         let token = drill_token::issue(&claims, &KEYS).unwrap();
         assert_eq!(verify(&token).unwrap(), claims);
         assert_eq!(
@@ -372,7 +391,7 @@ fn a_cards_token_names_the_replay_key_its_grading_records() {
 fn a_drill_regenerates_into_the_item_that_was_shown() {
     let bp = &BLUEPRINTS["MATH.ARITH.ADD.2DIGIT"];
     let issued =
-        drill::issue_generated(bp, 0.5, 77, "whole-numbers", THREAD, now(), &KEYS).unwrap();
+        drill::issue_generated(plain(bp, 0.5, 77), "whole-numbers", THREAD, now(), &KEYS).unwrap();
     let card = &issued.card;
     assert_eq!(card.prompt, issued.item.stem);
     assert_eq!(card.question_latex, issued.item.question_latex);
@@ -387,16 +406,66 @@ fn a_drill_regenerates_into_the_item_that_was_shown() {
     }
     // A typed drill shows no options.
     let typed = &BLUEPRINTS["MATH.ALG.EQ.ONESTEP"];
-    let card = drill::issue_generated(typed, 0.3, 1, "one-step-equations", THREAD, now(), &KEYS)
-        .unwrap()
-        .card;
+    let card = drill::issue_generated(
+        plain(typed, 0.3, 1),
+        "one-step-equations",
+        THREAD,
+        now(),
+        &KEYS,
+    )
+    .unwrap()
+    .card;
     assert_eq!(card.options, None);
+}
+
+/// Sealed by the layout before themes (version 2) from
+/// [`blueprint_claims`] under [`KEY`]: drills handed out before the
+/// upgrade are still graded, in the plain wording they were shown in.
+const VERSION_2_TOKEN: &str = "AqPXzKZ95Ajec29nX2GF_97pPp0EkoWVzna7bNAH8T_T-shALYaZwXTOKiKXtJseoo5n6-Qods3Roj05OvCch2po4Km4IO9soWSPN8fBdlLFQc0Pf3GntEH0oIn21OsS2_239_QmlwJ_33TeRx-8T4R-VzB_KGsWoBOnrJQEyDwDTTrh4fVACFi0-xxvWQ";
+
+#[test]
+fn a_token_sealed_before_themes_still_opens() {
+    assert_eq!(verify(VERSION_2_TOKEN).unwrap(), blueprint_claims());
+    // Its version byte is authenticated: relabelled as current, it fails.
+    let mut bytes = URL_SAFE_NO_PAD.decode(VERSION_2_TOKEN).unwrap();
+    bytes[0] = drill_token::TOKEN_VERSION;
+    assert_eq!(
+        verify(&URL_SAFE_NO_PAD.encode(&bytes)),
+        Err(DrillTokenError::BadSignature)
+    );
+}
+
+#[test]
+fn a_themed_drill_is_graded_in_the_theme_it_was_shown_in() {
+    let bp = &BLUEPRINTS["MATH.ARITH.ADD.2DIGIT"];
+    let request = DrillRequest {
+        themes: &["sports"],
+        ..plain(bp, 0.5, 77)
+    };
+    let issued = drill::issue_generated(request, "whole-numbers", THREAD, now(), &KEYS).unwrap();
+    assert_eq!(issued.item.theme.as_deref(), Some("sports"));
+    assert_eq!(issued.card.prompt, issued.item.stem);
+    let token = issued.card.drill_token.as_deref().unwrap();
+    let verified = drill_token::verify(token, &KEYS, THREAD, now(), ttl()).unwrap();
+    match drill::expected(&verified, &BLUEPRINTS).unwrap() {
+        Expected::Generated(item) => assert_eq!(*item, issued.item),
+        other => panic!("{other:?}"),
+    }
+    // The plain drill from the same seed is the same question, told plainly.
+    let plain_item =
+        drill::issue_generated(plain(bp, 0.5, 77), "whole-numbers", THREAD, now(), &KEYS)
+            .unwrap()
+            .item;
+    assert_ne!(plain_item.stem, issued.item.stem);
+    assert_eq!(plain_item.answer, issued.item.answer);
+    assert_eq!(plain_item.options, issued.item.options);
 }
 
 #[test]
 fn an_edited_or_removed_blueprint_is_refused() {
     let bp = &BLUEPRINTS["MATH.FRAC.SIMPLIFY"];
-    let issued = drill::issue_generated(bp, 0.4, 5, "fractions", THREAD, now(), &KEYS).unwrap();
+    let issued =
+        drill::issue_generated(plain(bp, 0.4, 5), "fractions", THREAD, now(), &KEYS).unwrap();
     let token = issued.card.drill_token.unwrap();
     let verified = drill_token::verify(&token, &KEYS, THREAD, now(), ttl()).unwrap();
     let mut edited = BLUEPRINTS.clone();
@@ -468,7 +537,8 @@ proptest! {
     ) {
         let issued_at = now() - Duration::seconds(offset);
         for source in [
-            DrillSource::Blueprint { blueprint_id: "MATH.X".into(), fingerprint, seed, target_difficulty: target },
+            DrillSource::Blueprint { blueprint_id: "MATH.X".into(), fingerprint, seed, target_difficulty: target, theme: None },
+            DrillSource::Blueprint { blueprint_id: "MATH.X".into(), fingerprint, seed, target_difficulty: target, theme: Some(unit.clone()) },
             DrillSource::Authored { prompt: "p".into(), question_latex: "q".into(), expected_answer: answer.clone() },
         ] {
             let claims = DrillClaims { unit_id: unit.clone(), thread_id: THREAD.into(), issued_at, source };

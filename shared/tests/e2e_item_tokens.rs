@@ -49,6 +49,7 @@ async fn sealed_tokens_hide_their_item_and_refuse_tampering(h: &Harness) {
                 fingerprint: [0; 8],
                 seed: 1,
                 target_difficulty: 0.5,
+                theme: None,
             },
         },
         &TokenKeys::single(b"another deployment's drill secret").unwrap(),

@@ -3,11 +3,14 @@
 //! new thread — the tutor greets the student by name and speaks their
 //! language — while `student` on `POST /threads` overrides it for that
 //! thread alone. A profile is the caller's own, and one that breaks a
-//! rule is refused with a 400 naming the field, changing nothing.
+//! rule is refused with a 400 naming the field, changing nothing. A
+//! student who likes sports gets practice items told in sports, graded
+//! right from the sealed token; a student without themes gets the same
+//! items told plainly.
 
 mod e2e_support;
 
-use e2e_support::{Harness, tutor_text};
+use e2e_support::{Harness, drill_answer, tutor_text};
 use serde_json::{Value, json};
 
 async fn put_profile(h: &Harness, student: &str, profile: Value) -> e2e_support::Reply {
@@ -99,6 +102,67 @@ async fn personalization(h: &Harness) {
         assert!(named.contains(field), "{bad}: {}", refused.body);
     }
     assert_eq!(h.get(student, "/me/profile").await.body, saved);
+}
+
+/// The prompts of the first `count` drills a student with `themes` is set
+/// on whole numbers, each graded with its right answer.
+async fn drills_for(h: &Harness, student: &str, themes: Value, count: usize) -> Vec<String> {
+    let created = h
+        .post(
+            student,
+            "/threads",
+            json!({"courseId": "prealgebra", "student": {"exampleThemes": themes}}),
+        )
+        .await;
+    assert_eq!(created.status, 201, "{}", created.body);
+    let thread = created.body["threadId"].as_str().unwrap().to_owned();
+    let ask = json!({"clientEvent": {"type": "REQUEST_DRILL", "unitId": "whole-numbers"}});
+    let mut prompts = Vec::new();
+    for _ in 0..count * 3 {
+        let turn = h.turn(student, &thread, ask.clone()).await;
+        let Some(card) = Harness::card(&turn, "DRILL") else {
+            continue;
+        };
+        let token = card["drillToken"].as_str().unwrap();
+        let graded = h
+            .grade(student, &thread, token, &drill_answer(&thread, token))
+            .await;
+        assert_eq!(graded["isCorrect"], true, "{card}: {graded}");
+        prompts.push(card["prompt"].as_str().unwrap().to_owned());
+        if prompts.len() == count {
+            return prompts;
+        }
+    }
+    panic!("only {} drills in {} asks", prompts.len(), count * 3);
+}
+
+async fn items_in_the_students_theme(h: &Harness) {
+    // Both whole-number blueprints offer sports.
+    let sporty = ["basketball team", "stadium"];
+    for prompt in drills_for(h, "sporty", json!(["sports"]), 3).await {
+        assert!(
+            sporty.iter().any(|s| prompt.contains(s)),
+            "a sports wording: {prompt}"
+        );
+    }
+    for prompt in drills_for(h, "plain", json!([]), 3).await {
+        assert!(
+            !sporty.iter().any(|s| prompt.contains(s)),
+            "a plain wording: {prompt}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn sqlite_items_are_told_in_the_students_theme() {
+    items_in_the_students_theme(&Harness::sqlite().await).await;
+}
+
+#[tokio::test]
+async fn aws_items_are_told_in_the_students_theme() {
+    if let Some(h) = Harness::aws("aws_items_are_told_in_the_students_theme").await {
+        items_in_the_students_theme(&h).await;
+    }
 }
 
 #[tokio::test]

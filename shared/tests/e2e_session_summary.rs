@@ -5,12 +5,17 @@
 //! what came of it, the newest 30 turns), the trend of the graded answers
 //! and the concepts taught; an exam's timeline shows no marks while it
 //! runs. The turn logs carry each turn's stage timings and the tutor call's
-//! tokens (estimated offline), as JSON and as text, never the prompt.
+//! tokens (estimated offline), as JSON and as text, never the prompt. A
+//! session the student ends, in every mode, and a problem set left idle
+//! past its time (noticed on the next read) close the timeline with an
+//! entry saying so.
 
 mod e2e_support;
 
+use chrono::Duration;
 use e2e_support::{Harness, drill_answer, wrong_answer};
 use serde_json::{Value, json};
+use tutorflow::store::UnitOfWork;
 
 fn timeline(state: &Value) -> &Vec<Value> {
     state["timeline"]
@@ -280,6 +285,157 @@ async fn an_exam(h: &Harness) {
     assert_eq!(state["trend"], "steady", "an exam's marks are its own");
     let report = summary(h, student, &thread).await;
     assert_eq!(report["timeline"], state["timeline"], "{report}");
+}
+
+/// A thread in `mode`, created with what that mode needs.
+async fn a_thread_in(h: &Harness, student: &str, mode: &str) -> String {
+    let mut body = json!({"courseId": "prealgebra", "mode": mode});
+    match mode {
+        "teach_me" | "survey" => body["unitId"] = json!("fractions"),
+        "exam" => {
+            body["units"] = json!(["whole-numbers"]);
+            body["questionCount"] = json!(3);
+        }
+        "problem_set" => {
+            body["problems"] = json!([
+                {"id": "a", "text": "What is 12 + 15?", "correctAnswer": "27"},
+                {"id": "b", "text": "What is 7 x 8?", "correctAnswer": "56"},
+                {"id": "c", "text": "What is 100 - 37?", "correctAnswer": "63"},
+                {"id": "d", "text": "What is 9 + 6?", "correctAnswer": "15"},
+                {"id": "e", "text": "What is -3 + 5?", "correctAnswer": "2"}
+            ]);
+        }
+        _ => {}
+    }
+    let r = h.post(student, "/threads", body).await;
+    assert_eq!(r.status, 201, "{mode}: {}", r.body);
+    r.body["threadId"].as_str().unwrap().to_owned()
+}
+
+fn last_entry(state: &Value) -> (Value, Value, Value) {
+    let last = timeline(state).last().unwrap_or_else(|| panic!("{state}"));
+    (
+        last["step"].clone(),
+        last["outcome"].clone(),
+        last["turn"].clone(),
+    )
+}
+
+async fn ending_closes_the_timeline_in_every_mode(h: &Harness) {
+    for mode in [
+        "guided",
+        "teach_me",
+        "clarify_doubts",
+        "exam",
+        "survey",
+        "problem_set",
+    ] {
+        let student = format!("summary-end-{mode}");
+        let thread = a_thread_in(h, &student, mode).await;
+        let turn = h
+            .turn(
+                &student,
+                &thread,
+                json!({"messageText": "what is a fraction?"}),
+            )
+            .await;
+        let turns = timeline(&turn["state"]).len();
+        let end = format!("/threads/{thread}/end");
+        let ended = h.post(&student, &end, json!({})).await;
+        assert_eq!(ended.status, 200, "{mode}: {}", ended.body);
+        let state = &ended.body["state"];
+        assert_eq!(timeline(state).len(), turns + 1, "{mode}: {state}");
+        assert_eq!(
+            last_entry(state),
+            (
+                json!("session_ended"),
+                json!("ended"),
+                turn["state"]["turnCount"].clone()
+            ),
+            "{mode}: {state}"
+        );
+        let report = summary(h, &student, &thread).await;
+        assert_eq!(report["timeline"], state["timeline"], "{mode}: {report}");
+        // Ending an ended session adds nothing.
+        let again = h.post(&student, &end, json!({})).await;
+        assert_eq!(again.status, 200, "{mode}: {}", again.body);
+        assert_eq!(again.body["state"]["timeline"], state["timeline"], "{mode}");
+    }
+}
+
+/// Makes `thread` look untouched for `idle`, as a student who walked away
+/// would leave it.
+async fn leave_idle(h: &Harness, thread: &str, idle: Duration) {
+    let record = h.store.get_thread(thread, 0).await.unwrap().unwrap();
+    let mut left = record.thread.clone();
+    left.updated_at -= idle;
+    let mut work = UnitOfWork::new();
+    work.put_thread(record.update(left, Vec::new()));
+    h.store.commit(work).await.unwrap();
+}
+
+async fn an_idle_problem_set_closes_as_abandoned(h: &Harness) {
+    let student = "summary-idle";
+    // Noticed when the summary is read...
+    let thread = a_thread_in(h, student, "problem_set").await;
+    h.turn(student, &thread, json!({"messageText": "27"})).await;
+    leave_idle(h, &thread, Duration::hours(2)).await;
+    let report = summary(h, student, &thread).await;
+    assert_eq!(
+        last_entry(&report),
+        (json!("session_expired"), json!("abandoned"), json!(1)),
+        "{report}"
+    );
+    let read = h.get(student, &format!("/threads/{thread}")).await;
+    assert_eq!(read.status, 200, "{}", read.body);
+    assert_eq!(read.body["status"], "completed", "{}", read.body);
+    assert_eq!(read.body["state"]["timeline"], report["timeline"]);
+    let expiries = |state: &Value| {
+        timeline(state)
+            .iter()
+            .filter(|e| e["step"] == "session_expired")
+            .count()
+    };
+    assert_eq!(expiries(&read.body["state"]), 1, "once, however often read");
+
+    // ...and when the thread is read back.
+    let thread = a_thread_in(h, student, "problem_set").await;
+    leave_idle(h, &thread, Duration::hours(2)).await;
+    let read = h.get(student, &format!("/threads/{thread}")).await;
+    assert_eq!(read.status, 200, "{}", read.body);
+    assert_eq!(read.body["status"], "completed", "{}", read.body);
+    assert_eq!(
+        last_entry(&read.body["state"]),
+        (json!("session_expired"), json!("abandoned"), json!(0)),
+        "{}",
+        read.body
+    );
+    assert_eq!(
+        summary(h, student, &thread).await["timeline"],
+        read.body["state"]["timeline"]
+    );
+
+    // A session still within its time is left as it is.
+    let thread = a_thread_in(h, student, "problem_set").await;
+    leave_idle(h, &thread, Duration::minutes(5)).await;
+    let read = h.get(student, &format!("/threads/{thread}")).await;
+    assert_eq!(read.body["status"], "active", "{}", read.body);
+    assert_eq!(read.body["state"]["timeline"], json!([]), "{}", read.body);
+}
+
+#[tokio::test]
+async fn sqlite_ending_or_leaving_a_session_closes_its_timeline() {
+    let h = Harness::sqlite().await;
+    ending_closes_the_timeline_in_every_mode(&h).await;
+    an_idle_problem_set_closes_as_abandoned(&h).await;
+}
+
+#[tokio::test]
+async fn aws_ending_or_leaving_a_session_closes_its_timeline() {
+    if let Some(h) = Harness::aws("aws_ending_or_leaving_a_session_closes_its_timeline").await {
+        ending_closes_the_timeline_in_every_mode(&h).await;
+        an_idle_problem_set_closes_as_abandoned(&h).await;
+    }
 }
 
 #[tokio::test]

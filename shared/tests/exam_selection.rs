@@ -60,7 +60,7 @@ proptest! {
         } else {
             BTreeSet::new()
         };
-        let pool = Pool { bundle, course, units: units.clone(), locked: &locked };
+        let pool = Pool { bundle, course, units: units.clone(), locked: &locked, themes: vec![] };
         let mix = &bundle.workflows["default"].modes.exam.difficulty_mix;
         let chosen = choose_fixed(&pool, n, mix, seed).expect("the units give enough questions");
         prop_assert_eq!(chosen.len(), n as usize);
@@ -86,7 +86,7 @@ proptest! {
         let bundle = bundle();
         let course = bundle.course("prealgebra").unwrap();
         let locked = BTreeSet::new();
-        let pool = Pool { bundle, course, units: units(&["ratios", "fractions"]), locked: &locked };
+        let pool = Pool { bundle, course, units: units(&["ratios", "fractions"]), locked: &locked, themes: vec![] };
         let mix = &bundle.workflows["default"].modes.exam.difficulty_mix;
         prop_assert_eq!(choose_fixed(&pool, 7, mix, seed), choose_fixed(&pool, 7, mix, seed));
     }
@@ -102,6 +102,7 @@ fn an_adaptive_choice_follows_the_ability_estimate() {
         course,
         units: units(&["whole-numbers", "decimals"]),
         locked: &locked,
+        themes: vec![],
     };
     let settings = &bundle.workflows["default"].irt;
     // A run of right answers moves the ability, and so the next item, up;

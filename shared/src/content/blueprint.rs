@@ -53,6 +53,11 @@ pub struct Blueprint {
     /// Question wordings; one is picked per item.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stems: Vec<Template>,
+    /// The same question told in a student's example theme (`sports`,
+    /// `cooking`, ...): wordings over the same values as `stems`, one
+    /// picked per item for a student who likes that theme.
+    #[serde(default, skip_serializing_if = "Themes::is_empty")]
+    pub themes: Themes,
     /// The question as LaTeX, shown under the wording.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latex: Option<Template>,
@@ -148,6 +153,9 @@ pub struct Scenario {
     pub parameters: Named<Parameter>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stems: Option<Vec<Template>>,
+    /// Theme wordings of this scenario's own `stems`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub themes: Option<Themes>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latex: Option<Template>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -159,6 +167,11 @@ pub struct Scenario {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub representations: Option<Vec<Representation>>,
 }
+
+/// Theme wordings of a question, by theme name, in the order written.
+pub type Themes = Named<Vec<Template>>;
+
+static EMPTY_THEMES: Themes = Named(Vec::new());
 
 /// One step of a worked solution: `text` says what to do with the item's
 /// numbers and shows what it gives where `{result}` is written; `value`
@@ -407,15 +420,19 @@ impl Blueprint {
     /// A short digest of everything that shapes a generated item. A drill
     /// token records it, so that an item is never regenerated from an
     /// edited blueprint (which could give a different question or answer).
-    /// Steps and representations explain an item without changing it, so
-    /// editing them leaves the drills already handed out valid.
+    /// Steps and representations explain an item without changing it, and
+    /// theme wordings retell it with the same numbers and answer (they
+    /// draw nothing from the item's seed), so editing them leaves the
+    /// drills already handed out valid.
     pub fn fingerprint(&self) -> [u8; 8] {
         let mut shaping = self.clone();
         shaping.steps.clear();
         shaping.representations.clear();
+        shaping.themes = Themes::default();
         for s in &mut shaping.difficulty.scenarios {
             s.steps = None;
             s.representations = None;
+            s.themes = None;
         }
         let canonical = serde_json::to_vec(&shaping).unwrap_or_default();
         let digest = Sha256::digest(&canonical);
@@ -427,6 +444,17 @@ impl Blueprint {
     /// The wordings `scenario` uses.
     pub fn stems_for<'a>(&'a self, scenario: &'a Scenario) -> &'a [Template] {
         scenario.stems.as_deref().unwrap_or(&self.stems)
+    }
+
+    /// The theme wordings `scenario` uses: its own, else, when it words the
+    /// question as the blueprint does, the blueprint's. A scenario with its
+    /// own stems and no themes of its own has none.
+    pub fn themes_for<'a>(&'a self, scenario: &'a Scenario) -> &'a Themes {
+        match (&scenario.themes, &scenario.stems) {
+            (Some(own), _) => own,
+            (None, None) => &self.themes,
+            (None, Some(_)) => &EMPTY_THEMES,
+        }
     }
 
     pub fn latex_for<'a>(&'a self, scenario: &'a Scenario) -> Option<&'a Template> {

@@ -7,13 +7,14 @@ use std::collections::BTreeSet;
 
 use super::blueprint::{
     Answer, AnswerKind, Blueprint, BuiltinStrategy, Distractor, EvaluationMethod, Formula,
-    Formulas, ItemFormat, Parameter, ParameterKind, Representation, STEP_RESULT, Step,
+    Formulas, ItemFormat, Parameter, ParameterKind, Representation, STEP_RESULT, Step, Themes,
 };
 use super::yaml_index::YamlPath;
 use crate::engine::generate::{self, Item, MAX_PLACES, MIN_ACCEPTANCE};
 use crate::engine::math::{Expr, ParseOptions, Rational, parse};
 use crate::engine::template::Template;
 use crate::engine::worked;
+use crate::model::ExampleTheme;
 
 /// Seeds tried per scenario by the thorough check.
 pub const PROBE_SEEDS: u64 = 16;
@@ -560,6 +561,86 @@ impl<'a> Checker<'a> {
         }
     }
 
+    /// Theme wordings: themes a student can choose, each with wordings
+    /// over exactly the values one of the plain `stems` uses, so a theme
+    /// retells the question and never hides a number or shows another.
+    fn themes(
+        &mut self,
+        themes: &Themes,
+        plain: &[Template],
+        at: YamlPath,
+        known: &BTreeSet<&str>,
+    ) {
+        let plain_values: Vec<BTreeSet<&str>> = plain
+            .iter()
+            .map(|t| t.names().into_iter().collect())
+            .collect();
+        for (i, (name, wordings)) in themes.0.iter().enumerate() {
+            let here = at.key(name);
+            if ExampleTheme::named(name).is_none() {
+                let choices: Vec<&str> = ExampleTheme::ALL.iter().map(|t| t.as_str()).collect();
+                self.at_key(
+                    here,
+                    format!(
+                        "`{name}` is not a theme a student can choose (themes: {})",
+                        choices.join(", ")
+                    ),
+                );
+                continue;
+            }
+            if themes.0[..i].iter().any(|(n, _)| n == name) {
+                self.at_key(here, format!("theme `{name}` is given twice"));
+                continue;
+            }
+            if wordings.is_empty() {
+                self.at(here, format!("theme `{name}` has no wordings"));
+                continue;
+            }
+            for (j, t) in wordings.iter().enumerate() {
+                let before = self.findings.len();
+                self.template(t, here.index(j), known);
+                if self.findings.len() > before {
+                    continue;
+                }
+                let used: BTreeSet<&str> = t.names().into_iter().collect();
+                let Some(nearest) = plain_values
+                    .iter()
+                    .min_by_key(|p| p.symmetric_difference(&used).count())
+                else {
+                    continue;
+                };
+                if *nearest == used {
+                    continue;
+                }
+                let listed = |names: Vec<&&str>| {
+                    names
+                        .iter()
+                        .map(|n| format!("{{{n}}}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                };
+                let mut wrong = Vec::new();
+                let missing: Vec<&&str> = nearest.difference(&used).collect();
+                if !missing.is_empty() {
+                    wrong.push(format!("leaves out {}", listed(missing)));
+                }
+                let extra: Vec<&&str> = used.difference(nearest).collect();
+                if !extra.is_empty() {
+                    wrong.push(format!("adds {}", listed(extra)));
+                }
+                self.at(
+                    here.index(j),
+                    format!(
+                        "the `{name}` wording `{}` {}: a theme wording uses the same values as \
+                         the plain stem it retells",
+                        t.text(),
+                        wrong.join(" and ")
+                    ),
+                );
+            }
+        }
+    }
+
     fn check_wording(&mut self, known: &BTreeSet<&str>) {
         let bp = self.bp;
         let root = YamlPath::root();
@@ -569,10 +650,14 @@ impl<'a> Checker<'a> {
         if let Some(t) = &bp.latex {
             self.template(t, root.key("latex"), known);
         }
+        self.themes(&bp.themes, &bp.stems, root.key("themes"), known);
         for (i, s) in bp.difficulty.scenarios.iter().enumerate() {
             let at = scenario_path(i);
             for (j, t) in s.stems.iter().flatten().enumerate() {
                 self.template(t, at.key("stems").index(j), known);
+            }
+            if let Some(themes) = &s.themes {
+                self.themes(themes, bp.stems_for(s), at.key("themes"), known);
             }
             if let Some(t) = &s.latex {
                 self.template(t, at.key("latex"), known);
@@ -947,12 +1032,25 @@ impl<'a> Checker<'a> {
         };
         for (i, s) in bp.difficulty.scenarios.iter().enumerate() {
             let mut attempts = 0u64;
-            for seed in 0..seeds {
-                match generate::generate_in_scenario(bp, i, seed) {
+            // The plain wording, then each theme's: a theme wording that
+            // cannot be written for an item is reported as a step is.
+            let tellings: Vec<Option<&str>> = std::iter::once(None)
+                .chain(bp.themes_for(s).names().map(Some))
+                .collect();
+            for (seed, theme) in
+                (0..seeds).flat_map(|seed| tellings.iter().map(move |t| (seed, *t)))
+            {
+                match generate::generate_in_scenario_themed(bp, i, seed, theme.as_slice()) {
                     Ok(item) => {
-                        attempts += u64::from(item.attempts);
+                        if theme.is_none() {
+                            attempts += u64::from(item.attempts);
+                        }
                         if let Some(problem) = item_problems(&item).into_iter().next() {
                             let list = match problem.part {
+                                Part::Themes if s.themes.is_some() => {
+                                    scenario_path(i).key("themes")
+                                }
+                                Part::Themes => YamlPath::root().key("themes"),
                                 Part::Steps if s.steps.is_some() => scenario_path(i).key("steps"),
                                 Part::Steps => YamlPath::root().key("steps"),
                                 Part::Representations if s.representations.is_some() => {
@@ -1003,6 +1101,7 @@ impl<'a> Checker<'a> {
 pub enum Part {
     Steps,
     Representations,
+    Themes,
 }
 
 /// A problem with how one generated item is explained.
@@ -1024,6 +1123,8 @@ pub fn item_problems(item: &Item) -> Vec<ItemProblem> {
         .map(|p| {
             let part = if p.starts_with("representation") {
                 Part::Representations
+            } else if p.starts_with("theme") {
+                Part::Themes
             } else {
                 Part::Steps
             };

@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 use super::drill_token::{
     self, DrillClaims, DrillSource, DrillTokenError, TokenKeys, VerifiedDrill,
 };
-use super::generate::{GenerateError, Item, generate};
+use super::generate::{GenerateError, Item, generate_themed};
 use crate::content::blueprint::{Blueprint, ItemFormat};
 use crate::model::{DrillCard, LlmDrillCard};
 
@@ -35,17 +35,33 @@ pub struct IssuedDrill {
     pub item: Item,
 }
 
-/// Generates an item from `blueprint` and wraps it in a signed drill card.
+/// Where a generated drill comes from: the blueprint, the difficulty
+/// aimed at, the seed, and the student's example themes (most liked
+/// first; empty for the plain wording).
+#[derive(Debug, Clone, Copy)]
+pub struct DrillRequest<'a> {
+    pub blueprint: &'a Blueprint,
+    pub target_difficulty: f64,
+    pub seed: u64,
+    pub themes: &'a [&'a str],
+}
+
+/// Generates an item and wraps it in a sealed drill card; the token keeps
+/// the theme the item was told in, so grading regenerates the same stem.
 pub fn issue_generated(
-    blueprint: &Blueprint,
-    target_difficulty: f64,
-    seed: u64,
+    request: DrillRequest<'_>,
     unit_id: &str,
     thread_id: &str,
     now: DateTime<Utc>,
     keys: &TokenKeys,
 ) -> Result<IssuedDrill, DrillError> {
-    let item = generate(blueprint, target_difficulty, seed)?;
+    let DrillRequest {
+        blueprint,
+        target_difficulty,
+        seed,
+        themes,
+    } = request;
+    let item = generate_themed(blueprint, target_difficulty, seed, themes)?;
     let claims = DrillClaims {
         unit_id: unit_id.to_owned(),
         thread_id: thread_id.to_owned(),
@@ -55,6 +71,7 @@ pub fn issue_generated(
             fingerprint: blueprint.fingerprint(),
             seed,
             target_difficulty,
+            theme: item.theme.clone(),
         },
     };
     let token = drill_token::issue(&claims, keys)?;
@@ -126,6 +143,7 @@ pub fn expected(
             fingerprint,
             seed,
             target_difficulty,
+            theme,
         } => {
             let blueprint = blueprints
                 .get(blueprint_id)
@@ -133,7 +151,10 @@ pub fn expected(
             if blueprint.fingerprint() != *fingerprint {
                 return Err(DrillError::BlueprintChanged(blueprint_id.clone()));
             }
-            let item = generate(blueprint, *target_difficulty, *seed)?;
+            // A theme since dropped from the blueprint gives the plain
+            // wording of the same item.
+            let themes: Vec<&str> = theme.as_deref().into_iter().collect();
+            let item = generate_themed(blueprint, *target_difficulty, *seed, &themes)?;
             Ok(Expected::Generated(Box::new(item)))
         }
         DrillSource::Authored {

@@ -26,11 +26,13 @@
 //!
 //! ```text
 //! kind u8 | issued_at i64 (unix seconds) | unit str8 | thread str8 |
-//!   kind 0 (blueprint): blueprint_id str8 | fingerprint [8] | seed u64 | target f64
+//!   kind 0 (blueprint): blueprint_id str8 | fingerprint [8] | seed u64 | target f64 |
+//!                       theme str8 (empty: the plain wording)
 //!   kind 1 (authored):  prompt str16 | question_latex str16 | answer str16
 //! ```
 //!
-//! `str8`/`str16` are UTF-8 strings after a one/two-byte length.
+//! `str8`/`str16` are UTF-8 strings after a one/two-byte length. Version 2
+//! tokens, sealed before items had themes, have no theme and still open.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -41,8 +43,14 @@ use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
 
 /// Layout version. Bump it whenever the layout or the generator's use of
-/// the seed changes: older tokens are then refused, not misread.
-pub const TOKEN_VERSION: u8 = 2;
+/// the seed changes: older tokens are then refused, not misread, unless
+/// they are listed in [`READABLE_VERSIONS`].
+pub const TOKEN_VERSION: u8 = 3;
+
+/// Versions this server opens: the current one, and version 2, which only
+/// lacks the theme (its items are regenerated in the plain wording, as
+/// they were shown).
+const READABLE_VERSIONS: [u8; 2] = [2, TOKEN_VERSION];
 
 /// Longest token accepted or issued, in characters. Tokens travel in JSON
 /// bodies; a blueprint token is about 150 characters.
@@ -165,6 +173,8 @@ pub enum DrillSource {
         fingerprint: [u8; 8],
         seed: u64,
         target_difficulty: f64,
+        /// The example theme the stem was told in (`None`: the plain wording).
+        theme: Option<String>,
     },
     /// A drill the LLM wrote; its answer travels sealed in the token.
     Authored {
@@ -276,10 +286,10 @@ pub fn verify(
             },
         )
         .map_err(|_| DrillTokenError::BadSignature)?;
-    if header[0] != TOKEN_VERSION {
+    if !READABLE_VERSIONS.contains(&header[0]) {
         return Err(DrillTokenError::UnsupportedVersion(header[0]));
     }
-    let claims = decode(&plaintext)?;
+    let claims = decode(&plaintext, header[0])?;
     if claims.thread_id != thread_id {
         return Err(DrillTokenError::WrongThread);
     }
@@ -329,11 +339,13 @@ fn encode(claims: &DrillClaims) -> Result<Vec<u8>, DrillTokenError> {
             fingerprint,
             seed,
             target_difficulty,
+            theme,
         } => {
             put_str8(&mut out, blueprint_id)?;
             out.extend_from_slice(fingerprint);
             out.extend_from_slice(&seed.to_be_bytes());
             out.extend_from_slice(&target_difficulty.to_bits().to_be_bytes());
+            put_str8(&mut out, theme.as_deref().unwrap_or_default())?;
         }
         DrillSource::Authored {
             prompt,
@@ -362,9 +374,10 @@ fn put_str16(out: &mut Vec<u8>, s: &str) -> Result<(), DrillTokenError> {
     Ok(())
 }
 
-/// Reads opened claims. Only our own bug (or a leaked key) could make an
-/// authentic token unreadable; it is still an error, never a panic.
-fn decode(claims: &[u8]) -> Result<DrillClaims, DrillTokenError> {
+/// Reads opened claims of layout `version`. Only our own bug (or a leaked
+/// key) could make an authentic token unreadable; it is still an error,
+/// never a panic.
+fn decode(claims: &[u8], version: u8) -> Result<DrillClaims, DrillTokenError> {
     let mut r = Reader(claims);
     let kind = r.u8()?;
     let issued_at = DateTime::from_timestamp(i64::from_be_bytes(r.array()?), 0)
@@ -377,6 +390,11 @@ fn decode(claims: &[u8]) -> Result<DrillClaims, DrillTokenError> {
             fingerprint: r.array()?,
             seed: u64::from_be_bytes(r.array()?),
             target_difficulty: f64::from_bits(u64::from_be_bytes(r.array()?)),
+            theme: if version >= 3 {
+                Some(r.str8()?).filter(|t| !t.is_empty())
+            } else {
+                None
+            },
         },
         KIND_AUTHORED => DrillSource::Authored {
             prompt: r.str16()?,

@@ -13,6 +13,13 @@
 //! The order in which the stream is consumed is part of the drill-token
 //! contract: scenario tie-break, stem, parameter draws, distractor choices,
 //! shuffle. Changing it means bumping the token version.
+//!
+//! A student's example themes (sports, cooking, ...) can retell the
+//! question: when the scenario offers one of them, a stream of its own,
+//! seeded from the same seed, picks the theme and its wording. The item's
+//! stream is untouched, so the numbers, the options and the answer are the
+//! same in every theme, and the plain wording is still drawn (and checked)
+//! as it always was.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -47,6 +54,9 @@ pub struct Item {
     pub difficulty: f64,
     /// The question in words.
     pub stem: String,
+    /// The example theme the stem is told in; `None`: the plain wording.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub theme: Option<String>,
     /// The question as LaTeX.
     pub question_latex: String,
     /// The answer and the distractors, shuffled.
@@ -175,12 +185,24 @@ pub fn generate(
     target_difficulty: f64,
     seed: u64,
 ) -> Result<Item, GenerateError> {
+    generate_themed(blueprint, target_difficulty, seed, &[])
+}
+
+/// [`generate`], told in one of `themes` (a student's example themes, or
+/// the one theme a drill token recorded) when the item's scenario offers
+/// any of them; otherwise in the plain wording. Only the stem differs.
+pub fn generate_themed(
+    blueprint: &Blueprint,
+    target_difficulty: f64,
+    seed: u64,
+    themes: &[&str],
+) -> Result<Item, GenerateError> {
     if !(0.0..=1.0).contains(&target_difficulty) {
         return Err(GenerateError::InvalidTarget(target_difficulty));
     }
     let mut rng = SplitMix64::new(seed);
     let scenario = choose_scenario(blueprint, target_difficulty, &mut rng)?;
-    generate_with(blueprint, scenario, target_difficulty, seed, rng)
+    generate_with(blueprint, scenario, target_difficulty, seed, themes, rng)
 }
 
 /// Generates an item of the scenario at `index` (validation and tests use
@@ -190,6 +212,16 @@ pub fn generate_in_scenario(
     index: usize,
     seed: u64,
 ) -> Result<Item, GenerateError> {
+    generate_in_scenario_themed(blueprint, index, seed, &[])
+}
+
+/// [`generate_in_scenario`] told in one of `themes`, as [`generate_themed`].
+pub fn generate_in_scenario_themed(
+    blueprint: &Blueprint,
+    index: usize,
+    seed: u64,
+    themes: &[&str],
+) -> Result<Item, GenerateError> {
     let scenario = blueprint.difficulty.scenarios.get(index).ok_or_else(|| {
         invalid(
             blueprint,
@@ -198,7 +230,38 @@ pub fn generate_in_scenario(
     })?;
     let mut rng = SplitMix64::new(seed);
     rng.next_u64(); // the draw `generate` spends on the scenario
-    generate_with(blueprint, index, scenario.weight, seed, rng)
+    generate_with(blueprint, index, scenario.weight, seed, themes, rng)
+}
+
+/// Seeds the stream that picks a theme, apart from the item's own stream
+/// (any fixed odd constant would do; this one spells "themes").
+const THEME_STREAM: u64 = 0x0074_6865_6d65_7301;
+
+/// The theme and wording an item of `scenario` is told in: among the
+/// `wanted` themes the scenario offers, in the order wanted, one picked by
+/// the seed, then one of its wordings. `None` when none is offered.
+pub fn choose_theme<'a>(
+    blueprint: &'a Blueprint,
+    scenario: &'a Scenario,
+    wanted: &[&str],
+    seed: u64,
+) -> Option<(&'a str, &'a Template)> {
+    let offered = blueprint.themes_for(scenario);
+    let mut candidates: Vec<(&str, &[Template])> = Vec::new();
+    for name in wanted {
+        if let Some((name, stems)) = offered.0.iter().find(|(n, _)| n == name)
+            && !stems.is_empty()
+            && !candidates.iter().any(|(c, _)| c == name)
+        {
+            candidates.push((name.as_str(), stems.as_slice()));
+        }
+    }
+    if candidates.is_empty() {
+        return None;
+    }
+    let mut rng = SplitMix64::new(seed ^ THEME_STREAM);
+    let (name, stems) = candidates[rng.index(candidates.len())];
+    Some((name, &stems[rng.index(stems.len())]))
 }
 
 fn invalid(blueprint: &Blueprint, problem: impl Into<String>) -> GenerateError {
@@ -395,6 +458,8 @@ struct Plan<'a> {
     /// item fitting one of them belongs there, not here.
     earlier: Vec<(&'a Scenario, Vec<Domain>)>,
     stem: &'a Template,
+    /// The theme the question is retold in, and its wording.
+    themed: Option<(&'a str, &'a Template)>,
     latex: &'a Template,
     answer: &'a Answer,
     distractors: &'a [Distractor],
@@ -419,7 +484,13 @@ fn domains_of<'a>(
 }
 
 impl<'a> Plan<'a> {
-    fn new(blueprint: &'a Blueprint, index: usize, rng: &mut SplitMix64) -> Result<Self, String> {
+    fn new(
+        blueprint: &'a Blueprint,
+        index: usize,
+        themes: &[&str],
+        seed: u64,
+        rng: &mut SplitMix64,
+    ) -> Result<Self, String> {
         let scenarios = &blueprint.difficulty.scenarios;
         let scenario = &scenarios[index];
         let stems = blueprint.stems_for(scenario);
@@ -450,6 +521,7 @@ impl<'a> Plan<'a> {
             domains: domains_of(blueprint, scenario)?,
             earlier,
             stem,
+            themed: choose_theme(blueprint, scenario, themes, seed),
             latex,
             answer,
             distractors: blueprint.distractors_for(scenario),
@@ -504,7 +576,7 @@ impl<'a> Plan<'a> {
         let answer_values = evaluate_all(&self.answer.value, &env).map_err(Rejection::Answer)?;
         let answer =
             write(self.answer, self.answer.kind, &answer_values).map_err(Rejection::Answer)?;
-        let stem = self
+        let plain = self
             .stem
             .render(&lookup(&env))
             .map_err(|e| Rejection::Wording(e.0))?;
@@ -517,6 +589,18 @@ impl<'a> Plan<'a> {
             .map_err(Rejection::Distractors)?;
         // Nothing below draws from the stream or can reject the draw.
         let mut authoring_problems = Vec::new();
+        // A theme wording that cannot be written falls back to the plain
+        // one: the theme never changes which item this is.
+        let (stem, theme) = match self.themed {
+            Some((theme, wording)) => match wording.render(&lookup(&env)) {
+                Ok(told) => (told, Some(theme.to_owned())),
+                Err(e) => {
+                    authoring_problems.push(format!("theme `{theme}`: {}", e.0));
+                    (plain, None)
+                }
+            },
+            None => (plain, None),
+        };
         let mut steps = worked::render_steps(self.steps, &lookup(&env), &answer_values)
             .unwrap_or_else(|e| {
                 authoring_problems.push(e);
@@ -539,6 +623,7 @@ impl<'a> Plan<'a> {
                 .collect(),
             difficulty: difficulty(bp, self.scenario, &env),
             stem,
+            theme,
             question_latex,
             answer,
             distractors,
@@ -727,6 +812,7 @@ struct Draft {
     parameters: Vec<(String, Rational)>,
     difficulty: f64,
     stem: String,
+    theme: Option<String>,
     question_latex: String,
     answer: Written,
     distractors: Vec<ItemDistractor>,
@@ -737,9 +823,11 @@ fn generate_with(
     index: usize,
     target: f64,
     seed: u64,
+    themes: &[&str],
     mut rng: SplitMix64,
 ) -> Result<Item, GenerateError> {
-    let plan = Plan::new(blueprint, index, &mut rng).map_err(|p| invalid(blueprint, p))?;
+    let plan =
+        Plan::new(blueprint, index, themes, seed, &mut rng).map_err(|p| invalid(blueprint, p))?;
     let mut rejections: BTreeMap<Rejection, u32> = BTreeMap::new();
     for attempt in 1..=MAX_ATTEMPTS {
         match plan.attempt(&mut rng) {
@@ -794,6 +882,7 @@ fn finish(
         scenario: plan.scenario.name.clone(),
         difficulty: draft.difficulty,
         stem: draft.stem,
+        theme: draft.theme,
         question_latex: draft.question_latex,
         options,
         answer_index,
@@ -1320,5 +1409,134 @@ distractors:
         assert!(!d.contains(Rational::integer(100)) && !d.contains(Rational::integer(7)));
         let p: Parameter = serde_yaml::from_str("{type: integer, min: 9, max: 1}").unwrap();
         assert!(Domain::of(&p).is_err());
+    }
+
+    const THEMED: &str = r#"
+id: TEST.THEMED
+domain: Test
+skill_statement: Add
+cognitive_level: Apply
+parameters:
+  a: {type: integer, min: 10, max: 99}
+  b: {type: integer, min: 10, max: 99}
+difficulty:
+  scenarios:
+    - {name: any, weight: 0.5}
+    - name: own_wording
+      weight: 0.9
+      stems: ["Add {a} and {b}."]
+      latex: "{a} + {b} = ?"
+stems: ["What is {a} + {b}?", "Work out {a} + {b}."]
+themes:
+  sports:
+    - "A team scored {a} points and then {b} more. How many points is that?"
+    - "A runner ran {a} laps on Monday and {b} on Tuesday. How many laps altogether?"
+  cooking:
+    - "A cook baked {a} rolls and then {b} more. How many rolls is that?"
+latex: "{a} + {b}"
+answer: {value: "a + b", kind: integer}
+distractors:
+  - {strategy: off_by_one}
+  - {strategy: off_by_ten}
+  - {strategy: doubled_a, value: "2 * a + b"}
+"#;
+
+    /// The item with its wording and theme set aside.
+    fn question(item: &Item) -> Item {
+        Item {
+            stem: String::new(),
+            theme: None,
+            authoring_problems: Vec::new(),
+            ..item.clone()
+        }
+    }
+
+    #[test]
+    fn a_theme_is_chosen_from_the_seed_and_the_students_themes() {
+        let bp = blueprint(THEMED);
+        let mut seen = BTreeSet::new();
+        for seed in 0..64 {
+            let item = generate_themed(&bp, 0.5, seed, &["cooking", "sports"]).unwrap();
+            assert_eq!(
+                item,
+                generate_themed(&bp, 0.5, seed, &["cooking", "sports"]).unwrap(),
+                "the same seed and themes give the same item"
+            );
+            let theme = item.theme.clone().expect("both themes are offered");
+            let wordings = bp.themes.get(&theme).unwrap();
+            assert!(
+                wordings.iter().any(|w| {
+                    let a = item.parameter("a").unwrap();
+                    let b = item.parameter("b").unwrap();
+                    w.text()
+                        .replace("{a}", &a.to_string())
+                        .replace("{b}", &b.to_string())
+                        == item.stem
+                }),
+                "{theme}: {}",
+                item.stem
+            );
+            seen.insert((theme, item.stem.split(' ').nth(1).unwrap_or("").to_owned()));
+        }
+        // Both themes, and both sports wordings, come up.
+        assert!(seen.iter().any(|(t, _)| t == "cooking"), "{seen:?}");
+        assert!(seen.iter().any(|(_, w)| w == "team"), "{seen:?}");
+        assert!(seen.iter().any(|(_, w)| w == "runner"), "{seen:?}");
+    }
+
+    #[test]
+    fn a_theme_the_blueprint_does_not_offer_gives_the_plain_wording() {
+        let bp = blueprint(THEMED);
+        for seed in 0..32 {
+            let plain = generate(&bp, 0.5, seed).unwrap();
+            assert_eq!(plain.theme, None);
+            for unknown in [&["space"][..], &["Sports"], &[""], &[]] {
+                assert_eq!(generate_themed(&bp, 0.5, seed, unknown).unwrap(), plain);
+            }
+            // Only the offered one of the student's themes is used.
+            let item = generate_themed(&bp, 0.5, seed, &["space", "cooking"]).unwrap();
+            assert_eq!(item.theme.as_deref(), Some("cooking"));
+        }
+        // A scenario with its own wording and no themes of its own stays plain.
+        let own = generate_themed(&bp, 0.9, 3, &["sports"]).unwrap();
+        assert_eq!((own.scenario.as_str(), own.theme), ("own_wording", None));
+        assert!(own.stem.starts_with("Add "), "{}", own.stem);
+    }
+
+    #[test]
+    fn a_wording_that_cannot_be_written_falls_back_to_the_plain_one() {
+        let broken = THEMED.replace("A cook baked {a} rolls", "A cook baked {c} rolls");
+        let bp = blueprint(&broken);
+        let item = generate_themed(&bp, 0.5, 1, &["cooking"]).unwrap();
+        assert_eq!(question(&item), question(&generate(&bp, 0.5, 1).unwrap()));
+        assert_eq!(item.theme, None);
+        assert!(
+            item.authoring_problems
+                .iter()
+                .any(|p| p.starts_with("theme `cooking`")),
+            "{:?}",
+            item.authoring_problems
+        );
+    }
+
+    proptest::proptest! {
+        /// A theme retells the question: the numbers, options and answer are
+        /// the ones the plain wording gets, whatever the seed and themes.
+        #[test]
+        fn the_answer_is_the_same_in_every_theme(
+            seed: u64,
+            target in 0.0f64..=1.0,
+            themes in proptest::sample::subsequence(vec!["sports", "cooking", "space"], 0..=3),
+        ) {
+            let bp = blueprint(THEMED);
+            let plain = generate(&bp, target, seed).unwrap();
+            let themed = generate_themed(&bp, target, seed, &themes).unwrap();
+            proptest::prop_assert_eq!(question(&themed), question(&plain));
+            let offered = themes.iter().any(|t| *t != "space") && plain.scenario == "any";
+            proptest::prop_assert_eq!(themed.theme.is_some(), offered);
+            if !offered {
+                proptest::prop_assert_eq!(&themed.stem, &plain.stem);
+            }
+        }
     }
 }

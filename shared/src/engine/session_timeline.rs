@@ -112,6 +112,32 @@ pub fn card_entry(turn: u32, event: &TimelineEvent, now: DateTime<Utc>) -> Timel
     }
 }
 
+/// How a session was closed outside a turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionClose {
+    /// The student ended it (`POST /threads/{threadId}/end`).
+    Ended,
+    /// Its mode closed it as abandoned: it was left idle past its time.
+    Expired,
+}
+
+/// The entry saying the session was closed (`turn` is the session's turn
+/// count then), in every mode: the timeline's last word on the session.
+pub fn close_entry(turn: u32, close: SessionClose, now: DateTime<Utc>) -> TimelineEntry {
+    let (step, outcome) = match close {
+        SessionClose::Ended => ("session_ended", TimelineOutcome::Ended),
+        SessionClose::Expired => ("session_expired", TimelineOutcome::Abandoned),
+    };
+    TimelineEntry {
+        turn,
+        at: now,
+        step: step.to_owned(),
+        action: None,
+        unit_id: None,
+        outcome,
+    }
+}
+
 fn graded_outcome(grade: GradeOutcome) -> TimelineOutcome {
     match grade {
         GradeOutcome::Correct => TimelineOutcome::Right,
@@ -230,6 +256,25 @@ mod tests {
         assert_eq!(
             (memo.step.as_str(), memo.outcome),
             ("support_viewed", TimelineOutcome::Hint)
+        );
+    }
+
+    #[test]
+    fn a_closed_session_says_how_it_closed() {
+        let ended = close_entry(6, SessionClose::Ended, at(6));
+        assert_eq!(
+            (ended.turn, ended.step.as_str(), ended.outcome),
+            (6, "session_ended", TimelineOutcome::Ended)
+        );
+        assert_eq!((ended.action, ended.unit_id), (None, None));
+        let expired = close_entry(2, SessionClose::Expired, at(90));
+        assert_eq!(
+            (expired.step.as_str(), expired.outcome, expired.at),
+            ("session_expired", TimelineOutcome::Abandoned, at(90))
+        );
+        assert_eq!(
+            serde_json::to_value(expired.outcome).unwrap(),
+            serde_json::json!("abandoned")
         );
     }
 

@@ -88,6 +88,24 @@ pub enum ExampleTheme {
 }
 
 impl ExampleTheme {
+    pub const ALL: [ExampleTheme; 10] = [
+        ExampleTheme::Sports,
+        ExampleTheme::Cooking,
+        ExampleTheme::Games,
+        ExampleTheme::Money,
+        ExampleTheme::Music,
+        ExampleTheme::Animals,
+        ExampleTheme::Nature,
+        ExampleTheme::Space,
+        ExampleTheme::Art,
+        ExampleTheme::Travel,
+    ];
+
+    /// The theme called `name` (`sports`), if there is one.
+    pub fn named(name: &str) -> Option<ExampleTheme> {
+        ExampleTheme::ALL.into_iter().find(|t| t.as_str() == name)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             ExampleTheme::Sports => "sports",

@@ -492,6 +492,12 @@ impl Personalization {
     pub fn is_default(&self) -> bool {
         *self == Personalization::default()
     }
+
+    /// The student's example themes by name, most liked first: what a
+    /// generated item's wording is told in when its blueprint offers one.
+    pub fn theme_names(&self) -> Vec<&'static str> {
+        self.preferred_examples.iter().map(|t| t.as_str()).collect()
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

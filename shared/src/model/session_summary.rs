@@ -54,8 +54,10 @@ pub enum TimelineOutcome {
     /// marks are the session's to show.
     Answered,
     Skipped,
-    /// The student ended the session's questions early.
+    /// The student ended the session (or its questions) early.
     Ended,
+    /// The session was left idle past its time and closed as abandoned.
+    Abandoned,
     /// Help asked for: a hint, "I'm stuck", a memo opened.
     Hint,
     /// The tutor asked a question (or answered one).

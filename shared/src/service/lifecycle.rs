@@ -17,6 +17,7 @@ use crate::api::auth::Principal;
 use crate::api::problem::Problem;
 use crate::content::Bundle;
 use crate::engine::modes::{self, Ended, Ending};
+use crate::engine::session_timeline::{self, SessionClose};
 use crate::model::{Role, Thread, ThreadStateView, ThreadStatus, TutorMessage};
 use crate::store::{Expected, IdempotencyLock, UnitOfWork};
 
@@ -123,6 +124,12 @@ impl App {
                         let ended = self
                             .close_session(&bundle, who, &mut thread, &mut work, now)
                             .await?;
+                        let entry = session_timeline::close_entry(
+                            thread.session.turn_count,
+                            SessionClose::Ended,
+                            now,
+                        );
+                        session_timeline::record(&mut thread.session.timeline, entry);
                         if let Some(text) = ended.text {
                             messages.push(TutorMessage {
                                 id: format!("{thread_id}-end"),

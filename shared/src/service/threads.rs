@@ -578,14 +578,18 @@ impl App {
     }
 
     /// `GET /threads/{threadId}`: the thread's state and its messages, oldest
-    /// first, a page at a time.
+    /// first, a page at a time. A session left idle past its time is closed
+    /// first, so a reloaded page shows it ended.
     pub async fn get_thread(
         &self,
         who: &Principal,
         thread_id: &str,
         page: PageRequest,
     ) -> Result<Output, ServiceError> {
-        let record = owned_thread(self, who, thread_id, 0).await?;
+        let mut record = owned_thread(self, who, thread_id, 0).await?;
+        if self.expire_idle(who, &record).await? {
+            record = owned_thread(self, who, thread_id, 0).await?;
+        }
         let bundle = self.bundle().await;
         let mut messages = self
             .store

@@ -30,6 +30,7 @@ use crate::engine::lockout::LockoutStatus;
 use crate::engine::modes::{self, problem_set};
 use crate::engine::progression::progression;
 use crate::engine::safety::{FlagSource, SafetyHit, StreamGuard};
+use crate::engine::session_timeline::{self, SessionClose};
 use crate::engine::snapshot_lite::build_snapshot_lite;
 use crate::engine::turn::{
     self, CourseRuntime, Plan, ReplyOrigin, TurnEnv, TurnError, TurnEvent, TurnState,
@@ -431,13 +432,18 @@ impl App {
         record: &ThreadRecord,
     ) -> Result<bool, ServiceError> {
         let thread_id = record.thread.thread_id.as_str();
-        // A paused session waits for its student: it is not idle.
-        if record.thread.status == ThreadStatus::Paused {
+        // A paused session waits for its student: it is not idle; a
+        // completed one has nothing left to close.
+        if record.thread.status != ThreadStatus::Active {
             return Ok(false);
         }
         let mode = modes::for_mode(record.thread.mode);
         let bundle = self.bundle().await;
-        let rt = self.runtime(&bundle, &record.thread.course_id)?;
+        // A course no longer published has no time to live to go by; a
+        // caller that needs the course reports it.
+        let Ok(rt) = self.runtime(&bundle, &record.thread.course_id) else {
+            return Ok(false);
+        };
         let now = self.clock.now();
         let mut thread = record.thread.clone();
         let Some(expired) = mode.expire(&mut thread, rt.course(), rt.workflow(), now) else {
@@ -446,6 +452,9 @@ impl App {
         if thread.status == ThreadStatus::Completed && thread.ended_at.is_none() {
             thread.ended_at = Some(now);
         }
+        let entry =
+            session_timeline::close_entry(thread.session.turn_count, SessionClose::Expired, now);
+        session_timeline::record(&mut thread.session.timeline, entry);
         let notice = TutorMessage {
             id: format!("{thread_id}-expired-{}", now.timestamp()),
             thread_id: thread_id.to_owned(),

@@ -202,7 +202,9 @@ export interface paths {
          *     answered score 0 (past its time limit it ends as `time_up`), the
          *     report is said and is in the thread's summary, and the answers count
          *     as evidence in the student's record. A survey ends with the answers
-         *     given. Ending a completed thread changes nothing and sends nothing.
+         *     given. In every mode the session timeline gets a last entry
+         *     (`step: session_ended`, `outcome: ended`). Ending a completed thread
+         *     changes nothing and sends nothing.
          */
         post: operations["endThread"];
         delete?: never;
@@ -429,6 +431,11 @@ export interface paths {
          * Replay a conversation
          * @description The thread's metadata and state, and its messages oldest first, a
          *     page at a time: enough to redraw the conversation, cards included.
+         *     A session left idle past its time (a problem set past the
+         *     workflow's `session_ttl_minutes`) is closed as abandoned first, as
+         *     the next turn or the summary would close it: the thread is
+         *     completed, the notice is its last message, and the session timeline
+         *     ends with `step: session_expired`, `outcome: abandoned`.
          */
         get: operations["getThread"];
         put?: never;
@@ -1847,7 +1854,8 @@ export interface components {
          *     - `wrong`: An answer graded wrong.
          *     - `answered`: An answer the session marks itself (an exam's, a survey's): its
          *     marks are the session's to show.
-         *     - `ended`: The student ended the session's questions early.
+         *     - `ended`: The student ended the session (or its questions) early.
+         *     - `abandoned`: The session was left idle past its time and closed as abandoned.
          *     - `hint`: Help asked for: a hint, "I'm stuck", a memo opened.
          *     - `question`: The tutor asked a question (or answered one).
          *     - `concept_card`: The tutor explained with a concept card.
@@ -1856,7 +1864,7 @@ export interface components {
          *     - `safety`: The safety response stood in for tutoring.
          * @enum {string}
          */
-        TimelineOutcome: "skipped" | "right" | "close" | "wrong" | "answered" | "ended" | "hint" | "question" | "concept_card" | "drill" | "exam_question" | "safety";
+        TimelineOutcome: "skipped" | "right" | "close" | "wrong" | "answered" | "ended" | "abandoned" | "hint" | "question" | "concept_card" | "drill" | "exam_question" | "safety";
         TranscriptBody: {
             text: string;
         };

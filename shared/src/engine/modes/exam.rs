@@ -403,6 +403,7 @@ fn pool_of<'a>(start: &Start<'a>, units: &[&'a Unit]) -> Pool<'a> {
         course: start.course,
         units: units.to_vec(),
         locked: start.locked_questions,
+        themes: start.personalization.theme_names(),
     }
 }
 
@@ -686,6 +687,7 @@ fn advance(
             course,
             units,
             locked: &locked,
+            themes: turn.state.thread.session.personalization.theme_names(),
         };
         let target = irt::target_difficulty(Some(session.ability), &turn.rt.workflow().irt);
         let seed = session.seed ^ (u64::from(next as u32) << 32 | 0x9e37);

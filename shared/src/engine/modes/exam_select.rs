@@ -15,7 +15,7 @@ use std::collections::BTreeSet;
 use crate::content::workflow::DifficultyMix;
 use crate::content::{Bundle, Course, ExamItem, Unit};
 use crate::engine::drill_grade;
-use crate::engine::generate::{Item, generate};
+use crate::engine::generate::{Item, generate_themed};
 use crate::engine::rng::SplitMix64;
 use crate::model::{
     AnswerFormat, AnswerKind, Difficulty, ExamItemSource, ExamQuestion, ExamQuestionStatus,
@@ -33,6 +33,9 @@ pub struct Pool<'a> {
     pub course: &'a Course,
     pub units: Vec<&'a Unit>,
     pub locked: &'a BTreeSet<String>,
+    /// The student's example themes: a generated question is told in one
+    /// its blueprint offers (its answer is the same in every theme).
+    pub themes: Vec<&'static str>,
 }
 
 /// The difficulty band of a value on the ability scale.
@@ -113,7 +116,7 @@ fn generated(
     seed: u64,
 ) -> Option<ExamQuestion> {
     let blueprint = pool.bundle.blueprints.get(blueprint_id)?;
-    let item = generate(blueprint, target.clamp(0.0, 1.0), seed).ok()?;
+    let item = generate_themed(blueprint, target.clamp(0.0, 1.0), seed, &pool.themes).ok()?;
     Some(from_item(unit, &item, target))
 }
 

@@ -119,10 +119,14 @@ pub(super) fn practice_item(
     if easier && step.is_finite() {
         target = (target - step).clamp(0.0, 1.0);
     }
+    let themes = state.thread.session.personalization.theme_names();
     drill::issue_generated(
-        blueprint,
-        target,
-        env.seed,
+        drill::DrillRequest {
+            blueprint,
+            target_difficulty: target,
+            seed: env.seed,
+            themes: &themes,
+        },
         unit_id,
         &state.thread.thread_id,
         env.now,
