@@ -1,7 +1,10 @@
 //! The exam mode: an evaluation the server runs (seeds 000 and 002). The
 //! questions are chosen by code (see [`exam_select`]), their answers stay in
-//! the thread's state, every answer is graded by code, and the mode writes
-//! its replies itself, so no answer ever reaches the tutor model.
+//! the thread's state, and the mode writes its replies itself, so no answer
+//! ever reaches the tutor model. Every answer is graded by code, except a
+//! written one (an explanation, a word answer): the turn's one LLM call is
+//! then the `exam_evaluation` call on that question alone, with the offline
+//! judge's mark standing when the call fails (see [`exam_judge`]).
 //!
 //! - `start` chooses the questions (all of them, or the first of an
 //!   adaptive exam) and shows the first one only.
@@ -10,8 +13,10 @@
 //!   result and a short explanation with immediate feedback, only "recorded"
 //!   with deferred feedback, then the next question. After the last
 //!   question, the end event or the time limit, the reply is the report.
+//! - `judged` writes the reply again with the evaluation call's verdict.
 //! - `apply` commits the same step, and at the end feeds the answers into
-//!   the student's record as evidence.
+//!   the student's record as evidence and sends `session.completed` (the
+//!   score summary) to the integration, if the thread has one.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -21,6 +26,7 @@ use crate::content::{Course, ExamItem, Unit};
 use crate::engine::drill::Expected;
 use crate::engine::drill_grade;
 use crate::engine::evidence::{self, DrillGraded, ExamSubmitted, TransitionContext};
+use crate::engine::exam_judge::{self, JudgeRequest, Judging, Verdict};
 use crate::engine::generate::generate;
 use crate::engine::grading;
 use crate::engine::irt;
@@ -34,11 +40,12 @@ use crate::engine::solution;
 use crate::engine::thread_learning;
 use crate::engine::turn::{Interpreted, Plan, TurnEvent, record_ability};
 use crate::model::{
-    AbilityEstimate, ClientEvent, ExamBreakdownLine, ExamEnd, ExamFeedbackMode, ExamItemSource,
-    ExamOption, ExamProgressView, ExamQuestion, ExamQuestionResultView, ExamQuestionStatus,
-    ExamQuestionView, ExamReportView, ExamSelection, ExamSession, GradeOutcome, LlmTutorResponse,
-    Mode, ModeState, QuestionResult, Scaffolding, SessionState, StudentIntent, StudentSnapshot,
-    TeachBack, ThreadLearning, ThreadStatus, TutorAction, UnderstandingSignal, UnitRef,
+    AbilityEstimate, AnswerKind, ClientEvent, ExamBreakdownLine, ExamEnd, ExamEvaluationInput,
+    ExamFeedbackMode, ExamItemSource, ExamOption, ExamProgressView, ExamQuestion,
+    ExamQuestionResultView, ExamQuestionStatus, ExamQuestionView, ExamReportView, ExamSelection,
+    ExamSession, GradeOutcome, LlmTutorResponse, Mode, ModeState, OutboundEvent, OutboundEventKind,
+    QuestionResult, Scaffolding, SessionState, StudentIntent, StudentSnapshot, TeachBack,
+    ThreadLearning, ThreadStatus, TutorAction, UnderstandingSignal, UnitRef,
 };
 
 /// The most questions an exam may have.
@@ -201,10 +208,11 @@ impl SessionMode for Exam {
                 practice: None,
                 block: ModeBlock::default(),
                 category: None,
+                judging: None,
                 reply: None,
             };
         };
-        let step = advance(turn, before, event, read.said.as_deref());
+        let step = advance(turn, before, event, read.said.as_deref(), None);
         let unit_id = step
             .session
             .questions
@@ -228,6 +236,7 @@ impl SessionMode for Exam {
             practice: None,
             block: ModeBlock::default(),
             category: None,
+            judging: step.judging,
             reply: Some(LlmTutorResponse::said(
                 unit_id,
                 step.text,
@@ -235,6 +244,29 @@ impl SessionMode for Exam {
                 UnderstandingSignal::default(),
             )),
         }
+    }
+
+    /// The same step as `plan`'s, marked with the evaluation call's verdict.
+    fn judged(
+        &self,
+        turn: &ModeTurn<'_>,
+        plan: &Plan,
+        verdict: &Verdict,
+    ) -> Option<LlmTutorResponse> {
+        let before = exam_of(&turn.state.thread.session)?;
+        let step = advance(
+            turn,
+            before,
+            &plan.event(),
+            plan.said.as_deref(),
+            Some(verdict),
+        );
+        Some(LlmTutorResponse::said(
+            plan.policy.policy.focus_unit_id.clone(),
+            step.text,
+            StudentIntent::Answer,
+            UnderstandingSignal::default(),
+        ))
     }
 
     fn apply(
@@ -249,7 +281,8 @@ impl SessionMode for Exam {
             return;
         };
         let event = plan.event();
-        let step = advance(turn, before, &event, plan.said.as_deref());
+        let verdict = plan.judging.as_ref().map(|j| &j.verdict);
+        let step = advance(turn, before, &event, plan.said.as_deref(), verdict);
         let session = &mut outcome.thread.session;
         // An exam keeps no question, scaffolding or help of the chat's own:
         // its questions and answers are in its state, and only its end is
@@ -267,6 +300,11 @@ impl SessionMode for Exam {
             };
             record_results(&step.session, &mut session.learning, outcome.snapshot, &ctx);
             outcome.thread.status = ThreadStatus::Completed;
+            outcome.events.push(session_completed(
+                &step.session,
+                turn.rt.course(),
+                turn.env.now,
+            ));
         }
         outcome.thread.session.mode_state = ModeState::Exam(step.session);
     }
@@ -293,11 +331,39 @@ impl SessionMode for Exam {
         };
         let session = &mut ending.thread.session;
         record_results(&exam, &mut session.learning, ending.snapshot, &ctx);
+        let events = vec![session_completed(&exam, course, now)];
         session.mode_state = ModeState::Exam(exam);
         Ended {
             text: Some(text),
-            events: Vec::new(),
+            events,
         }
+    }
+}
+
+/// The `session.completed` notification of a finished exam: its score
+/// summary, sent only once the exam is over (a deferred exam's marks are
+/// not known outside it before), without the student's own words.
+pub fn session_completed(exam: &ExamSession, course: &Course, now: DateTime<Utc>) -> OutboundEvent {
+    let r = report(exam, course, now);
+    OutboundEvent {
+        kind: OutboundEventKind::SessionCompleted,
+        data: serde_json::json!({
+            "mode": "exam",
+            "exam": {
+                "ended": r.ended,
+                "score": r.score,
+                "maxScore": r.max_score,
+                "percentage": r.percentage,
+                "answered": r.answered,
+                "skipped": r.skipped,
+                "unanswered": r.unanswered,
+                "timeUsedSeconds": r.time_used_seconds,
+                "byUnit": r.by_unit,
+                "byDifficulty": r.by_difficulty,
+                "ability": r.ability,
+                "feedback": exam.feedback_mode,
+            },
+        }),
     }
 }
 
@@ -543,14 +609,19 @@ struct Step {
     text: String,
     /// The exam ended this turn.
     finished_now: bool,
+    /// A written answer marked this turn, and by whom.
+    judging: Option<Judging>,
 }
 
 /// The exam after this turn's message, and what to say.
+/// A written answer is marked with `verdict` when one is handed in,
+/// else by the offline judge (and the step says it was asked to be judged).
 fn advance(
     turn: &ModeTurn<'_>,
     before: &ExamSession,
     event: &TurnEvent,
     said: Option<&str>,
+    verdict: Option<&Verdict>,
 ) -> Step {
     let mut session = before.clone();
     let now = turn.env.now;
@@ -567,6 +638,7 @@ fn advance(
             ),
             session,
             finished_now: false,
+            judging: None,
         };
     }
     if let Some(text) = time_up(&mut session, course, now) {
@@ -574,12 +646,14 @@ fn advance(
             session,
             text,
             finished_now: true,
+            judging: None,
         };
     }
     let index = session.current_index as usize;
     let number = index as u32 + 1;
     let stale = |n: Option<u32>| n.is_some_and(|n| n != number);
     let mut lead = String::new();
+    let mut judging: Option<Judging> = None;
     match read_move(event, said) {
         Move::End => {
             let text = end_early(&mut session, course, now);
@@ -587,6 +661,7 @@ fn advance(
                 session,
                 text,
                 finished_now: true,
+                judging: None,
             };
         }
         Move::Skip(n) | Move::Answer(_, n) if stale(n) => {
@@ -607,6 +682,7 @@ fn advance(
                 session,
                 text,
                 finished_now: false,
+                judging: None,
             };
         }
         Move::Nothing => {
@@ -614,6 +690,7 @@ fn advance(
                 text: ask(&session, index),
                 session,
                 finished_now: false,
+                judging: None,
             };
         }
         Move::Skip(_) => {
@@ -624,7 +701,18 @@ fn advance(
             lead.push_str(&format!("Question {number} skipped."));
         }
         Move::Answer(text, _) => {
-            let marked = mark(turn, &session.questions[index], text);
+            let q = &session.questions[index];
+            let marked = if is_written(q) {
+                let request = judge_request(q, text);
+                let verdict = verdict
+                    .cloned()
+                    .unwrap_or_else(|| exam_judge::judge(&request.input));
+                let marked = Marked::judged(&verdict);
+                judging = Some(Judging { request, verdict });
+                Some(marked)
+            } else {
+                mark(turn, q, text)
+            };
             let Some(marked) = marked else {
                 let hint = match session.questions[index].format {
                     crate::model::AnswerFormat::Choice => "pick an option by its letter",
@@ -640,6 +728,7 @@ fn advance(
                     session,
                     text,
                     finished_now: false,
+                    judging,
                 };
             };
             let partial = turn.rt.workflow().modes.exam.partial_credit;
@@ -648,13 +737,11 @@ fn advance(
             q.student_answer = Some(text.trim().to_owned());
             q.answered_at = Some(now);
             q.result = Some(marked.result);
-            q.credit = match marked.result {
-                QuestionResult::Correct => 1.0,
-                QuestionResult::Partial => partial.clamp(0.0, 1.0),
-                QuestionResult::Incorrect => 0.0,
-            };
+            q.credit = exam_judge::credit(marked.result, partial);
             q.mistake = marked.mistake;
             q.mistake_tag = marked.mistake_tag;
+            q.feedback = marked.feedback;
+            q.judged_by = marked.judged_by;
             let correct = marked.result == QuestionResult::Correct;
             update_ability(&mut session, index, correct, turn);
             lead = match session.feedback_mode {
@@ -672,6 +759,7 @@ fn advance(
             session,
             text,
             finished_now: true,
+            judging,
         };
     }
     if session.selection == ExamSelection::Adaptive && next >= session.questions.len() {
@@ -700,6 +788,7 @@ fn advance(
                     session,
                     text,
                     finished_now: true,
+                    judging,
                 };
             }
         }
@@ -711,6 +800,7 @@ fn advance(
         session,
         text,
         finished_now: false,
+        judging,
     }
 }
 
@@ -766,6 +856,41 @@ struct Marked {
     result: QuestionResult,
     mistake: Option<String>,
     mistake_tag: Option<String>,
+    /// A judge's words on a written answer.
+    feedback: Option<String>,
+    judged_by: Option<crate::model::JudgedBy>,
+}
+
+impl Marked {
+    fn judged(verdict: &Verdict) -> Marked {
+        Marked {
+            result: verdict.result,
+            mistake: None,
+            mistake_tag: None,
+            feedback: Some(verdict.feedback.clone()).filter(|f| !f.is_empty()),
+            judged_by: Some(verdict.by),
+        }
+    }
+}
+
+/// A written question: answered in words that code cannot grade, so
+/// judged against its model answer and rubric.
+fn is_written(q: &ExamQuestion) -> bool {
+    q.expected.kind == AnswerKind::Text
+}
+
+/// What the evaluation call is sent for `answer` to `q`: this question,
+/// its model answer and rubric, and the answer; never another question.
+fn judge_request(q: &ExamQuestion, answer: &str) -> JudgeRequest {
+    JudgeRequest {
+        number: q.number,
+        input: ExamEvaluationInput {
+            question: shown_text(q).trim().to_owned(),
+            expected_answer: q.correct_answer.clone(),
+            rubric: q.rubric.clone(),
+            student_answer: answer.trim().to_owned(),
+        },
+    }
 }
 
 /// `answer` to `q`, graded by code: a generated item by its regenerated
@@ -811,6 +936,8 @@ fn mark(turn: &ModeTurn<'_>, q: &ExamQuestion, answer: &str) -> Option<Marked> {
         .and_then(|m| solution::explanation_of(m, unit.map_or(&[][..], |u| &u.mistake_tags)));
     Some(Marked {
         result,
+        feedback: None,
+        judged_by: None,
         mistake_tag: mistake
             .as_ref()
             .filter(|_| result != QuestionResult::Correct)
@@ -831,17 +958,27 @@ fn feedback(q: &ExamQuestion) -> String {
         .as_deref()
         .map(|m| format!(" {}", sentence(m)))
         .unwrap_or_default();
+    // A judge's words on a written answer come first.
+    let judge = q
+        .feedback
+        .as_deref()
+        .map(|f| format!(" {}", sentence(f)))
+        .unwrap_or_default();
+    let answer = if is_written(q) {
+        format!("A full answer: {}", sentence(&q.correct_answer))
+    } else {
+        format!("The answer is {}.", q.correct_answer)
+    };
     match q.result {
-        Some(QuestionResult::Correct) => format!("Question {}: correct!", q.number),
+        Some(QuestionResult::Correct) => format!("Question {}: correct!{judge}", q.number),
         Some(QuestionResult::Partial) => format!(
-            "Question {}: close, so it earns part of the mark ({}). The answer is {}.{mistake}{how}",
+            "Question {}: close, so it earns part of the mark ({}).{judge} {answer}{mistake}{how}",
             q.number,
             show(q.credit),
-            q.correct_answer
         ),
         _ => format!(
-            "Question {}: not quite. The answer is {}.{mistake}{how}",
-            q.number, q.correct_answer
+            "Question {}: not quite.{judge} {answer}{mistake}{how}",
+            q.number
         ),
     }
 }
