@@ -169,7 +169,7 @@ fn from_item(unit: &Unit, item: &Item, target: f64) -> ExamQuestion {
 }
 
 /// A bank question as an exam question.
-fn from_bank(unit: &Unit, item: &ExamItem) -> Option<ExamQuestion> {
+pub(crate) fn from_bank(unit: &Unit, item: &ExamItem) -> Option<ExamQuestion> {
     if item.is_written() {
         return Some(written(unit, item));
     }
