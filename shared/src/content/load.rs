@@ -1869,7 +1869,7 @@ impl Loader {
             rubric: q.rubric.clone(),
             student_answer: q.answer.clone(),
         });
-        for (i, p) in q.rubric.iter().enumerate() {
+        for i in 0..q.rubric.len() {
             if !q.answer.trim().is_empty() && !own.points_made.contains(&i) {
                 self.at(
                     doc,

@@ -416,8 +416,10 @@ pub fn plan_interpreted(
     }
     let mut pending_answers = pending_answers(rt, &preview, env.now);
     // The problem the student just brought is worked with them, not
-    // answered; a question session answers it outright.
+    // answered; a question session answers it outright, and a reply the
+    // mode wrote (an exam's marks) does not work it at all.
     if input.clarify.is_none()
+        && scripted.is_none()
         && let Some(own) = own_problem(session, read.said.as_deref())
         && let Some(answer) = PendingAnswer::new("own problem", &own.text, &own.answer)
     {

@@ -716,6 +716,19 @@ mod tests {
         };
         let ended = end(&mut thread, at(3));
         assert!(ended.text.unwrap().contains("saved"));
+        // The integration hears of it once, without the answers' words.
+        assert_eq!(ended.events.len(), 1);
+        let data = &ended.events[0].data;
+        assert_eq!(
+            ended.events[0].kind,
+            crate::model::OutboundEventKind::SessionCompleted
+        );
+        assert_eq!(data["mode"], "survey");
+        assert_eq!(data["survey"]["answered"], answered.answers.len());
+        assert_eq!(data["survey"]["timedOut"], false);
+        for a in &answered.answers {
+            assert!(!data.to_string().contains(&format!("\"{}\"", a.value)));
+        }
         let s = survey_of(&thread.session).unwrap();
         assert_eq!(s.answers, answered.answers);
         assert_eq!(
