@@ -964,6 +964,11 @@ async fn written_answers_are_judged_by_the_evaluation_call(
         !events[0].to_string().contains(answer),
         "no student words sent"
     );
+    let summary = h.get(student, &format!("/threads/{thread}/summary")).await;
+    let judged = &summary.body["exam"]["questions"][1];
+    assert_eq!(judged["judgedBy"], "model", "{judged}");
+    assert_eq!(judged["result"], "partial", "{judged}");
+    assert!(judged["feedback"].as_str().unwrap().contains("what total"));
     let after = h.turn(student, &thread, json!({"messageText": "7"})).await;
     assert!(texts(&after).contains("This exam is finished"));
     tokio::time::sleep(std::time::Duration::from_millis(200)).await;

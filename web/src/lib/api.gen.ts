@@ -1018,6 +1018,13 @@ export interface components {
             credit: number;
             difficulty: components["schemas"]["Difficulty"];
             explanation: string;
+            /** @description A written answer's marker's words on it. */
+            feedback?: string;
+            /**
+             * @description Who marked a written answer: the evaluation model, or the rubric's
+             *     terms (offline, or when the model's call failed).
+             */
+            judgedBy?: components["schemas"]["JudgedBy"];
             /** @description The known mistake the answer comes from, in the unit's words. */
             mistake?: string;
             /** Format: uint32 */
@@ -1130,6 +1137,14 @@ export interface components {
             name: string;
             url?: string;
         };
+        /**
+         * @description Who marked a written exam answer.
+         *
+         *     - `model`: The `exam_evaluation` call's model.
+         *     - `rubric`: The offline judge: the rubric's terms and the model answer's words.
+         * @enum {string}
+         */
+        JudgedBy: "model" | "rubric";
         /**
          * @description How plainly the tutor words things.
          *

@@ -1060,6 +1060,8 @@ fn result_view(q: &ExamQuestion) -> ExamQuestionResultView {
         correct_answer: q.correct_answer.clone(),
         explanation: q.explanation.clone(),
         mistake: q.mistake.clone(),
+        feedback: q.feedback.clone(),
+        judged_by: q.judged_by,
     }
 }
 
