@@ -971,6 +971,20 @@ async fn written_answers_are_judged_by_the_evaluation_call(
     assert!(judged["feedback"].as_str().unwrap().contains("what total"));
     let after = h.turn(student, &thread, json!({"messageText": "7"})).await;
     assert!(texts(&after).contains("This exam is finished"));
+    // A written question is not a card's choice: exam-submit refuses it.
+    let guided = h.new_thread(student).await;
+    let submit = h
+        .post(
+            student,
+            &format!("/threads/{guided}/exam/mcq-submit"),
+            json!({"questionId": "EX-WHN-W1", "selectedOption": "A"}),
+        )
+        .await;
+    assert!(
+        (400..500).contains(&submit.status) && submit.body.to_string().contains("questionId"),
+        "{}",
+        submit.body
+    );
     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     assert_eq!(
         completed_events(receiver, &thread).await.len(),
