@@ -1,10 +1,13 @@
 //! The turn's own cost, without the store, the network or a model: plan
 //! (safety, grading, mapping, classification, policy, retrieval, a practice
 //! item), the offline tutor's reply, validation, and apply — on the shipped
-//! course, mid-conversation (DESIGN target: p99 under 2 ms). Two cases: a
-//! guided thread asked a fraction question, and a teach_me lesson on its
+//! course, mid-conversation (DESIGN target: p99 under 2 ms). The cases: a
+//! guided thread asked a fraction question; a teach_me lesson on its
 //! check step (the study plan evaluated, previewed and updated, an item
-//! generated for the step).
+//! generated for the step); an exam mid-way, its question on screen
+//! answered (graded by code, the next question shown); and the same exam
+//! with a written question on screen, marked by the offline judge (the
+//! evaluation call's fallback; the call itself is network time).
 //!
 //! `cargo bench -p tutorflow --bench turn` prints criterion's estimates;
 //! `cargo bench -p tutorflow --bench turn -- --percentiles` also times
@@ -25,8 +28,9 @@ use tutorflow::engine::modes::{self, Start};
 use tutorflow::engine::turn::{self, CourseRuntime, ReplyOrigin, TurnEnv, TurnEvent, TurnState};
 use tutorflow::llm::OfflineTutor;
 use tutorflow::model::{
-    ClientEvent, CreateThreadRequest, Mode, ModeState, Personalization, Role, SessionState,
-    StepStatus, StudentSnapshot, Thread, ThreadStatus, TutorMessage,
+    AnswerKind, ClientEvent, CreateThreadRequest, ExamQuestionStatus, Mode, ModeState,
+    Personalization, QuestionResult, Role, SessionState, StepStatus, StudentSnapshot, Thread,
+    ThreadStatus, TutorMessage,
 };
 
 struct Fixture {
@@ -84,6 +88,72 @@ fn lesson() -> Fixture {
     f.thread.unit_id = Some("fractions".into());
     f.thread.session = session;
     f.message = "so to simplify 6/10 I divide top and bottom by 2?";
+    f
+}
+
+/// A 7-question exam on whole numbers, two questions answered, the third
+/// on screen and answered now; with `written`, the third is the written
+/// bank question `EX-WHN-W1`.
+fn exam(written: bool) -> Fixture {
+    let mut f = fixture();
+    let bundle = f.rt.bundle.clone();
+    let course = bundle.course("prealgebra").unwrap();
+    let request: CreateThreadRequest = serde_json::from_value(serde_json::json!({
+        "courseId": "prealgebra",
+        "mode": "exam",
+        "unitId": "whole-numbers",
+        "questionCount": 7,
+    }))
+    .unwrap();
+    let started = modes::for_mode(Mode::Exam)
+        .start(&Start {
+            bundle: &bundle,
+            course,
+            workflow: bundle.workflow_for(course).unwrap(),
+            unit: course.unit("whole-numbers"),
+            goal: None,
+            prepared: None,
+            earlier: &[],
+            request: &request,
+            now: f.thread.created_at,
+            seed: 5,
+            locked_questions: &BTreeSet::new(),
+            snapshot: None,
+            problems: None,
+            problem_set_id: None,
+            personalization: &Personalization::default(),
+        })
+        .unwrap();
+    let mut session = started.session;
+    let ModeState::Exam(exam) = &mut session.mode_state else {
+        panic!("an exam");
+    };
+    for q in &mut exam.questions[..2] {
+        q.status = ExamQuestionStatus::Answered;
+        q.shown_at = Some(f.thread.created_at);
+        q.result = Some(QuestionResult::Correct);
+        q.credit = 1.0;
+    }
+    exam.current_index = 2;
+    let q = &mut exam.questions[2];
+    q.shown_at = Some(f.thread.created_at);
+    f.message = if written {
+        let (_, item) = course.exam_item("EX-WHN-W1").unwrap();
+        q.prompt = item.stem.clone();
+        q.question_latex.clear();
+        q.options.clear();
+        q.expected.kind = AnswerKind::Text;
+        q.expected.value = item.answer.clone();
+        q.correct_answer = item.answer.clone();
+        q.rubric = item.rubric.clone();
+        "I add 34 and 38 back together and check that I get 72"
+    } else {
+        "42"
+    };
+    session.turn_count = 3;
+    f.thread.mode = Mode::Exam;
+    f.thread.unit_id = Some("whole-numbers".into());
+    f.thread.session = session;
     f
 }
 
@@ -175,9 +245,13 @@ fn one_turn(f: &Fixture, lockouts: &BTreeMap<String, LockoutStatus>, seed: u64) 
         client_event: ClientEvent::None,
     };
     let plan = turn::plan(&f.rt, state, &event, &env).unwrap();
-    let reply = OfflineTutor::new(f.rt.bundle.clone(), "default")
-        .reply(&plan.input)
-        .unwrap();
+    // A mode that writes its reply (an exam) asks no tutor.
+    let reply = match &plan.scripted {
+        Some(reply) => reply.clone(),
+        None => OfflineTutor::new(f.rt.bundle.clone(), "default")
+            .reply(&plan.input)
+            .unwrap(),
+    };
     let verdict = validate_reply(
         &reply,
         &plan.policy.policy,
@@ -200,6 +274,8 @@ fn bench_turn(c: &mut Criterion) {
     for (name, f) in [
         ("turn_pipeline/offline/fraction_question", fixture()),
         ("turn_pipeline/offline/teach_me_check_step", lesson()),
+        ("turn_pipeline/offline/exam_mid_answer", exam(false)),
+        ("turn_pipeline/offline/exam_written_answer", exam(true)),
     ] {
         let mut seed = 0u64;
         c.bench_function(name, |b| {
@@ -213,7 +289,12 @@ fn bench_turn(c: &mut Criterion) {
 
 /// p50 and p99 of single turns: criterion reports means and medians only.
 fn percentiles() {
-    for (name, f) in [("guided", fixture()), ("teach_me", lesson())] {
+    for (name, f) in [
+        ("guided", fixture()),
+        ("teach_me", lesson()),
+        ("exam", exam(false)),
+        ("exam_written", exam(true)),
+    ] {
         percentiles_of(name, &f);
     }
 }

@@ -217,7 +217,7 @@ fn no_exam_answer_reaches_the_prompt_or_the_student_while_its_card_is_open() {
     let mut checked = 0;
     let mut masked = 0;
     for unit in course.units.values() {
-        for item in &unit.exam {
+        for item in unit.exam.iter().filter(|q| !q.is_written()) {
             let mut session = SessionState::default();
             exam_cards::record_shown(&mut session, &item.id, now() - Duration::minutes(2));
             let mut snapshot =
@@ -282,7 +282,7 @@ fn a_reply_quoting_the_worked_solution_is_replaced() {
     let course = rt.course();
     let mut replaced = 0;
     for unit in course.units.values() {
-        for item in &unit.exam {
+        for item in unit.exam.iter().filter(|q| !q.is_written()) {
             let (answer, stem) = correct_option(course, &item.id);
             if stem.contains(answer.trim()) {
                 continue;
@@ -451,4 +451,169 @@ fn a_practice_item_is_guarded_only_where_it_is_shown() {
         "{}",
         not_shown.shown
     );
+}
+
+/// A written exam answer is judged by the evaluation call, whose request
+/// holds that question's model answer and rubric and nothing of any other
+/// question; the tutor's prompt (composed, though an exam turn never sends
+/// it) holds none of the exam's answers or rubrics; and a deferred exam's
+/// reply says nothing of the mark, whichever verdict comes back.
+#[test]
+fn a_judged_exam_answer_reaches_only_the_evaluation_call() {
+    use tutorflow::engine::exam_judge::Verdict as Mark;
+    use tutorflow::engine::modes::{self, Start};
+    use tutorflow::model::{CreateThreadRequest, ExamQuestionStatus, JudgedBy, QuestionResult};
+    let rt = runtime();
+    let bundle = rt.bundle.clone();
+    let course = rt.course();
+    for (written_id, unit_id) in [
+        ("EX-WHN-W1", "whole-numbers"),
+        ("EX-FAD-W1", "fraction-addition"),
+    ] {
+        for feedback in ["immediate", "deferred"] {
+            let request: CreateThreadRequest = serde_json::from_value(serde_json::json!({
+                "courseId": "prealgebra", "mode": "exam", "unitId": unit_id,
+                "questionCount": 4, "feedback": feedback,
+            }))
+            .unwrap();
+            let started = modes::for_mode(Mode::Exam)
+                .start(&Start {
+                    bundle: &bundle,
+                    course,
+                    workflow: rt.workflow(),
+                    unit: course.unit(unit_id),
+                    goal: None,
+                    prepared: None,
+                    earlier: &[],
+                    request: &request,
+                    now: now() - Duration::minutes(5),
+                    seed: 11,
+                    locked_questions: &Default::default(),
+                    snapshot: None,
+                    problems: None,
+                    problem_set_id: None,
+                    personalization: &Personalization::default(),
+                })
+                .unwrap();
+            let mut session = started.session;
+            let tutorflow::model::ModeState::Exam(exam) = &mut session.mode_state else {
+                panic!("an exam");
+            };
+            // The written question on screen as question 2, question 1 answered.
+            let (_, item) = course.exam_item(written_id).unwrap();
+            exam.questions[0].status = ExamQuestionStatus::Answered;
+            exam.questions[0].result = Some(QuestionResult::Correct);
+            exam.questions[0].credit = 1.0;
+            let q = &mut exam.questions[1];
+            q.prompt = item.stem.clone();
+            q.question_latex.clear();
+            q.options.clear();
+            q.expected.kind = tutorflow::model::AnswerKind::Text;
+            q.expected.value = item.answer.clone();
+            q.correct_answer = item.answer.clone();
+            q.explanation = item.memo.clone();
+            q.rubric = item.rubric.clone();
+            q.shown_at = Some(now() - Duration::minutes(1));
+            exam.current_index = 1;
+            let others: Vec<_> = exam
+                .questions
+                .iter()
+                // The draw may hold the written question too: it is the
+                // one put on screen here.
+                .filter(|o| o.number != 2 && o.prompt != item.stem)
+                .cloned()
+                .collect();
+            let mut thread = thread(session);
+            thread.mode = Mode::Exam;
+            let snapshot = StudentSnapshot::new("leak-student", "prealgebra", unit_id);
+            let lockouts: BTreeMap<String, LockoutStatus> = BTreeMap::new();
+            let personalization = Personalization::default();
+            let env = TurnEnv {
+                now: now(),
+                turn_id: "leak-turn",
+                seed: 7,
+                token_keys: &TOKEN_KEYS,
+                drill_ttl: Duration::hours(24),
+                lockouts: &lockouts,
+                personalization: &personalization,
+                safety_region: "default",
+            };
+            let state = TurnState {
+                thread: &thread,
+                history: &[],
+                snapshot: &snapshot,
+            };
+            let event = TurnEvent {
+                message_text: Some("I think you just add them all up".into()),
+                message_latex: None,
+                client_event: ClientEvent::None,
+            };
+            let mut plan = turn::plan(&rt, state, &event, &env).unwrap();
+            let judging = plan.judging.clone().expect("the answer is judged");
+            let sent = serde_json::to_string(&judging.request.input).unwrap();
+            assert!(sent.contains(&item.stem.replace('"', "\\\"")) || sent.contains("worked out"));
+            for o in &others {
+                // Another question as shown, and its answer (beyond a
+                // number this question's own text may also hold).
+                let shown = format!("{} {}", o.prompt, o.question_latex);
+                assert!(
+                    !sent.contains(shown.trim()),
+                    "{written_id}: question {} sent: {shown}",
+                    o.number
+                );
+                let own = format!("{} {}", item.stem, item.answer);
+                assert!(
+                    own.contains(&o.correct_answer) || !sent.contains(&o.correct_answer),
+                    "{written_id}: question {}'s answer {} sent",
+                    o.number,
+                    o.correct_answer
+                );
+            }
+            let mut roomy = rt.workflow().clone();
+            roomy.token_budget = 200_000;
+            let prompt = tutor_prompt(&rt.bundle.prompts, &roomy, &plan.input)
+                .unwrap()
+                .messages
+                .iter()
+                .map(|m| m.content.clone())
+                .collect::<Vec<_>>()
+                .join("\n");
+            assert!(
+                !prompt.contains(&item.answer),
+                "{written_id}: model answer in the tutor prompt"
+            );
+            for p in &item.rubric {
+                assert!(
+                    !prompt.contains(&p.point),
+                    "{written_id}: rubric in the tutor prompt"
+                );
+            }
+            if feedback == "deferred" {
+                for result in [
+                    QuestionResult::Correct,
+                    QuestionResult::Partial,
+                    QuestionResult::Incorrect,
+                ] {
+                    let request = judging.request.clone();
+                    turn::judged(
+                        &rt,
+                        state,
+                        &mut plan,
+                        &request,
+                        Mark {
+                            result,
+                            feedback: "Marked.".into(),
+                            by: JudgedBy::Model,
+                        },
+                        &env,
+                    );
+                    let said = &plan.scripted.as_ref().unwrap().tutor_text;
+                    assert!(said.starts_with("Answer to question 2 recorded."), "{said}");
+                    for telling in ["correct", "close", "not quite", "Marked", &item.answer] {
+                        assert!(!said.contains(telling), "{written_id}: {telling} in {said}");
+                    }
+                }
+            }
+        }
+    }
 }

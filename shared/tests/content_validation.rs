@@ -796,3 +796,87 @@ fn theme_wordings_are_checked_where_they_are_written() {
         "theme `music` has no wordings",
     );
 }
+
+const WRITTEN_UNIT: &str = "workflows/courses/prealgebra/units/whole-numbers.yaml";
+const WRITTEN_RUBRIC: &str = r#"    rubric:
+      - point: "adds the answer and the number taken away (34 + 38)"
+        terms: ["add", "adding", "plus", "+", "sum", "addition"]
+      - point: "says the total must be the number she started from (72)"
+        terms: ["72", "seventy-two", "seventy two", "started with", "started from", "first number"]
+"#;
+
+#[test]
+fn the_shipped_course_has_written_exam_questions_with_rubrics() {
+    let bundle = Bundle::load(&shipped()).unwrap();
+    let written: Vec<_> = bundle
+        .courses
+        .values()
+        .flat_map(|c| c.units.values())
+        .flat_map(|u| u.exam.iter())
+        .filter(|q| q.is_written())
+        .collect();
+    assert!(written.len() >= 2, "{written:?}");
+    assert!(
+        written
+            .iter()
+            .all(|q| !q.rubric.is_empty() && q.options.is_empty())
+    );
+}
+
+#[test]
+fn a_written_exam_question_without_a_rubric_is_reported_at_the_question() {
+    let files = mutated(&shipped(), WRITTEN_UNIT, WRITTEN_RUBRIC, "");
+    let (line, column) = position_of(&files, WRITTEN_UNIT, "id: EX-WHN-W1");
+    assert_reported(
+        &problems(&files),
+        WRITTEN_UNIT,
+        line,
+        column,
+        "written question `EX-WHN-W1` has no rubric",
+    );
+}
+
+#[test]
+fn a_rubric_point_the_model_answer_does_not_make_is_reported_at_its_terms() {
+    let files = mutated(
+        &shipped(),
+        WRITTEN_UNIT,
+        r#"terms: ["72", "seventy-two", "seventy two", "started with", "started from", "first number"]"#,
+        r#"terms: ["seventy-two", "first number"]"#,
+    );
+    let (line, column) = position_of(&files, WRITTEN_UNIT, r#"["seventy-two", "first"#);
+    assert_reported(
+        &problems(&files),
+        WRITTEN_UNIT,
+        line,
+        column,
+        "the model answer does not make this point",
+    );
+}
+
+#[test]
+fn a_written_question_has_no_options_and_a_choice_question_no_rubric() {
+    let files = mutated(
+        &shipped(),
+        WRITTEN_UNIT,
+        "    format: written\n",
+        "    format: written\n    options: [\"34\", \"44\"]\n",
+    );
+    let (line, column) = position_of(&files, WRITTEN_UNIT, "options: [\"34\", \"44\"]");
+    assert_reported(
+        &problems(&files),
+        WRITTEN_UNIT,
+        line,
+        column,
+        "has no options",
+    );
+    let files = mutated(&shipped(), WRITTEN_UNIT, "    format: written\n", "");
+    let (line, column) = position_of(&files, WRITTEN_UNIT, "rubric:\n      - point: \"adds");
+    assert_reported(
+        &problems(&files),
+        WRITTEN_UNIT,
+        line,
+        column,
+        "only a written question",
+    );
+}

@@ -803,3 +803,348 @@ async fn no_answer_reaches_a_model_prompt() {
             .await;
     }
 }
+
+/// An OpenAI-compatible chat completion whose structured output is `reply`.
+fn completion(reply: Value) -> wiremock::ResponseTemplate {
+    wiremock::ResponseTemplate::new(200).set_body_json(json!({
+        "id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "llama3.1",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": reply.to_string(), "refusal": null}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 120, "completion_tokens": 20, "total_tokens": 140}
+    }))
+}
+
+/// The written bank question put on screen next: question 2 of `thread`'s
+/// exam (not yet shown) is replaced through the store, so the test does not
+/// depend on the draw.
+async fn written_next(h: &Harness, thread: &str, question_id: &str) -> ExamQuestion {
+    let record = h.store.get_thread(thread, 0).await.unwrap().unwrap();
+    let mut t = record.thread.clone();
+    let ModeState::Exam(e) = &mut t.session.mode_state else {
+        panic!("an exam");
+    };
+    let course = e2e_support::bundle().course(COURSE).unwrap();
+    let (_, item) = course.exam_item(question_id).unwrap();
+    assert!(item.is_written());
+    let q = &mut e.questions[1];
+    q.prompt = item.stem.clone();
+    q.question_latex = String::new();
+    q.format = tutorflow::model::AnswerFormat::Text;
+    q.options = Vec::new();
+    q.source = tutorflow::model::ExamItemSource::Bank {
+        question_id: item.id.clone(),
+        tier: item.tier,
+    };
+    q.expected = tutorflow::model::ExpectedAnswer {
+        kind: AnswerKind::Text,
+        value: item.answer.clone(),
+        unit: None,
+        options: Vec::new(),
+        mistakes: Vec::new(),
+    };
+    q.correct_answer = item.answer.clone();
+    q.explanation = item.memo.trim().to_owned();
+    q.rubric = item.rubric.clone();
+    let written = q.clone();
+    let mut work = tutorflow::store::UnitOfWork::new();
+    work.put_thread(record.update(t, Vec::new()));
+    h.store.commit(work).await.unwrap();
+    written
+}
+
+/// What the evaluation model was sent, as one text per request.
+async fn evaluation_prompts(model: &wiremock::MockServer) -> Vec<String> {
+    model
+        .received_requests()
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| String::from_utf8_lossy(&r.body).to_string())
+        .collect()
+}
+
+/// A written answer is judged by the `exam_evaluation` call (the turn's
+/// one call: the tutor is never asked), which sees that question, its
+/// model answer and rubric and the answer, never another question; its
+/// verdict is recorded with the workflow's partial credit. An invalid
+/// reply or a 500 leaves the offline judge's mark, and the turn succeeds.
+/// A deferred exam says nothing of the marks, judged or not, until the
+/// end; the integration hears `session.completed` once, at the end.
+async fn written_answers_are_judged_by_the_evaluation_call(
+    h: &Harness,
+    model: &wiremock::MockServer,
+    receiver: &wiremock::MockServer,
+) {
+    use wiremock::Mock;
+    use wiremock::matchers::{method, path};
+    let partial = e2e_support::bundle().workflows["default"]
+        .modes
+        .exam
+        .partial_credit;
+
+    // A valid verdict: close, with feedback.
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(completion(json!({
+            "result": "partial",
+            "feedback": "You add back, but say what total shows it is right."
+        })))
+        .mount(model)
+        .await;
+    let student = "student-written";
+    let (thread, _) = new_exam(
+        h,
+        student,
+        json!({"unitId": "whole-numbers", "questionCount": 3}),
+    )
+    .await;
+    let written = written_next(h, &thread, "EX-WHN-W1").await;
+    let e = exam(h, &thread).await;
+    let first = h
+        .turn(
+            student,
+            &thread,
+            json!({"messageText": right(&e.questions[0])}),
+        )
+        .await;
+    assert!(texts(&first).contains(&written.prompt), "{first}");
+    assert_eq!(first["state"]["examProgress"]["question"]["format"], "text");
+    assert!(
+        evaluation_prompts(model).await.is_empty(),
+        "code grades question 1"
+    );
+    let answer = "I would add 34 and 38 back together";
+    let second = h
+        .turn(student, &thread, json!({"messageText": answer}))
+        .await;
+    let said = texts(&second);
+    assert!(
+        said.contains("Question 2: close, so it earns part of the mark"),
+        "{said}"
+    );
+    assert!(said.contains("say what total shows it is right."), "{said}");
+    assert_eq!(
+        second["state"]["examProgress"]["results"][1]["credit"],
+        partial
+    );
+    assert_no_leak(&second, &e, |q| q.number <= 2);
+    let stored = exam(h, &thread).await;
+    assert_eq!(stored.questions[1].credit, partial);
+    assert_eq!(
+        stored.questions[1].judged_by,
+        Some(tutorflow::model::JudgedBy::Model)
+    );
+    // One call, the evaluation's: this question alone.
+    let prompts = evaluation_prompts(model).await;
+    assert_eq!(prompts.len(), 1, "one LLM call, and not the tutor's");
+    let prompt = &prompts[0];
+    assert!(prompt.contains("exam_evaluation"), "the evaluation schema");
+    assert!(prompt.contains("Mia worked out 72 - 38"), "{prompt}");
+    assert!(prompt.contains(answer), "{prompt}");
+    assert!(
+        prompt.contains("adds the answer and the number taken away"),
+        "{prompt}"
+    );
+    for other in [&stored.questions[0], &stored.questions[2]] {
+        assert!(
+            !prompt.contains(&other.prompt),
+            "question {} sent",
+            other.number
+        );
+    }
+    // The last answer ends it: session.completed, once.
+    h.turn(student, &thread, json!({"messageText": "skip"}))
+        .await;
+    let events = completed_events(receiver, &thread).await;
+    assert_eq!(events.len(), 1, "{events:?}");
+    let data = &events[0]["data"];
+    assert_eq!(data["mode"], "exam");
+    assert_eq!(data["exam"]["score"], 1.0 + partial);
+    assert_eq!(data["exam"]["maxScore"], 3);
+    assert!(
+        !events[0].to_string().contains(answer),
+        "no student words sent"
+    );
+    let summary = h.get(student, &format!("/threads/{thread}/summary")).await;
+    let judged = &summary.body["exam"]["questions"][1];
+    assert_eq!(judged["judgedBy"], "model", "{judged}");
+    assert_eq!(judged["result"], "partial", "{judged}");
+    assert!(judged["feedback"].as_str().unwrap().contains("what total"));
+    let after = h.turn(student, &thread, json!({"messageText": "7"})).await;
+    assert!(texts(&after).contains("This exam is finished"));
+    // A written question is not a card's choice: exam-submit refuses it.
+    let guided = h.new_thread(student).await;
+    let submit = h
+        .post(
+            student,
+            &format!("/threads/{guided}/exam/mcq-submit"),
+            json!({"questionId": "EX-WHN-W1", "selectedOption": "A"}),
+        )
+        .await;
+    assert!(
+        (400..500).contains(&submit.status) && submit.body.to_string().contains("questionId"),
+        "{}",
+        submit.body
+    );
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    assert_eq!(
+        completed_events(receiver, &thread).await.len(),
+        1,
+        "still once"
+    );
+
+    // An invalid verdict, then a 500: the offline judge's mark stands.
+    for (case, reply) in [
+        (
+            "invalid",
+            completion(json!({"result": "maybe", "feedback": "?"})),
+        ),
+        ("500", wiremock::ResponseTemplate::new(500)),
+    ] {
+        model.reset().await;
+        Mock::given(method("POST"))
+            .respond_with(reply)
+            .mount(model)
+            .await;
+        let (thread, _) = new_exam(
+            h,
+            student,
+            json!({"unitId": "whole-numbers", "questionCount": 3, "feedback": "deferred"}),
+        )
+        .await;
+        written_next(h, &thread, "EX-WHN-W1").await;
+        let e = exam(h, &thread).await;
+        let first = h
+            .turn(
+                student,
+                &thread,
+                json!({"messageText": wrong(&e.questions[0])}),
+            )
+            .await;
+        assert_no_leak(&first, &e, |_| false);
+        let r = h
+            .send(
+                h.http()
+                    .post(format!("{}/threads/{thread}/turn", h.base()))
+                    .bearer_auth(h.token(student))
+                    .json(&json!({"messageText": "Add them back: 34 + 38 = 72"})),
+            )
+            .await;
+        assert_eq!(r.status, 200, "{case}: {}", r.body);
+        let said = texts(&r.body);
+        assert!(
+            said.starts_with("Answer to question 2 recorded."),
+            "{case}: {said}"
+        );
+        assert_no_leak(&r.body, &e, |_| false);
+        assert!(
+            r.body["state"]["examProgress"]
+                .get("correctSoFar")
+                .is_none()
+        );
+        assert!(
+            !evaluation_prompts(model).await.is_empty(),
+            "{case}: the call was made"
+        );
+        let stored = exam(h, &thread).await;
+        let q = &stored.questions[1];
+        assert_eq!(
+            q.result,
+            Some(tutorflow::model::QuestionResult::Correct),
+            "{case}"
+        );
+        assert_eq!(
+            q.judged_by,
+            Some(tutorflow::model::JudgedBy::Rubric),
+            "{case}"
+        );
+        // Nothing about it before the end: not the summary, not the logs.
+        let summary = h.get(student, &format!("/threads/{thread}/summary")).await;
+        assert!(
+            !summary.body.to_string().contains("\"correct\""),
+            "{case}: {}",
+            summary.body
+        );
+        let logs = h.get(student, &format!("/threads/{thread}/logs")).await;
+        assert!(
+            !logs.body.to_string().contains("\"correct\""),
+            "{case}: {}",
+            logs.body
+        );
+        assert!(completed_events(receiver, &thread).await.is_empty());
+        let last = h
+            .turn(student, &thread, json!({"messageText": "skip"}))
+            .await;
+        assert!(texts(&last).contains("Your answers:"), "{last}");
+        assert_eq!(completed_events(receiver, &thread).await.len(), 1);
+    }
+}
+
+/// The `session.completed` deliveries for `thread` the receiver has, one
+/// per event id, once the first arrived (or the wait is over).
+async fn completed_events(receiver: &wiremock::MockServer, thread: &str) -> Vec<Value> {
+    let mut found = Vec::new();
+    for _ in 0..40 {
+        found.clear();
+        let mut ids = std::collections::BTreeSet::new();
+        for r in receiver.received_requests().await.unwrap_or_default() {
+            let body: Value = serde_json::from_slice(&r.body).unwrap();
+            if body["type"] == "session.completed"
+                && body["threadId"] == thread
+                && ids.insert(body["id"].to_string())
+            {
+                found.push(body);
+            }
+        }
+        if !found.is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    found
+}
+
+async fn judge_and_receiver() -> (wiremock::MockServer, wiremock::MockServer) {
+    use wiremock::matchers::method;
+    let receiver = wiremock::MockServer::start().await;
+    wiremock::Mock::given(method("POST"))
+        .respond_with(wiremock::ResponseTemplate::new(200))
+        .mount(&receiver)
+        .await;
+    (wiremock::MockServer::start().await, receiver)
+}
+
+/// The evaluation call on the OpenAI-compatible provider, and the LMS
+/// address for notifications.
+fn judged_config(
+    config: &mut tutorflow::config::Config,
+    model: &wiremock::MockServer,
+    receiver: &wiremock::MockServer,
+) {
+    config.llm.exam_evaluation = tutorflow::config::ProviderKind::OpenaiCompatible;
+    config.llm.openai_compatible.base_url = format!("{}/v1", model.uri());
+    config.notifications.lms_webhook_url = Some(format!("{}/lms", receiver.uri()));
+    config.notifications.signing_secret = Some("env:E2E_HOOK_SECRET".into());
+}
+
+#[tokio::test]
+async fn sqlite_written_answers_are_judged_by_the_evaluation_call() {
+    let (model, receiver) = judge_and_receiver().await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = e2e_support::base_config(dir.path());
+    judged_config(&mut config, &model, &receiver);
+    let h = Harness::start(config, dir, None).await;
+    written_answers_are_judged_by_the_evaluation_call(&h, &model, &receiver).await;
+}
+
+#[tokio::test]
+async fn aws_written_answers_are_judged_by_the_evaluation_call() {
+    let (model, receiver) = judge_and_receiver().await;
+    if let Some(h) = Harness::aws_with(
+        "aws_written_answers_are_judged_by_the_evaluation_call",
+        |c| judged_config(c, &model, &receiver),
+    )
+    .await
+    {
+        written_answers_are_judged_by_the_evaluation_call(&h, &model, &receiver).await;
+    }
+}

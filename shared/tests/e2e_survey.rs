@@ -316,3 +316,118 @@ async fn aws_a_survey_follows_its_skips_and_resumes() {
         a_survey_follows_its_skips_and_resumes(&h).await;
     }
 }
+
+/// The `session.completed` deliveries for `thread`, one per event id, once
+/// `want` arrived (or the wait is over).
+async fn completed(receiver: &wiremock::MockServer, thread: &str, want: usize) -> Vec<Value> {
+    let mut found = Vec::new();
+    for _ in 0..40 {
+        found.clear();
+        let mut ids = std::collections::BTreeSet::new();
+        for r in receiver.received_requests().await.unwrap_or_default() {
+            let body: Value = serde_json::from_slice(&r.body).unwrap();
+            if body["type"] == "session.completed"
+                && body["threadId"] == thread
+                && ids.insert(body["id"].to_string())
+            {
+                found.push(body);
+            }
+        }
+        if found.len() >= want {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    found
+}
+
+/// A survey's end, by its last answer or by `POST /threads/{id}/end`, is
+/// sent to the notification target as `session.completed`, once, with how
+/// much was answered and none of the answers' words.
+async fn a_finished_survey_is_notified_once(h: &Harness, receiver: &wiremock::MockServer) {
+    let student = "student-survey-notified";
+    let (thread, _) = new_survey(h, student).await;
+    h.turn(
+        student,
+        &thread,
+        json!({"messageText": "not_yet",
+               "clientEvent": {"type": "SURVEY_ANSWER", "questionId": "met_before"}}),
+    )
+    .await;
+    assert!(
+        completed(receiver, &thread, 1).await.is_empty(),
+        "not before the end"
+    );
+    h.turn(student, &thread, json!({"messageText": "2"})).await;
+    let last = h
+        .turn(student, &thread, json!({"messageText": "skip"}))
+        .await;
+    assert_eq!(last["state"]["survey"]["finished"], true, "{last}");
+    let events = completed(receiver, &thread, 1).await;
+    assert_eq!(events.len(), 1, "{events:?}");
+    let data = &events[0]["data"];
+    assert_eq!(data["mode"], "survey");
+    assert_eq!(data["survey"]["surveyId"], SURVEY);
+    assert_eq!(data["survey"]["answered"], 2);
+    assert_eq!(data["survey"]["skipped"], 1);
+    assert!(
+        !events[0].to_string().contains("It's OK"),
+        "no answers sent"
+    );
+    // A message after the end, and ending it, send nothing more.
+    h.turn(student, &thread, json!({"messageText": "thanks"}))
+        .await;
+    h.post(student, &format!("/threads/{thread}/end"), json!({}))
+        .await;
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    assert_eq!(completed(receiver, &thread, 2).await.len(), 1, "once");
+
+    // Ended part way: sent once, however often it is ended.
+    let (thread, _) = new_survey(h, student).await;
+    for _ in 0..2 {
+        let ended = h
+            .post(student, &format!("/threads/{thread}/end"), json!({}))
+            .await;
+        assert_eq!(ended.status, 200, "{}", ended.body);
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let events = completed(receiver, &thread, 2).await;
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(events[0]["data"]["survey"]["answered"], 0);
+}
+
+async fn receiver() -> wiremock::MockServer {
+    let receiver = wiremock::MockServer::start().await;
+    wiremock::Mock::given(wiremock::matchers::method("POST"))
+        .respond_with(wiremock::ResponseTemplate::new(200))
+        .mount(&receiver)
+        .await;
+    receiver
+}
+
+fn notify(config: &mut tutorflow::config::Config, receiver: &wiremock::MockServer) {
+    config.notifications.lms_webhook_url = Some(format!("{}/lms", receiver.uri()));
+    config.notifications.signing_secret = Some("env:E2E_HOOK_SECRET".into());
+}
+
+#[tokio::test]
+async fn sqlite_a_finished_survey_is_notified_once() {
+    let receiver = receiver().await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = e2e_support::base_config(dir.path());
+    notify(&mut config, &receiver);
+    let h = Harness::start(config, dir, None).await;
+    a_finished_survey_is_notified_once(&h, &receiver).await;
+}
+
+#[tokio::test]
+async fn aws_a_finished_survey_is_notified_once() {
+    let receiver = receiver().await;
+    if let Some(h) = Harness::aws_with("aws_a_finished_survey_is_notified_once", |c| {
+        notify(c, &receiver)
+    })
+    .await
+    {
+        a_finished_survey_is_notified_once(&h, &receiver).await;
+    }
+}

@@ -152,7 +152,7 @@ fn the_shipped_course_grades_its_own_answers() {
     let mut items = 0;
     for course in bundle.courses.values() {
         for unit in course.units.values() {
-            for item in &unit.exam {
+            for item in unit.exam.iter().filter(|q| !q.is_written()) {
                 items += 1;
                 let expected = ExpectedAnswer {
                     kind: AnswerKind::Mcq,

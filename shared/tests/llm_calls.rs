@@ -175,7 +175,7 @@ async fn exam_evaluation_marks_partial_credit() {
     let input = ExamEvaluationInput {
         question: "Solve x/4 = -3.".into(),
         expected_answer: "x = -12".into(),
-        rubric: String::new(),
+        rubric: Vec::new(),
         student_answer: "x = 12".into(),
     };
     let reply = LlmExamEvaluator(binding(&server))
@@ -323,4 +323,53 @@ async fn the_stack_hands_out_offline_seams_unless_a_provider_is_configured() {
         .await
         .unwrap();
     assert_eq!(reply.usage.provider, "offline");
+}
+
+/// A written exam answer with its rubric: the prompt shows each point and
+/// its terms; a reply outside the schema and a server error are errors the
+/// turn answers with the offline judge's mark.
+#[tokio::test]
+async fn exam_evaluation_shows_the_rubric_and_refuses_what_is_not_a_verdict() {
+    let input = ExamEvaluationInput {
+        question: "Explain how to check 72 - 38 = 34.".into(),
+        expected_answer: "Add back: 34 + 38 = 72.".into(),
+        rubric: vec![tutorflow::model::RubricPoint {
+            point: "adds the answer back".into(),
+            terms: vec!["add".into(), "plus".into()],
+        }],
+        student_answer: "add them".into(),
+    };
+    let server = server_replying(json!({"result": "correct", "feedback": "Yes."})).await;
+    let reply = LlmExamEvaluator(binding(&server))
+        .evaluate(&input)
+        .await
+        .unwrap();
+    assert!(matches!(reply.value, Judgement::Judged(ref e) if e.result == QuestionResult::Correct));
+    let text = sent(&server).await;
+    assert!(
+        text.contains("- adds the answer back (shown by: add, plus)"),
+        "{text}"
+    );
+    for bad in [
+        json!({"result": "maybe", "feedback": "?"}),
+        json!({"result": "correct", "feedback": ""}),
+        json!({"result": "correct"}),
+    ] {
+        let server = server_replying(bad.clone()).await;
+        let err = LlmExamEvaluator(binding(&server))
+            .evaluate(&input)
+            .await
+            .unwrap_err();
+        assert!(matches!(err, LlmError::InvalidOutput(_)), "{bad}: {err:?}");
+    }
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(500))
+        .mount(&server)
+        .await;
+    let err = LlmExamEvaluator(binding(&server))
+        .evaluate(&input)
+        .await
+        .unwrap_err();
+    assert!(!matches!(err, LlmError::InvalidOutput(_)), "{err:?}");
 }

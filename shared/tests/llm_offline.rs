@@ -16,9 +16,9 @@ use tutorflow::llm::{OfflineDrillGrader, OfflineExamEvaluator, OfflineSafetyJudg
 use tutorflow::model::{
     CheckReply, ClientEvent, DrillGrader, DrillGradingInput, ExamAvailability, ExamEvaluationInput,
     ExamEvaluator, ExamTier, Judgement, LessonBrief, LessonStep, LlmError, LlmTutorResponse,
-    MappedUnit, PacingDirective, PracticeItem, QuestionPhase, QuestionState, SafetyInput,
-    SafetyJudge, SafetyOutcome, StepKind, StudentIntent, Tutor, TutorAction, TutorTurnInput,
-    UnderstandingSignal,
+    MappedUnit, PacingDirective, PracticeItem, QuestionPhase, QuestionResult, QuestionState,
+    SafetyInput, SafetyJudge, SafetyOutcome, StepKind, StudentIntent, Tutor, TutorAction,
+    TutorTurnInput, UnderstandingSignal,
 };
 
 use llm_support::{bundle, sample_units, synthetic, turn_input};
@@ -737,14 +737,37 @@ async fn the_other_offline_calls_defer_to_code() {
         .await
         .unwrap();
     assert_eq!(drill.value, Judgement::CannotJudge);
-    let exam = OfflineExamEvaluator
-        .evaluate(&ExamEvaluationInput {
-            question: "2x = 8".into(),
-            expected_answer: "4".into(),
-            rubric: String::new(),
-            student_answer: "4".into(),
-        })
-        .await
-        .unwrap();
-    assert_eq!(exam.value, Judgement::CannotJudge);
+    // A written exam answer is marked by its rubric's terms, offline.
+    let input = |answer: &str| ExamEvaluationInput {
+        question: "Why can't you add the bottoms of 1/4 + 1/3?".into(),
+        expected_answer: "The pieces are different sizes: make a common denominator first.".into(),
+        rubric: vec![
+            tutorflow::model::RubricPoint {
+                point: "the denominators name different sizes".into(),
+                terms: vec!["size".into(), "sizes".into()],
+            },
+            tutorflow::model::RubricPoint {
+                point: "make a common denominator".into(),
+                terms: vec!["common denominator".into(), "same denominator".into()],
+            },
+        ],
+        student_answer: answer.into(),
+    };
+    for (answer, want) in [
+        (
+            "they are different sizes so find a common denominator",
+            QuestionResult::Correct,
+        ),
+        (
+            "you need the same denominator first",
+            QuestionResult::Partial,
+        ),
+        ("just add them", QuestionResult::Incorrect),
+    ] {
+        let exam = OfflineExamEvaluator.evaluate(&input(answer)).await.unwrap();
+        match exam.value {
+            Judgement::Judged(e) => assert_eq!(e.result, want, "{answer}: {}", e.feedback),
+            other => panic!("{answer}: {other:?}"),
+        }
+    }
 }

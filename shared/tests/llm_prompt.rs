@@ -294,6 +294,8 @@ proptest! {
             video_url: None,
             tags: vec!["generated".into()],
             steps: Vec::new(),
+            format: tutorflow::content::ExamItemFormat::Choice,
+            rubric: Vec::new(),
         };
         let mut input = turn_input(&units);
         input.question = Some(QuestionState::from(&pending));

@@ -210,11 +210,21 @@ pub struct AuthoredStep {
 pub struct ExamItem {
     pub id: String,
     pub tier: ExamTier,
+    /// How it is answered: by picking an option (the default), or in the
+    /// student's own words.
+    #[serde(default)]
+    pub format: ExamItemFormat,
     pub stem: String,
     /// Choices in display order; their ids are `A`, `B`, `C`, ...
+    /// (none for a written question).
+    #[serde(default)]
     pub options: Vec<String>,
-    /// The correct option's id.
+    /// The correct option's id; for a written question, a model answer.
     pub answer: String,
+    /// How a written answer is marked: the points it must make. Only a
+    /// written question has one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rubric: Vec<RubricPoint>,
     /// Worked solution shown by "View memo" (locks the question).
     pub memo: String,
     #[serde(default)]
@@ -227,7 +237,26 @@ pub struct ExamItem {
     pub steps: Vec<String>,
 }
 
+/// How an exam question is answered.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExamItemFormat {
+    /// One of the options, marked by code.
+    #[default]
+    Choice,
+    /// An explanation or a word answer that code cannot mark: asked only
+    /// in exam sessions, judged against its rubric.
+    Written,
+}
+
+pub use crate::model::RubricPoint;
+
 impl ExamItem {
+    /// Whether the question is answered in words (see [`ExamItemFormat`]).
+    pub fn is_written(&self) -> bool {
+        self.format == ExamItemFormat::Written
+    }
+
     /// The id of the option at `index` (`A` for 0).
     pub fn option_id(index: usize) -> String {
         char::from(b'A' + (index % 26) as u8).to_string()

@@ -1789,6 +1789,105 @@ impl Loader {
         if q.stem.trim().is_empty() {
             self.at(doc, &at.key("stem"), "stem is empty");
         }
+        if q.is_written() {
+            self.check_written_item(doc, at, q);
+        } else {
+            self.check_choice_item(doc, at, q);
+        }
+        if q.memo.trim().is_empty() {
+            self.at(
+                doc,
+                &at.key("memo"),
+                "memo is empty: students who view it need the worked solution",
+            );
+        }
+        if let Some(url) = &q.video_url
+            && !url.starts_with("https://")
+        {
+            self.at(
+                doc,
+                &at.key("video_url"),
+                "video_url must be an https:// address",
+            );
+        }
+    }
+
+    /// A written question is marked against its rubric (by the evaluation
+    /// call, or offline by the rubric's terms): it needs a model answer and
+    /// points that each name the words that show them.
+    fn check_written_item(&mut self, doc: &Doc<Unit>, at: &YamlPath, q: &ExamItem) {
+        if !q.options.is_empty() {
+            self.at_key(
+                doc,
+                &at.key("options"),
+                "a written question has no options (leave out `format: written` for a choice)",
+            );
+        }
+        if q.answer.trim().is_empty() {
+            self.at(
+                doc,
+                &at.key("answer"),
+                "a written question needs a model answer",
+            );
+        }
+        if q.rubric.is_empty() {
+            self.at(
+                doc,
+                at,
+                format!(
+                    "written question `{}` has no rubric: list the points an answer must make, \
+                     each with the terms that show it",
+                    q.id
+                ),
+            );
+        }
+        for (i, p) in q.rubric.iter().enumerate() {
+            let here = at.key("rubric").index(i);
+            if p.point.trim().is_empty() {
+                self.at(doc, &here.key("point"), "rubric point is empty");
+            }
+            if p.terms.iter().all(|t| t.trim().is_empty()) {
+                self.at_key(
+                    doc,
+                    &here.key("terms"),
+                    "a rubric point needs at least one term that shows it was made",
+                );
+            }
+        }
+        if !q.steps.is_empty() {
+            self.at_key(
+                doc,
+                &at.key("steps"),
+                "a written question has no hint steps: it is asked only in exams",
+            );
+        }
+        // The model answer is what a full answer looks like: the offline
+        // judge must find every point in it, or its terms are wrong.
+        let own = crate::engine::exam_judge::mark(&crate::model::ExamEvaluationInput {
+            question: q.stem.clone(),
+            expected_answer: q.answer.clone(),
+            rubric: q.rubric.clone(),
+            student_answer: q.answer.clone(),
+        });
+        for i in 0..q.rubric.len() {
+            if !q.answer.trim().is_empty() && !own.points_made.contains(&i) {
+                self.at(
+                    doc,
+                    &at.key("rubric").index(i).key("terms"),
+                    "the model answer does not make this point: none of its terms is in `answer`",
+                );
+            }
+        }
+    }
+
+    fn check_choice_item(&mut self, doc: &Doc<Unit>, at: &YamlPath, q: &ExamItem) {
+        if !q.rubric.is_empty() {
+            self.at_key(
+                doc,
+                &at.key("rubric"),
+                "only a written question has a rubric (add `format: written`)",
+            );
+        }
         if !(2..=26).contains(&q.options.len()) {
             self.at_key(
                 doc,
@@ -1821,22 +1920,6 @@ impl Loader {
                     q.answer,
                     ids.join(", ")
                 ),
-            );
-        }
-        if q.memo.trim().is_empty() {
-            self.at(
-                doc,
-                &at.key("memo"),
-                "memo is empty: students who view it need the worked solution",
-            );
-        }
-        if let Some(url) = &q.video_url
-            && !url.starts_with("https://")
-        {
-            self.at(
-                doc,
-                &at.key("video_url"),
-                "video_url must be an https:// address",
             );
         }
     }

@@ -15,7 +15,7 @@ pub mod workflow;
 pub mod yaml_index;
 
 pub use blueprint::Blueprint;
-pub use course::{Course, ExamItem, Unit};
+pub use course::{Course, ExamItem, ExamItemFormat, RubricPoint, Unit};
 pub use diagnostic::{Diagnostic, Diagnostics};
 pub use load::{Bundle, BundleSummary};
 pub use prompt::{PromptRole, PromptTemplate};

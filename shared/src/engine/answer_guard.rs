@@ -642,6 +642,8 @@ mod tests {
             video_url: None,
             tags: Vec::new(),
             steps: Vec::new(),
+            format: crate::content::ExamItemFormat::Choice,
+            rubric: Vec::new(),
         };
         let exam = PendingAnswer::for_exam(&item).unwrap();
         assert!(exam.found_in("Pick option B."));

@@ -15,6 +15,7 @@ pub mod drill_grade;
 pub mod drill_token;
 pub mod evidence;
 pub mod exam_cards;
+pub mod exam_judge;
 pub mod fallback;
 pub mod generate;
 pub mod grading;

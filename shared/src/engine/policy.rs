@@ -185,7 +185,8 @@ pub fn exam_questions_to_check(input: &PolicyInput<'_>) -> Result<Vec<String>, P
     })
 }
 
-/// The questions of `unit_id`'s exam bank at `tier`, in bank order.
+/// The choice questions of `unit_id`'s exam bank at `tier`, in bank order
+/// (a written one is asked in exam sessions only).
 pub fn exam_question_ids<'c>(
     course: &'c Course,
     unit_id: &str,
@@ -195,7 +196,7 @@ pub fn exam_question_ids<'c>(
         .unit(unit_id)
         .map_or(&[][..], |u| u.exam.as_slice())
         .iter()
-        .filter(move |q| q.tier == tier)
+        .filter(move |q| q.tier == tier && !q.is_written())
         .map(|q| q.id.as_str())
 }
 

@@ -27,6 +27,7 @@ use crate::engine::drill_grade::{self, DrillVerdict};
 use crate::engine::drill_token::{self, TokenKeys};
 use crate::engine::evidence::{self, DrillGraded, EvidenceEffect, TransitionContext};
 use crate::engine::exam_cards;
+use crate::engine::exam_judge::{JudgeRequest, Judging, Verdict};
 use crate::engine::irt;
 use crate::engine::item_help;
 use crate::engine::lifecycle;
@@ -205,6 +206,11 @@ pub struct Plan {
     pub exam_answers: Vec<PendingAnswer>,
     /// The reply the mode wrote itself: the turn makes no tutor call.
     pub scripted: Option<LlmTutorResponse>,
+    /// A written exam answer this turn marks: the turn's one LLM call is
+    /// the evaluation call on `judging.request`, and [`judged`] hands its
+    /// verdict back before `apply`. Until then (and when the call fails)
+    /// the offline judge's verdict stands, with the reply written for it.
+    pub judging: Option<Judging>,
     /// What the pending item's own solution offers this turn (also in
     /// `input.question`), with what the step it offers works out to.
     pub item_help: item_help::TurnHelp,
@@ -353,6 +359,7 @@ pub fn plan_interpreted(
         practice,
         block,
         category,
+        judging,
         reply: scripted,
     } = mode_of(state.thread).plan(&turn, event, &read, policy);
     let category = category.unwrap_or(read.category);
@@ -410,8 +417,10 @@ pub fn plan_interpreted(
     }
     let mut pending_answers = pending_answers(rt, &preview, env.now);
     // The problem the student just brought is worked with them, not
-    // answered; a question session answers it outright.
+    // answered; a question session answers it outright, and a reply the
+    // mode wrote (an exam's marks) does not work it at all.
     if input.clarify.is_none()
+        && scripted.is_none()
         && let Some(own) = own_problem(session, read.said.as_deref())
         && let Some(answer) = PendingAnswer::new("own problem", &own.text, &own.answer)
     {
@@ -448,8 +457,31 @@ pub fn plan_interpreted(
         practice_answer,
         exam_answers,
         scripted,
+        judging,
         item_help,
     })
+}
+
+/// The evaluation call's verdict on the answer `plan` asked to be judged,
+/// handed back before `apply`: the mode writes its reply again with it.
+/// A verdict on another request (the state moved on after a version
+/// conflict) is not this answer's, and changes nothing.
+pub fn judged(
+    rt: &CourseRuntime,
+    state: TurnState<'_>,
+    plan: &mut Plan,
+    request: &JudgeRequest,
+    verdict: Verdict,
+    env: &TurnEnv<'_>,
+) {
+    let Some(judging) = plan.judging.as_mut().filter(|j| j.request == *request) else {
+        return;
+    };
+    judging.verdict = verdict.clone();
+    let turn = ModeTurn { rt, state, env };
+    if let Some(reply) = mode_of(state.thread).judged(&turn, plan, &verdict) {
+        plan.scripted = Some(reply);
+    }
 }
 
 /// The worked solution of the pending question, when it is a generated

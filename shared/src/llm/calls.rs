@@ -239,10 +239,13 @@ impl ExamEvaluator for LlmExamEvaluator {
         input: &ExamEvaluationInput,
     ) -> Result<Reply<Judgement<LlmExamEvaluation>>, LlmError> {
         let name = &self.0.workflow()?.prompts.exam_evaluation;
-        let rubric = if input.rubric.trim().is_empty() {
+        let rubric = if input.rubric.is_empty() {
             "none".to_owned()
         } else {
-            input.rubric.clone()
+            format!(
+                "\n{}",
+                crate::engine::exam_judge::rubric_text(&input.rubric)
+            )
         };
         let values = BTreeMap::from([
             ("question", input.question.clone()),

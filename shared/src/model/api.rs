@@ -564,6 +564,13 @@ pub struct ExamQuestionResultView {
     /// The known mistake the answer comes from, in the unit's words.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mistake: Option<String>,
+    /// A written answer's marker's words on it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feedback: Option<String>,
+    /// Who marked a written answer: the evaluation model, or the rubric's
+    /// terms (offline, or when the model's call failed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judged_by: Option<crate::model::JudgedBy>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

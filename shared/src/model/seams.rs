@@ -642,8 +642,8 @@ pub trait DrillGrader: Send + Sync {
 pub struct ExamEvaluationInput {
     pub question: String,
     pub expected_answer: String,
-    /// Marking notes; empty when there are none.
-    pub rubric: String,
+    /// The points an answer must make; empty when there are none.
+    pub rubric: Vec<crate::model::RubricPoint>,
     pub student_answer: String,
 }
 

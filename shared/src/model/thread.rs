@@ -661,6 +661,36 @@ pub struct ExamQuestion {
     pub mistake_tag: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answered_at: Option<DateTime<Utc>>,
+    /// A written question's marking points (its expected answer is of
+    /// kind `text`): what judges the answer, kept server-side.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rubric: Vec<RubricPoint>,
+    /// The judge's words on a written answer, shown once marks may be.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feedback: Option<String>,
+    /// Who marked a written answer (the evaluation call, or the offline
+    /// judge when the call failed or was not configured).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judged_by: Option<JudgedBy>,
+}
+
+/// Who marked a written exam answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum JudgedBy {
+    /// The `exam_evaluation` call's model.
+    Model,
+    /// The offline judge: the rubric's terms and the model answer's words.
+    Rubric,
+}
+
+/// One point a written exam answer must make, and the words that show it
+/// was made (any one of them will do).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RubricPoint {
+    pub point: String,
+    pub terms: Vec<String>,
 }
 
 /// How an exam ended.

@@ -324,6 +324,16 @@ fn find_question<'c>(
             format!("question `{question_id}` is not in course `{}`", course.id),
         )
     })?;
+    // A written question is asked and marked inside an exam session only.
+    if item.is_written() {
+        return Err(ServiceError::invalid_field(
+            "questionId",
+            format!(
+                "question `{question_id}` is answered in words in an exam session, not submitted \
+                 as an option"
+            ),
+        ));
+    }
     if let Some(claimed) = unit_id
         && claimed != unit.id
     {

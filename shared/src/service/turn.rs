@@ -1,10 +1,13 @@
 //! `POST /threads/{threadId}/turn`: a turn end to end, in any mode.
 //!
-//! Load → plan (pure) → at most one tutor call → validate, fall back
-//! deterministically, apply (pure) → one atomic commit. On a version
+//! Load → plan (pure) → at most one LLM call → validate, fall back
+//! deterministically, apply (pure) → one atomic commit. The one call is the
+//! tutor's, or, when the plan asks for a written exam answer to be judged,
+//! the `exam_evaluation` call (its verdict handed back to the plan before
+//! applying; the offline judge's stands if the call fails). On a version
 //! conflict the state is read again and the same planning and applying run
-//! on it with the same tutor reply (re-validated against the fresh
-//! policy); the LLM is never asked twice. Every turn leaves one structured
+//! on it with the same tutor reply or verdict (re-validated against the
+//! fresh policy); the LLM is never asked twice. Every turn leaves one structured
 //! log line and a stored turn log with the whole policy chain.
 
 use std::collections::BTreeMap;
@@ -36,17 +39,17 @@ use crate::engine::turn::{
     self, CourseRuntime, Plan, ReplyOrigin, TurnEnv, TurnError, TurnEvent, TurnState,
 };
 use crate::engine::turn_log::{StageTimings, TokenCount};
-use crate::engine::{grading, reply, scaffolding, turn_log};
+use crate::engine::{exam_judge, grading, reply, scaffolding, turn_log};
 use crate::llm::OfflineTutor;
 use crate::llm::prompt::tutor_prompt;
 use crate::llm::provider::LlmCall;
 use crate::llm::tokens;
 use crate::model::{
-    CallUsage, ClientEvent, ExpectedAnswer, LlmError, LlmTutorResponse, ModeState, OutboundEvent,
-    OutboundEventKind, PendingQuestion, Personalization, ProgressionAction, QuestionPhase, Reply,
-    Role, SafetyInput, SafetyMark, SafetyOutcome, SessionEnd, StudentSnapshot, TextSink, Thread,
-    ThreadStatus, TurnRequest, TurnResponse, TutorCard, TutorMessage, WebhookSessionStatus,
-    WebhookTurnResponse,
+    CallUsage, ClientEvent, ExpectedAnswer, Judgement, LlmError, LlmTutorResponse, ModeState,
+    OutboundEvent, OutboundEventKind, PendingQuestion, Personalization, ProgressionAction,
+    QuestionPhase, Reply, Role, SafetyInput, SafetyMark, SafetyOutcome, SessionEnd,
+    StudentSnapshot, TextSink, Thread, ThreadStatus, TurnRequest, TurnResponse, TutorCard,
+    TutorMessage, WebhookSessionStatus, WebhookTurnResponse,
 };
 use crate::store::{Expected, IdempotencyLock, ThreadRecord, TurnLog, UnitOfWork, Versioned};
 
@@ -304,10 +307,30 @@ impl App {
         let thread_read = reading.elapsed();
         let mut first = self.plan_turn(&call, record).await?;
         first.load_time += thread_read;
-        // Online moderation runs alongside the tutor call, so it adds no
-        // latency to a safe turn; a flagged message's tutor reply is discarded.
+        // Online moderation runs alongside the turn's LLM call, so it adds
+        // no latency to a safe turn; a flagged message's reply is discarded.
         let calling = Instant::now();
+        // A written exam answer: the evaluation call is the turn's one call
+        // (the mode writes the reply, so the tutor is not asked).
+        let (judged_moderation, verdict) = match first.plan.judging.clone() {
+            Some(judging) if !pauses(&first.plan) => {
+                let (moderation, verdict) = tokio::join!(
+                    self.moderate(&call, &first.plan),
+                    self.judge_answer(&call, &judging.request)
+                );
+                (Some(moderation), verdict.map(|v| (judging.request, v)))
+            }
+            _ => (None, None),
+        };
+        if let Some((request, verdict)) = &verdict {
+            hand_back_verdict(&call, &mut first, request, verdict);
+        }
         let (moderation, tutor_reply, streamed) = match deltas {
+            _ if judged_moderation.is_some() => (
+                judged_moderation.flatten(),
+                self.ask_tutor(&call, &first.plan, None).await,
+                Streamed::default(),
+            ),
             None => {
                 let (moderation, tutor_reply) = tokio::join!(
                     self.moderate(&call, &first.plan),
@@ -356,6 +379,7 @@ impl App {
         let settled = commit_with_retries(self, |attempt| {
             let ready = first.take();
             let (call, moderation, tutor_reply) = (&call, &moderation, &tutor_reply);
+            let verdict = &verdict;
             async move {
                 let planned = match ready {
                     Some(planned) => planned,
@@ -363,6 +387,9 @@ impl App {
                         let record = self.turn_thread(who, thread_id, shape).await?;
                         let mut planned = self.plan_turn(call, record).await?;
                         screen(&mut planned.plan, moderation.as_ref());
+                        if let Some((request, verdict)) = verdict {
+                            hand_back_verdict(call, &mut planned, request, verdict);
+                        }
                         planned
                     }
                 };
@@ -631,6 +658,46 @@ impl App {
         })
     }
 
+    /// The `exam_evaluation` call on one written answer, through the
+    /// evaluator seam: the model's verdict, or `None` when it gave none
+    /// (no model configured, a failure, a timeout, an invalid reply), and
+    /// the offline judge's verdict already in the plan stands.
+    async fn judge_answer(
+        &self,
+        call: &TurnCall<'_>,
+        request: &exam_judge::JudgeRequest,
+    ) -> Option<exam_judge::Verdict> {
+        self.llm.provider(LlmCall::ExamEvaluation)?;
+        let timeout = StdDuration::from_millis(call.rt.workflow().llm.exam_evaluation.timeout_ms);
+        let evaluator = self.llm.exam_evaluator(
+            &call.bundle,
+            &call.rt.course().workflow,
+            Some(tokio::time::Instant::now() + timeout),
+        );
+        match tokio::time::timeout(timeout, evaluator.evaluate(&request.input)).await {
+            Ok(Ok(Reply {
+                value: Judgement::Judged(evaluation),
+                ..
+            })) => Some(exam_judge::Verdict::from_model(&evaluation)),
+            Ok(Ok(_)) => None,
+            Ok(Err(e)) => {
+                tracing::warn!(
+                    thread_id = call.thread_id,
+                    error = %e,
+                    "exam evaluation failed; the offline judge's mark stands"
+                );
+                None
+            }
+            Err(_) => {
+                tracing::warn!(
+                    thread_id = call.thread_id,
+                    "exam evaluation timed out; the offline judge's mark stands"
+                );
+                None
+            }
+        }
+    }
+
     /// Validate the reply (or fall back), apply it to the planned state, and
     /// build the unit of work that commits it with the response.
     fn apply_turn(
@@ -643,6 +710,19 @@ impl App {
     ) -> Result<(UnitOfWork, Settled), ServiceError> {
         let applying = Instant::now();
         let (rt, plan, now) = (&call.rt, &planned.plan, planned.now);
+        // A reply the mode wrote is the one written on this attempt's state
+        // (after a conflict, the state the reply is applied to).
+        let own_reply: TutorReply;
+        let tutor_reply = match &plan.scripted {
+            Some(reply) if tutor_reply.is_some() => {
+                own_reply = Some(Ok(Reply {
+                    value: reply.clone(),
+                    usage: CallUsage::scripted(),
+                }));
+                &own_reply
+            }
+            _ => tutor_reply,
+        };
         let offline = OfflineTutor::new(rt.bundle.clone(), &rt.course().workflow);
         let valid_origin = if self.llm.provider(LlmCall::Tutor).is_some() && plan.scripted.is_none()
         {
@@ -682,7 +762,7 @@ impl App {
             until_commit_ms: StageTimings::ms(measured.started.elapsed()),
             commit_attempt: attempt + 1,
         };
-        let entry = turn_log::log_entry(
+        let mut entry = turn_log::log_entry(
             plan,
             decision.as_ref(),
             applied.drill_evidence.as_ref(),
@@ -690,6 +770,16 @@ impl App {
             &timings,
             measured.tokens.as_ref(),
         );
+        // Who marked a written answer; never the mark (the logs are read
+        // during a deferred exam).
+        if let Some(judging) = &plan.judging
+            && let Some(entry) = entry.as_object_mut()
+        {
+            entry.insert(
+                "examJudge".into(),
+                json!({ "question": judging.request.number, "by": judging.verdict.by }),
+            );
+        }
         let response = TurnResponse {
             turn_id: call.turn_id.clone(),
             messages: applied.messages.clone(),
@@ -1017,6 +1107,29 @@ fn log_turn(
         lease_wait_ms = lease_wait.as_millis() as u64,
         commit_attempts = settled.attempts,
         "turn"
+    );
+}
+
+/// The evaluation call's verdict handed back to a plan that asked for it:
+/// the mode writes its reply again with it.
+fn hand_back_verdict(
+    call: &TurnCall<'_>,
+    planned: &mut Planned,
+    request: &exam_judge::JudgeRequest,
+    verdict: &exam_judge::Verdict,
+) {
+    let state = TurnState {
+        thread: &planned.record.thread,
+        history: &planned.record.recent_messages,
+        snapshot: &planned.snapshot,
+    };
+    turn::judged(
+        &call.rt,
+        state,
+        &mut planned.plan,
+        request,
+        verdict.clone(),
+        &call.env(planned.now, &planned.lockouts),
     );
 }
 

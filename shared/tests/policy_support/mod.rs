@@ -68,6 +68,8 @@ pub fn exam_item(id: &str, tier: ExamTier) -> ExamItem {
         video_url: None,
         tags: Vec::new(),
         steps: Vec::new(),
+        format: tutorflow::content::ExamItemFormat::Choice,
+        rubric: Vec::new(),
     }
 }
 

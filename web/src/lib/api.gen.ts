@@ -1025,6 +1025,13 @@ export interface components {
             credit: number;
             difficulty: components["schemas"]["Difficulty"];
             explanation: string;
+            /** @description A written answer's marker's words on it. */
+            feedback?: string;
+            /**
+             * @description Who marked a written answer: the evaluation model, or the rubric's
+             *     terms (offline, or when the model's call failed).
+             */
+            judgedBy?: components["schemas"]["JudgedBy"];
             /** @description The known mistake the answer comes from, in the unit's words. */
             mistake?: string;
             /** Format: uint32 */
@@ -1137,6 +1144,14 @@ export interface components {
             name: string;
             url?: string;
         };
+        /**
+         * @description Who marked a written exam answer.
+         *
+         *     - `model`: The `exam_evaluation` call's model.
+         *     - `rubric`: The offline judge: the rubric's terms and the model answer's words.
+         * @enum {string}
+         */
+        JudgedBy: "model" | "rubric";
         /**
          * @description How plainly the tutor words things.
          *
@@ -3159,6 +3174,7 @@ export const examSelectionValues: ReadonlyArray<FlattenedDeepRequired<components
 export const examTierValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ExamTier"]> = ["bronze", "silver", "gold"];
 export const exampleThemeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ExampleTheme"]> = ["sports", "cooking", "games", "money", "music", "animals", "nature", "space", "art", "travel"];
 export const gradeOutcomeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["GradeOutcome"]> = ["correct", "close", "wrong", "unverifiable"];
+export const judgedByValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["JudgedBy"]> = ["model", "rubric"];
 export const languageLevelValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["LanguageLevel"]> = ["standard", "simple", "advanced"];
 export const masterySignalValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["MasterySignal"]> = ["mastered", "learned", "struggling", "stuck"];
 export const masteryTierValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["MasteryTier"]> = ["none", "bronze", "silver", "gold"];
@@ -3175,7 +3191,7 @@ export const stepStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["
 export const supportTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["SupportType"]> = ["memo", "video"];
 export const surveyQuestionKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["SurveyQuestionKind"]> = ["choice", "scale", "free_text"];
 export const threadStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ThreadStatus"]> = ["active", "paused", "completed"];
-export const timelineOutcomeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["TimelineOutcome"]> = ["skipped", "right", "close", "wrong", "answered", "ended", "hint", "question", "concept_card", "drill", "exam_question", "safety"];
+export const timelineOutcomeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["TimelineOutcome"]> = ["skipped", "right", "close", "wrong", "answered", "ended", "abandoned", "hint", "question", "concept_card", "drill", "exam_question", "safety"];
 export const trendValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Trend"]> = ["improving", "steady", "declining"];
 export const tutorActionValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["TutorAction"]> = ["SOCRATIC_QUESTION", "CONCEPT_CARD", "DRILL_CARD", "EXAM_BLOCK"];
 export const tutorLanguageValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["TutorLanguage"]> = ["en", "es"];

@@ -152,6 +152,7 @@ impl SessionMode for ClarifyDoubts {
                 ..ModeBlock::default()
             },
             category,
+            judging: None,
             reply: None,
         }
     }

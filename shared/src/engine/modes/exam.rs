@@ -1,7 +1,10 @@
 //! The exam mode: an evaluation the server runs (seeds 000 and 002). The
 //! questions are chosen by code (see [`exam_select`]), their answers stay in
-//! the thread's state, every answer is graded by code, and the mode writes
-//! its replies itself, so no answer ever reaches the tutor model.
+//! the thread's state, and the mode writes its replies itself, so no answer
+//! ever reaches the tutor model. Every answer is graded by code, except a
+//! written one (an explanation, a word answer): the turn's one LLM call is
+//! then the `exam_evaluation` call on that question alone, with the offline
+//! judge's mark standing when the call fails (see [`exam_judge`]).
 //!
 //! - `start` chooses the questions (all of them, or the first of an
 //!   adaptive exam) and shows the first one only.
@@ -10,8 +13,10 @@
 //!   result and a short explanation with immediate feedback, only "recorded"
 //!   with deferred feedback, then the next question. After the last
 //!   question, the end event or the time limit, the reply is the report.
+//! - `judged` writes the reply again with the evaluation call's verdict.
 //! - `apply` commits the same step, and at the end feeds the answers into
-//!   the student's record as evidence.
+//!   the student's record as evidence and sends `session.completed` (the
+//!   score summary) to the integration, if the thread has one.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -21,6 +26,7 @@ use crate::content::{Course, ExamItem, Unit};
 use crate::engine::drill::Expected;
 use crate::engine::drill_grade;
 use crate::engine::evidence::{self, DrillGraded, ExamSubmitted, TransitionContext};
+use crate::engine::exam_judge::{self, JudgeRequest, Judging, Verdict};
 use crate::engine::generate::generate;
 use crate::engine::grading;
 use crate::engine::irt;
@@ -34,11 +40,12 @@ use crate::engine::solution;
 use crate::engine::thread_learning;
 use crate::engine::turn::{Interpreted, Plan, TurnEvent, record_ability};
 use crate::model::{
-    AbilityEstimate, ClientEvent, ExamBreakdownLine, ExamEnd, ExamFeedbackMode, ExamItemSource,
-    ExamOption, ExamProgressView, ExamQuestion, ExamQuestionResultView, ExamQuestionStatus,
-    ExamQuestionView, ExamReportView, ExamSelection, ExamSession, GradeOutcome, LlmTutorResponse,
-    Mode, ModeState, QuestionResult, Scaffolding, SessionState, StudentIntent, StudentSnapshot,
-    TeachBack, ThreadLearning, ThreadStatus, TutorAction, UnderstandingSignal, UnitRef,
+    AbilityEstimate, AnswerKind, ClientEvent, ExamBreakdownLine, ExamEnd, ExamEvaluationInput,
+    ExamFeedbackMode, ExamItemSource, ExamOption, ExamProgressView, ExamQuestion,
+    ExamQuestionResultView, ExamQuestionStatus, ExamQuestionView, ExamReportView, ExamSelection,
+    ExamSession, GradeOutcome, LlmTutorResponse, Mode, ModeState, OutboundEvent, OutboundEventKind,
+    QuestionResult, Scaffolding, SessionState, StudentIntent, StudentSnapshot, TeachBack,
+    ThreadLearning, ThreadStatus, TutorAction, UnderstandingSignal, UnitRef,
 };
 
 /// The most questions an exam may have.
@@ -201,10 +208,11 @@ impl SessionMode for Exam {
                 practice: None,
                 block: ModeBlock::default(),
                 category: None,
+                judging: None,
                 reply: None,
             };
         };
-        let step = advance(turn, before, event, read.said.as_deref());
+        let step = advance(turn, before, event, read.said.as_deref(), None);
         let unit_id = step
             .session
             .questions
@@ -228,6 +236,7 @@ impl SessionMode for Exam {
             practice: None,
             block: ModeBlock::default(),
             category: None,
+            judging: step.judging,
             reply: Some(LlmTutorResponse::said(
                 unit_id,
                 step.text,
@@ -235,6 +244,29 @@ impl SessionMode for Exam {
                 UnderstandingSignal::default(),
             )),
         }
+    }
+
+    /// The same step as `plan`'s, marked with the evaluation call's verdict.
+    fn judged(
+        &self,
+        turn: &ModeTurn<'_>,
+        plan: &Plan,
+        verdict: &Verdict,
+    ) -> Option<LlmTutorResponse> {
+        let before = exam_of(&turn.state.thread.session)?;
+        let step = advance(
+            turn,
+            before,
+            &plan.event(),
+            plan.said.as_deref(),
+            Some(verdict),
+        );
+        Some(LlmTutorResponse::said(
+            plan.policy.policy.focus_unit_id.clone(),
+            step.text,
+            StudentIntent::Answer,
+            UnderstandingSignal::default(),
+        ))
     }
 
     fn apply(
@@ -249,7 +281,8 @@ impl SessionMode for Exam {
             return;
         };
         let event = plan.event();
-        let step = advance(turn, before, &event, plan.said.as_deref());
+        let verdict = plan.judging.as_ref().map(|j| &j.verdict);
+        let step = advance(turn, before, &event, plan.said.as_deref(), verdict);
         let session = &mut outcome.thread.session;
         // An exam keeps no question, scaffolding or help of the chat's own:
         // its questions and answers are in its state, and only its end is
@@ -267,6 +300,11 @@ impl SessionMode for Exam {
             };
             record_results(&step.session, &mut session.learning, outcome.snapshot, &ctx);
             outcome.thread.status = ThreadStatus::Completed;
+            outcome.events.push(session_completed(
+                &step.session,
+                turn.rt.course(),
+                turn.env.now,
+            ));
         }
         outcome.thread.session.mode_state = ModeState::Exam(step.session);
     }
@@ -293,11 +331,39 @@ impl SessionMode for Exam {
         };
         let session = &mut ending.thread.session;
         record_results(&exam, &mut session.learning, ending.snapshot, &ctx);
+        let events = vec![session_completed(&exam, course, now)];
         session.mode_state = ModeState::Exam(exam);
         Ended {
             text: Some(text),
-            events: Vec::new(),
+            events,
         }
+    }
+}
+
+/// The `session.completed` notification of a finished exam: its score
+/// summary, sent only once the exam is over (a deferred exam's marks are
+/// not known outside it before), without the student's own words.
+pub fn session_completed(exam: &ExamSession, course: &Course, now: DateTime<Utc>) -> OutboundEvent {
+    let r = report(exam, course, now);
+    OutboundEvent {
+        kind: OutboundEventKind::SessionCompleted,
+        data: serde_json::json!({
+            "mode": "exam",
+            "exam": {
+                "ended": r.ended,
+                "score": r.score,
+                "maxScore": r.max_score,
+                "percentage": r.percentage,
+                "answered": r.answered,
+                "skipped": r.skipped,
+                "unanswered": r.unanswered,
+                "timeUsedSeconds": r.time_used_seconds,
+                "byUnit": r.by_unit,
+                "byDifficulty": r.by_difficulty,
+                "ability": r.ability,
+                "feedback": exam.feedback_mode,
+            },
+        }),
     }
 }
 
@@ -544,14 +610,19 @@ struct Step {
     text: String,
     /// The exam ended this turn.
     finished_now: bool,
+    /// A written answer marked this turn, and by whom.
+    judging: Option<Judging>,
 }
 
 /// The exam after this turn's message, and what to say.
+/// A written answer is marked with `verdict` when one is handed in,
+/// else by the offline judge (and the step says it was asked to be judged).
 fn advance(
     turn: &ModeTurn<'_>,
     before: &ExamSession,
     event: &TurnEvent,
     said: Option<&str>,
+    verdict: Option<&Verdict>,
 ) -> Step {
     let mut session = before.clone();
     let now = turn.env.now;
@@ -568,6 +639,7 @@ fn advance(
             ),
             session,
             finished_now: false,
+            judging: None,
         };
     }
     if let Some(text) = time_up(&mut session, course, now) {
@@ -575,12 +647,14 @@ fn advance(
             session,
             text,
             finished_now: true,
+            judging: None,
         };
     }
     let index = session.current_index as usize;
     let number = index as u32 + 1;
     let stale = |n: Option<u32>| n.is_some_and(|n| n != number);
     let mut lead = String::new();
+    let mut judging: Option<Judging> = None;
     match read_move(event, said) {
         Move::End => {
             let text = end_early(&mut session, course, now);
@@ -588,6 +662,7 @@ fn advance(
                 session,
                 text,
                 finished_now: true,
+                judging: None,
             };
         }
         Move::Skip(n) | Move::Answer(_, n) if stale(n) => {
@@ -608,6 +683,7 @@ fn advance(
                 session,
                 text,
                 finished_now: false,
+                judging: None,
             };
         }
         Move::Nothing => {
@@ -615,6 +691,7 @@ fn advance(
                 text: ask(&session, index),
                 session,
                 finished_now: false,
+                judging: None,
             };
         }
         Move::Skip(_) => {
@@ -625,7 +702,18 @@ fn advance(
             lead.push_str(&format!("Question {number} skipped."));
         }
         Move::Answer(text, _) => {
-            let marked = mark(turn, &session.questions[index], text);
+            let q = &session.questions[index];
+            let marked = if is_written(q) {
+                let request = judge_request(q, text);
+                let verdict = verdict
+                    .cloned()
+                    .unwrap_or_else(|| exam_judge::judge(&request.input));
+                let marked = Marked::judged(&verdict);
+                judging = Some(Judging { request, verdict });
+                Some(marked)
+            } else {
+                mark(turn, q, text)
+            };
             let Some(marked) = marked else {
                 let hint = match session.questions[index].format {
                     crate::model::AnswerFormat::Choice => "pick an option by its letter",
@@ -641,6 +729,7 @@ fn advance(
                     session,
                     text,
                     finished_now: false,
+                    judging,
                 };
             };
             let partial = turn.rt.workflow().modes.exam.partial_credit;
@@ -649,13 +738,11 @@ fn advance(
             q.student_answer = Some(text.trim().to_owned());
             q.answered_at = Some(now);
             q.result = Some(marked.result);
-            q.credit = match marked.result {
-                QuestionResult::Correct => 1.0,
-                QuestionResult::Partial => partial.clamp(0.0, 1.0),
-                QuestionResult::Incorrect => 0.0,
-            };
+            q.credit = exam_judge::credit(marked.result, partial);
             q.mistake = marked.mistake;
             q.mistake_tag = marked.mistake_tag;
+            q.feedback = marked.feedback;
+            q.judged_by = marked.judged_by;
             let correct = marked.result == QuestionResult::Correct;
             update_ability(&mut session, index, correct, turn);
             lead = match session.feedback_mode {
@@ -673,6 +760,7 @@ fn advance(
             session,
             text,
             finished_now: true,
+            judging,
         };
     }
     if session.selection == ExamSelection::Adaptive && next >= session.questions.len() {
@@ -702,6 +790,7 @@ fn advance(
                     session,
                     text,
                     finished_now: true,
+                    judging,
                 };
             }
         }
@@ -713,6 +802,7 @@ fn advance(
         session,
         text,
         finished_now: false,
+        judging,
     }
 }
 
@@ -768,6 +858,41 @@ struct Marked {
     result: QuestionResult,
     mistake: Option<String>,
     mistake_tag: Option<String>,
+    /// A judge's words on a written answer.
+    feedback: Option<String>,
+    judged_by: Option<crate::model::JudgedBy>,
+}
+
+impl Marked {
+    fn judged(verdict: &Verdict) -> Marked {
+        Marked {
+            result: verdict.result,
+            mistake: None,
+            mistake_tag: None,
+            feedback: Some(verdict.feedback.clone()).filter(|f| !f.is_empty()),
+            judged_by: Some(verdict.by),
+        }
+    }
+}
+
+/// A written question: answered in words that code cannot grade, so
+/// judged against its model answer and rubric.
+fn is_written(q: &ExamQuestion) -> bool {
+    q.expected.kind == AnswerKind::Text
+}
+
+/// What the evaluation call is sent for `answer` to `q`: this question,
+/// its model answer and rubric, and the answer; never another question.
+fn judge_request(q: &ExamQuestion, answer: &str) -> JudgeRequest {
+    JudgeRequest {
+        number: q.number,
+        input: ExamEvaluationInput {
+            question: shown_text(q).trim().to_owned(),
+            expected_answer: q.correct_answer.clone(),
+            rubric: q.rubric.clone(),
+            student_answer: answer.trim().to_owned(),
+        },
+    }
 }
 
 /// `answer` to `q`, graded by code: a generated item by its regenerated
@@ -813,6 +938,8 @@ fn mark(turn: &ModeTurn<'_>, q: &ExamQuestion, answer: &str) -> Option<Marked> {
         .and_then(|m| solution::explanation_of(m, unit.map_or(&[][..], |u| &u.mistake_tags)));
     Some(Marked {
         result,
+        feedback: None,
+        judged_by: None,
         mistake_tag: mistake
             .as_ref()
             .filter(|_| result != QuestionResult::Correct)
@@ -833,17 +960,27 @@ fn feedback(q: &ExamQuestion) -> String {
         .as_deref()
         .map(|m| format!(" {}", sentence(m)))
         .unwrap_or_default();
+    // A judge's words on a written answer come first.
+    let judge = q
+        .feedback
+        .as_deref()
+        .map(|f| format!(" {}", sentence(f)))
+        .unwrap_or_default();
+    let answer = if is_written(q) {
+        format!("A full answer: {}", sentence(&q.correct_answer))
+    } else {
+        format!("The answer is {}.", q.correct_answer)
+    };
     match q.result {
-        Some(QuestionResult::Correct) => format!("Question {}: correct!", q.number),
+        Some(QuestionResult::Correct) => format!("Question {}: correct!{judge}", q.number),
         Some(QuestionResult::Partial) => format!(
-            "Question {}: close, so it earns part of the mark ({}). The answer is {}.{mistake}{how}",
+            "Question {}: close, so it earns part of the mark ({}).{judge} {answer}{mistake}{how}",
             q.number,
             show(q.credit),
-            q.correct_answer
         ),
         _ => format!(
-            "Question {}: not quite. The answer is {}.{mistake}{how}",
-            q.number, q.correct_answer
+            "Question {}: not quite.{judge} {answer}{mistake}{how}",
+            q.number
         ),
     }
 }
@@ -925,6 +1062,8 @@ fn result_view(q: &ExamQuestion) -> ExamQuestionResultView {
         correct_answer: q.correct_answer.clone(),
         explanation: q.explanation.clone(),
         mistake: q.mistake.clone(),
+        feedback: q.feedback.clone(),
+        judged_by: q.judged_by,
     }
 }
 
@@ -1264,7 +1403,15 @@ mod tests {
         let text = ended.text.expect("the report is said");
         assert!(text.contains("You ended the exam early"), "{text}");
         assert!(text.contains("You scored 1 out of 4 (25%)"), "{text}");
-        assert!(ended.events.is_empty());
+        // The integration hears of it once, with the score summary only.
+        assert_eq!(ended.events.len(), 1);
+        let completed = &ended.events[0];
+        assert_eq!(completed.kind, OutboundEventKind::SessionCompleted);
+        assert_eq!(completed.data["mode"], "exam");
+        assert_eq!(completed.data["exam"]["score"], 1.0);
+        assert_eq!(completed.data["exam"]["maxScore"], 4);
+        assert_eq!(completed.data["exam"]["ended"], "ended_early");
+        assert!(completed.data["exam"].get("questions").is_none());
         let exam = exam_of(&thread.session).unwrap();
         assert_eq!(exam.ended, Some(ExamEnd::EndedEarly));
         assert_eq!(exam.finished_at, Some(at(5)));
@@ -1323,6 +1470,238 @@ mod tests {
             .unwrap();
         assert!(text.contains("You scored 0 out of 3"), "{text}");
         assert_eq!(snapshot, before);
+    }
+
+    use crate::engine::drill_token::TokenKeys;
+    use crate::engine::turn::{self, CourseRuntime, TurnEnv, TurnState};
+    use crate::model::{JudgedBy, Personalization};
+    use std::collections::BTreeMap;
+    use std::sync::Arc;
+
+    /// A thread of a 3-question exam whose question on screen is the
+    /// written bank question `EX-WHN-W1`.
+    fn written_exam(bundle: &crate::content::Bundle, feedback: &str) -> Thread {
+        let mut thread = exam_thread(
+            bundle,
+            serde_json::json!({"questionCount": 3, "feedback": feedback}),
+        );
+        thread.status = ThreadStatus::Active;
+        thread.ended_at = None;
+        let course = bundle.course("prealgebra").unwrap();
+        let (unit, item) = course.exam_item("EX-WHN-W1").unwrap();
+        let ModeState::Exam(exam) = &mut thread.session.mode_state else {
+            panic!();
+        };
+        let mut q = exam_select::from_bank(unit, item).unwrap();
+        q.number = 3;
+        q.shown_at = Some(at(2));
+        exam.questions[2] = q;
+        thread
+    }
+
+    struct Judged {
+        plan: Plan,
+        applied: turn::Applied,
+    }
+
+    /// A turn answering `said`, with the evaluation call's `verdict` handed
+    /// back when there is one.
+    fn answer(thread: &Thread, said: &str, verdict: Option<Verdict>) -> Judged {
+        let rt = CourseRuntime::new(Arc::new(bundle()), "prealgebra").unwrap();
+        let keys = TokenKeys::single(b"exam-judge-test-key-32-bytes-long!").unwrap();
+        let lockouts: BTreeMap<String, crate::engine::lockout::LockoutStatus> = BTreeMap::new();
+        let personalization = Personalization::default();
+        let env = TurnEnv {
+            now: at(4),
+            turn_id: "t1",
+            seed: 3,
+            token_keys: &keys,
+            drill_ttl: Duration::hours(1),
+            lockouts: &lockouts,
+            personalization: &personalization,
+            safety_region: "default",
+        };
+        let snapshot = StudentSnapshot::new("s", "prealgebra", "whole-numbers");
+        let state = TurnState {
+            thread,
+            history: &[],
+            snapshot: &snapshot,
+        };
+        let event = event(Some(said), ClientEvent::None);
+        let mut plan = turn::plan(&rt, state, &event, &env).unwrap();
+        if let Some(verdict) = verdict {
+            let request = plan.judging.as_ref().unwrap().request.clone();
+            turn::judged(&rt, state, &mut plan, &request, verdict, &env);
+        }
+        let reply = plan.scripted.clone().expect("the exam writes its replies");
+        let applied = turn::apply(
+            &rt,
+            state,
+            &plan,
+            Some((&reply, turn::ReplyOrigin::Offline)),
+            &env,
+        )
+        .unwrap();
+        Judged { plan, applied }
+    }
+
+    fn said(applied: &turn::Applied) -> String {
+        applied.messages.last().unwrap().text.clone()
+    }
+
+    #[test]
+    fn a_written_answer_asks_for_the_evaluation_of_that_question_alone() {
+        let bundle = bundle();
+        let thread = written_exam(&bundle, "immediate");
+        let j = answer(&thread, "Add 34 and 38 and you should get 72 again", None);
+        let judging = j.plan.judging.as_ref().expect("the turn judges the answer");
+        let input = &judging.request.input;
+        assert_eq!(judging.request.number, 3);
+        assert!(
+            input.question.contains("Mia worked out 72 - 38"),
+            "{input:?}"
+        );
+        assert!(input.expected_answer.contains("34 + 38 = 72"));
+        assert_eq!(input.rubric.len(), 2);
+        assert_eq!(
+            input.student_answer,
+            "Add 34 and 38 and you should get 72 again"
+        );
+        // Nothing of the other questions.
+        let sent = serde_json::to_string(input).unwrap();
+        let exam = exam_of(&thread.session).unwrap();
+        for q in &exam.questions[..2] {
+            assert!(!sent.contains(&q.prompt), "{} in {sent}", q.prompt);
+        }
+        // Until a model's verdict comes back, the offline judge's stands.
+        assert_eq!(judging.verdict.by, JudgedBy::Rubric);
+        assert_eq!(judging.verdict.result, QuestionResult::Correct);
+        let marked = exam_of(&j.applied.thread.session).unwrap();
+        let q = &marked.questions[2];
+        assert_eq!((q.result, q.credit), (Some(QuestionResult::Correct), 1.0));
+        assert_eq!(q.judged_by, Some(JudgedBy::Rubric));
+        assert!(said(&j.applied).contains("Question 3: correct!"));
+        assert_eq!(j.applied.thread.status, ThreadStatus::Completed);
+        assert_eq!(j.applied.events.len(), 1, "session.completed, once");
+    }
+
+    #[test]
+    fn the_models_verdict_is_recorded_with_the_workflows_partial_credit() {
+        let bundle = bundle();
+        let partial = bundle.workflows["default"].modes.exam.partial_credit;
+        let thread = written_exam(&bundle, "immediate");
+        let verdict = Verdict {
+            result: QuestionResult::Partial,
+            feedback: "Right idea, but say what the total should be".into(),
+            by: JudgedBy::Model,
+        };
+        let j = answer(&thread, "you add them", Some(verdict));
+        let q = &exam_of(&j.applied.thread.session).unwrap().questions[2];
+        assert_eq!(q.result, Some(QuestionResult::Partial));
+        assert_eq!(q.credit, partial);
+        assert_eq!(q.judged_by, Some(JudgedBy::Model));
+        let text = said(&j.applied);
+        assert!(
+            text.contains("close, so it earns part of the mark"),
+            "{text}"
+        );
+        assert!(text.contains("say what the total should be."), "{text}");
+        assert!(
+            text.contains("A full answer: Add the answer back"),
+            "{text}"
+        );
+
+        // A wrong verdict is no credit.
+        let wrong = Verdict {
+            result: QuestionResult::Incorrect,
+            feedback: "That does not check it.".into(),
+            by: JudgedBy::Model,
+        };
+        let j = answer(&thread, "do it again", Some(wrong));
+        let q = &exam_of(&j.applied.thread.session).unwrap().questions[2];
+        assert_eq!((q.result, q.credit), (Some(QuestionResult::Incorrect), 0.0));
+        assert!(said(&j.applied).contains("Question 3: not quite."));
+    }
+
+    #[test]
+    fn a_verdict_on_another_request_changes_nothing() {
+        let bundle = bundle();
+        let thread = written_exam(&bundle, "immediate");
+        let rt = CourseRuntime::new(Arc::new(bundle), "prealgebra").unwrap();
+        let j = answer(&thread, "add them back to get 72", None);
+        let mut plan = j.plan;
+        let before = (plan.judging.clone(), plan.scripted.clone());
+        let mut other = before.0.clone().unwrap().request;
+        other.input.student_answer = "something else".into();
+        let keys = TokenKeys::single(b"exam-judge-test-key-32-bytes-long!").unwrap();
+        let lockouts: BTreeMap<String, crate::engine::lockout::LockoutStatus> = BTreeMap::new();
+        let personalization = Personalization::default();
+        let env = TurnEnv {
+            now: at(4),
+            turn_id: "t1",
+            seed: 3,
+            token_keys: &keys,
+            drill_ttl: Duration::hours(1),
+            lockouts: &lockouts,
+            personalization: &personalization,
+            safety_region: "default",
+        };
+        let snapshot = StudentSnapshot::new("s", "prealgebra", "whole-numbers");
+        let state = TurnState {
+            thread: &thread,
+            history: &[],
+            snapshot: &snapshot,
+        };
+        let verdict = Verdict {
+            result: QuestionResult::Incorrect,
+            feedback: "No.".into(),
+            by: JudgedBy::Model,
+        };
+        turn::judged(&rt, state, &mut plan, &other, verdict, &env);
+        assert_eq!((plan.judging, plan.scripted), before);
+    }
+
+    #[test]
+    fn a_deferred_written_answer_is_only_recorded_until_the_end() {
+        let bundle = bundle();
+        let mut thread = written_exam(&bundle, "deferred");
+        // Not the last question: the exam goes on after it.
+        let ModeState::Exam(exam) = &mut thread.session.mode_state else {
+            panic!();
+        };
+        exam.questions.swap(1, 2);
+        exam.questions[1].number = 2;
+        exam.questions[2].number = 3;
+        exam.questions[2].status = ExamQuestionStatus::Unanswered;
+        exam.questions[2].result = None;
+        exam.questions[2].credit = 0.0;
+        exam.questions[2].shown_at = None;
+        exam.questions[1].status = ExamQuestionStatus::Unanswered;
+        exam.current_index = 1;
+        for verdict in [
+            None,
+            Some(Verdict {
+                result: QuestionResult::Incorrect,
+                feedback: "Not a check at all.".into(),
+                by: JudgedBy::Model,
+            }),
+        ] {
+            let j = answer(&thread, "i would guess", verdict);
+            let text = said(&j.applied);
+            assert!(text.starts_with("Answer to question 2 recorded."), "{text}");
+            for telling in [
+                "correct",
+                "not quite",
+                "close",
+                "Not a check",
+                "A full answer",
+            ] {
+                assert!(!text.contains(telling), "{telling} in {text}");
+            }
+            assert!(j.applied.events.is_empty(), "nothing sent before the end");
+            let view = progress_view(exam_of(&j.applied.thread.session).unwrap());
+            assert!(view.results.is_empty() && view.correct_so_far.is_none());
+        }
     }
 
     #[test]

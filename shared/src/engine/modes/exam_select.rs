@@ -165,11 +165,17 @@ fn from_item(unit: &Unit, item: &Item, target: f64) -> ExamQuestion {
         mistake: None,
         mistake_tag: None,
         answered_at: None,
+        rubric: Vec::new(),
+        feedback: None,
+        judged_by: None,
     }
 }
 
 /// A bank question as an exam question.
-fn from_bank(unit: &Unit, item: &ExamItem) -> Option<ExamQuestion> {
+pub(crate) fn from_bank(unit: &Unit, item: &ExamItem) -> Option<ExamQuestion> {
+    if item.is_written() {
+        return Some(written(unit, item));
+    }
     let index = item.option_index(&item.answer)?;
     let correct = item.options.get(index)?;
     let difficulty = tier_difficulty(item.tier);
@@ -203,7 +209,51 @@ fn from_bank(unit: &Unit, item: &ExamItem) -> Option<ExamQuestion> {
         mistake: None,
         mistake_tag: None,
         answered_at: None,
+        rubric: Vec::new(),
+        feedback: None,
+        judged_by: None,
     })
+}
+
+/// A written bank question: answered in words, its model answer and
+/// rubric kept for the judge.
+fn written(unit: &Unit, item: &ExamItem) -> ExamQuestion {
+    let difficulty = tier_difficulty(item.tier);
+    let answer = item.answer.trim().to_owned();
+    ExamQuestion {
+        number: 0,
+        unit_id: unit.id.clone(),
+        prompt: item.stem.trim().to_owned(),
+        question_latex: String::new(),
+        format: AnswerFormat::Text,
+        options: Vec::new(),
+        difficulty: band(difficulty),
+        difficulty_value: difficulty,
+        source: ExamItemSource::Bank {
+            question_id: item.id.clone(),
+            tier: item.tier,
+        },
+        expected: ExpectedAnswer {
+            kind: AnswerKind::Text,
+            value: answer.clone(),
+            unit: None,
+            options: Vec::new(),
+            mistakes: Vec::new(),
+        },
+        correct_answer: answer,
+        explanation: item.memo.trim().to_owned(),
+        shown_at: None,
+        status: ExamQuestionStatus::Unanswered,
+        student_answer: None,
+        result: None,
+        credit: 0.0,
+        mistake: None,
+        mistake_tag: None,
+        answered_at: None,
+        rubric: item.rubric.clone(),
+        feedback: None,
+        judged_by: None,
+    }
 }
 
 /// The units' bank questions the student may be asked, shuffled.

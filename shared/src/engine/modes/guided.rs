@@ -41,6 +41,7 @@ impl SessionMode for Guided {
             practice,
             block: ModeBlock::default(),
             category: None,
+            judging: None,
             reply: None,
         }
     }

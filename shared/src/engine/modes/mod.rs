@@ -31,6 +31,7 @@ use chrono::{DateTime, Utc};
 
 use crate::content::{Bundle, Course, Unit, Workflow};
 use crate::engine::drill::IssuedDrill;
+use crate::engine::exam_judge::{Judging, Verdict};
 use crate::engine::policy::PolicyOutcome;
 use crate::engine::turn::{CourseRuntime, Interpreted, Plan, TurnEnv, TurnEvent, TurnState};
 use crate::model::{
@@ -92,6 +93,18 @@ pub trait SessionMode: Sync {
         read: &Interpreted,
         policy: PolicyOutcome,
     ) -> ModePlan;
+
+    /// The reply to a turn whose plan asked for an answer to be judged
+    /// ([`ModePlan::judging`]), written again with the evaluation call's
+    /// `verdict`. Pure, like `plan`: `plan.judging` holds the request.
+    fn judged(
+        &self,
+        _turn: &ModeTurn<'_>,
+        _plan: &Plan,
+        _verdict: &Verdict,
+    ) -> Option<LlmTutorResponse> {
+        None
+    }
 
     /// The student ends the thread (`POST /threads/{id}/end`) before the
     /// mode finished it: the mode closes its own state as its own finish
@@ -253,6 +266,11 @@ pub struct ModePlan {
     /// The routing category the reply answers as, in place of the one the
     /// message was read as (e.g. a lesson's closing reply).
     pub category: Option<String>,
+    /// A written exam answer to be marked: the turn's one LLM call is the
+    /// evaluation call, never the tutor. `reply` is then written with the
+    /// offline judge's verdict, and [`SessionMode::judged`] rewrites it if
+    /// the call's verdict comes back.
+    pub judging: Option<Judging>,
     /// The reply, when the mode writes it itself (an exam's questions and
     /// marks): the turn then makes no tutor call.
     pub reply: Option<LlmTutorResponse>,

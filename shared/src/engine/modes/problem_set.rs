@@ -206,6 +206,7 @@ impl SessionMode for ProblemSet {
                 clarify: None,
             },
             category,
+            judging: None,
             reply: None,
         }
     }
@@ -488,6 +489,7 @@ fn plain(policy: PolicyOutcome) -> ModePlan {
         practice: None,
         block: ModeBlock::default(),
         category: None,
+        judging: None,
         reply: None,
     }
 }

@@ -29,10 +29,10 @@ use crate::engine::modes::{
 use crate::engine::policy::PolicyOutcome;
 use crate::engine::turn::{Interpreted, Plan, TurnEvent};
 use crate::model::{
-    ClientEvent, LlmTutorResponse, Mode, ModeState, Scaffolding, SessionState, StudentIntent,
-    SurveyAnswer, SurveyAnswerView, SurveyOptionView, SurveyQuestionKind, SurveyQuestionView,
-    SurveyScaleView, SurveySession, SurveyView, TeachBack, Thread, ThreadStatus, TutorAction,
-    UnderstandingSignal,
+    ClientEvent, LlmTutorResponse, Mode, ModeState, OutboundEvent, OutboundEventKind, Scaffolding,
+    SessionState, StudentIntent, SurveyAnswer, SurveyAnswerView, SurveyOptionView,
+    SurveyQuestionKind, SurveyQuestionView, SurveyScaleView, SurveySession, SurveyView, TeachBack,
+    Thread, ThreadStatus, TutorAction, UnderstandingSignal,
 };
 
 /// The survey mode.
@@ -178,6 +178,7 @@ impl SessionMode for Survey {
             practice: None,
             block: ModeBlock::default(),
             category: None,
+            judging: None,
             reply: step.map(|step| {
                 LlmTutorResponse::said(
                     target,
@@ -218,6 +219,9 @@ impl SessionMode for Survey {
         session.recent_outcomes = before_session.recent_outcomes.clone();
         if step.session.current_question_id.is_none() {
             outcome.thread.status = ThreadStatus::Completed;
+            if before.current_question_id.is_some() {
+                outcome.events.push(session_completed(&step.session));
+            }
         }
         outcome.thread.session.mode_state = ModeState::Survey(step.session);
     }
@@ -238,11 +242,32 @@ impl SessionMode for Survey {
         } else {
             "The survey ends here; the answers you gave are saved. Thank you!"
         };
+        let events = vec![session_completed(&session)];
         ending.thread.session.mode_state = ModeState::Survey(session);
         Ended {
             text: Some(text.into()),
-            events: Vec::new(),
+            events,
         }
+    }
+}
+
+/// The `session.completed` notification of a finished survey: how it
+/// ended and how much was answered, not the answers themselves (they are
+/// the student's words, read in the thread's summary).
+pub fn session_completed(session: &SurveySession) -> OutboundEvent {
+    OutboundEvent {
+        kind: OutboundEventKind::SessionCompleted,
+        data: serde_json::json!({
+            "mode": "survey",
+            "survey": {
+                "surveyId": session.survey_id,
+                "answered": session.answers.len(),
+                "skipped": session.skipped.len(),
+                "timedOut": session.timed_out,
+                "startedAt": session.started_at,
+                "finishedAt": session.finished_at,
+            },
+        }),
     }
 }
 
@@ -691,6 +716,19 @@ mod tests {
         };
         let ended = end(&mut thread, at(3));
         assert!(ended.text.unwrap().contains("saved"));
+        // The integration hears of it once, without the answers' words.
+        assert_eq!(ended.events.len(), 1);
+        let data = &ended.events[0].data;
+        assert_eq!(
+            ended.events[0].kind,
+            crate::model::OutboundEventKind::SessionCompleted
+        );
+        assert_eq!(data["mode"], "survey");
+        assert_eq!(data["survey"]["answered"], answered.answers.len());
+        assert_eq!(data["survey"]["timedOut"], false);
+        for a in &answered.answers {
+            assert!(!data.to_string().contains(&format!("\"{}\"", a.value)));
+        }
         let s = survey_of(&thread.session).unwrap();
         assert_eq!(s.answers, answered.answers);
         assert_eq!(

@@ -111,6 +111,7 @@ impl SessionMode for TeachMe {
                 practice: None,
                 block: ModeBlock::default(),
                 category: None,
+                judging: None,
                 reply: None,
             };
         };
@@ -217,6 +218,7 @@ impl SessionMode for TeachMe {
                 ..ModeBlock::default()
             },
             category,
+            judging: None,
             reply: None,
         }
     }

@@ -4,7 +4,8 @@
 //!
 //! - tutor: a complete tutor built from the policy, context and phrasebook;
 //! - safety: no verdict beyond the rule-based gate;
-//! - drill grading and exam evaluation: "cannot judge", so code grading decides;
+//! - drill grading: "cannot judge", so code grading decides;
+//! - exam evaluation: a written answer marked by its rubric's terms;
 //! - planner: the unit's authored plan, else the workflow's default plan;
 //! - summary: built from the session's numbers.
 
@@ -55,7 +56,8 @@ impl DrillGrader for OfflineDrillGrader {
     }
 }
 
-/// Leaves exam marking to code.
+/// Marks a written exam answer by its rubric's terms and the model
+/// answer's key words (see [`crate::engine::exam_judge`]).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct OfflineExamEvaluator;
 
@@ -63,8 +65,10 @@ pub struct OfflineExamEvaluator;
 impl ExamEvaluator for OfflineExamEvaluator {
     async fn evaluate(
         &self,
-        _input: &ExamEvaluationInput,
+        input: &ExamEvaluationInput,
     ) -> Result<Reply<Judgement<LlmExamEvaluation>>, LlmError> {
-        Ok(offline(Judgement::CannotJudge))
+        Ok(offline(Judgement::Judged(
+            crate::engine::exam_judge::offline_evaluation(input),
+        )))
     }
 }
