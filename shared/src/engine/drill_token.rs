@@ -44,7 +44,7 @@ use sha2::Sha256;
 
 /// Layout version. Bump it whenever the layout or the generator's use of
 /// the seed changes: older tokens are then refused, not misread, unless
-/// they are listed in [`READABLE_VERSIONS`].
+/// they are among the readable versions below.
 pub const TOKEN_VERSION: u8 = 3;
 
 /// Versions this server opens: the current one, and version 2, which only
