@@ -398,6 +398,10 @@ pub struct Moves {
     /// Every reply once a question session has ended.
     #[serde(default)]
     pub after_completion: Vec<String>,
+    /// A lesson's idea shown through the unit's worked example, for a
+    /// student stuck on it with no problem in front of them.
+    #[serde(default)]
+    pub example: Vec<String>,
 }
 
 /// Which phrase list a placeholder catalogue applies to.
@@ -420,6 +424,7 @@ pub enum PhraseSlot {
     Solution,
     Recap,
     AfterCompletion,
+    Example,
 }
 
 /// Placeholders filled from the pending item's own solution. A phrase
@@ -482,6 +487,14 @@ impl PhraseSlot {
             PhraseSlot::Solution => &["unit_title", "own_problem", "solution_steps"],
             PhraseSlot::Recap => &["unit_title", "concepts", "student_name"],
             PhraseSlot::AfterCompletion => &["unit_title"],
+            PhraseSlot::Example => &[
+                "unit_title",
+                "key_idea",
+                "explanation",
+                "example_problem",
+                "example_steps",
+                "example_answer",
+            ],
         }
     }
 
@@ -490,9 +503,11 @@ impl PhraseSlot {
     /// something to say.
     pub fn always_available(self) -> &'static [&'static str] {
         match self {
-            PhraseSlot::Reaction | PhraseSlot::Ask | PhraseSlot::Clarify | PhraseSlot::Answer => {
-                &["unit_title", "key_idea", "explanation"]
-            }
+            PhraseSlot::Reaction
+            | PhraseSlot::Ask
+            | PhraseSlot::Clarify
+            | PhraseSlot::Answer
+            | PhraseSlot::Example => &["unit_title", "key_idea", "explanation"],
             PhraseSlot::Scaffold | PhraseSlot::Redirect => &["unit_title", "key_idea"],
             // A session may be closed before any question was asked.
             PhraseSlot::Recap | PhraseSlot::WrapUp => &["unit_title"],
@@ -521,6 +536,7 @@ impl PhraseSlot {
             PhraseSlot::Solution => "solution",
             PhraseSlot::Recap => "recap",
             PhraseSlot::AfterCompletion => "after_completion",
+            PhraseSlot::Example => "example",
         }
     }
 }
@@ -545,6 +561,7 @@ impl Moves {
             PhraseSlot::Solution => &mut self.solution,
             PhraseSlot::Recap => &mut self.recap,
             PhraseSlot::AfterCompletion => &mut self.after_completion,
+            PhraseSlot::Example => &mut self.example,
         })
     }
 
@@ -566,12 +583,13 @@ impl Moves {
             PhraseSlot::Solution => &self.solution,
             PhraseSlot::Recap => &self.recap,
             PhraseSlot::AfterCompletion => &self.after_completion,
+            PhraseSlot::Example => &self.example,
             PhraseSlot::Reaction => &[],
         }
     }
 
     /// Every move slot, in YAML order.
-    pub const SLOTS: [PhraseSlot; 16] = [
+    pub const SLOTS: [PhraseSlot; 17] = [
         PhraseSlot::Ask,
         PhraseSlot::AskPending,
         PhraseSlot::TeachBack,
@@ -588,6 +606,7 @@ impl Moves {
         PhraseSlot::Solution,
         PhraseSlot::Recap,
         PhraseSlot::AfterCompletion,
+        PhraseSlot::Example,
     ];
 }
 

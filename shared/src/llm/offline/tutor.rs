@@ -250,6 +250,17 @@ fn preference(input: &TutorTurnInput, follow_up: FollowUp) -> Vec<TutorAction> {
     order
 }
 
+/// Whether the student is on a lesson's explain step, with no item whose
+/// steps could be offered instead.
+fn explaining(input: &TutorTurnInput) -> bool {
+    !has_item_help(input)
+        && input
+            .lesson
+            .as_ref()
+            .and_then(|l| l.step.as_ref())
+            .is_some_and(|s| s.kind == StepKind::Explain)
+}
+
 /// Whether the pending item offers a step or another view of itself.
 fn has_item_help(input: &TutorTurnInput) -> bool {
     input
@@ -388,6 +399,9 @@ fn compose(
             FollowUp::Continue => Some(PhraseSlot::Ask),
             FollowUp::TeachBack => Some(PhraseSlot::TeachBack),
             FollowUp::Retry => None,
+            // Stuck on a lesson's idea with no problem to break down: the
+            // idea is shown at work in the unit's worked example.
+            FollowUp::Scaffold if explaining(input) => Some(PhraseSlot::Example),
             FollowUp::Scaffold => Some(PhraseSlot::Scaffold),
             FollowUp::Clarify => Some(PhraseSlot::Clarify),
             FollowUp::Redirect => Some(PhraseSlot::Redirect),
@@ -428,7 +442,16 @@ fn compose(
         } else {
             list
         };
-        parts.push(pick.phrase(slot.name(), list, &values.map));
+        let mut said = pick.phrase(slot.name(), list, &values.map);
+        // A phrasebook without examples scaffolds as it always did.
+        if said.is_empty() && slot == PhraseSlot::Example {
+            said = pick.phrase(
+                PhraseSlot::Scaffold.name(),
+                phrases.moves.phrases(PhraseSlot::Scaffold),
+                &values.map,
+            );
+        }
+        parts.push(said);
     }
     if !own.is_empty() && action != TutorAction::DrillCard && !in_session {
         let mut map = values.map.clone();
