@@ -343,6 +343,7 @@ fn no_drill_answer_reaches_the_prompt_or_the_student_while_it_is_pending() {
             let issued = drill::issue_generated(
                 drill::DrillRequest {
                     blueprint,
+                    fingerprint: blueprint.fingerprint(),
                     target_difficulty: 0.5,
                     seed,
                     themes: &[],

@@ -87,6 +87,7 @@ fn authored_claims() -> DrillClaims {
 fn plain(blueprint: &Blueprint, target_difficulty: f64, seed: u64) -> DrillRequest<'_> {
     DrillRequest {
         blueprint,
+        fingerprint: blueprint.fingerprint(),
         target_difficulty,
         seed,
         themes: &[],

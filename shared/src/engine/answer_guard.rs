@@ -166,20 +166,49 @@ impl PendingAnswer {
 
     /// `text` with this answer's numbers and wording replaced by [`MASK`].
     pub fn mask(&self, text: &str) -> String {
+        self.mask_found(text, &numbers(text))
+            .unwrap_or_else(|| text.to_owned())
+    }
+
+    /// [`Self::mask`] given the numbers of `text`; `None` when it would
+    /// leave `text` as it is.
+    fn mask_found(&self, text: &str, found: &[Found]) -> Option<String> {
+        let mut hits = found
+            .iter()
+            .filter(|n| {
+                self.values.iter().any(|v| same(*v, n.value))
+                    && !self
+                        .question_forms
+                        .contains(&squeeze(&text[n.start..n.end]))
+            })
+            .peekable();
+        if hits.peek().is_none() && self.phrase.is_none() {
+            return None;
+        }
         let mut masked = String::with_capacity(text.len());
         let mut rest = 0;
-        for n in self.numbers_in(text) {
-            if self.values.iter().any(|v| same(*v, n.value)) {
-                masked.push_str(&text[rest..n.start]);
-                masked.push_str(MASK);
-                rest = n.end;
-            }
+        for n in hits {
+            masked.push_str(&text[rest..n.start]);
+            masked.push_str(MASK);
+            rest = n.end;
         }
         masked.push_str(&text[rest..]);
         if self.phrase.is_some() {
             masked = replace_ignoring_case(&masked, &self.answer, MASK);
         }
-        masked
+        Some(masked)
+    }
+}
+
+/// `text` with every pending answer masked. Masking answer after answer,
+/// the text is read for numbers again only when one changed it.
+fn mask_all(pending: &[&PendingAnswer], text: &mut String) {
+    let mut found = numbers(text);
+    for p in pending {
+        if let Some(masked) = p.mask_found(text, &found) {
+            *text = masked;
+            found = numbers(text);
+        }
     }
 }
 
@@ -221,11 +250,7 @@ pub fn mask_input<'p>(
     if pending.is_empty() {
         return;
     }
-    let mask = |text: &mut String| {
-        for p in &pending {
-            *text = p.mask(text);
-        }
-    };
+    let mask = |text: &mut String| mask_all(&pending, text);
     for anchor in &mut input.context.unit_anchors {
         guard_anchor(anchor, &pending);
     }
@@ -241,11 +266,7 @@ pub fn mask_input<'p>(
 /// every idea states one). A worked example that reaches one is left out
 /// whole: masked, its steps would still add up to it.
 fn guard_anchor(anchor: &mut UnitAnchor, pending: &[&PendingAnswer]) {
-    let mask = |text: &mut String| {
-        for p in pending {
-            *text = p.mask(text);
-        }
-    };
+    let mask = |text: &mut String| mask_all(pending, text);
     mask(&mut anchor.anchor_text);
     let states_answer = |idea: &String| pending.iter().any(|p| p.found_in(idea));
     if anchor.key_ideas.iter().any(|i| !states_answer(i)) {
@@ -668,6 +689,33 @@ mod tests {
     }
 
     proptest! {
+        /// Masking every pending answer in one pass, reading the text for
+        /// numbers only after a change, is masking them one by one.
+        #[test]
+        fn masking_all_at_once_is_masking_one_by_one(
+            answers in proptest::collection::vec(1u32..60, 1..4),
+            words in proptest::collection::vec(
+                prop_oneof!["[a-z]{1,6}", (1u32..60).prop_map(|n| n.to_string()),
+                    (1u32..9, 2u32..9).prop_map(|(a, b)| format!("{a}/{b}"))],
+                0..12,
+            ),
+        ) {
+            let pending: Vec<PendingAnswer> = answers
+                .iter()
+                .filter_map(|a| PendingAnswer::new("q", "What is 3 + 4?", &a.to_string()))
+                .chain(PendingAnswer::new("eq", "Solve it", "x = 5"))
+                .collect();
+            let pending: Vec<&PendingAnswer> = pending.iter().collect();
+            let text = words.join(" ");
+            let mut one_by_one = text.clone();
+            for p in &pending {
+                one_by_one = p.mask(&one_by_one);
+            }
+            let mut at_once = text;
+            mask_all(&pending, &mut at_once);
+            prop_assert_eq!(at_once, one_by_one);
+        }
+
         /// A number written into any text is found, and masking removes it.
         #[test]
         fn a_written_answer_is_always_found_and_masked(

@@ -41,6 +41,10 @@ pub struct IssuedDrill {
 #[derive(Debug, Clone, Copy)]
 pub struct DrillRequest<'a> {
     pub blueprint: &'a Blueprint,
+    /// The blueprint's [`Blueprint::fingerprint`], which the token records.
+    /// A digest of the whole blueprint: the turn takes it once per course
+    /// runtime, not once per drill.
+    pub fingerprint: [u8; 8],
     pub target_difficulty: f64,
     pub seed: u64,
     pub themes: &'a [&'a str],
@@ -57,6 +61,7 @@ pub fn issue_generated(
 ) -> Result<IssuedDrill, DrillError> {
     let DrillRequest {
         blueprint,
+        fingerprint,
         target_difficulty,
         seed,
         themes,
@@ -68,7 +73,7 @@ pub fn issue_generated(
         issued_at: now,
         source: DrillSource::Blueprint {
             blueprint_id: blueprint.id.clone(),
-            fingerprint: blueprint.fingerprint(),
+            fingerprint,
             seed,
             target_difficulty,
             theme: item.theme.clone(),

@@ -13,13 +13,14 @@
 //! conflict the caller re-reads and runs them again with the same LLM reply:
 //! the reply is an input and is never requested twice.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use chrono::{DateTime, Duration, Utc};
 use serde::Serialize;
 
 use crate::content::workflow::Transition;
-use crate::content::{Bundle, Course, Unit, Workflow};
+use crate::content::{Blueprint, Bundle, Course, Unit, Workflow};
 use crate::engine::answer_guard::{self, PendingAnswer};
 use crate::engine::classify::{self, Interpretation};
 use crate::engine::drill::{self, IssuedDrill};
@@ -80,6 +81,9 @@ pub struct CourseRuntime {
     pub index: CourseIndex,
     pub safety: SafetyGate,
     pub sanitizer: Sanitizer,
+    /// The fingerprint each of the course's blueprints seals into its drill
+    /// tokens: a digest of the whole blueprint, too dear to take every turn.
+    blueprint_fingerprints: BTreeMap<String, [u8; 8]>,
 }
 
 impl CourseRuntime {
@@ -90,13 +94,28 @@ impl CourseRuntime {
         let index = CourseIndex::build(course);
         let safety = SafetyGate::new(workflow);
         let sanitizer = Sanitizer::new(workflow);
+        let blueprint_fingerprints = course
+            .units
+            .values()
+            .flat_map(|u| &u.blueprints)
+            .filter_map(|id| Some((id.clone(), bundle.blueprints.get(id)?.fingerprint())))
+            .collect();
         Some(CourseRuntime {
             course_id: course_id.to_owned(),
             index,
             safety,
             sanitizer,
+            blueprint_fingerprints,
             bundle,
         })
+    }
+
+    /// One of the course's blueprints and its fingerprint.
+    pub fn blueprint(&self, id: &str) -> Option<(&Blueprint, [u8; 8])> {
+        Some((
+            self.bundle.blueprints.get(id)?,
+            *self.blueprint_fingerprints.get(id)?,
+        ))
     }
 
     pub fn course(&self) -> &Course {
@@ -173,6 +192,9 @@ pub struct Interpreted {
     /// before the tutor's reply.
     pub safety: Option<SafetyHit>,
     pub interpretation: Option<Interpretation>,
+    /// A problem the student brought as their own, worked out once here
+    /// for every later step that asks.
+    pub own_problem: Option<student_math::StudentProblem>,
     pub category: String,
     pub mapped_units: Vec<MappedUnit>,
     /// The exam questions whose lockout statuses planning reads: the caller
@@ -267,11 +289,12 @@ pub fn interpret(
     let session = &state.thread.session;
     let said = event.student_input().said();
     let safety = said.as_deref().and_then(|s| rt.safety.classify(s));
+    let own_problem = own_problem(session, said.as_deref());
 
     // A message that pauses tutoring is not graded or read for intent.
     let interpretation = match (&said, &safety) {
         (Some(_), Some(hit)) if hit.pauses_tutoring() => None,
-        (Some(text), _) if own_problem(session, Some(text)).is_some() => {
+        (Some(text), _) if own_problem.is_some() => {
             Some(classify::interpret_own_problem(workflow, session, text))
         }
         (Some(text), _) if explains_idea(session, text) => {
@@ -314,6 +337,7 @@ pub fn interpret(
         said,
         safety,
         interpretation,
+        own_problem,
         category,
         mapped_units,
         exam_questions,
@@ -385,6 +409,7 @@ pub fn plan_interpreted(
         &preview,
         &read.mapped_units,
         read.interpretation.as_ref(),
+        read.own_problem.as_ref(),
         practice.as_ref(),
         block,
     );
@@ -421,7 +446,7 @@ pub fn plan_interpreted(
     // mode wrote (an exam's marks) does not work it at all.
     if input.clarify.is_none()
         && scripted.is_none()
-        && let Some(own) = own_problem(session, read.said.as_deref())
+        && let Some(own) = &read.own_problem
         && let Some(answer) = PendingAnswer::new("own problem", &own.text, &own.answer)
     {
         pending_answers.push(answer);
@@ -747,6 +772,7 @@ fn compose(
     preview: &SessionState,
     mapped_units: &[MappedUnit],
     interpretation: Option<&Interpretation>,
+    own_problem: Option<&student_math::StudentProblem>,
     practice: Option<&IssuedDrill>,
     block: ModeBlock,
 ) -> TutorTurnInput {
@@ -818,8 +844,7 @@ fn compose(
         .collect();
     let style_lines = &student_lines[student_lines.len().saturating_sub(STYLE_MESSAGES)..];
     // A mode that sets the problems does not take up the student's own.
-    let own =
-        own_problem(&state.thread.session, said.as_deref()).filter(|_| block.problem.is_none());
+    let own = own_problem.filter(|_| block.problem.is_none());
     let mastery: Vec<f64> = state
         .snapshot
         .units_in_progress
@@ -879,8 +904,8 @@ fn compose(
                 interpretation,
                 said.as_deref(),
             ),
-            own_problem: own.as_ref().map(|p| p.text.clone()).unwrap_or_default(),
-            own_problem_step: own.map(|p| p.first_step).unwrap_or_default(),
+            own_problem: own.map(|p| p.text.clone()).unwrap_or_default(),
+            own_problem_step: own.map(|p| p.first_step.clone()).unwrap_or_default(),
             misconceptions: focus
                 .map(|u| {
                     u.misconceptions
@@ -1866,5 +1891,33 @@ mod tests {
         };
         let (history, earlier) = hybrid_history(&conversation(), &gone, 20);
         assert_eq!((history.len(), earlier), (12, 0));
+    }
+
+    /// Every blueprint of the course is fingerprinted once, with the
+    /// runtime, and the turn's drills carry that fingerprint rather than
+    /// digesting the blueprint again each turn.
+    #[test]
+    fn the_runtime_holds_every_course_blueprint_fingerprint() {
+        let bundle = Arc::new(crate::engine::modes::shipped_bundle());
+        let rt = CourseRuntime::new(bundle.clone(), "prealgebra").unwrap();
+        let ids: Vec<&String> = rt
+            .course()
+            .units
+            .values()
+            .flat_map(|u| &u.blueprints)
+            .collect();
+        assert!(!ids.is_empty());
+        assert_eq!(rt.blueprint_fingerprints.len(), {
+            let mut unique = ids.clone();
+            unique.sort();
+            unique.dedup();
+            unique.len()
+        });
+        for id in ids {
+            let (blueprint, fingerprint) = rt.blueprint(id).unwrap();
+            assert_eq!(fingerprint, bundle.blueprints[id].fingerprint());
+            assert_eq!(&blueprint.id, id);
+        }
+        assert!(rt.blueprint("NOT.A.BLUEPRINT").is_none());
     }
 }

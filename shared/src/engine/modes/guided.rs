@@ -104,7 +104,7 @@ pub(super) fn practice_item(
         None => (0..unit.blueprints.len()).collect(),
     };
     let pick = candidates[(env.seed % candidates.len() as u64) as usize];
-    let blueprint = rt.bundle.blueprints.get(&unit.blueprints[pick])?;
+    let (blueprint, fingerprint) = rt.blueprint(&unit.blueprints[pick])?;
     let ability = state
         .snapshot
         .unit_progress
@@ -124,6 +124,7 @@ pub(super) fn practice_item(
     drill::issue_generated(
         drill::DrillRequest {
             blueprint,
+            fingerprint,
             target_difficulty: target,
             seed: env.seed,
             themes: &themes,
