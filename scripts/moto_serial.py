@@ -20,10 +20,18 @@ from moto.moto_server.werkzeug_app import (
 )
 
 
+class OneAtATimeHandler(MotoRequestHandler):
+    # An HTTP client may dial a spare connection and leave it unused in its
+    # pool. Waiting on it would stall this one-request-at-a-time server
+    # while the client's real request queues on another connection, so a
+    # connection silent this long is dropped.
+    timeout = 2
+
+
 def main() -> None:
     host, port = sys.argv[1], int(sys.argv[2])
     app = DomainDispatcherApplication(create_backend_app)
-    run_simple(host, port, app, threaded=False, request_handler=MotoRequestHandler)
+    run_simple(host, port, app, threaded=False, request_handler=OneAtATimeHandler)
 
 
 if __name__ == "__main__":
