@@ -250,15 +250,20 @@ fn preference(input: &TutorTurnInput, follow_up: FollowUp) -> Vec<TutorAction> {
     order
 }
 
-/// Whether the student is on a lesson's explain step, with no item whose
-/// steps could be offered instead.
+/// Whether the student is stuck on an idea rather than a problem: on a
+/// lesson's explain step, or with nothing pending that has steps of its
+/// own (a question like "Does that make sense?").
 fn explaining(input: &TutorTurnInput) -> bool {
-    !has_item_help(input)
-        && input
-            .lesson
-            .as_ref()
-            .and_then(|l| l.step.as_ref())
-            .is_some_and(|s| s.kind == StepKind::Explain)
+    let on_idea = input
+        .lesson
+        .as_ref()
+        .and_then(|l| l.step.as_ref())
+        .is_some_and(|s| s.kind == StepKind::Explain);
+    let no_problem = input
+        .question
+        .as_ref()
+        .is_none_or(|q| q.help.steps.is_empty());
+    !has_item_help(input) && (on_idea || no_problem)
 }
 
 /// Whether the pending item offers a step or another view of itself.
@@ -399,8 +404,8 @@ fn compose(
             FollowUp::Continue => Some(PhraseSlot::Ask),
             FollowUp::TeachBack => Some(PhraseSlot::TeachBack),
             FollowUp::Retry => None,
-            // Stuck on a lesson's idea with no problem to break down: the
-            // idea is shown at work in the unit's worked example.
+            // Stuck on an idea with no problem to break down: the idea is
+            // shown at work in the unit's worked example.
             FollowUp::Scaffold if explaining(input) => Some(PhraseSlot::Example),
             FollowUp::Scaffold => Some(PhraseSlot::Scaffold),
             FollowUp::Clarify => Some(PhraseSlot::Clarify),
@@ -431,13 +436,19 @@ fn compose(
     let works_own = !own.is_empty() && action == TutorAction::SocraticQuestion && !in_session;
     if let Some(slot) = slot.filter(|_| !works_own) {
         let list = phrases.moves.phrases(slot);
-        // A recap names the concepts whenever there are some.
+        // A recap names the concepts whenever there are some, and an
+        // example move shows the worked example whenever the unit has one.
+        let (must, needs) = match slot {
+            PhraseSlot::Recap => ("{{concepts}}", "concepts"),
+            PhraseSlot::Example => ("{{example_problem}}", "example_problem"),
+            _ => ("", ""),
+        };
         let fullest: Vec<String> = list
             .iter()
-            .filter(|p| slot == PhraseSlot::Recap && p.contains("{{concepts}}"))
+            .filter(|p| !must.is_empty() && p.contains(must))
             .cloned()
             .collect();
-        let list = if values.map.contains_key("concepts") && !fullest.is_empty() {
+        let list = if values.map.contains_key(needs) && !fullest.is_empty() {
             fullest.as_slice()
         } else {
             list
