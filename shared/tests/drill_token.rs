@@ -471,7 +471,7 @@ fn an_edited_or_removed_blueprint_is_refused() {
     let verified = drill_token::verify(&token, &KEYS, THREAD, now(), ttl()).unwrap();
     let mut edited = BLUEPRINTS.clone();
     if let Some(b) = edited.get_mut("MATH.FRAC.SIMPLIFY") {
-        b.stems.push(tutorflow::engine::template::Template::new(
+        b.stems.push(tutorflow::text::template::Template::new(
             "Simplify {n}/{d}.",
         ));
     }

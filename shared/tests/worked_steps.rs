@@ -14,8 +14,9 @@ use std::sync::LazyLock;
 use tutorflow::content::blueprint::Blueprint;
 use tutorflow::content::blueprint_check::item_problems;
 use tutorflow::engine::generate::{Item, generate_in_scenario};
-use tutorflow::engine::math::{Number, ParseOptions, Rational, Value, evaluate, parse};
 use tutorflow::engine::worked::{self, WorkedStep, answer_free};
+use tutorflow::math::{Number, ParseOptions, Rational, Value, evaluate, parse};
+use tutorflow::text::mentions;
 
 /// Items tried per scenario.
 const SEEDS: u64 = 300;
@@ -179,8 +180,8 @@ fn the_answer_is_separable_from_the_steps() {
                 assert_eq!(step.answer_free(), step.open, "{}", describe(&item));
             }
             let answer = &item.answer.text;
-            let shown_by_question = worked::mentions(&item.stem, answer)
-                || worked::mentions(&item.question_latex, answer);
+            let shown_by_question =
+                mentions(&item.stem, answer) || mentions(&item.question_latex, answer);
             // Working whose value equals the answer (1 + 9 = 10 parts of 10
             // each) is a coincidence, left open like the answer itself.
             let coincidence = item.steps.iter().filter(|s| s.gives_answer).count() > 1;
@@ -193,7 +194,7 @@ fn the_answer_is_separable_from_the_steps() {
             let shown = answer_free(&item.steps)
                 .into_iter()
                 .chain(item.representations.iter().map(|r| r.text.clone()))
-                .find(|text| worked::mentions(text, answer));
+                .find(|text| mentions(text, answer));
             if let Some(text) = shown {
                 by_chance.push(format!("{}: {text}", describe(&item)));
             }

@@ -17,7 +17,7 @@
 //! (a number line, an area model, a bar model). Hints are built from them.
 //! A scenario may give its own `steps` and `representations` too.
 //!
-//! Formulas use the language of [`crate::engine::math`]: `+ - * / ^`,
+//! Formulas use the language of [`crate::math`]: `+ - * / ^`,
 //! `mod`, `floor`, `gcd`, comparisons and `and`/`or`/`not`. Nothing else
 //! is ever run.
 
@@ -28,8 +28,8 @@ use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use sha2::{Digest, Sha256};
 
-use crate::engine::math::{Expr, MathError, ParseOptions, Rational, parse};
-use crate::engine::template::Template;
+use crate::math::{Expr, MathError, ParseOptions, Rational, parse};
+use crate::text::template::Template;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -11,10 +11,10 @@ use super::blueprint::{
 };
 use super::yaml_index::YamlPath;
 use crate::engine::generate::{self, Item, MAX_PLACES, MIN_ACCEPTANCE};
-use crate::engine::math::{Expr, ParseOptions, Rational, parse};
-use crate::engine::template::Template;
-use crate::engine::worked;
+use crate::math::{Expr, ParseOptions, Rational, parse};
 use crate::model::ExampleTheme;
+use crate::text::mentions;
+use crate::text::template::Template;
 
 /// Seeds tried per scenario by the thorough check.
 pub const PROBE_SEEDS: u64 = 16;
@@ -876,7 +876,7 @@ impl<'a> Checker<'a> {
     fn answer(&mut self, answer: &Answer, at: YamlPath, known: &BTreeSet<&str>) {
         self.values(&answer.value, answer.kind, at.key("value"), known);
         if let Some(v) = &answer.variable
-            && !crate::engine::template::is_identifier(v)
+            && !crate::text::template::is_identifier(v)
         {
             self.at(
                 at.key("variable"),
@@ -1171,7 +1171,7 @@ pub fn item_problems(item: &Item) -> Vec<ItemProblem> {
         if let Some(a) = answer
             .iter()
             .filter(|a| distinctive(a))
-            .find(|a| worked::mentions(step.answer_free(), a))
+            .find(|a| mentions(step.answer_free(), a))
         {
             out.push(problem(
                 Part::Steps,
@@ -1194,7 +1194,7 @@ pub fn item_problems(item: &Item) -> Vec<ItemProblem> {
         if let Some(a) = answer
             .iter()
             .filter(|a| distinctive(a))
-            .find(|a| worked::mentions(&r.text, a))
+            .find(|a| mentions(&r.text, a))
         {
             out.push(problem(
                 Part::Representations,
@@ -1217,7 +1217,7 @@ fn answer_spellings(item: &Item) -> Vec<&str> {
     if item.answer.value != item.answer.text {
         out.push(&item.answer.value);
     }
-    out.retain(|a| !worked::mentions(&item.stem, a) && !worked::mentions(&item.question_latex, a));
+    out.retain(|a| !mentions(&item.stem, a) && !mentions(&item.question_latex, a));
     out
 }
 
@@ -1232,9 +1232,9 @@ fn drawn(item: &Item) -> String {
     item.parameters
         .iter()
         .map(|(name, value)| {
-            let shown = crate::engine::template::format_rational(
+            let shown = crate::text::template::format_rational(
                 *value,
-                crate::engine::template::Format::Plain,
+                crate::text::template::Format::Plain,
             )
             .unwrap_or_else(|_| value.to_string());
             format!("{name} = {shown}")
@@ -1246,7 +1246,7 @@ fn drawn(item: &Item) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::math::ParseOptions;
+    use crate::math::ParseOptions;
 
     fn shape_of(text: &str) -> Result<Shape, String> {
         shape(&parse(text, ParseOptions::formula()).unwrap())

@@ -1949,7 +1949,7 @@ impl Loader {
             let step_at = at.key("steps").index(i);
             if step.trim().is_empty() {
                 self.at(doc, &step_at, "step is empty");
-            } else if crate::engine::worked::mentions(step, answer) {
+            } else if crate::text::mentions(step, answer) {
                 self.at(
                     doc,
                     &step_at,

@@ -6,10 +6,10 @@
 
 use std::collections::BTreeSet;
 
-use super::workflow::SafetySettings;
+use super::workflow::{DEFAULT_REGION, ONLINE_CATEGORIES, OTHER_CATEGORY, SafetySettings};
 use super::yaml_index::YamlPath;
-use crate::engine::safety::{DEFAULT_REGION, ONLINE_CATEGORIES, OTHER_CATEGORY, pattern};
 use crate::model::Mode;
+use crate::text::pattern;
 
 /// One problem: where, whether it is about the key rather than the value,
 /// and what.

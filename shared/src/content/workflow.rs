@@ -604,6 +604,35 @@ pub struct StyleSettings {
     pub disengagement_max_words: u32,
 }
 
+/// The categories an online check may name: OpenAI's moderation
+/// categories and the safety LLM call's.
+pub const ONLINE_CATEGORIES: &[&str] = &[
+    "harassment",
+    "harassment/threatening",
+    "hate",
+    "hate/threatening",
+    "illicit",
+    "illicit/violent",
+    "self-harm",
+    "self-harm/intent",
+    "self-harm/instructions",
+    "sexual",
+    "sexual/minors",
+    "violence",
+    "violence/graphic",
+    "self_harm",
+    "abuse",
+    "personal_details",
+    "other",
+];
+
+/// The category of a message an online check flagged under a category
+/// the workflow does not list.
+pub const OTHER_CATEGORY: &str = "other";
+
+/// The region whose help resources are used when the configured one has none.
+pub const DEFAULT_REGION: &str = "default";
+
 /// The safety gate (seed 000): categories of messages that are not
 /// tutored as usual, how they are recognised, and what the tutor does.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -25,14 +25,14 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Serialize, Serializer};
 
-use super::math::{Number, Rational, Value, evaluate};
 use super::rng::SplitMix64;
-use super::template::{Format, Template, format_number, format_rational};
 use super::worked::{self, ItemRepresentation, WorkedStep};
 use crate::content::blueprint::{
     Answer, AnswerKind, Blueprint, BuiltinStrategy, Distractor, EvaluationMethod, Formula,
     Formulas, ItemFormat, Parameter, ParameterKind, Representation, Scenario, Step,
 };
+use crate::math::{Number, Rational, Value, evaluate};
+use crate::text::template::{Format, Template, format_number, format_rational};
 
 /// Most parameter draws for one item. Validation requires every scenario to
 /// accept at least [`MIN_ACCEPTANCE`] of draws, so running out is

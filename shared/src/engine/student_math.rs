@@ -10,8 +10,8 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use crate::content::course::ProblemShape;
-use crate::engine::math::{self, Number, ParseOptions, Value};
 use crate::engine::solution::{HintStep, Solution};
+use crate::math::{self, Number, ParseOptions, Value};
 
 /// One piece of a run of mathematics.
 #[derive(Debug, Clone, PartialEq)]

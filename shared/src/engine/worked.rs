@@ -9,9 +9,10 @@
 
 use serde::Serialize;
 
-use super::math::{Number, Rational, Value, evaluate};
-use super::template::{Format, format_number};
 use crate::content::blueprint::{Formula, Representation, STEP_RESULT, Step};
+use crate::math::{Number, Rational, Value, evaluate};
+use crate::text::mentions;
+use crate::text::template::{Format, format_number};
 
 /// What a step's open result is written as.
 pub const OPEN: &str = "?";
@@ -163,36 +164,10 @@ pub fn render_representations(
     Ok(out)
 }
 
-/// Whether `text` mentions the number or answer `needle` on its own (so
-/// `34` is in "is it 34?" but not in "340", "3.4" or "1/34").
-pub fn mentions(text: &str, needle: &str) -> bool {
-    let needle = needle.trim();
-    if needle.is_empty() {
-        return false;
-    }
-    let part_of_number = |c: char| c.is_ascii_digit() || matches!(c, '.' | '/' | '-' | ',');
-    text.match_indices(needle).any(|(at, _)| {
-        let before = text[..at].chars().next_back();
-        let mut after = text[at + needle.len()..].chars();
-        let next = after.next();
-        let then = after.next();
-        let open_before = before.is_none_or(|c| !part_of_number(c));
-        let open_after = match next {
-            None => true,
-            // `20%` is a percentage, not the number 20.
-            Some(c) if c.is_ascii_digit() || c == '%' => false,
-            // "is 34." ends a sentence; "34.5" and "34/7" go on.
-            Some('.' | '/' | ',') => then.is_none_or(|c| !c.is_ascii_digit()),
-            Some(_) => true,
-        };
-        open_before && open_after
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::template::Template;
+    use crate::text::template::Template;
 
     fn step(text: &str, value: &str, when: Option<&str>) -> Step {
         Step {
@@ -261,18 +236,5 @@ mod tests {
             worked[0].value, "1/2",
             "the value is written as the text writes it"
         );
-    }
-
-    #[test]
-    fn mentions_finds_whole_numbers_only() {
-        assert!(mentions("so the answer is 34.", "34"));
-        assert!(mentions("34 sweets", "34"));
-        assert!(mentions("x = 4 works", "x = 4"));
-        for not in [
-            "340", "3.4", "1/34", "34.5", "134", "-34", "34/7", "2,340", "34%",
-        ] {
-            assert!(!mentions(not, "34"), "{not}");
-        }
-        assert!(!mentions("anything", ""));
     }
 }

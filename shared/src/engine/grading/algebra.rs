@@ -12,8 +12,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::engine::math::{self, BinaryOp, CompareOp, Expr, Number, Rational, Value};
 use crate::engine::rng::SplitMix64;
+use crate::math::{self, BinaryOp, CompareOp, Expr, Number, Rational, Value};
 
 /// Largest expression (in nodes) compared; beyond it the answer is
 /// unverifiable rather than slow.
@@ -298,7 +298,7 @@ fn monomial(expr: &Expr) -> Option<(usize, BTreeMap<String, i128>)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::math::{ParseOptions, parse};
+    use crate::math::{ParseOptions, parse};
 
     fn e(text: &str) -> Expr {
         parse(text, ParseOptions::student()).unwrap()

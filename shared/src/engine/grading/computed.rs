@@ -11,7 +11,7 @@ use super::pasted::{self, Stripped};
 use super::pick::{Pick, pick};
 use super::{Grade, SlipTag, Verdict, latex, quote, show_number};
 use crate::content::workflow::GradingSettings;
-use crate::engine::math::{self, Expr, Number};
+use crate::math::{self, Expr, Number};
 use crate::model::{AnswerKind, ExpectedAnswer, GradeOutcome};
 
 pub(super) fn computed(

@@ -5,7 +5,7 @@
 use super::algebra::Relation;
 use super::extract::{self, Candidate, Context, Form, Shape};
 use super::units::{self, Unit};
-use crate::engine::math::{self, Expr, Number, Value};
+use crate::math::{self, Expr, Number, Value};
 use crate::model::{AnswerKind, ExpectedAnswer};
 
 pub(super) fn evaluate(expr: &Expr) -> Result<Number, String> {

@@ -11,7 +11,7 @@ use super::literal::Literal;
 use super::text::Text;
 use super::units::{self, Unit};
 use super::{latex, normalize, words};
-use crate::engine::math::{self, Expr, ParseOptions, Rational};
+use crate::math::{self, Expr, ParseOptions, Rational};
 use crate::model::AnswerKind;
 
 /// What reading a message needs to know about the expected answer.

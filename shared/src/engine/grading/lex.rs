@@ -9,7 +9,7 @@ use super::extract::Context;
 use super::literal::{self, Literal};
 use super::text::Text;
 use super::units::{self, Unit, UnitContext};
-use crate::engine::math::Rational;
+use crate::math::Rational;
 use crate::model::AnswerKind;
 
 #[derive(Debug, Clone)]

@@ -2,7 +2,7 @@
 //! `12 345`, `2.5e-3`. A separator that could be read two ways (`1,234`)
 //! gives a second reading, so a European decimal comma is not marked wrong.
 
-use crate::engine::math::Rational;
+use crate::math::Rational;
 
 /// A number literal with what its digits say about precision.
 #[derive(Debug, Clone, PartialEq)]

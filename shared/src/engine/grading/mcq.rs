@@ -6,7 +6,7 @@ use super::extract::{self, Context};
 use super::units::{Dimension, Unit};
 use super::{Grade, SlipTag, quote, show_number};
 use crate::content::workflow::GradingSettings;
-use crate::engine::math::{self, Number};
+use crate::math::{self, Number};
 use crate::model::{AnswerKind, ExpectedAnswer, GradeOutcome};
 
 const ORDINALS: [&str; 10] = [

@@ -62,7 +62,7 @@ use serde::{Deserialize, Serialize};
 use self::expected::evaluate;
 use self::extract::Context;
 use crate::content::workflow::GradingSettings;
-use crate::engine::math::Number;
+use crate::math::Number;
 use crate::model::{AnswerKind, ExpectedAnswer, GradeOutcome, KnownMistake, PendingQuestion};
 
 /// Longest message graded; longer ones are not answers.

@@ -7,7 +7,7 @@ use super::literal::Literal;
 use super::units::{Dimension, Unit};
 use super::{SlipTag, Verdict, show_number};
 use crate::content::workflow::GradingSettings;
-use crate::engine::math::{Number, Rational};
+use crate::math::{Number, Rational};
 use crate::model::GradeOutcome;
 
 /// A number with its unit and how it was written.

@@ -2,7 +2,7 @@
 //! they measure and how they convert, so `1.2 m` can be checked against
 //! `120 cm` and `12 kg` flagged against a length.
 
-use crate::engine::math::Rational;
+use crate::math::Rational;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Currency {

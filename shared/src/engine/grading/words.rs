@@ -7,7 +7,7 @@
 //! text are what matter here, and general-purpose crates offer neither.
 
 use super::text::Text;
-use crate::engine::math::Rational;
+use crate::math::Rational;
 
 /// Rewrites number words and operator words in lowercased `source`.
 pub(super) fn rewrite(source: &Text) -> Text {

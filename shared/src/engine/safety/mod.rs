@@ -17,7 +17,6 @@
 //! Everything is compiled once per content version; matching is pure.
 
 mod normalize;
-pub mod pattern;
 mod sanitize;
 mod stream_guard;
 
@@ -29,37 +28,9 @@ pub use sanitize::{Sanitized, Sanitizer};
 pub use stream_guard::{HOLD_BACK_CHARS, StreamGuard};
 
 use crate::content::Workflow;
-use crate::content::workflow::{SafetySettings, SafetyTutoring};
+use crate::content::workflow::{DEFAULT_REGION, OTHER_CATEGORY, SafetySettings, SafetyTutoring};
 use crate::model::{HelpResource, Mode, SafetyCategory, SafetyMark, SessionState, StudentSnapshot};
-
-/// The categories an online check may name: OpenAI's moderation
-/// categories and the safety LLM call's.
-pub const ONLINE_CATEGORIES: &[&str] = &[
-    "harassment",
-    "harassment/threatening",
-    "hate",
-    "hate/threatening",
-    "illicit",
-    "illicit/violent",
-    "self-harm",
-    "self-harm/intent",
-    "self-harm/instructions",
-    "sexual",
-    "sexual/minors",
-    "violence",
-    "violence/graphic",
-    "self_harm",
-    "abuse",
-    "personal_details",
-    "other",
-];
-
-/// The category of a message an online check flagged under a category
-/// the workflow does not list.
-pub const OTHER_CATEGORY: &str = "other";
-
-/// The region whose help resources are used when the configured one has none.
-pub const DEFAULT_REGION: &str = "default";
+use crate::text::pattern;
 
 /// Where a verdict came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -13,7 +13,7 @@ use std::fmt;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use super::math::{Expr, Number, ParseOptions, Rational, Value, evaluate};
+use crate::math::{Expr, Number, ParseOptions, Rational, Value, evaluate};
 
 /// How a value is written in a question.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -334,7 +334,7 @@ fn parse(text: &str) -> Result<Vec<Segment>, TemplateError> {
         let formula = if is_identifier(name) {
             None
         } else {
-            match super::math::parse(name, ParseOptions::formula()) {
+            match crate::math::parse(name, ParseOptions::formula()) {
                 Ok(expr) => Some(expr),
                 Err(e) => {
                     return Err(TemplateError {
