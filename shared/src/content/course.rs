@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 
 use super::workflow::BktOverride;
-use crate::model::{ExamTier, StepKind};
+use crate::model::{AuthoredStep, ContentChunk, ExamCandidate, ExamTier, ExampleBrief, UnitAnchor};
 
 /// `course.yaml` as written.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -194,16 +194,6 @@ pub struct Chunk {
     pub text: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct AuthoredStep {
-    pub title: String,
-    pub kind: StepKind,
-    pub concept: String,
-    #[serde(default)]
-    pub success_criteria: Option<String>,
-}
-
 /// An authored exam question: graded by the server, never by the client.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -328,5 +318,47 @@ impl Course {
                 .find(|q| q.id == question_id)
                 .map(|q| (unit, q))
         })
+    }
+}
+
+// What the tutor's prompt is given of a unit, a chunk and an exam question:
+// built here, where both sides are known (the model knows nothing of
+// content).
+
+impl From<&Unit> for UnitAnchor {
+    fn from(unit: &Unit) -> Self {
+        UnitAnchor {
+            unit_id: unit.id.clone(),
+            title: unit.title.clone(),
+            anchor_text: unit.anchor.trim().to_owned(),
+            key_ideas: unit.key_ideas.clone(),
+            worked_example: unit.worked_example.as_ref().map(|e| ExampleBrief {
+                problem: e.problem.clone(),
+                steps: e.steps.clone(),
+                answer: e.answer.clone(),
+            }),
+        }
+    }
+}
+
+impl ContentChunk {
+    pub fn from_unit_chunk(unit_id: &str, chunk: &Chunk) -> Self {
+        ContentChunk {
+            unit_id: unit_id.to_owned(),
+            chunk_id: chunk.id.clone(),
+            section: chunk.section.clone(),
+            text: chunk.text.trim().to_owned(),
+        }
+    }
+}
+
+impl ExamCandidate {
+    pub fn from_item(unit_id: &str, item: &ExamItem) -> Self {
+        ExamCandidate {
+            question_id: item.id.clone(),
+            unit_ids: vec![unit_id.to_owned()],
+            difficulty_tier: item.tier,
+            tags: item.tags.clone(),
+        }
     }
 }

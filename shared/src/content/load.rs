@@ -10,7 +10,7 @@ use serde::de::DeserializeOwned;
 
 use super::blueprint::Blueprint;
 use super::blueprint_check::{self, Probe};
-use super::course::{AuthoredStep, Course, CourseFile, ExamItem, Unit};
+use super::course::{Course, CourseFile, ExamItem, Unit};
 use super::diagnostic::{Diagnostic, Diagnostics};
 use super::prompt::{PromptRole, PromptTemplate};
 use super::source::ContentFiles;
@@ -21,7 +21,7 @@ use super::tutor_text::{
 use super::workflow::{BktParams, Transition, Workflow, unit_interval_fields};
 use super::yaml_index::{LazyYamlIndex, Position, YamlPath};
 use crate::engine::modes::study_plan::{self, StepDraft};
-use crate::model::Mode;
+use crate::model::{AuthoredStep, Mode};
 
 /// A validated content bundle.
 #[derive(Debug, Clone)]

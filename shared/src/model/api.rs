@@ -5,7 +5,8 @@ use chrono::{DateTime, Utc};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::message::{ExamOption, TutorMessage};
+use super::grade::GradeOutcome;
+use super::message::{ExamOption, SupportType, TutorMessage};
 use super::thread::{
     AnswerFormat, Difficulty, ExamEnd, ExamFeedbackMode, ExamQuestionStatus, ExamSelection,
     MasterySignal, Mode, ProblemStatus, ProgressionAction, QuestionPhase, QuestionResult,
@@ -212,17 +213,6 @@ pub struct DrillGradeRequest {
     pub response_time_ms: Option<u64>,
 }
 
-/// Code grading outcome (seed 003 categories for answers, plus `unverifiable`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum GradeOutcome {
-    Correct,
-    Close,
-    Wrong,
-    /// The answer could not be understood; never counted as wrong.
-    Unverifiable,
-}
-
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DrillGradeResponse {
@@ -267,13 +257,6 @@ pub struct McqSubmitResponse {
     pub locked_until: Option<DateTime<Utc>>,
     pub mastery_tier: MasteryTier,
     pub snapshot_lite: SnapshotLite,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum SupportType {
-    Memo,
-    Video,
 }
 
 /// `POST /threads/{threadId}/exam/support-viewed`.

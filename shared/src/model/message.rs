@@ -4,7 +4,7 @@ use chrono::{DateTime, Utc};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::api::{GradeOutcome, SupportType};
+use super::grade::GradeOutcome;
 use super::tier::ExamTier;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -84,6 +84,14 @@ pub enum TimelineEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         locked_until: Option<DateTime<Utc>>,
     },
+}
+
+/// The supports an exam card offers besides its question.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SupportType {
+    Memo,
+    Video,
 }
 
 /// A card as the student left it.

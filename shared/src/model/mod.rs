@@ -6,24 +6,28 @@
 //! n8n/LMS webhook ([`webhook`], snake_case, seed 003).
 
 pub mod api;
+pub mod grade;
 pub mod llm;
 pub mod message;
 pub mod policy;
 pub mod profile;
 pub mod seams;
 pub mod session_summary;
+pub mod signals;
 pub mod snapshot;
 pub mod thread;
 pub mod tier;
 pub mod webhook;
 
 pub use api::*;
+pub use grade::*;
 pub use llm::*;
 pub use message::*;
 pub use policy::*;
 pub use profile::*;
 pub use seams::*;
 pub use session_summary::*;
+pub use signals::*;
 pub use snapshot::*;
 pub use thread::*;
 pub use tier::*;

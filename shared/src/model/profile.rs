@@ -200,6 +200,38 @@ where
     deserializer.deserialize_option(ObjectOrNull)
 }
 
+/// What the student chose to share in their profile, as the tutor prompt
+/// is given it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[serde(default)]
+pub struct Personalization {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub student_name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub age: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub grade: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub about_me: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub preferred_examples: Vec<ExampleTheme>,
+    pub language_level: LanguageLevel,
+    pub language: TutorLanguage,
+}
+
+impl Personalization {
+    pub fn is_default(&self) -> bool {
+        *self == Personalization::default()
+    }
+
+    /// The student's example themes by name, most liked first: what a
+    /// generated item's wording is told in when its blueprint offers one.
+    pub fn theme_names(&self) -> Vec<&'static str> {
+        self.preferred_examples.iter().map(|t| t.as_str()).collect()
+    }
+}
+
 #[cfg(test)]
 mod object_tests {
     use super::*;

@@ -20,10 +20,11 @@ use super::llm::{
 };
 use super::message::Role;
 use super::policy::{TutorAction, TutorPolicy};
+use super::profile::Personalization;
+use super::signals::{PacingDirective, StudentStyle};
 use super::snapshot::MappedUnit;
-use super::thread::{Mode, PendingQuestion, QuestionPhase, StepKind};
+use super::thread::{AuthoredStep, Mode, PendingQuestion, QuestionPhase, StepKind};
 use super::tier::{ExamTier, MasteryTier};
-use crate::content::course::{AuthoredStep, Chunk, ExamItem, Unit};
 
 /// Why an LLM call produced no usable reply. Every variant is final for the
 /// call that returned it: retries already happened inside the provider
@@ -258,22 +259,6 @@ pub struct ExampleBrief {
     pub answer: String,
 }
 
-impl From<&Unit> for UnitAnchor {
-    fn from(unit: &Unit) -> Self {
-        UnitAnchor {
-            unit_id: unit.id.clone(),
-            title: unit.title.clone(),
-            anchor_text: unit.anchor.trim().to_owned(),
-            key_ideas: unit.key_ideas.clone(),
-            worked_example: unit.worked_example.as_ref().map(|e| ExampleBrief {
-                problem: e.problem.clone(),
-                steps: e.steps.clone(),
-                answer: e.answer.clone(),
-            }),
-        }
-    }
-}
-
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ContentChunk {
@@ -281,17 +266,6 @@ pub struct ContentChunk {
     pub chunk_id: String,
     pub section: String,
     pub text: String,
-}
-
-impl ContentChunk {
-    pub fn from_unit_chunk(unit_id: &str, chunk: &Chunk) -> Self {
-        ContentChunk {
-            unit_id: unit_id.to_owned(),
-            chunk_id: chunk.id.clone(),
-            section: chunk.section.clone(),
-            text: chunk.text.trim().to_owned(),
-        }
-    }
 }
 
 /// An exam question the tutor may suggest: never its stem, options, answer or memo.
@@ -302,17 +276,6 @@ pub struct ExamCandidate {
     pub unit_ids: Vec<String>,
     pub difficulty_tier: ExamTier,
     pub tags: Vec<String>,
-}
-
-impl ExamCandidate {
-    pub fn from_item(unit_id: &str, item: &ExamItem) -> Self {
-        ExamCandidate {
-            question_id: item.id.clone(),
-            unit_ids: vec![unit_id.to_owned()],
-            difficulty_tier: item.tier,
-            tags: item.tags.clone(),
-        }
-    }
 }
 
 /// Seed 004 `snapshotLiteForLLM`.
@@ -432,71 +395,6 @@ impl From<&PendingQuestion> for QuestionState {
             previous_answers: q.previous_answers.clone(),
             help: ItemHelp::default(),
         }
-    }
-}
-
-/// Seed 000 pacing directive.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum PacingDirective {
-    /// The first turn: a short opening and one simple question.
-    TurnOne,
-    Accelerate,
-    Extend,
-    Simplify,
-    Consolidate,
-    #[default]
-    Steady,
-}
-
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Verbosity {
-    Quiet,
-    #[default]
-    Moderate,
-    Expressive,
-}
-
-/// Seed 000 student style.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct StudentStyle {
-    pub verbosity: Verbosity,
-    /// Replies are getting shorter (seed 000 disengagement rule).
-    pub disengaged: bool,
-    pub uses_emoji: bool,
-    pub asks_questions: bool,
-}
-
-/// What the student chose to share in their profile (seed 000 personalization block).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[serde(default)]
-pub struct Personalization {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub student_name: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub age: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub grade: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub about_me: Option<String>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub preferred_examples: Vec<super::profile::ExampleTheme>,
-    pub language_level: super::profile::LanguageLevel,
-    pub language: super::profile::TutorLanguage,
-}
-
-impl Personalization {
-    pub fn is_default(&self) -> bool {
-        *self == Personalization::default()
-    }
-
-    /// The student's example themes by name, most liked first: what a
-    /// generated item's wording is told in when its blueprint offers one.
-    pub fn theme_names(&self) -> Vec<&'static str> {
-        self.preferred_examples.iter().map(|t| t.as_str()).collect()
     }
 }
 

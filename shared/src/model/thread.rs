@@ -153,7 +153,7 @@ pub struct SessionState {
     /// bounded); only a first attempt is evidence.
     pub graded_drills: Vec<String>,
     /// Code grades of recent answers, oldest first (bounded): the pacing trend.
-    pub recent_outcomes: Vec<super::api::GradeOutcome>,
+    pub recent_outcomes: Vec<super::grade::GradeOutcome>,
     pub concepts_discussed: Vec<String>,
     /// What the thread's mode keeps of its own.
     pub mode_state: ModeState,
@@ -184,11 +184,11 @@ pub struct SessionState {
     /// first (bounded): the next turn reads them as the student's answers
     /// (a lesson's step counts them), then clears them.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub card_grades: Vec<super::api::GradeOutcome>,
+    pub card_grades: Vec<super::grade::GradeOutcome>,
     /// Who the student said they are, copied at creation from the request
     /// and their saved profile.
-    #[serde(skip_serializing_if = "super::seams::Personalization::is_default")]
-    pub personalization: super::seams::Personalization,
+    #[serde(skip_serializing_if = "super::profile::Personalization::is_default")]
+    pub personalization: super::profile::Personalization,
     /// The session's latest turns, oldest first (bounded): the summary's
     /// timeline.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -492,6 +492,19 @@ pub struct PlanStep {
     pub progress: StepProgress,
 }
 
+/// A study plan step as a unit's author writes it (a unit file's
+/// `study_plan`): a lesson of that unit starts from it, and the offline
+/// planner uses it as it is.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuthoredStep {
+    pub title: String,
+    pub kind: StepKind,
+    pub concept: String,
+    #[serde(default)]
+    pub success_criteria: Option<String>,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StudyPlan {
@@ -511,7 +524,7 @@ pub struct StudyPlan {
     /// The pacing of the last reply: the evaluator reads it before this
     /// turn's pacing is known, so a turn's preview and its update agree.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_pacing: Option<super::seams::PacingDirective>,
+    pub last_pacing: Option<super::signals::PacingDirective>,
 }
 
 /// Why and when a study plan was rewritten.

@@ -10,11 +10,10 @@
 use std::collections::BTreeSet;
 
 use crate::content::Unit;
-use crate::content::course::AuthoredStep;
 use crate::content::workflow::TeachMeMode;
 use crate::model::{
-    LlmPlanStep, PacingDirective, PlanStep, ReplanRecord, StepKind, StepProgress, StepStatus,
-    StudyPlan,
+    AuthoredStep, LlmPlanStep, PacingDirective, PlanStep, ReplanRecord, StepKind, StepProgress,
+    StepStatus, StudyPlan,
 };
 
 /// A plan has at least this many steps...

@@ -110,8 +110,7 @@ fn criteria(kind: StepKind, unit_title: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::content::course::AuthoredStep;
-    use crate::model::CheckReply;
+    use crate::model::{AuthoredStep, CheckReply};
 
     fn input() -> PlannerInput {
         PlannerInput {
