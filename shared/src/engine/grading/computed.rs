@@ -4,8 +4,9 @@
 use std::ops::Range;
 
 use super::algebra::{self, Comparison, Relation};
+use super::context::Context;
 use super::expected::{Expected, ExpectedShape, evaluate, is_solution, solved_form, solves_for};
-use super::extract::{self, Candidate, Context, Shape};
+use super::extract::{self, Candidate, Shape};
 use super::numeric::{self, Quantity};
 use super::pasted::{self, Stripped};
 use super::pick::{Pick, pick};

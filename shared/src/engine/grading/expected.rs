@@ -3,7 +3,8 @@
 //! its unit and the letters it uses.
 
 use super::algebra::Relation;
-use super::extract::{self, Candidate, Context, Form, Shape};
+use super::context::Context;
+use super::extract::{self, Candidate, Form, Shape};
 use super::units::{self, Unit};
 use crate::math::{self, Expr, Number, Value};
 use crate::model::{AnswerKind, ExpectedAnswer};

@@ -6,24 +6,13 @@
 
 use std::ops::Range;
 
+use super::context::Context;
 use super::lex::{self, Lex, Token};
 use super::literal::Literal;
 use super::text::Text;
 use super::units::{self, Unit};
 use super::{latex, normalize, words};
 use crate::math::{self, Expr, ParseOptions, Rational};
-use crate::model::AnswerKind;
-
-/// What reading a message needs to know about the expected answer.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Context<'a> {
-    pub kind: AnswerKind,
-    /// Letters the expected answer uses as variables.
-    pub variables: &'a [String],
-    /// Read every lone letter as a variable (used for the expected answer).
-    pub all_letters: bool,
-    pub unit: Option<&'a Unit>,
-}
 
 /// Rewrites a message into the notation the lexer reads.
 pub(super) fn prepare(message: &str) -> Text {
@@ -636,6 +625,7 @@ fn form_of(part: &[&Token]) -> Form {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::AnswerKind;
 
     fn context(kind: AnswerKind, variables: &[String]) -> Context<'_> {
         Context {

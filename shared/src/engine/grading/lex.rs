@@ -5,7 +5,7 @@
 
 use std::ops::Range;
 
-use super::extract::Context;
+use super::context::Context;
 use super::literal::{self, Literal};
 use super::text::Text;
 use super::units::{self, Unit, UnitContext};

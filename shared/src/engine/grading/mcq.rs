@@ -2,7 +2,8 @@
 //! they named it: the option's text (`34`, `$36`, `a triangle`), its letter
 //! (`C`, `(c)`, `option c`) or its position (`3`, `the third one`).
 
-use super::extract::{self, Context};
+use super::context::Context;
+use super::extract;
 use super::units::{Dimension, Unit};
 use super::{Grade, SlipTag, quote, show_number};
 use crate::content::workflow::GradingSettings;

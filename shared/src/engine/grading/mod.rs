@@ -41,6 +41,7 @@
 
 mod algebra;
 mod computed;
+mod context;
 mod expected;
 mod extract;
 mod latex;
@@ -59,8 +60,8 @@ mod words;
 
 use serde::{Deserialize, Serialize};
 
+use self::context::Context;
 use self::expected::evaluate;
-use self::extract::Context;
 use crate::content::workflow::GradingSettings;
 use crate::math::Number;
 use crate::model::{AnswerKind, ExpectedAnswer, GradeOutcome, KnownMistake, PendingQuestion};

@@ -2,7 +2,8 @@
 //! the question's text inside the message, or the question's mathematics
 //! (`-3 + 5`, `2x + 3 = 11`) given as the answer.
 
-use super::extract::{self, Context, Form, Shape};
+use super::context::Context;
+use super::extract::{self, Form, Shape};
 use super::{SlipTag, Verdict};
 
 /// What remains of a message once a copy of the question is taken out.
