@@ -8,8 +8,17 @@ use serde_json::Value;
 use tutorflow::content::yaml_index::Position;
 use tutorflow::content::{Bundle, Course};
 
-use crate::script::LineKind;
 use Compare::{Contains, Equals, Excludes, Includes};
+
+/// The endpoint a step calls, which decides the fields of its output line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineKind {
+    Turn,
+    DrillGrade,
+    ExamSubmit,
+    SupportViewed,
+    Wait,
+}
 
 /// How an expected value is compared with the line's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

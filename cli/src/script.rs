@@ -13,7 +13,7 @@ use tutorflow::content::yaml_index::{Position, YamlIndex, YamlPath};
 use tutorflow::content::{Bundle, Diagnostic};
 use tutorflow::model::{ExamFeedbackMode, Mode};
 
-use crate::expect::{self, Expectation};
+use crate::expect::{self, Expectation, LineKind};
 
 /// Seed of ids and turn randomness when a script names none.
 const DEFAULT_SEED: u64 = 1;
@@ -143,16 +143,6 @@ impl Action {
             Action::Wait(_) => LineKind::Wait,
         }
     }
-}
-
-/// The endpoint a step calls, which decides the fields of its output line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LineKind {
-    Turn,
-    DrillGrade,
-    ExamSubmit,
-    SupportViewed,
-    Wait,
 }
 
 /// Client events, spelled as on the wire.
