@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use chrono::{Duration, TimeZone, Utc};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use tutorflow::content::blueprint_check::{Probe, check};
+use tutorflow::content::check::blueprint::{Probe, check};
 use tutorflow::content::{Bundle, ContentFiles, ContentSource, FsSource};
 use tutorflow::engine::drill::Expected;
 use tutorflow::engine::drill_grade::grade_drill;

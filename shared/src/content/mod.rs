@@ -2,12 +2,11 @@
 //! from a [`ContentSource`] and validated as a whole.
 
 pub mod blueprint;
-pub mod blueprint_check;
+pub mod check;
 pub mod course;
 pub mod diagnostic;
 pub mod load;
 pub mod prompt;
-pub mod safety_check;
 pub mod source;
 pub mod survey;
 pub mod tutor_text;

@@ -5,11 +5,11 @@
 
 use std::collections::BTreeSet;
 
-use super::blueprint::{
+use crate::content::blueprint::{
     Answer, AnswerKind, Blueprint, BuiltinStrategy, Distractor, EvaluationMethod, Formula,
     Formulas, ItemFormat, Parameter, ParameterKind, Representation, STEP_RESULT, Step, Themes,
 };
-use super::yaml_index::YamlPath;
+use crate::content::yaml_index::YamlPath;
 use crate::engine::generate::{self, Item, MAX_PLACES, MIN_ACCEPTANCE};
 use crate::math::{Expr, ParseOptions, Rational, parse};
 use crate::model::ExampleTheme;

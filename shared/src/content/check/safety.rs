@@ -6,8 +6,8 @@
 
 use std::collections::BTreeSet;
 
-use super::workflow::{DEFAULT_REGION, ONLINE_CATEGORIES, OTHER_CATEGORY, SafetySettings};
-use super::yaml_index::YamlPath;
+use crate::content::workflow::{DEFAULT_REGION, ONLINE_CATEGORIES, OTHER_CATEGORY, SafetySettings};
+use crate::content::yaml_index::YamlPath;
 use crate::model::Mode;
 use crate::text::pattern;
 
