@@ -100,7 +100,45 @@ impl Checker {
                 ),
             );
         }
-        let nodes = root.key("units");
+        let listed = self.check_unit_list(dir, doc, units, broken_units);
+        match listed.get(c.entry_unit.as_str()) {
+            None => self.at(
+                doc,
+                &root.key("entry_unit"),
+                format!("entry unit `{}` is not a unit of this course", c.entry_unit),
+            ),
+            Some(&i) => {
+                if !c.units[i].requires.is_empty() {
+                    self.at(
+                        doc,
+                        &root.key("entry_unit"),
+                        format!("entry unit `{}` must not require other units", c.entry_unit),
+                    );
+                }
+                self.check_connected(doc, &listed);
+            }
+        }
+        self.check_acyclic(doc, &listed);
+        let mut question_ids: BTreeMap<&str, &str> = BTreeMap::new();
+        for unit in units {
+            self.check_unit(unit, blueprints, &mut question_ids);
+            self.check_prerequisite_checks(unit, c);
+        }
+        self.check_problem_sets(doc, &listed);
+    }
+
+    /// The course's list of units: each listed once, with a file, and
+    /// requiring other listed units; and every unit file listed. Returns
+    /// the listed units with their positions in the list.
+    fn check_unit_list<'d>(
+        &mut self,
+        dir: &str,
+        doc: &'d Doc<CourseFile>,
+        units: &[&Doc<Unit>],
+        broken_units: &BTreeSet<&str>,
+    ) -> BTreeMap<&'d str, usize> {
+        let c = &doc.value;
+        let nodes = YamlPath::root().key("units");
         let mut listed: BTreeMap<&str, usize> = BTreeMap::new();
         for (i, node) in c.units.iter().enumerate() {
             if listed.insert(node.id.as_str(), i).is_some() {
@@ -161,29 +199,14 @@ impl Checker {
                 );
             }
         }
-        match listed.get(c.entry_unit.as_str()) {
-            None => self.at(
-                doc,
-                &root.key("entry_unit"),
-                format!("entry unit `{}` is not a unit of this course", c.entry_unit),
-            ),
-            Some(&i) => {
-                if !c.units[i].requires.is_empty() {
-                    self.at(
-                        doc,
-                        &root.key("entry_unit"),
-                        format!("entry unit `{}` must not require other units", c.entry_unit),
-                    );
-                }
-                self.check_connected(doc, &listed);
-            }
-        }
-        self.check_acyclic(doc, &listed);
-        let mut question_ids: BTreeMap<&str, &str> = BTreeMap::new();
-        for unit in units {
-            self.check_unit(unit, blueprints, &mut question_ids);
-            self.check_prerequisite_checks(unit, c);
-        }
+        listed
+    }
+
+    /// Problem set ids unique, and each problem of a listed unit, with an
+    /// answer its steps lead up to.
+    fn check_problem_sets(&mut self, doc: &Doc<CourseFile>, listed: &BTreeMap<&str, usize>) {
+        let c = &doc.value;
+        let root = YamlPath::root();
         let sets = root.key("problem_sets");
         let mut set_ids = BTreeSet::new();
         for (i, set) in c.problem_sets.iter().enumerate() {
@@ -377,6 +400,36 @@ impl Checker {
                 );
             }
         }
+        self.check_mistake_tags(doc);
+        for (i, bp) in u.blueprints.iter().enumerate() {
+            if blueprints.is_some_and(|known| !known.contains(bp)) {
+                self.at(
+                    doc,
+                    &root.key("blueprints").index(i),
+                    format!("blueprint `{bp}` does not exist in workflows/blueprints/"),
+                );
+            }
+        }
+        if let Some(plan) = &u.study_plan {
+            self.check_plan_texts(doc, &root.key("study_plan"), plan);
+            let drafts: Vec<StepDraft> = plan.iter().map(StepDraft::from).collect();
+            if let Err(problem) = study_plan::check_drafts(&drafts, u) {
+                let at = root.key("study_plan");
+                match problem.step {
+                    Some(i) => self.at(doc, &at.index(i).key(problem.field), problem.message),
+                    None => self.at_key(doc, &at, problem.message),
+                }
+            }
+        }
+        for (i, q) in u.exam.iter().enumerate() {
+            self.check_exam_item(doc, &root.key("exam").index(i), q, question_ids);
+        }
+    }
+
+    /// Mistake tags: unique slugs, each explained in a sentence or two.
+    fn check_mistake_tags(&mut self, doc: &Doc<Unit>) {
+        let u = &doc.value;
+        let root = YamlPath::root();
         let mut tags = BTreeSet::new();
         for (i, t) in u.mistake_tags.iter().enumerate() {
             let at = root.key("mistake_tags").index(i).key("id");
@@ -415,29 +468,6 @@ impl Checker {
                     ),
                 );
             }
-        }
-        for (i, bp) in u.blueprints.iter().enumerate() {
-            if blueprints.is_some_and(|known| !known.contains(bp)) {
-                self.at(
-                    doc,
-                    &root.key("blueprints").index(i),
-                    format!("blueprint `{bp}` does not exist in workflows/blueprints/"),
-                );
-            }
-        }
-        if let Some(plan) = &u.study_plan {
-            self.check_plan_texts(doc, &root.key("study_plan"), plan);
-            let drafts: Vec<StepDraft> = plan.iter().map(StepDraft::from).collect();
-            if let Err(problem) = study_plan::check_drafts(&drafts, u) {
-                let at = root.key("study_plan");
-                match problem.step {
-                    Some(i) => self.at(doc, &at.index(i).key(problem.field), problem.message),
-                    None => self.at_key(doc, &at, problem.message),
-                }
-            }
-        }
-        for (i, q) in u.exam.iter().enumerate() {
-            self.check_exam_item(doc, &root.key("exam").index(i), q, question_ids);
         }
     }
 

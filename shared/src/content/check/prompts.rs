@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::Checker;
+use crate::content::load::Doc;
 use crate::content::prompt::{PromptRole, PromptTemplate};
 use crate::content::yaml_index::{LazyYamlIndex, Position, YamlPath};
 
@@ -16,7 +17,18 @@ pub(super) struct PromptUse<'a> {
     pub(super) at: YamlPath,
 }
 
-impl PromptUse<'_> {
+impl<'a> PromptUse<'a> {
+    /// `doc`'s use of prompt `name` (at `at`) in `role`.
+    pub(super) fn of<T>(doc: &'a Doc<T>, name: &str, role: PromptRole, at: YamlPath) -> Self {
+        PromptUse {
+            name: name.to_owned(),
+            role,
+            file: &doc.path,
+            index: &doc.index,
+            at,
+        }
+    }
+
     fn position(&self) -> Position {
         self.index.locate(&self.at)
     }

@@ -11,7 +11,7 @@ use crate::content::prompt::{PromptRole, PromptTemplate};
 use crate::content::tutor_text::{
     FollowUp, Moves, OfflinePhrases, PhraseSlot, PromptSignals, Reaction, phase_name,
 };
-use crate::content::workflow::{Transition, Workflow, unit_interval_fields};
+use crate::content::workflow::{Category, Transition, Workflow, unit_interval_fields};
 use crate::content::yaml_index::YamlPath;
 use crate::model::Mode;
 
@@ -31,16 +31,22 @@ impl Checker {
                 format!("workflow id `{}` must match its file name `{stem}`", w.id),
             );
         }
-        let mut use_prompt = |name: &str, role: PromptRole, at: YamlPath| {
-            uses.push(PromptUse {
-                name: name.to_owned(),
-                role,
-                file: &doc.path,
-                index: &doc.index,
-                at,
-            });
-        };
-        // Categories.
+        self.check_categories(doc, uses);
+        self.check_settings(doc);
+        self.check_thresholds(doc);
+        self.check_mode_settings(doc);
+        self.check_llm_calls(doc);
+        self.check_patterns(doc);
+        self.check_prompt_names(doc, uses);
+        self.check_mode_categories(doc);
+        self.check_tutor_text(doc);
+    }
+
+    /// The routing categories: at least one, ids unique slugs, each one
+    /// detectable, and the default among them.
+    fn check_categories<'a>(&mut self, doc: &'a Doc<Workflow>, uses: &mut Vec<PromptUse<'a>>) {
+        let w = &doc.value;
+        let root = YamlPath::root();
         let cats = root.key("categories");
         if w.categories.is_empty() {
             self.at_key(doc, &cats, "a workflow needs at least one routing category");
@@ -65,60 +71,13 @@ impl Checker {
                     format!("category `{}` is defined twice", c.id),
                 );
             }
-            let d = &c.detect;
-            // A mode may answer as a category it never detects.
-            let answered_as = [
-                &w.modes.problem_set.solved_category,
-                &w.modes.problem_set.explained_category,
-                &w.modes.problem_set.skipped_category,
-            ]
-            .contains(&&c.id);
-            if d.grades.is_empty()
-                && d.intents.is_empty()
-                && d.phrases.is_empty()
-                && !d.unrelated
-                && !c.set_by_mode
-                && !answered_as
-            {
-                self.at_key(
-                    doc,
-                    &at.key("detect"),
-                    format!(
-                        "category `{}` can never be detected: give it grades, intents, phrases or unrelated",
-                        c.id
-                    ),
-                );
-            }
-            for (j, phrase) in d.phrases.iter().enumerate() {
-                if phrase.trim().is_empty() {
-                    self.at(
-                        doc,
-                        &at.key("detect").key("phrases").index(j),
-                        "empty phrase",
-                    );
-                }
-            }
-            for (a, b) in [
-                (Transition::StartScaffolding, Transition::EndScaffolding),
-                (Transition::StartTeachBack, Transition::EndTeachBack),
-                (Transition::CountOffTopic, Transition::ResetOffTopic),
-                (Transition::ClearQuestion, Transition::RecordWrongAttempt),
-                (Transition::Harder, Transition::Easier),
-            ] {
-                if c.transitions.contains(&a) && c.transitions.contains(&b) {
-                    self.at_key(
-                        doc,
-                        &at.key("transitions"),
-                        format!(
-                            "category `{}` both {} and {}: they undo each other",
-                            c.id,
-                            transition_name(a),
-                            transition_name(b)
-                        ),
-                    );
-                }
-            }
-            use_prompt(&c.prompt, PromptRole::CategoryGuidance, at.key("prompt"));
+            self.check_category(doc, &at, c);
+            uses.push(PromptUse::of(
+                doc,
+                &c.prompt,
+                PromptRole::CategoryGuidance,
+                at.key("prompt"),
+            ));
         }
         if !w.categories.iter().any(|c| c.id == w.default_category) {
             self.at(
@@ -135,7 +94,71 @@ impl Checker {
                 ),
             );
         }
-        // Numbers.
+    }
+
+    /// One category can be detected, and its transitions do not undo each
+    /// other.
+    fn check_category(&mut self, doc: &Doc<Workflow>, at: &YamlPath, c: &Category) {
+        let w = &doc.value;
+        let d = &c.detect;
+        // A mode may answer as a category it never detects.
+        let answered_as = [
+            &w.modes.problem_set.solved_category,
+            &w.modes.problem_set.explained_category,
+            &w.modes.problem_set.skipped_category,
+        ]
+        .contains(&&c.id);
+        if d.grades.is_empty()
+            && d.intents.is_empty()
+            && d.phrases.is_empty()
+            && !d.unrelated
+            && !c.set_by_mode
+            && !answered_as
+        {
+            self.at_key(
+                doc,
+                &at.key("detect"),
+                format!(
+                    "category `{}` can never be detected: give it grades, intents, phrases or unrelated",
+                    c.id
+                ),
+            );
+        }
+        for (j, phrase) in d.phrases.iter().enumerate() {
+            if phrase.trim().is_empty() {
+                self.at(
+                    doc,
+                    &at.key("detect").key("phrases").index(j),
+                    "empty phrase",
+                );
+            }
+        }
+        for (a, b) in [
+            (Transition::StartScaffolding, Transition::EndScaffolding),
+            (Transition::StartTeachBack, Transition::EndTeachBack),
+            (Transition::CountOffTopic, Transition::ResetOffTopic),
+            (Transition::ClearQuestion, Transition::RecordWrongAttempt),
+            (Transition::Harder, Transition::Easier),
+        ] {
+            if c.transitions.contains(&a) && c.transitions.contains(&b) {
+                self.at_key(
+                    doc,
+                    &at.key("transitions"),
+                    format!(
+                        "category `{}` both {} and {}: they undo each other",
+                        c.id,
+                        transition_name(a),
+                        transition_name(b)
+                    ),
+                );
+            }
+        }
+    }
+
+    /// Probabilities, and the policy's hours and counts.
+    fn check_settings(&mut self, doc: &Doc<Workflow>) {
+        let w = &doc.value;
+        let root = YamlPath::root();
         for (segments, value) in unit_interval_fields(w) {
             if !(0.0..=1.0).contains(&value) {
                 let at = segments.iter().fold(root.clone(), |p, s| p.key(s));
@@ -200,6 +223,12 @@ impl Checker {
                 "must be at least 1",
             );
         }
+    }
+
+    /// The grading, pacing and style thresholds.
+    fn check_thresholds(&mut self, doc: &Doc<Workflow>) {
+        let w = &doc.value;
+        let root = YamlPath::root();
         let grading = &w.grading;
         let grading_at = root.key("grading");
         if !(grading.close_min_difference >= 0.0 && grading.close_min_difference.is_finite()) {
@@ -260,6 +289,12 @@ impl Checker {
                 "must be at least 2 messages",
             );
         }
+    }
+
+    /// Mastery, exam and lesson settings, and the prompt's size.
+    fn check_mode_settings(&mut self, doc: &Doc<Workflow>) {
+        let w = &doc.value;
+        let root = YamlPath::root();
         let bkt = &w.mastery.bkt;
         if bkt.guess + bkt.slip >= 1.0 {
             self.at_key(
@@ -304,6 +339,12 @@ impl Checker {
         if w.history_messages > 50 {
             self.at(doc, &root.key("history_messages"), "must be at most 50");
         }
+    }
+
+    /// Each LLM call's temperature, timeout and output limit.
+    fn check_llm_calls(&mut self, doc: &Doc<Workflow>) {
+        let w = &doc.value;
+        let root = YamlPath::root();
         let calls = [
             ("tutor", &w.llm.tutor),
             ("safety", &w.llm.safety),
@@ -332,7 +373,12 @@ impl Checker {
                 self.at(doc, &at.key("max_tokens"), "max_tokens must be at least 16");
             }
         }
-        // Patterns.
+    }
+
+    /// The safety section's patterns and the sanitizer's regular expressions.
+    fn check_patterns(&mut self, doc: &Doc<Workflow>) {
+        let w = &doc.value;
+        let root = YamlPath::root();
         for problem in super::safety::check(&w.safety, &root.key("safety")) {
             if problem.on_key {
                 self.at_key(doc, &problem.at, problem.message);
@@ -343,7 +389,12 @@ impl Checker {
         for (i, pattern) in w.sanitize.patterns.iter().enumerate() {
             self.check_regex(doc, &root.key("sanitize").key("patterns").index(i), pattern);
         }
-        // Prompts.
+    }
+
+    /// Every prompt the workflow names, for [`Checker::check_prompts`].
+    fn check_prompt_names<'a>(&mut self, doc: &'a Doc<Workflow>, uses: &mut Vec<PromptUse<'a>>) {
+        let w = &doc.value;
+        let root = YamlPath::root();
         let prompts = root.key("prompts");
         let names = &w.prompts;
         for (key, name, role) in [
@@ -369,26 +420,29 @@ impl Checker {
             ("summary", &names.summary, PromptRole::Summary),
             ("safety", &names.safety, PromptRole::Safety),
         ] {
-            use_prompt(name, role, prompts.key(key));
+            uses.push(PromptUse::of(doc, name, role, prompts.key(key)));
         }
         for mode in Mode::ALL {
-            use_prompt(
+            uses.push(PromptUse::of(
+                doc,
                 w.modes.welcome_prompt(mode),
                 PromptRole::Welcome,
                 root.key("modes").key(mode.as_str()).key("welcome_prompt"),
-            );
+            ));
         }
         let teach_me = root.key("modes").key("teach_me");
-        use_prompt(
+        uses.push(PromptUse::of(
+            doc,
             &w.modes.teach_me.completion_prompt,
             PromptRole::LessonComplete,
             teach_me.key("completion_prompt"),
-        );
-        use_prompt(
+        ));
+        uses.push(PromptUse::of(
+            doc,
             &w.modes.teach_me.review_prompt,
             PromptRole::LessonComplete,
             teach_me.key("review_prompt"),
-        );
+        ));
         let problem_set = root.key("modes").key("problem_set");
         let ps = &w.modes.problem_set;
         for (key, name) in [
@@ -397,8 +451,22 @@ impl Checker {
             ("skip_offer_prompt", &ps.skip_offer_prompt),
             ("intervene_prompt", &ps.intervene_prompt),
         ] {
-            use_prompt(name, PromptRole::ProblemSetText, problem_set.key(key));
+            uses.push(PromptUse::of(
+                doc,
+                name,
+                PromptRole::ProblemSetText,
+                problem_set.key(key),
+            ));
         }
+    }
+
+    /// The categories the modes answer as or skip on are routing categories.
+    fn check_mode_categories(&mut self, doc: &Doc<Workflow>) {
+        let w = &doc.value;
+        let root = YamlPath::root();
+        let teach_me = root.key("modes").key("teach_me");
+        let problem_set = root.key("modes").key("problem_set");
+        let ps = &w.modes.problem_set;
         for (i, category) in ps.skip_categories.iter().enumerate() {
             if w.category(category).is_none() {
                 self.at(
@@ -447,7 +515,6 @@ impl Checker {
                 );
             }
         }
-        self.check_tutor_text(doc);
     }
 
     /// The prompt signal texts and the offline tutor's phrasebook.
@@ -515,6 +582,13 @@ impl Checker {
             }
             self.check_phrases(doc, &at, list, slot);
         }
+        self.check_translations(doc, &offline);
+    }
+
+    /// The phrasebook's other languages: each reaction translates an
+    /// English one, and each move is one the tutor makes.
+    fn check_translations(&mut self, doc: &Doc<Workflow>, offline: &YamlPath) {
+        let phrases = &doc.value.offline_tutor;
         for (language, translation) in &phrases.languages {
             let at = offline.key("languages").key(language.as_str());
             for (id, reaction) in &translation.reactions {
