@@ -10,8 +10,9 @@ use std::path::PathBuf;
 
 use chrono::{Duration, TimeZone, Utc};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use tutorflow::content::check::blueprint::{Probe, check};
+use tutorflow::content::check::blueprint::check;
 use tutorflow::content::{Bundle, ContentFiles, ContentSource, FsSource};
+use tutorflow::engine::content_check::{Probe, Trials};
 use tutorflow::engine::drill::Expected;
 use tutorflow::engine::drill_grade::grade_drill;
 use tutorflow::engine::drill_token::{self, DrillClaims, DrillSource, TokenKeys};
@@ -123,7 +124,7 @@ fn loading(c: &mut Criterion) {
         c.bench_function(&format!("blueprint/check_all_{name}"), |b| {
             b.iter(|| {
                 for bp in bundle.blueprints.values() {
-                    black_box(check(bp, probe));
+                    black_box(check(bp, &Trials { probe }));
                 }
             })
         });

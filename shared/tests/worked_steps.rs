@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::sync::LazyLock;
 
 use tutorflow::content::blueprint::Blueprint;
-use tutorflow::content::check::blueprint::item_problems;
+use tutorflow::engine::content_check::item_problems;
 use tutorflow::engine::generate::{Item, generate_in_scenario};
 use tutorflow::engine::worked::{self, WorkedStep, answer_free};
 use tutorflow::math::{Number, ParseOptions, Rational, Value, evaluate, parse};

@@ -115,6 +115,9 @@ pub struct Parameter {
     pub exclude: Vec<Exact>,
 }
 
+/// Most decimal places a decimal parameter may have.
+pub const MAX_PLACES: u32 = 6;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ParameterKind {

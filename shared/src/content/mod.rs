@@ -7,6 +7,7 @@ pub mod course;
 pub mod diagnostic;
 pub mod load;
 pub mod prompt;
+mod read;
 pub mod source;
 pub mod survey;
 pub mod tutor_text;
@@ -14,6 +15,7 @@ pub mod workflow;
 pub mod yaml_index;
 
 pub use blueprint::Blueprint;
+pub use check::{EngineChecks, Finding};
 pub use course::{Course, ExamItem, ExamItemFormat, RubricPoint, Unit};
 pub use diagnostic::{Diagnostic, Diagnostics};
 pub use load::{Bundle, BundleSummary};

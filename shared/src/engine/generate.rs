@@ -29,7 +29,7 @@ use super::rng::SplitMix64;
 use super::worked::{self, ItemRepresentation, WorkedStep};
 use crate::content::blueprint::{
     Answer, AnswerKind, Blueprint, BuiltinStrategy, Distractor, EvaluationMethod, Formula,
-    Formulas, ItemFormat, Parameter, ParameterKind, Representation, Scenario, Step,
+    Formulas, ItemFormat, MAX_PLACES, Parameter, ParameterKind, Representation, Scenario, Step,
 };
 use crate::math::{Number, Rational, Value, evaluate};
 use crate::text::template::{Format, Template, format_number, format_rational};
@@ -436,9 +436,6 @@ impl DomainValues {
         }
     }
 }
-
-/// Most decimal places a decimal parameter may have.
-pub const MAX_PLACES: u32 = 6;
 
 /// Why values cannot be drawn for `p`, if they cannot (for validation).
 pub fn parameter_problem(p: &Parameter) -> Option<String> {

@@ -1,56 +1,28 @@
 //! Validation of one skill blueprint: every field, every formula and
-//! template, and finally a trial run proving that every scenario can really
-//! produce items. Problems are returned with the YAML path they concern;
-//! the loader turns them into `path:line:column` diagnostics.
+//! template, and finally, through the engine ([`EngineChecks`]), a trial run
+//! proving that every scenario can really produce items. Problems are
+//! returned with the YAML path they concern; the loader turns them into
+//! `path:line:column` diagnostics.
 
 use std::collections::BTreeSet;
 
+use super::{EngineChecks, Finding, is_slug};
 use crate::content::blueprint::{
     Answer, AnswerKind, Blueprint, BuiltinStrategy, Distractor, EvaluationMethod, Formula,
-    Formulas, ItemFormat, Parameter, ParameterKind, Representation, STEP_RESULT, Step, Themes,
+    Formulas, ItemFormat, MAX_PLACES, Parameter, ParameterKind, Representation, STEP_RESULT, Step,
+    Themes,
 };
 use crate::content::yaml_index::YamlPath;
-use crate::engine::generate::{self, Item, MAX_PLACES, MIN_ACCEPTANCE};
 use crate::math::{Expr, ParseOptions, Rational, parse};
 use crate::model::ExampleTheme;
-use crate::text::mentions;
 use crate::text::template::Template;
 
-/// Seeds tried per scenario by the thorough check.
-pub const PROBE_SEEDS: u64 = 16;
-
-/// How many steps a worked solution has: enough to be a hint, few enough
-/// to follow.
-pub const STEPS: std::ops::RangeInclusive<usize> = 2..=5;
-
-/// How hard validation tries generating items.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Probe {
-    /// One item per scenario, from seed 0: proves each scenario can produce
-    /// items. Cheap enough for every cold start (about a millisecond for the
-    /// shipped bundle).
-    #[default]
-    Quick,
-    /// Items from [`PROBE_SEEDS`] seeds per scenario, and their draws must
-    /// be accepted often enough ([`MIN_ACCEPTANCE`]) for generation to stay
-    /// fast. For authoring tools and CI.
-    Thorough,
-}
-
-/// One problem and where it is.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Finding {
-    pub at: YamlPath,
-    /// Point at the key naming the value rather than the value itself.
-    pub key: bool,
-    pub message: String,
-}
-
-/// Every problem with `bp`, in no particular order.
-pub fn check(bp: &Blueprint, probe: Probe) -> Vec<Finding> {
+/// Every problem with `bp`, in no particular order. Items are generated
+/// (by `engine`) only from a blueprint without other problems.
+pub fn check(bp: &Blueprint, engine: &dyn EngineChecks) -> Vec<Finding> {
     let mut c = Checker {
         bp,
-        probe,
+        engine,
         findings: Vec::new(),
     };
     c.run();
@@ -84,7 +56,8 @@ pub fn mistake_tags(bp: &Blueprint) -> Vec<(&str, YamlPath)> {
     out
 }
 
-fn scenario_path(i: usize) -> YamlPath {
+/// Where scenario `i` is written.
+pub fn scenario_path(i: usize) -> YamlPath {
     YamlPath::root().key("difficulty").key("scenarios").index(i)
 }
 
@@ -158,33 +131,19 @@ fn usable_name(name: &str) -> bool {
     matches!(parse(name, ParseOptions::formula()), Ok(Expr::Var(v)) if v == name)
 }
 
-fn is_slug(s: &str) -> bool {
-    !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
-}
-
 struct Checker<'a> {
     bp: &'a Blueprint,
-    probe: Probe,
+    engine: &'a dyn EngineChecks,
     findings: Vec<Finding>,
 }
 
 impl<'a> Checker<'a> {
     fn at(&mut self, at: YamlPath, message: impl Into<String>) {
-        self.findings.push(Finding {
-            at,
-            key: false,
-            message: message.into(),
-        });
+        self.findings.push(Finding::at(at, message));
     }
 
     fn at_key(&mut self, at: YamlPath, message: impl Into<String>) {
-        self.findings.push(Finding {
-            at,
-            key: true,
-            message: message.into(),
-        });
+        self.findings.push(Finding::at_key(at, message));
     }
 
     fn run(&mut self) {
@@ -212,7 +171,7 @@ impl<'a> Checker<'a> {
         self.check_presentation();
         self.check_benchmarks();
         if self.findings.is_empty() {
-            self.probe();
+            self.findings = self.engine.generated_items(bp);
         }
     }
 
@@ -420,7 +379,7 @@ impl<'a> Checker<'a> {
                 }
             }
         }
-        if ok && let Some(problem) = generate::parameter_problem(p) {
+        if ok && let Some(problem) = self.engine.undrawable(p) {
             self.at(at, problem);
         }
     }
@@ -1021,226 +980,6 @@ impl<'a> Checker<'a> {
             }
         }
     }
-
-    /// Generates items of every scenario: each must succeed and, when
-    /// thorough, draws must be accepted often enough to stay fast.
-    fn probe(&mut self) {
-        let bp = self.bp;
-        let seeds = match self.probe {
-            Probe::Quick => 1,
-            Probe::Thorough => PROBE_SEEDS,
-        };
-        for (i, s) in bp.difficulty.scenarios.iter().enumerate() {
-            let mut attempts = 0u64;
-            // The plain wording, then each theme's: a theme wording that
-            // cannot be written for an item is reported as a step is.
-            let tellings: Vec<Option<&str>> = std::iter::once(None)
-                .chain(bp.themes_for(s).names().map(Some))
-                .collect();
-            for (seed, theme) in
-                (0..seeds).flat_map(|seed| tellings.iter().map(move |t| (seed, *t)))
-            {
-                match generate::generate_in_scenario_themed(bp, i, seed, theme.as_slice()) {
-                    Ok(item) => {
-                        if theme.is_none() {
-                            attempts += u64::from(item.attempts);
-                        }
-                        if let Some(problem) = item_problems(&item).into_iter().next() {
-                            let list = match problem.part {
-                                Part::Themes if s.themes.is_some() => {
-                                    scenario_path(i).key("themes")
-                                }
-                                Part::Themes => YamlPath::root().key("themes"),
-                                Part::Steps if s.steps.is_some() => scenario_path(i).key("steps"),
-                                Part::Steps => YamlPath::root().key("steps"),
-                                Part::Representations if s.representations.is_some() => {
-                                    scenario_path(i).key("representations")
-                                }
-                                Part::Representations => YamlPath::root().key("representations"),
-                            };
-                            self.at_key(
-                                list,
-                                format!(
-                                    "scenario `{}`, seed {seed} ({}): {}",
-                                    s.name,
-                                    drawn(&item),
-                                    problem.message
-                                ),
-                            );
-                            return;
-                        }
-                    }
-                    Err(e) => {
-                        self.at(
-                            scenario_path(i).key("name"),
-                            format!("cannot generate an item (seed {seed}): {e}"),
-                        );
-                        return;
-                    }
-                }
-            }
-            let acceptance = seeds as f64 / attempts.max(1) as f64;
-            if self.probe == Probe::Thorough && acceptance < MIN_ACCEPTANCE {
-                self.at(
-                    scenario_path(i).key("name"),
-                    format!(
-                        "scenario `{}` accepts only {:.1}% of random draws (at least {:.0}% \
-                         needed): narrow its parameter ranges so items are found quickly",
-                        s.name,
-                        acceptance * 100.0,
-                        MIN_ACCEPTANCE * 100.0
-                    ),
-                );
-            }
-        }
-    }
-}
-
-/// Which explanation of an item a problem is in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Part {
-    Steps,
-    Representations,
-    Themes,
-}
-
-/// A problem with how one generated item is explained.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ItemProblem {
-    pub part: Part,
-    pub message: String,
-}
-
-/// What is wrong with how `item` is explained: steps or representations
-/// that could not be written, too few or too many steps, a last step that
-/// does not reach the answer, and an answer that shows where it must not
-/// (in a step before it is left open, or in a representation).
-pub fn item_problems(item: &Item) -> Vec<ItemProblem> {
-    let problem = |part, message: String| ItemProblem { part, message };
-    let mut out: Vec<ItemProblem> = item
-        .authoring_problems
-        .iter()
-        .map(|p| {
-            let part = if p.starts_with("representation") {
-                Part::Representations
-            } else if p.starts_with("theme") {
-                Part::Themes
-            } else {
-                Part::Steps
-            };
-            problem(part, p.clone())
-        })
-        .collect();
-    if !out.is_empty() {
-        return out;
-    }
-    let steps = &item.steps;
-    if !STEPS.contains(&steps.len()) {
-        out.push(problem(
-            Part::Steps,
-            format!(
-                "{} steps apply to this item; a worked solution has {} to {}",
-                steps.len(),
-                STEPS.start(),
-                STEPS.end()
-            ),
-        ));
-    }
-    if let Some(last) = steps.last()
-        && !last.gives_answer
-    {
-        out.push(problem(
-            Part::Steps,
-            format!(
-                "the last step (\"{}\") works out {}, but the answer is {}",
-                last.text, last.value, item.answer.text
-            ),
-        ));
-    }
-    // Only a step that works out the answer is checked: other working may
-    // show the answer's number by chance (6 + 6 = 12 in 4 × (6 + 6) - 6²),
-    // and so may a step after such a coincidence (72 - 36 = 36).
-    let coincidence = steps.iter().filter(|s| s.gives_answer).count() > 1;
-    let answer = if coincidence {
-        Vec::new()
-    } else {
-        answer_spellings(item)
-    };
-    for (k, step) in steps.iter().enumerate().filter(|(_, s)| s.gives_answer) {
-        // Nor does a lone digit tell anything (the 9 in 18 - 9 = 9).
-        if let Some(a) = answer
-            .iter()
-            .filter(|a| distinctive(a))
-            .find(|a| mentions(step.answer_free(), a))
-        {
-            out.push(problem(
-                Part::Steps,
-                format!(
-                    "step {} gives away the answer {a} while the item is pending: \"{}\" \
-                     (only its {{{STEP_RESULT}}} is left open)",
-                    k + 1,
-                    step.answer_free()
-                ),
-            ));
-        }
-    }
-    if item.representations.is_empty() {
-        out.push(problem(
-            Part::Representations,
-            "no representation applies to this item".into(),
-        ));
-    }
-    for r in &item.representations {
-        if let Some(a) = answer
-            .iter()
-            .filter(|a| distinctive(a))
-            .find(|a| mentions(&r.text, a))
-        {
-            out.push(problem(
-                Part::Representations,
-                format!(
-                    "the `{}` representation gives away the answer {a}: \"{}\"; it should \
-                     pose the question, not work it out",
-                    r.kind, r.text
-                ),
-            ));
-        }
-    }
-    out
-}
-
-/// How the answer could be written in a sentence (as an option shows it,
-/// and as a bare value), leaving out what the question itself shows: in
-/// 86 - 43 the answer 43 is no secret.
-fn answer_spellings(item: &Item) -> Vec<&str> {
-    let mut out = vec![item.answer.text.as_str()];
-    if item.answer.value != item.answer.text {
-        out.push(&item.answer.value);
-    }
-    out.retain(|a| !mentions(&item.stem, a) && !mentions(&item.question_latex, a));
-    out
-}
-
-/// Whether an answer is more than a lone digit (`-7`), so that finding it
-/// in a sentence is no coincidence.
-fn distinctive(answer: &str) -> bool {
-    answer.trim().trim_start_matches('-').chars().count() > 1
-}
-
-/// The drawn parameters, for messages: `a = 72, b = 38`.
-fn drawn(item: &Item) -> String {
-    item.parameters
-        .iter()
-        .map(|(name, value)| {
-            let shown = crate::text::template::format_rational(
-                *value,
-                crate::text::template::Format::Plain,
-            )
-            .unwrap_or_else(|_| value.to_string());
-            format!("{name} = {shown}")
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 #[cfg(test)]

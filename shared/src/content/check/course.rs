@@ -6,13 +6,12 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use super::{Checker, is_slug};
 use crate::content::course::{CourseFile, ExamItem, Unit};
-use crate::content::load::{Doc, Parsed};
+use crate::content::read::{Doc, Parsed};
 use crate::content::workflow::BktParams;
 use crate::content::yaml_index::YamlPath;
-use crate::engine::modes::study_plan::{self, StepDraft};
 use crate::model::AuthoredStep;
 
-impl Checker {
+impl Checker<'_> {
     /// `blueprints` is `None` when some blueprint file could not be read at
     /// all, so references to blueprints cannot be checked.
     pub(super) fn check_courses(
@@ -412,13 +411,8 @@ impl Checker {
         }
         if let Some(plan) = &u.study_plan {
             self.check_plan_texts(doc, &root.key("study_plan"), plan);
-            let drafts: Vec<StepDraft> = plan.iter().map(StepDraft::from).collect();
-            if let Err(problem) = study_plan::check_drafts(&drafts, u) {
-                let at = root.key("study_plan");
-                match problem.step {
-                    Some(i) => self.at(doc, &at.index(i).key(problem.field), problem.message),
-                    None => self.at_key(doc, &at, problem.message),
-                }
+            if let Some(finding) = self.engine.study_plan(plan, u, &root.key("study_plan")) {
+                self.report(doc, finding);
             }
         }
         for (i, q) in u.exam.iter().enumerate() {
@@ -684,14 +678,9 @@ impl Checker {
         }
         // The model answer is what a full answer looks like: the offline
         // judge must find every point in it, or its terms are wrong.
-        let own = crate::engine::exam_judge::mark(&crate::model::ExamEvaluationInput {
-            question: q.stem.clone(),
-            expected_answer: q.answer.clone(),
-            rubric: q.rubric.clone(),
-            student_answer: q.answer.clone(),
-        });
+        let points_made = self.engine.points_made(q);
         for i in 0..q.rubric.len() {
-            if !q.answer.trim().is_empty() && !own.points_made.contains(&i) {
+            if !q.answer.trim().is_empty() && !points_made.contains(&i) {
                 self.at(
                     doc,
                     &at.key("rubric").index(i).key("terms"),

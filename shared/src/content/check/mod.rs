@@ -11,30 +11,83 @@ mod workflow;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use self::blueprint::Probe;
 use self::prompts::PromptUse;
-use super::blueprint::Blueprint;
+use super::blueprint::{Blueprint, Parameter};
+use super::course::{ExamItem, Unit};
 use super::diagnostic::Diagnostic;
-use super::load::{Doc, Parsed};
+use super::read::{Doc, Parsed};
 use super::survey::Survey;
 use super::yaml_index::YamlPath;
+use crate::model::AuthoredStep;
 
-/// Every problem of `parsed`, trying each blueprint scenario as `probe` says.
-pub(super) fn check(parsed: &Parsed, probe: Probe) -> Vec<Diagnostic> {
+/// What checking content asks of the engine. Whether content works once it
+/// is used — values drawn and items generated from a blueprint, an answer
+/// read by the offline judge, a study plan a lesson accepts — is decided by
+/// the engine's rules, and content sits below the engine: the checks ask
+/// here, and the engine's `content_check` answers.
+pub trait EngineChecks {
+    /// Why no value can be drawn for `parameter`, if none can.
+    fn undrawable(&self, parameter: &Parameter) -> Option<String>;
+
+    /// Problems found generating items from `blueprint`, which has passed
+    /// every other check: a scenario that produces no item, or items whose
+    /// worked steps and representations do not hold up.
+    fn generated_items(&self, blueprint: &Blueprint) -> Vec<Finding>;
+
+    /// The rubric points (by index) the offline judge finds in written
+    /// question `question`'s own model answer.
+    fn points_made(&self, question: &ExamItem) -> Vec<usize>;
+
+    /// Why `unit`'s authored study plan (written at `at`) is not one a
+    /// lesson can follow, if it is not.
+    fn study_plan(&self, plan: &[AuthoredStep], unit: &Unit, at: &YamlPath) -> Option<Finding>;
+}
+
+/// One problem and where it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    pub at: YamlPath,
+    /// Point at the key naming the value rather than the value itself.
+    pub key: bool,
+    pub message: String,
+}
+
+impl Finding {
+    /// A problem with the value at `at`.
+    pub fn at(at: YamlPath, message: impl Into<String>) -> Finding {
+        Finding {
+            at,
+            key: false,
+            message: message.into(),
+        }
+    }
+
+    /// A problem with the key naming the value at `at`.
+    pub fn at_key(at: YamlPath, message: impl Into<String>) -> Finding {
+        Finding {
+            at,
+            key: true,
+            message: message.into(),
+        }
+    }
+}
+
+/// Every problem of `parsed`, with `engine` answering what content cannot.
+pub(super) fn check(parsed: &Parsed, engine: &dyn EngineChecks) -> Vec<Diagnostic> {
     let mut checker = Checker {
         diags: Vec::new(),
-        probe,
+        engine,
     };
     checker.check(parsed);
     checker.diags
 }
 
-struct Checker {
+struct Checker<'e> {
     diags: Vec<Diagnostic>,
-    probe: Probe,
+    engine: &'e dyn EngineChecks,
 }
 
-impl Checker {
+impl Checker<'_> {
     fn error(&mut self, path: &str, line: usize, column: usize, message: impl Into<String>) {
         self.diags
             .push(Diagnostic::new(path, line, column, message));
@@ -50,6 +103,14 @@ impl Checker {
     fn at_key<T>(&mut self, doc: &Doc<T>, at: &YamlPath, message: impl Into<String>) {
         let pos = doc.index.locate_key(at);
         self.error(&doc.path, pos.line, pos.column, message);
+    }
+
+    fn report<T>(&mut self, doc: &Doc<T>, finding: Finding) {
+        if finding.key {
+            self.at_key(doc, &finding.at, finding.message);
+        } else {
+            self.at(doc, &finding.at, finding.message);
+        }
     }
 
     fn check(&mut self, parsed: &Parsed) {
@@ -167,12 +228,8 @@ impl Checker {
         let mut ids: BTreeMap<String, String> = BTreeMap::new();
         for doc in docs {
             let bp = &doc.value;
-            for finding in blueprint::check(bp, self.probe) {
-                if finding.key {
-                    self.at_key(doc, &finding.at, finding.message);
-                } else {
-                    self.at(doc, &finding.at, finding.message);
-                }
+            for finding in blueprint::check(bp, self.engine) {
+                self.report(doc, finding);
             }
             if bp.id.trim().is_empty() {
                 self.at(doc, &YamlPath::root().key("id"), "blueprint id is empty");

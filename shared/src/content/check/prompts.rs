@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 
 use super::Checker;
-use crate::content::load::Doc;
 use crate::content::prompt::{PromptRole, PromptTemplate};
+use crate::content::read::Doc;
 use crate::content::yaml_index::{LazyYamlIndex, Position, YamlPath};
 
 /// A workflow's reference to a prompt, located only if it must be reported.
@@ -34,7 +34,7 @@ impl<'a> PromptUse<'a> {
     }
 }
 
-impl Checker {
+impl Checker<'_> {
     pub(super) fn check_prompts(
         &mut self,
         prompts: &BTreeMap<String, (String, PromptTemplate)>,

@@ -6,24 +6,17 @@
 
 use std::collections::BTreeSet;
 
+use super::Finding;
 use crate::content::workflow::{DEFAULT_REGION, ONLINE_CATEGORIES, OTHER_CATEGORY, SafetySettings};
 use crate::content::yaml_index::YamlPath;
 use crate::model::Mode;
 use crate::text::pattern;
 
-/// One problem: where, whether it is about the key rather than the value,
-/// and what.
-pub struct Problem {
-    pub at: YamlPath,
-    pub on_key: bool,
-    pub message: String,
-}
-
 /// Escalating more often than this makes no sense in one conversation.
 const MAX_ESCALATION_FLAGS: u32 = 20;
 
 /// Every problem of `safety`, found under `at` (the section's path).
-pub fn check(safety: &SafetySettings, at: &YamlPath) -> Vec<Problem> {
+pub fn check(safety: &SafetySettings, at: &YamlPath) -> Vec<Finding> {
     let mut report = Report(Vec::new());
     let vocabulary = &safety.vocabulary;
     for (name, words) in vocabulary {
@@ -159,24 +152,16 @@ pub fn check(safety: &SafetySettings, at: &YamlPath) -> Vec<Problem> {
     report.0
 }
 
-struct Report(Vec<Problem>);
+struct Report(Vec<Finding>);
 
 impl Report {
     fn value(&mut self, at: YamlPath, message: String) {
-        self.0.push(Problem {
-            at,
-            on_key: false,
-            message,
-        });
+        self.0.push(Finding::at(at, message));
     }
 
     /// A problem with a mapping key, reported where the key is written.
     fn key(&mut self, at: YamlPath, message: String) {
-        self.0.push(Problem {
-            at,
-            on_key: true,
-            message,
-        });
+        self.0.push(Finding::at_key(at, message));
     }
 }
 

@@ -6,8 +6,8 @@ use std::collections::BTreeSet;
 
 use super::prompts::PromptUse;
 use super::{Checker, is_slug};
-use crate::content::load::{Doc, file_stem};
 use crate::content::prompt::{PromptRole, PromptTemplate};
+use crate::content::read::{Doc, file_stem};
 use crate::content::tutor_text::{
     FollowUp, Moves, OfflinePhrases, PhraseSlot, PromptSignals, Reaction, phase_name,
 };
@@ -15,7 +15,7 @@ use crate::content::workflow::{Category, Transition, Workflow, unit_interval_fie
 use crate::content::yaml_index::YamlPath;
 use crate::model::Mode;
 
-impl Checker {
+impl Checker<'_> {
     pub(super) fn check_workflow<'a>(
         &mut self,
         doc: &'a Doc<Workflow>,
@@ -379,12 +379,8 @@ impl Checker {
     fn check_patterns(&mut self, doc: &Doc<Workflow>) {
         let w = &doc.value;
         let root = YamlPath::root();
-        for problem in super::safety::check(&w.safety, &root.key("safety")) {
-            if problem.on_key {
-                self.at_key(doc, &problem.at, problem.message);
-            } else {
-                self.at(doc, &problem.at, problem.message);
-            }
+        for finding in super::safety::check(&w.safety, &root.key("safety")) {
+            self.report(doc, finding);
         }
         for (i, pattern) in w.sanitize.patterns.iter().enumerate() {
             self.check_regex(doc, &root.key("sanitize").key("patterns").index(i), pattern);
