@@ -36,8 +36,9 @@ pub async fn run(args: Args) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    // Validate before connecting anywhere: invalid content is never uploaded.
-    if let Err(diagnostics) = Bundle::load(&files) {
+    // Validate as `tutorflow validate` does, before connecting anywhere:
+    // invalid content is never uploaded.
+    if let Err(diagnostics) = Bundle::validate(&files) {
         print_problems(&source, &diagnostics);
         eprintln!("nothing was published");
         return ExitCode::FAILURE;

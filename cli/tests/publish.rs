@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-use tutorflow::content::{ContentSource, FsSource};
+use tutorflow::content::{Bundle, ContentSource, FsSource};
 use tutorflow::store::{S3Source, s3_client};
 
 const ENDPOINT_VAR: &str = "TUTORFLOW_TEST_AWS_ENDPOINT";
@@ -88,6 +88,44 @@ fn invalid_content_is_refused_before_anything_is_uploaded() {
         stdout.contains(&format!(
             "{root}/workflows/courses/small/units/one-step-equations.yaml:"
         )),
+        "{stdout}"
+    );
+    assert!(stderr.contains("nothing was published"), "{stderr}");
+}
+
+#[tokio::test]
+async fn content_only_the_thorough_check_rejects_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    write_small_bundle(dir.path());
+    // A scenario so rare that one item can be found (a cold start loads it)
+    // but its draws are almost never accepted (validation refuses it).
+    let blueprint = dir.path().join("workflows/blueprints/add-2digit.yaml");
+    let text = std::fs::read_to_string(&blueprint).unwrap();
+    let rare = "when: \"ones < 10 and tens < 10 and a = 57\"";
+    std::fs::write(
+        &blueprint,
+        text.replacen("when: \"ones < 10 and tens < 10\"", rare, 1),
+    )
+    .unwrap();
+    let files = FsSource::new(dir.path()).fetch().await.unwrap();
+    assert!(Bundle::load(&files).is_ok());
+    assert!(Bundle::validate(&files).is_err());
+    let root = dir.path().to_str().unwrap();
+    // Nothing listens on port 9: any upload attempt would fail differently.
+    let out = tutorflow(&[
+        "publish",
+        "--bucket",
+        "b",
+        "--endpoint-url",
+        "http://127.0.0.1:9",
+        root,
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
+    assert!(
+        stdout.contains(&format!("{root}/workflows/blueprints/add-2digit.yaml:"))
+            && stdout.contains("accepts only"),
         "{stdout}"
     );
     assert!(stderr.contains("nothing was published"), "{stderr}");

@@ -339,9 +339,9 @@ pub struct PublishReport {
     pub manifest_url: String,
 }
 
-/// Validates `files` as a bundle, uploads it as one object named after its
-/// version, then writes the manifest. Invalid content is refused before
-/// anything is uploaded.
+/// Validates `files` as a bundle (thoroughly: [`Bundle::validate`]), uploads
+/// it as one object named after its version, then writes the manifest.
+/// Invalid content is refused before anything is uploaded.
 pub async fn publish(
     client: &Client,
     bucket: &str,
@@ -349,7 +349,7 @@ pub async fn publish(
     files: &ContentFiles,
     now: DateTime<Utc>,
 ) -> Result<PublishReport, PublishError> {
-    Bundle::load(files).map_err(PublishError::Invalid)?;
+    Bundle::validate(files).map_err(PublishError::Invalid)?;
     let at = Location::new(bucket, prefix);
     let entries = files
         .files
