@@ -56,6 +56,14 @@ const DIGIT_SHORTHAND: &[(&str, &str)] = &[
     ("str8", "straight"),
 ];
 
+/// What follows a number to make it a measure or an ordinal ("8kg",
+/// "30mph", "3rd"): such a run is kept, not read as leetspeak ("bkg").
+const UNITS: &[&str] = &[
+    "mg", "g", "kg", "kgs", "kilo", "kilos", "lb", "lbs", "st", "ml", "l", "mm", "cm", "m", "km",
+    "ft", "in", "mph", "kmh", "s", "sec", "secs", "min", "mins", "h", "hr", "hrs", "am", "pm",
+    "yr", "yrs", "yo", "nd", "rd", "th", "p", "k",
+];
+
 /// Marks a self-censored letter ("f*ck"); kept so such words can be
 /// matched against a category's terms.
 pub const MASK: char = '*';
@@ -104,6 +112,10 @@ fn decode_word(run: &str) -> Vec<String> {
     }
     if let Some((_, words)) = DIGIT_SHORTHAND.iter().find(|(short, _)| *short == run) {
         return words.split(' ').map(str::to_owned).collect();
+    }
+    let unit = run.trim_start_matches(|c: char| c.is_ascii_digit());
+    if unit.len() < run.len() && UNITS.contains(&unit) {
+        return vec![run.to_owned()];
     }
     let letters = run.chars().filter(char::is_ascii_alphabetic).count();
     let masked = run.contains(MASK) && letters >= 2;
@@ -184,6 +196,11 @@ mod tests {
             ("3 * 4", "3 4"),
             ("Is 53x right?", "is 53x right"),
             ("$5 for 2", "5 for 2"),
+            (
+                "I lost 8kg at 30mph on the 3rd",
+                "i lost 8kg at 30mph on the 3rd",
+            ),
+            ("5uicide", "suicide"),
         ] {
             assert_eq!(normalize(text), expected, "{text}");
         }
