@@ -5,9 +5,11 @@
 //!
 //! - `unsafe.tsv` / `ordinary.txt`: written while the rules were tuned;
 //! - `heldout_dev_*`: half of a corpus written blind (before reading the
-//!   rules), which may guide rule changes;
-//! - `heldout_test_*`: the other half, which must not: it measures how the
-//!   rules do on messages they were not written for.
+//!   rules), which guided rule changes;
+//! - `heldout_test_*`: the other half, which did not: it was measured once
+//!   to see how the rules do on messages they were not written for (the
+//!   figures are in its header and the README), then kept as regression
+//!   data.
 //!
 //! Each test prints recall per category, how many messages went through
 //! unflagged (to be tutored as maths) and the false positives, and fails
@@ -223,9 +225,14 @@ fn tuned_corpus_recall_per_category_and_no_false_positives() {
     );
 }
 
-/// Each held-out half has every category of the blind corpus and enough
-/// ordinary messages for a false positive to show.
-fn assert_heldout_shape(m: &Measured) {
+/// A held-out half covers the blind corpus's nine categories with enough
+/// messages for a miss or a false positive to show; no ordinary message is
+/// flagged, no message of a category that alerts teachers is left to be
+/// tutored as maths, and each category is mostly caught as itself (the
+/// rest under a neighbouring category: grooming told as abuse, say).
+fn assert_heldout(workflow: &Workflow, m: &Measured) {
+    /// The least share of each category's messages caught as that category.
+    const MIN_RECALL: f64 = 0.85;
     assert!(
         m.tallies.len() >= 9,
         "a held-out half covers nine categories"
@@ -238,6 +245,24 @@ fn assert_heldout_shape(m: &Measured) {
         m.ordinary >= 150,
         "a held-out half has 150 ordinary messages"
     );
+    assert!(
+        m.false_positives.is_empty(),
+        "{} false positives",
+        m.false_positives.len()
+    );
+    let tutored_as_maths: Vec<String> = workflow
+        .safety
+        .categories
+        .iter()
+        .filter(|c| c.alert)
+        .filter_map(|c| {
+            let t = m.tallies.get(&c.id)?;
+            (t.unflagged > 0).then(|| format!("{}: {} unflagged", c.id, t.unflagged))
+        })
+        .collect();
+    assert!(tutored_as_maths.is_empty(), "{tutored_as_maths:?}");
+    let low = m.below(MIN_RECALL);
+    assert!(low.is_empty(), "recall below {MIN_RECALL}: {low:?}");
 }
 
 #[test]
@@ -249,7 +274,7 @@ fn heldout_dev_half() {
         "heldout_dev_ordinary.txt",
     );
     print("tests/data/safety/heldout_dev_*", &m);
-    assert_heldout_shape(&m);
+    assert_heldout(&workflow, &m);
 }
 
 #[test]
@@ -260,6 +285,9 @@ fn heldout_test_half() {
         "heldout_test_unsafe.tsv",
         "heldout_test_ordinary.txt",
     );
-    print("tests/data/safety/heldout_test_*", &m);
-    assert_heldout_shape(&m);
+    print(
+        "tests/data/safety/heldout_test_* (regression data since measured)",
+        &m,
+    );
+    assert_heldout(&workflow, &m);
 }
