@@ -181,6 +181,118 @@ async fn profanity_gets_a_reminder_and_tutoring_continues() {
     assert_eq!(report["safetyFlags"], json!({"profanity": 1}), "{report}");
 }
 
+/// Messages the offline gate used to let through as maths (found by
+/// probing it with fresh messages) get their category's reply, pause the
+/// tutoring and alert the teachers.
+#[tokio::test]
+async fn messages_the_gate_once_missed_get_the_safety_reply_not_maths() {
+    let h = Harness::sqlite().await;
+    let student = "student-missed";
+    let thread = h.new_thread(student).await;
+    for (message, category, words) in [
+        (
+            "im thinking about jumping off the bridge",
+            "self_harm",
+            "glad you told me",
+        ),
+        (
+            "how many paracetamol would it take",
+            "self_harm",
+            "glad you told me",
+        ),
+        (
+            "my dad threw a plate at my mum and i'm hiding in my room",
+            "abuse",
+            "not your fault",
+        ),
+        (
+            "someone online asked me to take my top off on camera",
+            "sexual",
+            "not your fault",
+        ),
+        (
+            "everyone in my class is going to pay for what they did",
+            "violence",
+            "hurt someone",
+        ),
+    ] {
+        let turn = h
+            .turn(student, &thread, json!({"messageText": message}))
+            .await;
+        let reply = tutor_message(&turn);
+        assert_eq!(reply["safety"]["category"], category, "{message}: {turn}");
+        assert_eq!(reply["safety"]["tutoringPaused"], true, "{message}");
+        assert_eq!(reply["safety"]["alert"], true, "{message}");
+        assert!(reply.get("card").is_none(), "{message}: {turn}");
+        assert!(text(&turn).contains(words), "{message}: {}", text(&turn));
+    }
+}
+
+/// Distress that names no harm gets a warm check-in with help lines instead
+/// of maths; the teachers hear of it only when it comes up again.
+#[tokio::test]
+async fn distress_gets_a_check_in_and_alerts_only_when_repeated() {
+    let teacher = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(body_partial_json(json!({
+            "event": "student_needs_teacher",
+            "studentId": "student-concern",
+            "reason": "intervention.needed:concern",
+        })))
+        .respond_with(ResponseTemplate::new(204))
+        .expect(1)
+        .mount(&teacher)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = base_config(dir.path());
+    config.notifications.teacher_webhook_url = Some(teacher.uri());
+    config.safety.region = "GB".into();
+    let sqlite = config.store.sqlite_path.clone();
+    let h = Harness::start(config, dir, None).await;
+    let student = "student-concern";
+    let thread = h.new_thread(student).await;
+
+    let turn = h
+        .turn(
+            student,
+            &thread,
+            json!({"messageText": "i'm done with everything i can't do this anymore"}),
+        )
+        .await;
+    let reply = tutor_message(&turn);
+    let said = text(&turn);
+    assert!(said.contains("Are you okay?"), "{said}");
+    assert!(said.contains("Childline"), "{said}");
+    assert!(reply.get("card").is_none(), "no maths: {reply}");
+    assert_eq!(reply["safety"]["category"], "concern");
+    assert_eq!(reply["safety"]["tutoringPaused"], true);
+    assert_eq!(reply["safety"]["alert"], false);
+    assert_eq!(reply["safety"]["escalated"], false);
+    let entry = newest_log(&sqlite, &thread).await;
+    assert!(entry["safety"]["alert"].is_null(), "{entry}");
+
+    let again = h
+        .turn(
+            student,
+            &thread,
+            json!({"messageText": "honestly im not okay"}),
+        )
+        .await;
+    let reply = tutor_message(&again);
+    assert_eq!(reply["safety"]["category"], "concern", "{again}");
+    assert_eq!(reply["safety"]["escalated"], true);
+    assert_eq!(reply["safety"]["alert"], true);
+    assert!(
+        text(&again).contains("trusted adult today"),
+        "{}",
+        text(&again)
+    );
+    let entry = newest_log(&sqlite, &thread).await;
+    assert_eq!(entry["safety"]["alert"], "intervention.needed", "{entry}");
+    let report = h.report(student).await;
+    assert_eq!(report["safetyFlags"]["concern"], 2, "{report}");
+}
+
 /// Violence, sexual requests and cheating each get their own reply, and
 /// none of the paused ones a tutor's maths.
 #[tokio::test]

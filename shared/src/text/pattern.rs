@@ -5,6 +5,8 @@
 //! - each plain letter also matches itself repeated ("die" matches
 //!   "diiie"; "kill" matches "killll"), so stretched words need no
 //!   pattern of their own;
+//! - a word ending in "ing" after a syllable also matches it without the
+//!   "g" ("thinking" matches "thinkin"; "thing" does not match "thin");
 //! - apostrophes are dropped, as they are from messages ("i'm" = "im");
 //! - the whole pattern matches whole words only.
 
@@ -138,7 +140,7 @@ fn stretch_letters(pattern: &str) -> Result<String, PatternError> {
             next.next();
             if c.is_ascii_alphabetic() {
                 out.push(c.to_ascii_lowercase());
-                out.push('+');
+                out.push(if g_may_drop(pattern, at) { '*' } else { '+' });
             } else if c != '\'' && c != '\u{2019}' {
                 out.push(c);
             }
@@ -147,6 +149,30 @@ fn stretch_letters(pattern: &str) -> Result<String, PatternError> {
         }
     }
     Ok(out)
+}
+
+/// Whether the letter at `at` is the "g" of a word's "-ing" suffix, which
+/// students often drop ("thinkin", "jumpin"): the word goes on no further,
+/// and what comes before "in" holds a vowel, so "thing", "bring" and
+/// "sing" (no suffix) keep their "g".
+fn g_may_drop(pattern: &str, at: usize) -> bool {
+    let (before, after) = pattern.split_at(at);
+    let Some(stem) = before
+        .strip_suffix("in")
+        .filter(|_| after.starts_with(['g', 'G']))
+    else {
+        return false;
+    };
+    let word_ends = !after[1..].starts_with(|c: char| c.is_ascii_alphabetic() || c == '\'');
+    let stem: String = stem
+        .chars()
+        .rev()
+        .take_while(char::is_ascii_alphabetic)
+        .collect();
+    word_ends
+        && stem
+            .chars()
+            .any(|c| "aeiouy".contains(c.to_ascii_lowercase()))
 }
 
 /// Offsets of literal characters written as themselves and not directly
@@ -206,6 +232,17 @@ mod tests {
         assert!(matches("kills?", "kill"));
         assert!(matches("kills?", "kills"));
         assert!(!matches("kills?", "killsss"));
+    }
+
+    #[test]
+    fn a_dropped_g_is_forgiven_after_a_syllable() {
+        assert!(matches("thinking about jumping", "thinkin about jumpin"));
+        assert!(matches("(cutting|hurting) {person}", "hurtin him"));
+        assert!(matches("dying", "dyin"));
+        assert!(matches("dying", "dying"));
+        assert!(!matches("thing", "thin"));
+        assert!(!matches("bring", "brin"));
+        assert!(!matches("kings", "kins"));
     }
 
     #[test]

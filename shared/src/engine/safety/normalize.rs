@@ -2,8 +2,10 @@
 //! separated by single spaces, with the usual ways of disguising a word
 //! undone — look-alike Unicode, accents, fancy fonts and emoji (folded to
 //! ASCII by `deunicode`: "ｋｙｓ", "𝓀𝓎𝓈", "kíll", "🔫" → "gun"),
-//! apostrophes ("i'm" → "im"), leetspeak inside words ("k1ll" → "kill"),
-//! and letters spaced out ("k y s", "s.u.i.c.i.d.e" → "kys", "suicide").
+//! apostrophes ("i'm" → "im"), text-speak written with digits ("no1",
+//! "2nite" → "no one", "tonight"), leetspeak inside words ("k1ll" →
+//! "kill"), and letters spaced out ("k y s", "s.u.i.c.i.d.e" → "kys",
+//! "suicide").
 //! Repeated letters ("pleeease") are left alone here: patterns are
 //! compiled to accept them (see `pattern`).
 
@@ -21,6 +23,46 @@ fn leet(c: char) -> Option<char> {
         _ => return None,
     })
 }
+
+/// Text-speak whose digits stand for sounds, not letters: read as leetspeak
+/// "no1" would be "noi" and "gr8" "grb".
+const DIGIT_SHORTHAND: &[(&str, &str)] = &[
+    ("no1", "no one"),
+    ("any1", "anyone"),
+    ("ne1", "anyone"),
+    ("some1", "someone"),
+    ("sum1", "someone"),
+    ("every1", "everyone"),
+    ("evry1", "everyone"),
+    ("2day", "today"),
+    ("2nite", "tonight"),
+    ("2night", "tonight"),
+    ("2moro", "tomorrow"),
+    ("2morro", "tomorrow"),
+    ("2morrow", "tomorrow"),
+    ("2mrw", "tomorrow"),
+    ("2mro", "tomorrow"),
+    ("b4", "before"),
+    ("h8", "hate"),
+    ("h8s", "hates"),
+    ("h8d", "hated"),
+    ("m8", "mate"),
+    ("m8s", "mates"),
+    ("gr8", "great"),
+    ("l8r", "later"),
+    ("w8", "wait"),
+    ("4ever", "forever"),
+    ("4get", "forget"),
+    ("str8", "straight"),
+];
+
+/// What follows a number to make it a measure or an ordinal ("8kg",
+/// "30mph", "3rd"): such a run is kept, not read as leetspeak ("bkg").
+const UNITS: &[&str] = &[
+    "mg", "g", "kg", "kgs", "kilo", "kilos", "lb", "lbs", "st", "ml", "l", "mm", "cm", "m", "km",
+    "ft", "in", "mph", "kmh", "s", "sec", "secs", "min", "mins", "h", "hr", "hrs", "am", "pm",
+    "yr", "yrs", "yo", "nd", "rd", "th", "p", "k",
+];
 
 /// Marks a self-censored letter ("f*ck"); kept so such words can be
 /// matched against a category's terms.
@@ -67,6 +109,13 @@ fn decode_word(run: &str) -> Vec<String> {
     let run = run.trim_matches(|c: char| matches!(c, '!' | '|' | '+'));
     if run.is_empty() {
         return Vec::new();
+    }
+    if let Some((_, words)) = DIGIT_SHORTHAND.iter().find(|(short, _)| *short == run) {
+        return words.split(' ').map(str::to_owned).collect();
+    }
+    let unit = run.trim_start_matches(|c: char| c.is_ascii_digit());
+    if unit.len() < run.len() && UNITS.contains(&unit) {
+        return vec![run.to_owned()];
     }
     let letters = run.chars().filter(char::is_ascii_alphabetic).count();
     let masked = run.contains(MASK) && letters >= 2;
@@ -130,6 +179,9 @@ mod tests {
             ("кill", "kill"),
             ("🔫", "gun"),
             ("f*ck this", "f*ck this"),
+            ("no1 would care", "no one would care"),
+            ("im doing it 2nite!", "im doing it tonight"),
+            ("every1 h8s me", "everyone hates me"),
         ] {
             assert_eq!(normalize(text), expected, "{text}");
         }
@@ -144,6 +196,11 @@ mod tests {
             ("3 * 4", "3 4"),
             ("Is 53x right?", "is 53x right"),
             ("$5 for 2", "5 for 2"),
+            (
+                "I lost 8kg at 30mph on the 3rd",
+                "i lost 8kg at 30mph on the 3rd",
+            ),
+            ("5uicide", "suicide"),
         ] {
             assert_eq!(normalize(text), expected, "{text}");
         }
