@@ -3,7 +3,7 @@
 //! reads like a tutor (no internal names), is deterministic for a seed and
 //! varies across seeds, and follows the question phase.
 
-mod llm_support;
+use crate::llm_support;
 
 use std::collections::BTreeSet;
 

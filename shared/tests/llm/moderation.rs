@@ -108,7 +108,7 @@ fn soon() -> Instant {
 
 #[tokio::test]
 async fn a_flagged_message_names_its_categories() {
-    let server = MockServer::start().await;
+    let server = MockServer::builder().start().await;
     Mock::given(method("POST"))
         .and(path("/v1/moderations"))
         .and(header("authorization", format!("Bearer {KEY}").as_str()))
@@ -128,7 +128,7 @@ async fn a_flagged_message_names_its_categories() {
 
 #[tokio::test]
 async fn a_calm_message_names_none() {
-    let server = MockServer::start().await;
+    let server = MockServer::builder().start().await;
     mount(&server, moderation(&[]), None).await;
     let names = moderator(&server)
         .flagged("kill the x term", soon())
@@ -139,7 +139,7 @@ async fn a_calm_message_names_none() {
 
 #[tokio::test]
 async fn a_bad_key_fails_at_once() {
-    let server = MockServer::start().await;
+    let server = MockServer::builder().start().await;
     mount(
         &server,
         openai_error(
@@ -161,7 +161,7 @@ async fn a_bad_key_fails_at_once() {
 
 #[tokio::test]
 async fn a_server_error_or_rate_limit_is_retried() {
-    let server = MockServer::start().await;
+    let server = MockServer::builder().start().await;
     mount(
         &server,
         openai_error(500, "The server had an error", "server_error", None),
@@ -191,7 +191,7 @@ async fn a_server_error_or_rate_limit_is_retried() {
 
 #[tokio::test]
 async fn errors_and_late_replies_are_errors() {
-    let server = MockServer::start().await;
+    let server = MockServer::builder().start().await;
     mount(
         &server,
         openai_error(

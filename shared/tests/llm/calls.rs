@@ -3,7 +3,7 @@
 //! checked against its input (mistake tags from the unit's list, plan
 //! length, safety consistency) before it is handed back.
 
-mod llm_support;
+use crate::llm_support;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -36,7 +36,7 @@ fn completion(reply: Value) -> ResponseTemplate {
 }
 
 async fn server_replying(reply: Value) -> MockServer {
-    let server = MockServer::start().await;
+    let server = MockServer::builder().start().await;
     Mock::given(method("POST"))
         .and(path("/v1/chat/completions"))
         .respond_with(completion(reply))
@@ -362,7 +362,7 @@ async fn exam_evaluation_shows_the_rubric_and_refuses_what_is_not_a_verdict() {
             .unwrap_err();
         assert!(matches!(err, LlmError::InvalidOutput(_)), "{bad}: {err:?}");
     }
-    let server = MockServer::start().await;
+    let server = MockServer::builder().start().await;
     Mock::given(method("POST"))
         .respond_with(ResponseTemplate::new(500))
         .mount(&server)

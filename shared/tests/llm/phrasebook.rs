@@ -2,7 +2,7 @@
 //! the rest of the bundle: each authoring mistake is reported at its
 //! `path:line:column`.
 
-mod llm_support;
+use crate::llm_support;
 
 use tutorflow::content::{Bundle, ContentFiles, Diagnostic};
 

@@ -376,7 +376,7 @@ async fn mount(server: &MockServer, api: Api, template: ResponseTemplate, times:
 #[tokio::test]
 async fn a_valid_reply_is_decoded_with_its_usage() {
     for api in ALL {
-        let server = MockServer::start().await;
+        let server = MockServer::builder().start().await;
         mount(&server, api, api.success(&valid_reply()), None).await;
         let reply = call(api, &server)
             .await
@@ -395,7 +395,7 @@ async fn a_valid_reply_is_decoded_with_its_usage() {
 async fn each_request_has_the_provider_shape_schema_and_key() {
     let schema = OutputSchema::of::<LlmTutorResponse>();
     for api in ALL {
-        let server = MockServer::start().await;
+        let server = MockServer::builder().start().await;
         mount(&server, api, api.success(&valid_reply()), None).await;
         call(api, &server).await.unwrap();
         let request = &requests(&server).await[0];
@@ -480,7 +480,7 @@ async fn each_request_has_the_provider_shape_schema_and_key() {
 #[tokio::test]
 async fn a_refusal_is_refused_and_not_retried() {
     for api in ALL {
-        let server = MockServer::start().await;
+        let server = MockServer::builder().start().await;
         mount(&server, api, api.refusal(), None).await;
         let err = call(api, &server).await.unwrap_err();
         assert!(matches!(err, LlmError::Refused(_)), "{api:?}: {err:?}");
@@ -491,7 +491,7 @@ async fn a_refusal_is_refused_and_not_retried() {
 #[tokio::test]
 async fn a_cut_off_reply_is_truncated_and_not_retried() {
     for api in ALL {
-        let server = MockServer::start().await;
+        let server = MockServer::builder().start().await;
         mount(&server, api, api.truncated(), None).await;
         assert_eq!(
             call(api, &server).await.unwrap_err(),
@@ -505,7 +505,7 @@ async fn a_cut_off_reply_is_truncated_and_not_retried() {
 #[tokio::test]
 async fn malformed_json_is_invalid_output_and_not_retried() {
     for api in ALL {
-        let server = MockServer::start().await;
+        let server = MockServer::builder().start().await;
         mount(&server, api, api.malformed(), None).await;
         let err = call(api, &server).await.unwrap_err();
         assert!(
@@ -539,7 +539,7 @@ async fn schema_violating_replies_are_invalid_output_and_not_retried() {
         ("four key ideas", four_ideas),
     ] {
         for api in ALL {
-            let server = MockServer::start().await;
+            let server = MockServer::builder().start().await;
             mount(&server, api, api.success(&reply), None).await;
             let err = call(api, &server).await.unwrap_err();
             assert!(
@@ -554,7 +554,7 @@ async fn schema_violating_replies_are_invalid_output_and_not_retried() {
 #[tokio::test]
 async fn a_429_is_retried_after_the_providers_delay() {
     for api in ALL {
-        let server = MockServer::start().await;
+        let server = MockServer::builder().start().await;
         // Anthropic's retry-after is in whole seconds.
         let delay = match api {
             Api::AnthropicTool | Api::AnthropicNative => Duration::from_secs(1),
@@ -575,7 +575,7 @@ async fn a_429_is_retried_after_the_providers_delay() {
 #[tokio::test]
 async fn a_429_asking_to_wait_past_the_deadline_fails_at_once() {
     for api in ALL {
-        let server = MockServer::start().await;
+        let server = MockServer::builder().start().await;
         mount(
             &server,
             api,
@@ -602,7 +602,7 @@ async fn a_429_asking_to_wait_past_the_deadline_fails_at_once() {
 #[tokio::test]
 async fn server_errors_are_retried_up_to_the_attempt_limit() {
     for api in ALL {
-        let server = MockServer::start().await;
+        let server = MockServer::builder().start().await;
         mount(&server, api, api.server_error(), None).await;
         let err = call(api, &server).await.unwrap_err();
         assert!(matches!(err, LlmError::Unavailable(_)), "{api:?}: {err:?}");
@@ -613,7 +613,7 @@ async fn server_errors_are_retried_up_to_the_attempt_limit() {
 #[tokio::test]
 async fn a_server_error_then_success_succeeds() {
     for api in ALL {
-        let server = MockServer::start().await;
+        let server = MockServer::builder().start().await;
         mount(&server, api, api.server_error(), Some(1)).await;
         mount(&server, api, api.success(&valid_reply()), None).await;
         let reply = call(api, &server).await.unwrap();
@@ -625,13 +625,13 @@ async fn a_server_error_then_success_succeeds() {
 #[tokio::test]
 async fn bad_requests_and_bad_keys_are_never_retried() {
     for api in ALL {
-        let server = MockServer::start().await;
+        let server = MockServer::builder().start().await;
         mount(&server, api, api.bad_request(), None).await;
         let err = call(api, &server).await.unwrap_err();
         assert!(matches!(err, LlmError::BadRequest(_)), "{api:?}: {err:?}");
         assert_eq!(requests(&server).await.len(), 1, "{api:?}");
 
-        let server = MockServer::start().await;
+        let server = MockServer::builder().start().await;
         mount(&server, api, api.unauthorized(), None).await;
         let err = call(api, &server).await.unwrap_err();
         assert!(matches!(err, LlmError::Auth(_)), "{api:?}: {err:?}");
@@ -643,7 +643,7 @@ async fn bad_requests_and_bad_keys_are_never_retried() {
 #[tokio::test]
 async fn a_slow_provider_times_out_at_the_deadline() {
     for api in ALL {
-        let server = MockServer::start().await;
+        let server = MockServer::builder().start().await;
         mount(
             &server,
             api,
@@ -668,7 +668,7 @@ async fn a_slow_provider_times_out_at_the_deadline() {
 
 #[tokio::test]
 async fn the_callers_deadline_wins_over_the_workflow_timeout() {
-    let server = MockServer::start().await;
+    let server = MockServer::builder().start().await;
     let api = Api::OpenAi;
     mount(
         &server,
@@ -729,7 +729,7 @@ async fn a_refused_connection_is_retried_then_unavailable() {
 
 #[tokio::test]
 async fn an_exhausted_openai_quota_is_not_retried() {
-    let server = MockServer::start().await;
+    let server = MockServer::builder().start().await;
     let api = Api::OpenAi;
     mount(
         &server,
@@ -755,7 +755,7 @@ async fn reasoning_effort_replaces_temperature_or_adds_a_thinking_budget() {
         Api::AnthropicTool,
         Api::Gemini,
     ] {
-        let server = MockServer::start().await;
+        let server = MockServer::builder().start().await;
         mount(&server, api, api.success(&valid_reply()), None).await;
         call_with(api, &server, with_effort.clone()).await.unwrap();
         let body: Value = serde_json::from_slice(&requests(&server).await[0].body).unwrap();
@@ -790,7 +790,7 @@ async fn reasoning_effort_replaces_temperature_or_adds_a_thinking_budget() {
 
 #[tokio::test]
 async fn a_gemini_reply_counts_thinking_as_output() {
-    let server = MockServer::start().await;
+    let server = MockServer::builder().start().await;
     mount(
         &server,
         Api::Gemini,
@@ -806,7 +806,7 @@ async fn a_gemini_reply_counts_thinking_as_output() {
 
 #[tokio::test]
 async fn a_workflow_model_overrides_the_providers_default() {
-    let server = MockServer::start().await;
+    let server = MockServer::builder().start().await;
     let api = Api::Gemini;
     Mock::given(method("POST"))
         .and(path("/v1beta/models/gemini-2.5-pro:generateContent"))

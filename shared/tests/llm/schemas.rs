@@ -3,7 +3,7 @@
 //! every strict-mode rule and the others their provider's subset.
 //!
 //! After an intended change to a reply type, regenerate with
-//! `UPDATE_GOLDEN=1 cargo test -p tutorflow --test llm_schemas`.
+//! `UPDATE_GOLDEN=1 cargo test -p tutorflow --test llm schemas::`.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -43,7 +43,7 @@ fn every_schema_matches_its_golden_file() {
     assert!(
         stale.is_empty(),
         "these schemas changed; if that is intended, run \
-         `UPDATE_GOLDEN=1 cargo test -p tutorflow --test llm_schemas` and review the diff:\n{}",
+         `UPDATE_GOLDEN=1 cargo test -p tutorflow --test llm schemas::` and review the diff:\n{}",
         stale.join("\n")
     );
 }

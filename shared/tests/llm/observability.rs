@@ -3,7 +3,7 @@
 //! prompt, the reply text or the API key.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Once};
 use std::time::Duration;
 
 use serde_json::json;
@@ -72,8 +72,22 @@ fn reply_body(text: &str) -> serde_json::Value {
     })
 }
 
+/// tracing decides once per call site, for the whole process, whether any
+/// subscriber wants its events, asking the subscriber of the first thread
+/// to get there. Another test of this binary, on a thread without one,
+/// would mark the provider's log line as unwanted before the capture below
+/// sees it. A global subscriber that wants everything (and keeps nothing)
+/// gives every thread the same answer as the capture.
+fn listen_on_every_thread() {
+    static GLOBAL: Once = Once::new();
+    GLOBAL.call_once(|| {
+        tracing::subscriber::set_global_default(tracing_subscriber::registry())
+            .expect("no other test of this binary sets the global subscriber");
+    });
+}
+
 async fn run(template: ResponseTemplate) -> (Result<(), LlmError>, Vec<Captured>) {
-    let server = MockServer::start().await;
+    let server = MockServer::builder().start().await;
     Mock::given(method("POST"))
         .respond_with(template)
         .mount(&server)
@@ -91,6 +105,7 @@ async fn run(template: ResponseTemplate) -> (Result<(), LlmError>, Vec<Captured>
             max_delay: Duration::from_millis(5),
         },
     );
+    listen_on_every_thread();
     let capture = Capture::default();
     let subscriber = tracing_subscriber::registry().with(capture.clone());
     let _guard = tracing::subscriber::set_default(subscriber);

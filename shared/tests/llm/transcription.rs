@@ -78,7 +78,7 @@ async fn count(server: &MockServer) -> usize {
 
 #[tokio::test]
 async fn a_recording_becomes_text() {
-    let server = MockServer::start().await;
+    let server = MockServer::builder().start().await;
     Mock::given(method("POST"))
         .and(path("/v1/audio/transcriptions"))
         .and(header("authorization", format!("Bearer {KEY}").as_str()))
@@ -128,7 +128,7 @@ async fn a_recording_becomes_text() {
 
 #[tokio::test]
 async fn the_format_is_recognised_from_the_bytes_when_not_declared() {
-    let server = MockServer::start().await;
+    let server = MockServer::builder().start().await;
     mount(&server, transcribed("ok"), None).await;
     let transcriber = transcriber(&server, "whisper-1", 25 * 1024 * 1024);
     for content_type in [None, Some("application/octet-stream")] {
@@ -144,7 +144,7 @@ async fn the_format_is_recognised_from_the_bytes_when_not_declared() {
 
 #[tokio::test]
 async fn bad_audio_is_refused_before_any_upload() {
-    let server = MockServer::start().await;
+    let server = MockServer::builder().start().await;
     mount(&server, transcribed("never"), None).await;
     let transcriber = transcriber(&server, "whisper-1", 1000);
     let cases = [
@@ -197,7 +197,7 @@ async fn bad_audio_is_refused_before_any_upload() {
 
 #[tokio::test]
 async fn the_limit_never_exceeds_the_providers_25_mb() {
-    let server = MockServer::start().await;
+    let server = MockServer::builder().start().await;
     let transcriber = transcriber(&server, "whisper-1", 100 * 1024 * 1024);
     let err = transcriber
         .check(&clip(webm(25 * 1024 * 1024 + 1), Some("audio/webm")))
@@ -213,7 +213,7 @@ async fn the_limit_never_exceeds_the_providers_25_mb() {
 
 #[tokio::test]
 async fn rate_limits_and_server_errors_are_retried() {
-    let server = MockServer::start().await;
+    let server = MockServer::builder().start().await;
     mount(
         &server,
         ResponseTemplate::new(429)
@@ -233,7 +233,7 @@ async fn rate_limits_and_server_errors_are_retried() {
     assert_eq!(transcript.attempts, 2);
     assert!(started.elapsed() >= Duration::from_millis(200));
 
-    let server = MockServer::start().await;
+    let server = MockServer::builder().start().await;
     mount(
         &server,
         ResponseTemplate::new(500).set_body_json(
@@ -279,7 +279,7 @@ async fn provider_rejections_are_typed_and_not_retried() {
         ),
     ];
     for (template, what) in cases {
-        let server = MockServer::start().await;
+        let server = MockServer::builder().start().await;
         mount(&server, template, None).await;
         let err = transcriber_for(&server)
             .transcribe(&clip(webm(512), Some("audio/webm")), None, None)
@@ -301,7 +301,7 @@ async fn provider_rejections_are_typed_and_not_retried() {
 
 #[tokio::test]
 async fn a_slow_transcription_stops_at_the_deadline() {
-    let server = MockServer::start().await;
+    let server = MockServer::builder().start().await;
     mount(
         &server,
         transcribed("late").set_delay(Duration::from_secs(5)),

@@ -3,7 +3,7 @@
 //! prompts, content, fixtures, golden schemas and rendered tutor prompts it
 //! never under-counts o200k and over-counts by at most MAX_OVERESTIMATE.
 
-mod llm_support;
+use crate::llm_support;
 
 use std::path::Path;
 

@@ -3,7 +3,7 @@
 //! the lowest-ranked chunks), and no expected answer of a pending question,
 //! drill or exam item ever reaches it.
 
-mod llm_support;
+use crate::llm_support;
 
 use std::sync::Arc;
 
@@ -520,7 +520,7 @@ fn a_personalised_system_prompt_matches_its_snapshot() {
     assert!(
         expected == system,
         "the rendered prompt changed; if intended, run \
-         `UPDATE_GOLDEN=1 cargo test -p tutorflow --test llm_prompt` and review {}",
+         `UPDATE_GOLDEN=1 cargo test -p tutorflow --test llm prompt::` and review {}",
         path.display()
     );
 }

@@ -284,7 +284,7 @@ async fn requests(server: &MockServer) -> usize {
 #[tokio::test]
 async fn the_reply_streams_in_pieces_and_decodes_whole() {
     for api in ALL {
-        let server = MockServer::start().await;
+        let server = MockServer::builder().start().await;
         let reply = valid_reply();
         let mut events = api.pieces(&reply.to_string());
         events.extend(api.ending());
@@ -305,7 +305,7 @@ async fn the_reply_streams_in_pieces_and_decodes_whole() {
 #[tokio::test]
 async fn an_error_event_mid_stream_fails_without_a_retry() {
     for api in ALL {
-        let server = MockServer::start().await;
+        let server = MockServer::builder().start().await;
         let mut events = api.pieces(&valid_reply().to_string());
         // The text is the last field: most of it has been shown.
         events.truncate(events.len() - 1);
@@ -328,7 +328,7 @@ async fn an_error_event_mid_stream_fails_without_a_retry() {
 #[tokio::test]
 async fn a_stream_cut_short_is_not_taken_for_a_reply() {
     for api in ALL {
-        let server = MockServer::start().await;
+        let server = MockServer::builder().start().await;
         // Every piece of the reply, but not the events that end the stream.
         let events = api.pieces(&valid_reply().to_string());
         api.mount(&server, stream(&events), None).await;
@@ -344,7 +344,7 @@ async fn a_stream_cut_short_is_not_taken_for_a_reply() {
 #[tokio::test]
 async fn a_failure_before_the_first_byte_is_retried() {
     for api in ALL {
-        let server = MockServer::start().await;
+        let server = MockServer::builder().start().await;
         api.mount(
             &server,
             ResponseTemplate::new(503).set_body_string("busy"),
@@ -364,7 +364,7 @@ async fn a_failure_before_the_first_byte_is_retried() {
 #[tokio::test]
 async fn a_slow_stream_ends_at_the_deadline() {
     for api in ALL {
-        let server = MockServer::start().await;
+        let server = MockServer::builder().start().await;
         let mut events = api.pieces(&valid_reply().to_string());
         events.extend(api.ending());
         api.mount(
