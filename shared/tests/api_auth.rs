@@ -50,7 +50,7 @@ fn rs256_token(claims: serde_json::Value, kid: Option<&str>) -> String {
 }
 
 async fn jwks_server() -> MockServer {
-    let server = MockServer::start().await;
+    let server = MockServer::builder().start().await;
     let jwks: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(keys_dir().join("test-jwks.json")).unwrap())
             .unwrap();
@@ -231,7 +231,7 @@ async fn issuer_audience_and_cognito_client_are_enforced() {
 
 #[tokio::test]
 async fn a_jwks_outage_is_a_retryable_503() {
-    let server = MockServer::start().await;
+    let server = MockServer::builder().start().await;
     Mock::given(method("GET"))
         .respond_with(ResponseTemplate::new(500))
         .mount(&server)

@@ -32,7 +32,7 @@ async fn model() -> MockServer {
             "suggested_prereq_units": []
         }
     });
-    let server = MockServer::start().await;
+    let server = MockServer::builder().start().await;
     Mock::given(method("POST"))
         .and(path("/v1/chat/completions"))
         .respond_with(

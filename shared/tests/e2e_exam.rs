@@ -741,7 +741,7 @@ async fn no_answer_reaches_a_model_prompt() {
     use tutorflow::config::ProviderKind;
     use wiremock::matchers::method;
     use wiremock::{Mock, MockServer, ResponseTemplate};
-    let model = MockServer::start().await;
+    let model = MockServer::builder().start().await;
     Mock::given(method("POST"))
         .respond_with(ResponseTemplate::new(500))
         .mount(&model)
@@ -1105,12 +1105,12 @@ async fn completed_events(receiver: &wiremock::MockServer, thread: &str) -> Vec<
 
 async fn judge_and_receiver() -> (wiremock::MockServer, wiremock::MockServer) {
     use wiremock::matchers::method;
-    let receiver = wiremock::MockServer::start().await;
+    let receiver = wiremock::MockServer::builder().start().await;
     wiremock::Mock::given(method("POST"))
         .respond_with(wiremock::ResponseTemplate::new(200))
         .mount(&receiver)
         .await;
-    (wiremock::MockServer::start().await, receiver)
+    (wiremock::MockServer::builder().start().await, receiver)
 }
 
 /// The evaluation call on the OpenAI-compatible provider, and the LMS

@@ -765,7 +765,7 @@ async fn a_failing_model_falls_back_to_the_offline_tutor() {
         })),
         ResponseTemplate::new(200).set_delay(Duration::from_secs(30)),
     ] {
-        let model = MockServer::start().await;
+        let model = MockServer::builder().start().await;
         Mock::given(method("POST")).respond_with(response).mount(&model).await;
         let dir = tempfile::tempdir().unwrap();
         let mut config = base_config(dir.path());
@@ -851,7 +851,7 @@ impl wiremock::Respond for AsksInWords {
 async fn a_question_asked_in_words_is_graded_and_escalates() {
     use wiremock::matchers::method;
     use wiremock::{Mock, MockServer};
-    let model = MockServer::start().await;
+    let model = MockServer::builder().start().await;
     Mock::given(method("POST"))
         .respond_with(AsksInWords)
         .mount(&model)

@@ -28,7 +28,7 @@ fn wav(bytes: usize) -> Vec<u8> {
 
 #[tokio::test]
 async fn the_external_exam_api_decides_verdicts_and_lockouts() {
-    let exams = MockServer::start().await;
+    let exams = MockServer::builder().start().await;
     Mock::given(method("POST"))
         .and(path("/status"))
         .respond_with(ResponseTemplate::new(200).set_body_json(json!({
@@ -82,7 +82,7 @@ async fn the_external_exam_api_decides_verdicts_and_lockouts() {
 
 #[tokio::test]
 async fn an_exam_api_outage_is_a_clear_503_and_turns_carry_on() {
-    let exams = MockServer::start().await;
+    let exams = MockServer::builder().start().await;
     Mock::given(method("POST"))
         .respond_with(ResponseTemplate::new(502))
         .mount(&exams)
@@ -114,7 +114,7 @@ async fn an_exam_api_outage_is_a_clear_503_and_turns_carry_on() {
 }
 
 async fn transcription_api() -> MockServer {
-    let api = MockServer::start().await;
+    let api = MockServer::builder().start().await;
     Mock::given(method("POST"))
         .and(path("/v1/audio/transcriptions"))
         .respond_with(
@@ -363,7 +363,7 @@ async fn summaries_thread_lists_and_replays_read_back() {
 /// teacher channel is alerted.
 #[tokio::test]
 async fn moderation_flags_answer_with_the_safety_response_and_alert_a_teacher() {
-    let model = MockServer::start().await;
+    let model = MockServer::builder().start().await;
     let verdict = json!({"safe": false, "category": "self_harm", "reason": "talks about hurting"});
     Mock::given(method("POST"))
         .and(path("/v1/chat/completions"))
@@ -376,7 +376,7 @@ async fn moderation_flags_answer_with_the_safety_response_and_alert_a_teacher() 
         .expect(1)
         .mount(&model)
         .await;
-    let teacher = MockServer::start().await;
+    let teacher = MockServer::builder().start().await;
     Mock::given(method("POST"))
         .and(body_partial_json(
             json!({"event": "student_needs_teacher", "studentId": "student-mod"}),

@@ -522,7 +522,7 @@ async fn idempotency_locks_last_as_long_as_the_route_can_take() {
 async fn a_duplicate_is_told_to_retry_within_the_routes_deadline() {
     use wiremock::matchers::method;
     use wiremock::{Mock, MockServer, ResponseTemplate};
-    let model = MockServer::start().await;
+    let model = MockServer::builder().start().await;
     Mock::given(method("POST"))
         .respond_with(ResponseTemplate::new(200).set_delay(Duration::from_secs(30)))
         .mount(&model)

@@ -286,7 +286,7 @@ async fn ending_a_set_sends_its_report_once(h: &Harness, receiver: &MockServer) 
 }
 
 async fn lms_receiver() -> MockServer {
-    let receiver = MockServer::start().await;
+    let receiver = MockServer::builder().start().await;
     Mock::given(method("POST"))
         .and(path("/lms"))
         .respond_with(ResponseTemplate::new(200))
@@ -420,7 +420,7 @@ fn dedup(requests: &[Request]) -> Vec<(String, String, Value)> {
 
 #[tokio::test]
 async fn the_webhook_session_sends_signed_notifications_retried_after_a_failure() {
-    let receiver = MockServer::start().await;
+    let receiver = MockServer::builder().start().await;
     Mock::given(method("POST"))
         .and(path("/lms"))
         .respond_with(FirstTryFails(Default::default()))
@@ -561,7 +561,7 @@ async fn on_lambda_notifications_wait_in_the_queue_for_the_notify_function() {
     let Some(Aws::Emulator(endpoint)) = aws("queued notifications") else {
         return;
     };
-    let receiver = MockServer::start().await;
+    let receiver = MockServer::builder().start().await;
     Mock::given(method("POST"))
         .and(path("/lms"))
         .respond_with(ResponseTemplate::new(200))

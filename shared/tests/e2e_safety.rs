@@ -53,7 +53,7 @@ async fn newest_log(sqlite: &std::path::Path, thread: &str) -> Value {
 /// graded, the teachers are alerted and the alert is recorded.
 #[tokio::test]
 async fn a_crisis_message_mid_drill_pauses_tutoring_and_alerts_a_teacher() {
-    let teacher = MockServer::start().await;
+    let teacher = MockServer::builder().start().await;
     Mock::given(method("POST"))
         .and(body_partial_json(json!({
             "event": "student_needs_teacher",
@@ -232,7 +232,7 @@ async fn each_category_gets_its_own_reply() {
 #[tokio::test]
 async fn moderation_runs_beside_the_tutor_and_its_flag_discards_the_reply() {
     let delay = Duration::from_millis(400);
-    let moderation = MockServer::start().await;
+    let moderation = MockServer::builder().start().await;
     Mock::given(method("POST"))
         .and(path("/v1/moderations"))
         .and(body_partial_json(
@@ -252,7 +252,7 @@ async fn moderation_runs_beside_the_tutor_and_its_flag_discards_the_reply() {
         .expect(1)
         .mount(&moderation)
         .await;
-    let tutor = MockServer::start().await;
+    let tutor = MockServer::builder().start().await;
     Mock::given(method("POST"))
         .and(path("/v1/chat/completions"))
         .respond_with(ResponseTemplate::new(400).set_delay(delay))
@@ -303,7 +303,7 @@ async fn moderation_runs_beside_the_tutor_and_its_flag_discards_the_reply() {
 /// message is tutored, an unsafe one still gets its category's reply.
 #[tokio::test]
 async fn a_failing_moderation_provider_leaves_the_offline_verdict() {
-    let moderation = MockServer::start().await;
+    let moderation = MockServer::builder().start().await;
     Mock::given(method("POST"))
         .and(path("/v1/moderations"))
         .respond_with(ResponseTemplate::new(401).set_body_json(json!({

@@ -201,7 +201,7 @@ fn leaking_reply() -> String {
 }
 
 async fn with_stand_in(body: String) -> (Harness, MockServer) {
-    let model = MockServer::start().await;
+    let model = MockServer::builder().start().await;
     Mock::given(method("POST"))
         .and(path("/v1/chat/completions"))
         .and(body_partial_json(json!({"stream": true})))

@@ -397,7 +397,7 @@ async fn a_finished_survey_is_notified_once(h: &Harness, receiver: &wiremock::Mo
 }
 
 async fn receiver() -> wiremock::MockServer {
-    let receiver = wiremock::MockServer::start().await;
+    let receiver = wiremock::MockServer::builder().start().await;
     wiremock::Mock::given(wiremock::matchers::method("POST"))
         .respond_with(wiremock::ResponseTemplate::new(200))
         .mount(&receiver)

@@ -387,7 +387,7 @@ async fn the_planner_plans_and_an_unusable_plan_falls_back_to_the_default(api: P
         (off_topic, vec![]),
         (too_short, vec![]),
     ] {
-        let model = MockServer::start().await;
+        let model = MockServer::builder().start().await;
         Mock::given(method("POST"))
             .and(path(api.path()))
             .respond_with(ResponseTemplate::new(200).set_body_json(api.reply(&reply)))

@@ -528,7 +528,7 @@ async fn a_turn_streams_through_the_streaming_handler() {
 async fn the_queued_notification_fixture_is_delivered_signed() {
     use wiremock::matchers::{header, method};
     use wiremock::{Mock, MockServer, ResponseTemplate};
-    let receiver = MockServer::start().await;
+    let receiver = MockServer::builder().start().await;
     Mock::given(method("POST"))
         .and(header("x-tutorflow-event", "problem.advanced"))
         .respond_with(ResponseTemplate::new(200))

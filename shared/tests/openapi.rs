@@ -348,7 +348,7 @@ fn drill_token(reply: &Value) -> Option<String> {
 #[tokio::test]
 async fn a_students_session_answers_as_documented() {
     let spec = spec();
-    let transcription = MockServer::start().await;
+    let transcription = MockServer::builder().start().await;
     Mock::given(method("POST"))
         .and(path("/v1/audio/transcriptions"))
         .respond_with(
@@ -927,7 +927,7 @@ fn every_example_matches_its_schema() {
 async fn calls_to_the_exam_api_follow_its_contract() {
     let contract = Spec::load(EXAM_API_SPEC);
     let spec = spec();
-    let exams = MockServer::start().await;
+    let exams = MockServer::builder().start().await;
     for endpoint in ["/status", "/submissions", "/support-views"] {
         let example = &contract.doc["paths"][endpoint]["post"]["responses"]["200"]["content"]["application/json"]
             ["example"];

@@ -85,7 +85,7 @@ fn unavailable(err: SecretError) -> (String, String, String) {
 
 #[tokio::test]
 async fn reads_parameters_and_secrets_once_each_and_resolves_them() {
-    let server = MockServer::start().await;
+    let server = MockServer::builder().start().await;
     mock_parameter(
         &server,
         "/tutorflow/dev/drill-token-secret",
@@ -150,7 +150,7 @@ async fn reads_parameters_and_secrets_once_each_and_resolves_them() {
 
 #[tokio::test]
 async fn a_missing_parameter_is_an_error_naming_setting_and_reference() {
-    let server = MockServer::start().await;
+    let server = MockServer::builder().start().await;
     Mock::given(path("/systemsmanager/parameters/get"))
         .respond_with(
             ResponseTemplate::new(400)
@@ -177,7 +177,7 @@ async fn a_missing_parameter_is_an_error_naming_setting_and_reference() {
 
 #[tokio::test]
 async fn a_plain_string_parameter_or_a_binary_secret_is_refused() {
-    let server = MockServer::start().await;
+    let server = MockServer::builder().start().await;
     mock_parameter(&server, "/tutorflow/dev/plain", "String", "visible").await;
     Mock::given(path("/secretsmanager/get"))
         .respond_with(ResponseTemplate::new(200).set_body_json(secret_string("bin", None)))
@@ -197,7 +197,7 @@ async fn a_plain_string_parameter_or_a_binary_secret_is_refused() {
 
 #[tokio::test]
 async fn throttling_and_server_errors_are_retried() {
-    let server = MockServer::start().await;
+    let server = MockServer::builder().start().await;
     Mock::given(path("/systemsmanager/parameters/get"))
         .respond_with(ResponseTemplate::new(429).set_body_string("throttled"))
         .up_to_n_times(1)
@@ -222,7 +222,7 @@ async fn throttling_and_server_errors_are_retried() {
 
 #[tokio::test]
 async fn a_failing_extension_gives_up_after_three_attempts() {
-    let server = MockServer::start().await;
+    let server = MockServer::builder().start().await;
     Mock::given(path("/secretsmanager/get"))
         .respond_with(ResponseTemplate::new(500).set_body_string("internal error"))
         .expect(3)
@@ -236,7 +236,7 @@ async fn a_failing_extension_gives_up_after_three_attempts() {
 
 #[tokio::test]
 async fn a_call_during_init_explains_when_to_fetch() {
-    let server = MockServer::start().await;
+    let server = MockServer::builder().start().await;
     Mock::given(path("/systemsmanager/parameters/get"))
         .respond_with(
             ResponseTemplate::new(400).set_body_string("not ready to serve traffic, please wait"),
