@@ -5,7 +5,7 @@ use tutorflow::content::workflow::GradingSettings;
 use tutorflow::engine::grading::{self, SlipTag};
 use tutorflow::model::{AnswerKind, ExpectedAnswer, GradeOutcome};
 
-const CASES: &str = include_str!("data/grading_cases.tsv");
+const CASES: &str = include_str!("../data/grading_cases.tsv");
 
 struct Case {
     line: usize,

@@ -1,14 +1,14 @@
 //! The table of student phrasings in data/unit_mapping.tsv, mapped over the
 //! shipped course: each message's best-ranked unit must be the expected one
 //! (or none for chatter), and the test prints the top-1 accuracy
-//! (`cargo test -p tutorflow --test unit_mapping -- --nocapture`).
+//! (`cargo test -p tutorflow --test engine unit_mapping:: -- --nocapture`).
 
 use std::path::PathBuf;
 
 use tutorflow::content::{Bundle, ContentSource, FsSource};
 use tutorflow::engine::retrieve::CourseIndex;
 
-const CASES: &str = include_str!("data/unit_mapping.tsv");
+const CASES: &str = include_str!("../data/unit_mapping.tsv");
 
 /// The share of rows whose best unit must be right. Below 1 so one odd
 /// phrasing does not hide the figure; the figure itself is printed.

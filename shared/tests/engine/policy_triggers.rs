@@ -2,7 +2,7 @@
 //! Response Triggers" section (A1–A5, B1–B2, C1–C2), as table tests over
 //! synthetic courses.
 
-mod policy_support;
+use crate::policy_support;
 
 use std::collections::BTreeMap;
 

@@ -6,7 +6,7 @@
 //! any false positive:
 //!
 //! ```sh
-//! cargo test -p tutorflow --test safety_corpus -- --nocapture
+//! cargo test -p tutorflow --test engine safety_corpus:: -- --nocapture
 //! ```
 
 use std::collections::BTreeMap;

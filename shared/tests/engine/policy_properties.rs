@@ -1,7 +1,7 @@
 //! Properties of the policy, the validator, the evidence transitions and
 //! SnapshotLite over random DAGs, snapshots, mappings, lockouts and replies.
 
-mod policy_support;
+use crate::policy_support;
 
 use std::collections::BTreeMap;
 
