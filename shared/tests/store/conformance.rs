@@ -2,7 +2,7 @@
 //! store and DynamoDB (moto server in scripts/test.sh; real AWS per README).
 //! Each test gets a fresh database or table.
 
-mod store_support;
+use crate::store_support;
 
 use std::sync::Arc;
 

@@ -1,6 +1,6 @@
 //! Building the configured store and content cache from `Config`.
 
-mod store_support;
+use crate::store_support;
 
 use tutorflow::config::{ContentConfig, ContentSourceKind, StoreBackend, StoreConfig};
 use tutorflow::store::{self, Expected, UnitOfWork};

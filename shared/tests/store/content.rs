@@ -2,7 +2,7 @@
 //! content cache that serves it — with S3 on the emulator (or AWS) and with the
 //! filesystem source the local server uses.
 
-mod store_support;
+use crate::store_support;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};

@@ -3,7 +3,7 @@
 //! lost and none is applied twice, so the final value is exactly the number
 //! of increments.
 
-mod store_support;
+use crate::store_support;
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -127,6 +127,15 @@ async fn sqlite_writer_process() {
     }
 }
 
+/// The writer's name as the test harness knows it: its path below the
+/// crate root, which is this test binary.
+fn writer_test() -> String {
+    let module = module_path!()
+        .split_once("::")
+        .map_or("", |(_, below)| below);
+    format!("{module}::sqlite_writer_process")
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn processes_sharing_one_sqlite_file_lose_nothing() {
     if std::env::var(CHILD_DB_VAR).is_ok() {
@@ -137,7 +146,7 @@ async fn processes_sharing_one_sqlite_file_lose_nothing() {
     let children: Vec<_> = (0..4)
         .map(|_| {
             Command::new(std::env::current_exe().unwrap())
-                .args(["--exact", "sqlite_writer_process", "--test-threads=1"])
+                .args(["--exact", &writer_test(), "--test-threads=1"])
                 .env(CHILD_DB_VAR, &path)
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())
