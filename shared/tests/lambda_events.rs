@@ -40,7 +40,7 @@ const SEQUENCE: &[(&str, u16)] = &[
     ("turn/turn-request-drill.json", 200),
     ("drill-grade/drill-grade.json", 200),
     // The tutor has shown this student no exam card yet: a submission and
-    // a memo view are refused (the exam flow is in shared/tests/e2e_http.rs).
+    // a memo view are refused (the exam flow is in shared/tests/e2e/http.rs).
     ("exam-submit/mcq-submit.json", 409),
     ("support-viewed/support-viewed.json", 409),
     ("summary/thread-summary.json", 200),

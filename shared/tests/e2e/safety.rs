@@ -4,7 +4,7 @@
 //! moderation (wiremock replaying OpenAI's moderation endpoint) running
 //! alongside the tutor call.
 
-mod e2e_support;
+use crate::e2e_support;
 
 use std::time::{Duration, Instant};
 

@@ -9,7 +9,7 @@
 //! with control or bidi override characters is refused with a 400 that
 //! names the character, and nothing is stored.
 
-mod e2e_support;
+use crate::e2e_support;
 
 use e2e_support::{Harness, tutor_text};
 use serde_json::{Value, json};

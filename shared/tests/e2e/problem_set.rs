@@ -10,7 +10,7 @@
 //! session expires as abandoned and the next message starts a new thread;
 //! a set the student ends sends its report once, however often it is ended.
 
-mod e2e_support;
+use crate::e2e_support;
 
 use std::time::Duration;
 

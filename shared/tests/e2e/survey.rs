@@ -7,7 +7,7 @@
 //! screen or not in the survey, an invalid choice, skipping a required
 //! question) refused with a problem naming what was wrong, changing nothing.
 
-mod e2e_support;
+use crate::e2e_support;
 
 use e2e_support::Harness;
 use serde_json::{Value, json};

@@ -5,7 +5,7 @@
 //! and DynamoDB (moto). Run with `--nocapture` for the figures
 //! (BENCHMARKS.md).
 
-mod e2e_support;
+use crate::e2e_support;
 
 use std::time::{Duration, Instant};
 

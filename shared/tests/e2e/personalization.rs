@@ -8,7 +8,7 @@
 //! right from the sealed token; a student without themes gets the same
 //! items told plainly.
 
-mod e2e_support;
+use crate::e2e_support;
 
 use e2e_support::{Harness, drill_answer, tutor_text};
 use serde_json::{Value, json};

@@ -8,7 +8,7 @@
 //! and the creation parameters refused with a problem naming the field. The answers are read from the store behind the API: a client
 //! never sees them before they may be shown.
 
-mod e2e_support;
+use crate::e2e_support;
 
 use e2e_support::Harness;
 use serde_json::{Value, json};

@@ -10,7 +10,7 @@
 //! past its time (noticed on the next read) close the timeline with an
 //! entry saying so.
 
-mod e2e_support;
+use crate::e2e_support;
 
 use chrono::Duration;
 use e2e_support::{Harness, drill_answer, wrong_answer};

@@ -6,7 +6,7 @@
 //! errors name their cause; the local server cuts off slow and oversized
 //! requests, and authenticates before reading a large body.
 
-mod e2e_support;
+use crate::e2e_support;
 
 use std::time::Duration;
 

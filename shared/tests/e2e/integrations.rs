@@ -3,7 +3,7 @@
 //! OpenAI-style transcription API (wiremock replaying its shapes), S3
 //! presigned uploads (moto), and the read endpoints.
 
-mod e2e_support;
+use crate::e2e_support;
 
 use e2e_support::{Harness, base_config};
 use serde_json::{Value, json};

@@ -4,7 +4,7 @@
 //! drill-grade with a problem naming `drillToken`, changing nothing; the
 //! untouched token still grades.
 
-mod e2e_support;
+use crate::e2e_support;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;

@@ -2,7 +2,7 @@
 //! `Accept: text/event-stream`, the offline tutor and an OpenAI-compatible
 //! stand-in streaming in the real Chat Completions chunk format.
 
-mod e2e_support;
+use crate::e2e_support;
 
 use e2e_support::{Harness, base_config};
 use serde_json::{Value, json};

@@ -9,7 +9,7 @@
 //! grows a round trip fails here; `-- --nocapture` prints the table that
 //! BENCHMARKS.md "Store round trips" shows.
 
-mod e2e_support;
+use crate::e2e_support;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;

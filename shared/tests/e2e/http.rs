@@ -7,7 +7,7 @@
 //! Idempotency-Key change nothing; concurrent turns lose nothing; bad
 //! requests of every kind are refused and change nothing.
 
-mod e2e_support;
+use crate::e2e_support;
 
 use std::time::Duration;
 

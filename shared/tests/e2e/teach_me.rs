@@ -8,7 +8,7 @@
 //! stand-in of each provider (OpenAI-compatible, Anthropic, Gemini), and
 //! the default plan when that reply is unusable.
 
-mod e2e_support;
+use crate::e2e_support;
 
 use e2e_support::{
     Harness, base_config, bundle_files, bundle_patched, drill_answer, tutor_text, wrong_answer,
