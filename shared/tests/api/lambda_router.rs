@@ -2,7 +2,7 @@
 //! own paths: the router in the root Cargo.toml is `api::routes::ROUTES`,
 //! route for route, and its environment configures the local app.
 
-mod lambda_support;
+use crate::lambda_support;
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;

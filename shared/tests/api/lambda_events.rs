@@ -10,7 +10,7 @@
 //! `turn/create-thread.json` returned replaces it, and the drill token of
 //! `turn/turn-request-drill.json`'s drill card replaces `FIXTURE_DRILL_TOKEN`.
 
-mod lambda_support;
+use crate::lambda_support;
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::Path;

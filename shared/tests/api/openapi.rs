@@ -5,7 +5,7 @@
 //! schemas. docs/exam-api.openapi.yaml against the requests the server
 //! really sends to an external exam API.
 
-mod openapi_support;
+use crate::openapi_support;
 
 use std::collections::BTreeSet;
 
@@ -23,7 +23,7 @@ use wiremock::{Mock, MockServer, ResponseTemplate};
 const SPEC: &str = "docs/openapi.yaml";
 const EXAM_API_SPEC: &str = "docs/exam-api.openapi.yaml";
 /// The line after which docs/openapi.yaml holds the generated schemas.
-const GENERATED_MARKER: &str = "    # after changing a wire type, run: UPDATE_OPENAPI=1 cargo test -p tutorflow --test openapi";
+const GENERATED_MARKER: &str = "    # after changing a wire type, run: UPDATE_OPENAPI=1 cargo test -p tutorflow --test api openapi::";
 
 fn spec() -> Spec {
     Spec::load(SPEC)
@@ -54,13 +54,13 @@ fn component_schemas_are_generated_from_the_rust_types() {
             written.doc["components"]["schemas"].get(name),
             Some(schema),
             "{SPEC}: components.schemas.{name} differs from the Rust type; \
-             review the change and run UPDATE_OPENAPI=1 cargo test -p tutorflow --test openapi"
+             review the change and run UPDATE_OPENAPI=1 cargo test -p tutorflow --test api openapi::"
         );
     }
     assert!(
         text == expected,
         "{SPEC}: the generated schemas are not in their generated form; \
-         run UPDATE_OPENAPI=1 cargo test -p tutorflow --test openapi"
+         run UPDATE_OPENAPI=1 cargo test -p tutorflow --test api openapi::"
     );
 }
 
