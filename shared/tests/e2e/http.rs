@@ -817,7 +817,9 @@ impl wiremock::Respond for AsksInWords {
             .and_then(|rest| rest.split('"').nth(1))
             .unwrap_or_default()
             .to_owned();
-        let first = !prompt.contains("7 + 5");
+        // The question itself, not its sum: the prompt's content has sums of
+        // its own, and a generated item may read "27 + 54".
+        let first = !prompt.contains("What is 7 + 5?");
         let (text, asked) = if first {
             (
                 "Let's add. What is 7 + 5?",
