@@ -16,7 +16,7 @@
 # - the transcription routes: without a transcription provider and an
 #   audio bucket they answer 503 by design;
 # - the webhook: every request needs a fresh HMAC signature; the Rust
-#   tests (shared/tests/openapi.rs) cover it.
+#   tests (shared/tests/api/openapi.rs) cover it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

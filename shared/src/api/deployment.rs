@@ -1,5 +1,5 @@
 //! What a function deployed on AWS Lambda needs from its configuration:
-//! the contract infra/template.yaml is held to (shared/tests/infra_template.rs
+//! the contract infra/template.yaml is held to (shared/tests/api/infra_template.rs
 //! runs this check on each function's environment in the template). The
 //! Lambda adapter does not enforce it at cold start, because the same
 //! binaries run locally under `cargo lambda watch` with the local defaults

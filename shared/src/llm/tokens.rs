@@ -9,7 +9,7 @@
 //! The estimate splits text the way those encodings pre-tokenize it (words
 //! with their leading space, digit groups of three, punctuation runs,
 //! whitespace runs) and charges each piece a conservative number of tokens.
-//! `shared/tests/llm_tokens.rs` measures it against tiktoken on the shipped
+//! `shared/tests/llm/tokens.rs` measures it against tiktoken on the shipped
 //! prompts, content, fixtures, golden schemas and rendered tutor prompts:
 //! it never under-counts o200k there (and stays within 5% of cl100k; 15%
 //! for the Spanish phrasebook, which cl100k splits finer), and

@@ -3,7 +3,7 @@
 //! The rest of the system is handed the traits defined here (usually as one
 //! `Arc<dyn Store>`); it never sees a database type. Two implementations
 //! give the same semantics — versions, atomic units of work, conflicts,
-//! idempotency, expiry — and one conformance suite (shared/tests/store_*.rs)
+//! idempotency, expiry — and one conformance suite (shared/tests/store/)
 //! holds them to it:
 //! - [`DynamoStore`]: one DynamoDB table (single-table design, see README
 //!   "State storage");

@@ -1,6 +1,6 @@
 //! The IAM actions behind the store's AWS calls, so the infrastructure
 //! template grants each function what the code calls and nothing more.
-//! shared/tests/infra_template.rs holds these lists to the SDK calls in
+//! shared/tests/api/infra_template.rs holds these lists to the SDK calls in
 //! `dynamo.rs` and `s3_content.rs`, and every policy in the template to
 //! these lists.
 

@@ -1,5 +1,6 @@
-//! Shared fixtures of the `llm_*` tests: the shipped content bundle, the
-//! sample course's units plus synthetic ones, and turn inputs built from them.
+//! Shared fixtures of the LLM tests (`shared/tests/llm/`): the shipped
+//! content bundle, the sample course's units plus synthetic ones, and turn
+//! inputs built from them.
 // Each test file uses its own part of this module.
 #![allow(dead_code)]
 

@@ -1,0 +1,10 @@
+//! The `tutorflow` command run as a user runs it: classify, generate, grade,
+//! policy, publish, simulate and test, and a new student's first minute.
+
+mod classify;
+mod first_minute;
+mod generate;
+mod grade;
+mod policy;
+mod publish;
+mod simulate;
