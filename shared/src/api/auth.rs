@@ -15,7 +15,8 @@ use tokio::sync::RwLock;
 use tokio::time::Instant;
 
 use super::problem::Problem;
-use crate::config::{AuthConfig, AuthMode, ConfigError, SecretRef};
+use crate::config::{AuthConfig, AuthMode, ConfigError};
+use crate::secrets;
 
 /// An authenticated student.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -92,12 +93,7 @@ impl Authenticator {
                     .hs256_secret
                     .as_deref()
                     .ok_or_else(|| missing("auth.hs256_secret"))?;
-                let secret = SecretRef::parse(reference)?.resolve(&env).ok_or_else(|| {
-                    ConfigError::Invalid {
-                        key: "auth.hs256_secret".into(),
-                        message: format!("{reference} is not set"),
-                    }
-                })?;
+                let secret = secrets::resolve("auth.hs256_secret", reference, &env)?;
                 Verifier::Hs256 {
                     key: DecodingKey::from_secret(secret.as_bytes()),
                     validation: validation(Algorithm::HS256),

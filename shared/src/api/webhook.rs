@@ -6,7 +6,8 @@ use http::HeaderMap;
 use sha2::Sha256;
 
 use super::problem::Problem;
-use crate::config::{ConfigError, SecretRef, WebhookIntegration};
+use crate::config::{ConfigError, WebhookIntegration};
+use crate::secrets;
 
 pub const INTEGRATION_HEADER: &str = "x-tutorflow-integration";
 pub const TIMESTAMP_HEADER: &str = "x-tutorflow-timestamp";
@@ -69,12 +70,8 @@ impl WebhookVerifier {
                         message: format!("integration `{}` is configured twice", i.id),
                     });
                 }
-                let secret = SecretRef::parse(&i.secret)?.resolve(&env).ok_or_else(|| {
-                    ConfigError::Invalid {
-                        key: format!("auth.webhooks[{}].secret", i.id),
-                        message: format!("{} is not set", i.secret),
-                    }
-                })?;
+                let secret =
+                    secrets::resolve(&format!("auth.webhooks[{}].secret", i.id), &i.secret, &env)?;
                 Ok(Integration {
                     config: i.clone(),
                     secret: secret.into_bytes(),

@@ -16,7 +16,7 @@ use super::timeline::{card_message, card_state, event_message, exam_state, set_c
 use super::{App, Output, StartupError};
 use crate::api::auth::Principal;
 use crate::api::problem::Problem;
-use crate::config::{Config, SecretRef};
+use crate::config::Config;
 use crate::content::{Course, ExamItem, Unit};
 use crate::engine::evidence::{self, ExamSubmitted, SupportViewed, TransitionContext};
 use crate::engine::exam_cards::{self, CardRefusal};
@@ -28,6 +28,7 @@ use crate::model::{
     StudentSnapshot, SupportType, SupportViewedRequest, SupportViewedResponse, Thread,
     TimelineEvent, TutorCard, TutorMessage,
 };
+use crate::secrets;
 use crate::store::{
     ExamLockout, Expected, IdempotencyLock, LockoutStore, Store, StoreError, UnitOfWork, Versioned,
 };
@@ -141,11 +142,7 @@ impl ExamGateway {
             return Ok(ExamGateway::BuiltIn);
         };
         let api_key = match &config.exam_api.api_key {
-            Some(reference) => {
-                Some(SecretRef::parse(reference)?.resolve(env).ok_or_else(|| {
-                    StartupError::Secret(format!("exam_api.api_key: {reference} is not set"))
-                })?)
-            }
+            Some(reference) => Some(secrets::resolve("exam_api.api_key", reference, env)?),
             None => None,
         };
         Ok(ExamGateway::External(ExamApi {

@@ -43,13 +43,14 @@ pub use views::{ThreadList, ThreadReplay};
 
 use crate::api::auth::Authenticator;
 use crate::api::webhook::WebhookVerifier;
-use crate::config::{Config, ConfigError, SecretRef};
+use crate::config::{Config, ConfigError};
 use crate::content::Bundle;
 use crate::engine::drill_token::TokenKeys;
 use crate::engine::turn::CourseRuntime;
 use crate::llm::moderation::{Moderator, OpenAiModerator};
 use crate::llm::transcription::OpenAiTranscriber;
 use crate::llm::{LlmSetupError, LlmStack, RetryPolicy};
+use crate::secrets::{self, UnresolvedSecret};
 use crate::store::{ContentCache, LoadError, Store, StoreError};
 
 pub(crate) const JSON: &str = "application/json";
@@ -121,6 +122,15 @@ pub enum StartupError {
     Llm(#[from] LlmSetupError),
     #[error("{0}")]
     Secret(String),
+}
+
+impl From<UnresolvedSecret> for StartupError {
+    fn from(e: UnresolvedSecret) -> Self {
+        match e {
+            UnresolvedSecret::Malformed(e) => StartupError::Config(e),
+            unset => StartupError::Secret(unset.to_string()),
+        }
+    }
 }
 
 /// What every request borrows.
@@ -347,9 +357,7 @@ fn token_secret(
     reference: &str,
     env: &(dyn Fn(&str) -> Option<String> + Sync),
 ) -> Result<Vec<u8>, StartupError> {
-    let secret = SecretRef::parse(reference)?
-        .resolve(env)
-        .ok_or_else(|| StartupError::Secret(format!("{setting}: {reference} is not set")))?;
+    let secret = secrets::resolve(setting, reference, env)?;
     if secret.len() < MIN_DRILL_KEY_BYTES {
         return Err(StartupError::Secret(format!(
             "{setting}: {reference} must be at least {MIN_DRILL_KEY_BYTES} bytes"

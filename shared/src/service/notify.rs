@@ -9,7 +9,8 @@ use serde_json::json;
 use super::{App, StartupError};
 use crate::api::auth::integration_student;
 use crate::api::webhook::{SIGNATURE_HEADER, TIMESTAMP_HEADER, sign};
-use crate::config::{Config, SecretRef};
+use crate::config::Config;
+use crate::secrets;
 
 /// A teacher webhook that does not answer in time is not waited for.
 const NOTIFY_TIMEOUT: Duration = Duration::from_secs(2);
@@ -26,16 +27,9 @@ impl Notifier {
         env: &(dyn Fn(&str) -> Option<String> + Sync),
     ) -> Result<Self, StartupError> {
         let secret = match &config.notifications.signing_secret {
-            Some(reference) => Some(
-                SecretRef::parse(reference)?
-                    .resolve(env)
-                    .ok_or_else(|| {
-                        StartupError::Secret(format!(
-                            "notifications.signing_secret: {reference} is not set"
-                        ))
-                    })?
-                    .into_bytes(),
-            ),
+            Some(reference) => {
+                Some(secrets::resolve("notifications.signing_secret", reference, env)?.into_bytes())
+            }
             None => None,
         };
         Ok(Notifier {

@@ -32,8 +32,9 @@ use tokio::task::JoinSet;
 use super::{App, StartupError};
 use crate::api::auth::integration_student;
 use crate::api::webhook::{SIGNATURE_HEADER, TIMESTAMP_HEADER, sign};
-use crate::config::{Config, SecretRef};
+use crate::config::Config;
 use crate::model::OutboundEvent;
+use crate::secrets;
 use crate::store::{Store, TurnLog, UnitOfWork};
 
 pub const EVENT_ID_HEADER: &str = "x-tutorflow-event-id";
@@ -59,16 +60,9 @@ impl Outbound {
     ) -> Result<Self, StartupError> {
         let n = &config.notifications;
         let lms_secret = match &n.signing_secret {
-            Some(reference) => Some(
-                SecretRef::parse(reference)?
-                    .resolve(env)
-                    .ok_or_else(|| {
-                        StartupError::Secret(format!(
-                            "notifications.signing_secret: {reference} is not set"
-                        ))
-                    })?
-                    .into_bytes(),
-            ),
+            Some(reference) => {
+                Some(secrets::resolve("notifications.signing_secret", reference, env)?.into_bytes())
+            }
             None => None,
         };
         Ok(Outbound {
