@@ -10,12 +10,11 @@ use http::{Method, Response, StatusCode, Uri};
 use serde::de::DeserializeOwned;
 use tracing::Instrument;
 
-use super::auth::Principal;
 use super::body::parse_json;
 use super::idempotency::{Begun, Caller};
 use super::problem::Problem;
 use super::routes::{Function, Matched, PathParams, Route, RouteSpec, match_route};
-use crate::model::{Mode, ThreadStatus};
+use crate::model::{Mode, Principal, ThreadStatus};
 use crate::service::lifecycle::LifecycleChange;
 use crate::service::{App, Output, ServiceError};
 use crate::service::{LogFormat, ThreadFilter};

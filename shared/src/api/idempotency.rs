@@ -12,13 +12,13 @@ use std::time::Duration as StdDuration;
 
 use chrono::Duration;
 
-use super::auth::Principal;
 use super::handler::{IDEMPOTENCY_HEADER, Incoming};
 use super::problem::Problem;
 use super::routes::{Route, RouteSpec};
 use super::webhook::SIGNATURE_HEADER;
 use crate::config::WebhookIntegration;
 use crate::llm::provider::LlmCall;
+use crate::model::Principal;
 use crate::service::{App, ExamGateway, Output, ServiceError};
 use crate::store::{
     Begin, IdempotencyKey, IdempotencyLock, StoreError, StoredResponse, UnitOfWork, request_hash,

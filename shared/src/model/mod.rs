@@ -1,4 +1,5 @@
-//! Contracts: every JSON object the product exchanges.
+//! Contracts: every JSON object the product exchanges, and who a request
+//! acts for ([`identity`]).
 //!
 //! The product's own API is camelCase on the wire and request types reject
 //! unknown fields. Two shapes keep the casing of the systems they talk to:
@@ -6,6 +7,7 @@
 //! n8n/LMS webhook ([`webhook`], snake_case, seed 003).
 
 pub mod api;
+pub mod identity;
 pub mod llm;
 pub mod message;
 pub mod policy;
@@ -18,6 +20,7 @@ pub mod tier;
 pub mod webhook;
 
 pub use api::*;
+pub use identity::*;
 pub use llm::*;
 pub use message::*;
 pub use policy::*;

@@ -8,11 +8,10 @@ use serde::Serialize;
 use super::error::ServiceError;
 use super::threads::snapshot_or_new;
 use super::{App, Output};
-use crate::api::auth::Principal;
 use crate::content::{Course, Workflow};
 use crate::engine::bkt;
 use crate::engine::snapshot_lite::{build_snapshot_lite, revisit_question_ids};
-use crate::model::{MasteryTier, Mode, SnapshotLite, UnitStatus};
+use crate::model::{MasteryTier, Mode, Principal, SnapshotLite, UnitStatus};
 
 /// `GET /courses`.
 #[derive(Debug, Serialize, JsonSchema)]

@@ -3,9 +3,8 @@
 //! then only for tokens in the staff group.
 
 use super::App;
-use crate::api::auth::Principal;
 use crate::content::Course;
-use crate::model::{StudentSnapshot, TurnDebug, TutorPolicy, UnitTier};
+use crate::model::{Principal, StudentSnapshot, TurnDebug, TutorPolicy, UnitTier};
 
 impl App {
     /// The trace of one turn for `who`, or `None` when they may not see it.

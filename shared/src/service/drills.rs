@@ -10,7 +10,6 @@ use super::threads::{
 };
 use super::timeline::{card_message, card_state, event_message, set_card_state};
 use super::{App, Output};
-use crate::api::auth::Principal;
 use crate::api::problem::Problem;
 use crate::content::Unit;
 use crate::engine::drill::{self, DrillError, Expected};
@@ -24,7 +23,7 @@ use crate::engine::thread_learning;
 use crate::engine::turn::{record_ability, remember_drill};
 use crate::model::{
     CardState, DrillCardState, DrillGradeRequest, DrillGradeResponse, DrillGradingInput,
-    GradeOutcome, Judgement, MistakeTagBrief, TimelineEvent, TutorCard,
+    GradeOutcome, Judgement, MistakeTagBrief, Principal, TimelineEvent, TutorCard,
 };
 use crate::store::{Expected as Condition, IdempotencyLock, UnitOfWork};
 

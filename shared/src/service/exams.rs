@@ -14,7 +14,6 @@ use super::threads::{
 };
 use super::timeline::{card_message, card_state, event_message, exam_state, set_card_state};
 use super::{App, Output, StartupError};
-use crate::api::auth::Principal;
 use crate::api::problem::Problem;
 use crate::config::Config;
 use crate::content::{Course, ExamItem, Unit};
@@ -24,7 +23,7 @@ use crate::engine::lockout::LockoutStatus;
 use crate::engine::snapshot_lite::{build_snapshot_lite, revisit_question_ids};
 use crate::engine::thread_learning;
 use crate::model::{
-    ExamCardState, ExamCardStatus, McqSubmitRequest, McqSubmitResponse, RevisitReason,
+    ExamCardState, ExamCardStatus, McqSubmitRequest, McqSubmitResponse, Principal, RevisitReason,
     StudentSnapshot, SupportType, SupportViewedRequest, SupportViewedResponse, Thread,
     TimelineEvent, TutorCard, TutorMessage,
 };

@@ -20,10 +20,10 @@ use tokio::sync::OwnedMutexGuard;
 
 use super::App;
 use super::error::ServiceError;
-use crate::api::auth::Principal;
 use crate::api::problem::Problem;
 use crate::api::routes::Route;
 use crate::config::StoreBackend;
+use crate::model::Principal;
 use crate::store::{Begin, IdempotencyKey, IdempotencyLock, StoreError, payload_hash};
 
 /// The scope of lease records: a configured integration's id cannot

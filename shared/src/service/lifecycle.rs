@@ -13,12 +13,11 @@ use super::error::ServiceError;
 use super::threads::{commit_with_retries, owned_thread, respond, snapshot_or_new};
 use super::views::state_view;
 use super::{App, Output};
-use crate::api::auth::Principal;
 use crate::api::problem::Problem;
 use crate::content::Bundle;
 use crate::engine::modes::{self, Ended, Ending};
 use crate::engine::session_timeline::{self, SessionClose};
-use crate::model::{Role, Thread, ThreadStateView, ThreadStatus, TutorMessage};
+use crate::model::{Principal, Role, Thread, ThreadStateView, ThreadStatus, TutorMessage};
 use crate::store::{Expected, IdempotencyLock, UnitOfWork};
 
 /// What the student asks of the session.

@@ -14,7 +14,7 @@ use serde_json::Value;
 use super::error::ServiceError;
 use super::threads::owned_thread;
 use super::{App, JSON, Output};
-use crate::api::auth::Principal;
+use crate::model::Principal;
 use crate::store::{Order, PageRequest, TurnLog};
 
 /// How the logs are written out.

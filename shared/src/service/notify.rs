@@ -7,9 +7,9 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::{App, StartupError};
-use crate::api::auth::integration_student;
 use crate::api::webhook::{SIGNATURE_HEADER, TIMESTAMP_HEADER, sign};
 use crate::config::Config;
+use crate::model::integration_student;
 use crate::secrets;
 
 /// A teacher webhook that does not answer in time is not waited for.

@@ -30,10 +30,10 @@ use sha2::{Digest, Sha256};
 use tokio::task::JoinSet;
 
 use super::{App, StartupError};
-use crate::api::auth::integration_student;
 use crate::api::webhook::{SIGNATURE_HEADER, TIMESTAMP_HEADER, sign};
 use crate::config::Config;
 use crate::model::OutboundEvent;
+use crate::model::integration_student;
 use crate::secrets;
 use crate::store::{Store, TurnLog, UnitOfWork};
 

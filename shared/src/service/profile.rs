@@ -5,8 +5,7 @@ use super::error::ServiceError;
 use super::text_hygiene;
 use super::threads::{commit_with_retries, respond};
 use super::{App, Output};
-use crate::api::auth::Principal;
-use crate::model::{CreateThreadRequest, Personalization, StudentProfile};
+use crate::model::{CreateThreadRequest, Personalization, Principal, StudentProfile};
 use crate::store::{Expected, IdempotencyLock, SavedProfile, UnitOfWork};
 
 /// Longest name kept, in characters.

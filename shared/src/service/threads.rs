@@ -10,15 +10,14 @@ use super::lease::backoff;
 use super::timeline::with_card_states;
 use super::views;
 use super::{App, Output};
-use crate::api::auth::Principal;
 use crate::api::problem::Problem;
 use crate::content::{Course, Workflow};
 use crate::engine::lockout::{LockoutStatus, NoLockouts};
 use crate::engine::modes::{self, Start, StartCall, StartReply};
 use crate::engine::snapshot_lite::build_snapshot_lite;
 use crate::model::{
-    CreateThreadRequest, CreateThreadResponse, Mode, Role, StudentSnapshot, Thread, ThreadStatus,
-    TutorMessage,
+    CreateThreadRequest, CreateThreadResponse, Mode, Principal, Role, StudentSnapshot, Thread,
+    ThreadStatus, TutorMessage,
 };
 use crate::store::{
     Expected, IdempotencyLock, Order, PageRequest, StoreError, StoredResponse, ThreadChange,

@@ -12,10 +12,10 @@ use serde::{Deserialize, Serialize};
 
 use super::error::ServiceError;
 use super::{App, Output};
-use crate::api::auth::Principal;
 use crate::api::problem::Problem;
 use crate::config::TranscriptionConfig;
 use crate::llm::transcription::{AudioClip, AudioFormat, TranscriptionError};
+use crate::model::Principal;
 
 /// The bucket audio is uploaded to, and the rules for it.
 #[derive(Clone)]

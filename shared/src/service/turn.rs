@@ -26,7 +26,6 @@ use super::threads::{
 };
 use super::views::state_view;
 use super::{App, Output};
-use crate::api::auth::Principal;
 use crate::content::Bundle;
 use crate::engine::drill_token::TokenKeys;
 use crate::engine::lockout::LockoutStatus;
@@ -46,10 +45,10 @@ use crate::llm::provider::LlmCall;
 use crate::llm::tokens;
 use crate::model::{
     CallUsage, ClientEvent, ExpectedAnswer, Judgement, LlmError, LlmTutorResponse, ModeState,
-    OutboundEvent, OutboundEventKind, PendingQuestion, Personalization, ProgressionAction,
-    QuestionPhase, Reply, Role, SafetyInput, SafetyMark, SafetyOutcome, SessionEnd,
-    StudentSnapshot, TextSink, Thread, ThreadStatus, TurnRequest, TurnResponse, TutorCard,
-    TutorMessage, WebhookSessionStatus, WebhookTurnResponse,
+    OutboundEvent, OutboundEventKind, PendingQuestion, Personalization, Principal,
+    ProgressionAction, QuestionPhase, Reply, Role, SafetyInput, SafetyMark, SafetyOutcome,
+    SessionEnd, StudentSnapshot, TextSink, Thread, ThreadStatus, TurnRequest, TurnResponse,
+    TutorCard, TutorMessage, WebhookSessionStatus, WebhookTurnResponse,
 };
 use crate::store::{Expected, IdempotencyLock, ThreadRecord, TurnLog, UnitOfWork, Versioned};
 

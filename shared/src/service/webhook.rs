@@ -8,7 +8,6 @@ use super::error::ServiceError;
 use super::threads::snapshot_or_new;
 use super::turn::{Shape, WebhookSettings};
 use super::{App, Output};
-use crate::api::auth::Principal;
 use crate::api::problem::Problem;
 use crate::config::WebhookIntegration;
 use chrono::{DateTime, Utc};
@@ -18,7 +17,7 @@ use crate::content::course::ProblemSet;
 use crate::content::workflow::ProblemSetMode;
 use crate::engine::modes::problem_set;
 use crate::model::{
-    ClientEvent, Mode, ModeState, ProblemEntry, ProblemSetState, SessionState, Thread,
+    ClientEvent, Mode, ModeState, Principal, ProblemEntry, ProblemSetState, SessionState, Thread,
     ThreadStatus, TurnRequest, WebhookTurnRequest,
 };
 use crate::store::{Expected, IdempotencyLock, StoreError, ThreadChange, UnitOfWork};
