@@ -6,6 +6,7 @@ pub mod config;
 pub mod content;
 pub mod engine;
 pub mod http_client;
+pub mod integrations;
 pub mod llm;
 pub mod model;
 pub mod secrets;

@@ -1,12 +1,9 @@
 //! Exam questions: who decides lockouts (the built-in store, or an external
-//! exam API that is then authoritative, seed 004), MCQ submissions and
-//! support views.
+//! exam API that is then authoritative), MCQ submissions and support views.
 
 use std::collections::BTreeMap;
-use std::time::Duration as StdDuration;
 
 use chrono::{DateTime, Duration, Utc};
-use serde::{Deserialize, Serialize};
 
 use super::error::ServiceError;
 use super::threads::{
@@ -22,12 +19,12 @@ use crate::engine::exam_cards::{self, CardRefusal};
 use crate::engine::lockout::LockoutStatus;
 use crate::engine::snapshot_lite::{build_snapshot_lite, revisit_question_ids};
 use crate::engine::thread_learning;
+use crate::integrations::exam_api::{ExamApi, ExamApiError, ExamVerdict};
 use crate::model::{
     ExamCardState, ExamCardStatus, McqSubmitRequest, McqSubmitResponse, Principal, RevisitReason,
     StudentSnapshot, SupportType, SupportViewedRequest, SupportViewedResponse, Thread,
     TimelineEvent, TutorCard, TutorMessage,
 };
-use crate::secrets;
 use crate::store::{
     ExamLockout, Expected, IdempotencyLock, LockoutStore, Store, StoreError, UnitOfWork, Versioned,
 };
@@ -36,100 +33,8 @@ use crate::store::{
 pub enum ExamGateway {
     /// Lockouts kept in the state store; verdicts from the course's bank.
     BuiltIn,
+    /// An external exam service, then authoritative.
     External(ExamApi),
-}
-
-/// An external exam service (seed 004: "lockouts come from your existing
-/// API"). Its contract is documented in the README and the OpenAPI file.
-pub struct ExamApi {
-    base_url: String,
-    api_key: Option<String>,
-    http: reqwest::Client,
-    timeout: StdDuration,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct StatusRequest<'a> {
-    student_id: &'a str,
-    course_id: &'a str,
-    question_ids: &'a [String],
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct StatusResponse {
-    statuses: BTreeMap<String, ExternalStatus>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct ExternalStatus {
-    status: String,
-    #[serde(default)]
-    locked_until: Option<DateTime<Utc>>,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct SubmitRequest<'a> {
-    student_id: &'a str,
-    course_id: &'a str,
-    question_id: &'a str,
-    selected_option: &'a str,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct SubmitResponse {
-    correct: bool,
-    #[serde(default)]
-    locked_until: Option<DateTime<Utc>>,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct SupportRequest<'a> {
-    student_id: &'a str,
-    course_id: &'a str,
-    question_id: &'a str,
-    support_type: SupportType,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct SupportResponse {
-    #[serde(default)]
-    locked_until: Option<DateTime<Utc>>,
-}
-
-impl ExamApi {
-    async fn post<Req: Serialize, Res: for<'de> Deserialize<'de>>(
-        &self,
-        path: &str,
-        body: &Req,
-    ) -> Result<Res, String> {
-        let mut request = self
-            .http
-            .post(format!("{}{path}", self.base_url.trim_end_matches('/')))
-            .timeout(self.timeout)
-            .json(body);
-        if let Some(key) = &self.api_key {
-            request = request.bearer_auth(key);
-        }
-        let response = request.send().await.map_err(|e| e.to_string())?;
-        if !response.status().is_success() {
-            return Err(format!("status {}", response.status()));
-        }
-        response.json().await.map_err(|e| e.to_string())
-    }
-}
-
-/// What a submission decided.
-struct Verdict {
-    correct: bool,
-    /// Set when the question is now locked (external API, or written below).
-    locked_until: Option<DateTime<Utc>>,
 }
 
 impl ExamGateway {
@@ -137,19 +42,10 @@ impl ExamGateway {
         config: &Config,
         env: &(dyn Fn(&str) -> Option<String> + Sync),
     ) -> Result<Self, StartupError> {
-        let Some(base_url) = config.exam_api.base_url.clone() else {
-            return Ok(ExamGateway::BuiltIn);
-        };
-        let api_key = match &config.exam_api.api_key {
-            Some(reference) => Some(secrets::resolve("exam_api.api_key", reference, env)?),
-            None => None,
-        };
-        Ok(ExamGateway::External(ExamApi {
-            base_url,
-            api_key,
-            http: crate::http_client::shared(),
-            timeout: StdDuration::from_millis(config.exam_api.timeout_ms.max(1)),
-        }))
+        Ok(match ExamApi::from_config(&config.exam_api, env)? {
+            Some(api) => ExamGateway::External(api),
+            None => ExamGateway::BuiltIn,
+        })
     }
 
     /// Statuses of `question_ids` for the student, for deciding what to
@@ -207,25 +103,10 @@ impl ExamGateway {
                 }
             }
             ExamGateway::External(api) => {
-                let request = StatusRequest {
-                    student_id: &snapshot.student_id,
-                    course_id: &snapshot.course_id,
-                    question_ids,
-                };
-                let response = api
-                    .post::<_, StatusResponse>("/status", &request)
+                statuses = api
+                    .statuses(&snapshot.student_id, &snapshot.course_id, question_ids, now)
                     .await
                     .map_err(|e| exam_api_down("status", &e))?;
-                for q in question_ids {
-                    let status = match response.statuses.get(q) {
-                        Some(s) if s.status == "locked" => LockoutStatus::Locked {
-                            until: s.locked_until.unwrap_or(now + Duration::hours(24)),
-                        },
-                        Some(s) if s.status == "passed" => LockoutStatus::Passed,
-                        _ => LockoutStatus::Available,
-                    };
-                    statuses.insert(q.clone(), status);
-                }
             }
         }
         Ok(statuses)
@@ -300,8 +181,8 @@ impl App {
     }
 }
 
-fn exam_api_down(call: &str, error: &str) -> ServiceError {
-    tracing::warn!(call, error, "exam API call failed");
+fn exam_api_down(call: &str, error: &ExamApiError) -> ServiceError {
+    tracing::warn!(call, error = %error, "exam API call failed");
     Problem::unavailable("the exam service is unavailable; try again shortly")
         .with_retry_after(5)
         .into()
@@ -445,26 +326,17 @@ impl App {
                             Expected::of(existing.get(&item.id)),
                         );
                     }
-                    Verdict { correct, locked_until }
+                    ExamVerdict { correct, locked_until }
                 }
-                ExamGateway::External(api) => {
-                    let response: SubmitResponse = api
-                        .post(
-                            "/submissions",
-                            &SubmitRequest {
-                                student_id: &who.student_id,
-                                course_id: &course.id,
-                                question_id: &item.id,
-                                selected_option: &ExamItem::option_id(chosen),
-                            },
-                        )
-                        .await
-                        .map_err(|e| exam_api_down("submissions", &e))?;
-                    Verdict {
-                        correct: response.correct,
-                        locked_until: response.locked_until,
-                    }
-                }
+                ExamGateway::External(api) => api
+                    .submit(
+                        &who.student_id,
+                        &course.id,
+                        &item.id,
+                        &ExamItem::option_id(chosen),
+                    )
+                    .await
+                    .map_err(|e| exam_api_down("submissions", &e))?,
             };
             let ctx = TransitionContext { course, workflow, now };
             let effect = evidence::apply_exam_submitted(
@@ -623,29 +495,18 @@ impl App {
                     );
                     Some(until)
                 }
-                ExamGateway::External(api) => {
-                    let response: SupportResponse = api
-                        .post(
-                            "/support-views",
-                            &SupportRequest {
-                                student_id: &who.student_id,
-                                course_id: &course.id,
-                                question_id: &item.id,
-                                support_type: request.support_type,
-                            },
-                        )
-                        .await
-                        .map_err(|e| {
-                            tracing::warn!(error = %e, "exam API support view failed");
-                            ServiceError::from(
-                                Problem::unavailable(
-                                    "the exam service is unavailable; try again shortly",
-                                )
-                                .with_retry_after(5),
+                ExamGateway::External(api) => api
+                    .support_viewed(&who.student_id, &course.id, &item.id, request.support_type)
+                    .await
+                    .map_err(|e| {
+                        tracing::warn!(error = %e, "exam API support view failed");
+                        ServiceError::from(
+                            Problem::unavailable(
+                                "the exam service is unavailable; try again shortly",
                             )
-                        })?;
-                    response.locked_until
-                }
+                            .with_retry_after(5),
+                        )
+                    })?,
             };
             let ctx = TransitionContext {
                 course,

@@ -12,8 +12,7 @@ mod exams;
 mod lease;
 pub mod lifecycle;
 mod logs;
-mod notify;
-mod outbound;
+mod notifications;
 pub mod profile;
 mod reports;
 pub mod text_hygiene;
@@ -34,10 +33,10 @@ pub use error::ServiceError;
 pub use exams::ExamGateway;
 pub use lifecycle::{LifecycleChange, LifecycleResponse};
 pub use logs::{LogFormat, ThreadLogs, TurnLogView};
-pub use outbound::{EVENT_ID_HEADER, EVENT_TYPE_HEADER, event_id};
+pub use notifications::event_id;
 pub use reports::{ConfusionLine, ReportCard, RevisitLine, ThreadSummaryReport, UnitLine};
 pub use threads::ThreadFilter;
-pub use transcribe::{AudioStore, TranscriptBody, UploadRequest, UploadTicket, UploadedAudio};
+pub use transcribe::{TranscriptBody, UploadRequest, UploadTicket, UploadedAudio};
 pub use turn::StreamedTurn;
 pub use views::{ThreadList, ThreadReplay};
 
@@ -47,11 +46,13 @@ use crate::config::{Config, ConfigError};
 use crate::content::Bundle;
 use crate::engine::drill_token::TokenKeys;
 use crate::engine::turn::CourseRuntime;
+use crate::integrations::outbound::{NotificationQueue, Outbound};
+use crate::integrations::teacher::TeacherAlerts;
 use crate::llm::moderation::{Moderator, OpenAiModerator};
 use crate::llm::transcription::OpenAiTranscriber;
 use crate::llm::{LlmSetupError, LlmStack, RetryPolicy};
 use crate::secrets::{self, UnresolvedSecret};
-use crate::store::{ContentCache, LoadError, Store, StoreError};
+use crate::store::{AudioStore, ContentCache, LoadError, Store, StoreError};
 
 pub(crate) const JSON: &str = "application/json";
 
@@ -147,8 +148,8 @@ pub struct App {
     /// Screens messages alongside the tutor call, where configured.
     pub(crate) moderator: Option<Arc<dyn Moderator>>,
     pub(crate) audio: Option<AudioStore>,
-    pub(crate) notifier: notify::Notifier,
-    pub(crate) outbound: outbound::Outbound,
+    pub(crate) teacher_alerts: TeacherAlerts,
+    pub(crate) outbound: Outbound,
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) ids: Arc<dyn Ids>,
     /// Search indexes and compiled patterns per course, for one content version.
@@ -178,7 +179,7 @@ pub struct Resources {
     store: Arc<dyn Store>,
     content: Arc<ContentCache>,
     audio: Option<AudioStore>,
-    notification_queue: Option<outbound::NotificationQueue>,
+    notification_queue: Option<NotificationQueue>,
 }
 
 impl Resources {
@@ -199,7 +200,7 @@ impl Resources {
         let notification_queue = async {
             let n = &config.notifications;
             match &n.queue_url {
-                Some(url) => Some(outbound::NotificationQueue::new(
+                Some(url) => Some(NotificationQueue::new(
                     crate::store::sqs_client(
                         n.queue_endpoint_url.as_deref(),
                         config.store.region.as_deref(),
@@ -253,7 +254,7 @@ impl App {
             env,
         )?;
         app.audio = resources.audio;
-        app.outbound.queue = resources.notification_queue;
+        app.outbound.set_queue(resources.notification_queue);
         Ok(app)
     }
 
@@ -275,10 +276,10 @@ impl App {
         let moderator = OpenAiModerator::from_config(&config, env, RetryPolicy::default())?
             .map(|m| Arc::new(m) as Arc<dyn Moderator>);
         let exams = ExamGateway::from_config(&config, env)?;
-        let notifier = notify::Notifier::from_config(&config, env)?;
-        let outbound = outbound::Outbound::from_config(&config, env)?;
+        let teacher_alerts = TeacherAlerts::from_config(&config, env)?;
+        let outbound = Outbound::from_config(&config, env)?;
         Ok(App {
-            notifier,
+            teacher_alerts,
             outbound,
             llm,
             auth,

@@ -408,18 +408,16 @@ impl App {
                 "the safety gate answered a message"
             );
         }
-        match &settled.safety {
-            Some(mark) if mark.alert => {
-                let reason = format!("intervention.needed:{}", mark.category);
-                self.notify_teacher(&who.student_id, thread_id, &reason)
-                    .await;
-            }
-            Some(_) => {}
-            None if settled.action == ProgressionAction::Intervene => {
-                self.notify_teacher(&who.student_id, thread_id, "stuck")
-                    .await;
-            }
-            None => {}
+        let alert = match &settled.safety {
+            Some(mark) if mark.alert => Some(format!("intervention.needed:{}", mark.category)),
+            Some(_) => None,
+            None if settled.action == ProgressionAction::Intervene => Some("stuck".to_owned()),
+            None => None,
+        };
+        if let Some(reason) = alert {
+            self.teacher_alerts
+                .send(&who.student_id, thread_id, &reason, self.clock.now())
+                .await;
         }
         log_turn(&call, &settled, llm_time, lease_wait, started.elapsed());
         let mut events = settled.events;
