@@ -12,6 +12,7 @@ use std::time::Duration as StdDuration;
 
 use chrono::Duration;
 
+use super::failure::Failure;
 use super::handler::{IDEMPOTENCY_HEADER, Incoming};
 use super::problem::Problem;
 use super::routes::{Route, RouteSpec};
@@ -19,7 +20,7 @@ use super::webhook::SIGNATURE_HEADER;
 use crate::config::WebhookIntegration;
 use crate::llm::provider::LlmCall;
 use crate::model::Principal;
-use crate::service::{App, ExamGateway, Output, ServiceError};
+use crate::service::{App, ExamGateway, KeySource, Output, ServiceError};
 use crate::store::{
     Begin, IdempotencyKey, IdempotencyLock, StoreError, StoredResponse, UnitOfWork, request_hash,
 };
@@ -71,7 +72,7 @@ impl App {
         spec: &RouteSpec,
         caller: &Caller<'_>,
         incoming: &Incoming,
-    ) -> Result<Begun, ServiceError> {
+    ) -> Result<Begun, Failure> {
         let header = header_key(incoming)?;
         let lock_for = self.idempotency_lock_time(spec.route).await;
         let hash = request_hash(incoming.uri.path(), &incoming.body);
@@ -86,13 +87,13 @@ impl App {
         };
         match caller {
             Caller::Student(who) => {
-                let (raw, field) = match (header, client_turn_id(spec, incoming)) {
-                    (Some(raw), _) => (raw, IDEMPOTENCY_HEADER),
-                    (None, Some(raw)) => (raw, "clientTurnId"),
+                let (raw, source) = match (header, client_turn_id(spec, incoming)) {
+                    (Some(raw), _) => (raw, KeySource::Header),
+                    (None, Some(raw)) => (raw, KeySource::ClientTurnId),
                     (None, None) => return Ok(Begun::run(Locks::default())),
                 };
                 let key = IdempotencyKey::for_student(&who.student_id, &raw)
-                    .map_err(|e| key_problem(e, field))?;
+                    .map_err(|e| invalid_key(e, source))?;
                 Ok(match begin(key).await? {
                     Begin::Replay(stored) => Begun::Replay(stored),
                     Begin::Acquired(lock) => Begun::run(Locks {
@@ -154,7 +155,7 @@ impl App {
         &self,
         route: Route,
         locks: &Locks,
-        result: &Result<Output, ServiceError>,
+        result: &Result<Output, Failure>,
     ) {
         let all = || locks.primary.iter().chain(&locks.header);
         match result {
@@ -248,16 +249,14 @@ impl App {
 }
 
 /// The `Idempotency-Key` header, if the request has one.
-fn header_key(incoming: &Incoming) -> Result<Option<String>, ServiceError> {
+fn header_key(incoming: &Incoming) -> Result<Option<String>, Problem> {
     let Some(value) = incoming.headers.get(IDEMPOTENCY_HEADER) else {
         return Ok(None);
     };
     let key = value
         .to_str()
         .map_err(|_| {
-            ServiceError::from(
-                Problem::bad_request("Idempotency-Key must be text").with_field(IDEMPOTENCY_HEADER),
-            )
+            Problem::bad_request("Idempotency-Key must be text").with_field(IDEMPOTENCY_HEADER)
         })?
         .trim();
     Ok((!key.is_empty()).then(|| key.to_owned()))
@@ -288,18 +287,11 @@ fn webhook_student(body: &[u8]) -> Option<String> {
     value.get("student_id")?.as_str().map(str::to_owned)
 }
 
-/// What is wrong with a client's key, named by where it came from.
-fn key_problem(e: StoreError, field: &str) -> ServiceError {
+/// What is wrong with a client's key, with where it came from.
+fn invalid_key(e: StoreError, source: KeySource) -> ServiceError {
     let detail = match e {
         StoreError::InvalidInput(detail) => detail,
         other => other.to_string(),
     };
-    let name = if field == IDEMPOTENCY_HEADER {
-        "Idempotency-Key"
-    } else {
-        field
-    };
-    Problem::bad_request(format!("{name}: {detail}"))
-        .with_field(field)
-        .into()
+    ServiceError::InvalidIdempotencyKey { source, detail }
 }

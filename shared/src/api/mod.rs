@@ -5,6 +5,7 @@
 pub mod auth;
 pub mod body;
 pub mod deployment;
+mod failure;
 pub mod handler;
 mod idempotency;
 pub mod intake;

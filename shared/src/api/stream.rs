@@ -21,10 +21,12 @@ use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};
 use tracing::Instrument;
 
 use super::body::parse_json;
+use super::failure::Failure;
 use super::handler::{Incoming, REPLAYED_HEADER};
 use super::idempotency::{Begun, Caller};
+use super::problem::Problem;
 use super::routes::{Function, Matched, Route, match_route};
-use crate::service::{App, Output, ServiceError};
+use crate::service::{App, Output};
 
 pub const EVENT_STREAM: &str = "text/event-stream";
 
@@ -147,7 +149,7 @@ impl App {
             }
             Some(Progress::Events(first)) => first,
             None => {
-                let e = ServiceError::internal("the streamed turn ended without an answer");
+                let e = Failure::internal("the streamed turn ended without an answer");
                 let mut response = self.failure(e, "/", &request_id);
                 self.decorate(&mut response, &request_id);
                 return Answer::Whole(response);
@@ -188,17 +190,17 @@ impl App {
         &self,
         incoming: &Incoming,
         progress: &UnboundedSender<Progress>,
-    ) -> Result<(), ServiceError> {
+    ) -> Result<(), Failure> {
         let Matched::Found(spec, params) = match_route(&incoming.method, incoming.uri.path())
         else {
-            return Err(ServiceError::internal("a streamed turn without its route"));
+            return Err(Failure::internal("a streamed turn without its route"));
         };
         let thread_id = params
             .get("threadId")
-            .ok_or_else(|| ServiceError::internal("route without {threadId}"))?;
+            .ok_or_else(|| Failure::internal("route without {threadId}"))?;
         let caller = self.authenticate(spec, incoming).await?;
         let Caller::Student(who) = &caller else {
-            return Err(ServiceError::not_found("no such route for integrations"));
+            return Err(Problem::not_found("no such route for integrations").into());
         };
         tracing::Span::current().record("student_id", who.student_id.as_str());
         let locks = match self.begin_request(spec, &caller, incoming).await? {
@@ -229,7 +231,7 @@ impl App {
         let request = match parse_json(&incoming.headers, &incoming.body, limit) {
             Ok(request) => request,
             Err(e) => {
-                let result = Err(ServiceError::from(e));
+                let result = Err(Failure::from(e));
                 self.finish_request(spec.route, &locks, &result).await;
                 return result.map(|_: Output| ());
             }
@@ -251,7 +253,7 @@ impl App {
         };
         let (result, started) = tokio::join!(turn, relay);
         let replaced = result.as_ref().is_ok_and(|done| done.replaced);
-        let result = result.map(|done| done.output);
+        let result = result.map(|done| done.output).map_err(Failure::from);
         self.finish_request(spec.route, &locks, &result).await;
         match result {
             Ok(output) => {

@@ -11,7 +11,6 @@ use super::threads::{
 };
 use super::timeline::{card_message, card_state, event_message, exam_state, set_card_state};
 use super::{App, Output, StartupError};
-use crate::api::problem::Problem;
 use crate::config::Config;
 use crate::content::{Course, ExamItem, Unit};
 use crate::engine::evidence::{self, ExamSubmitted, SupportViewed, TransitionContext};
@@ -59,8 +58,8 @@ impl ExamGateway {
         now: DateTime<Utc>,
     ) -> Result<BTreeMap<String, LockoutStatus>, ServiceError> {
         match self.lookup(store, snapshot, question_ids, now).await {
-            Err(ServiceError::Problem(p)) if p.status == http::StatusCode::SERVICE_UNAVAILABLE => {
-                tracing::warn!(detail = %p.detail, "exam API unavailable; exam blocks are off for this request");
+            Err(ServiceError::Unavailable { detail, .. }) => {
+                tracing::warn!(detail = %detail, "exam API unavailable; exam blocks are off for this request");
                 Ok(question_ids
                     .iter()
                     .map(|q| (q.clone(), LockoutStatus::Passed))
@@ -183,9 +182,10 @@ impl App {
 
 fn exam_api_down(call: &str, error: &ExamApiError) -> ServiceError {
     tracing::warn!(call, error = %error, "exam API call failed");
-    Problem::unavailable("the exam service is unavailable; try again shortly")
-        .with_retry_after(5)
-        .into()
+    ServiceError::unavailable(
+        "the exam service is unavailable; try again shortly",
+        Some(5),
+    )
 }
 
 /// The exam item, its unit, and checks of what the client claimed about it.
@@ -293,14 +293,15 @@ impl App {
                 .await?;
             match status.get(&item.id).map(|s| s.at(now)) {
                 Some(LockoutStatus::Locked { until }) => {
-                    return Err(Problem::conflict(format!(
+                    return Err(ServiceError::QuestionClosed(format!(
                         "this question is locked until {}; come back to it then",
                         until.to_rfc3339()
-                    ))
-                    .into());
+                    )));
                 }
                 Some(LockoutStatus::Passed) => {
-                    return Err(Problem::conflict("you have already passed this question").into());
+                    return Err(ServiceError::QuestionClosed(
+                        "you have already passed this question".to_owned(),
+                    ));
                 }
                 _ => {}
             }
@@ -349,7 +350,7 @@ impl App {
                     correct: verdict.correct,
                 },
             )
-            .map_err(|e| ServiceError::bad_request(e.to_string()))?;
+            .map_err(|e| ServiceError::invalid_request(e.to_string()))?;
             let lite_status = self
                 .exams
                 .statuses(&lockouts_read, &snapshot, &revisit_question_ids(&snapshot), now)
@@ -500,11 +501,9 @@ impl App {
                     .await
                     .map_err(|e| {
                         tracing::warn!(error = %e, "exam API support view failed");
-                        ServiceError::from(
-                            Problem::unavailable(
-                                "the exam service is unavailable; try again shortly",
-                            )
-                            .with_retry_after(5),
+                        ServiceError::unavailable(
+                            "the exam service is unavailable; try again shortly",
+                            Some(5),
                         )
                     })?,
             };
@@ -522,7 +521,7 @@ impl App {
                     tier: item.tier,
                 },
             )
-            .map_err(|e| ServiceError::bad_request(e.to_string()))?;
+            .map_err(|e| ServiceError::invalid_request(e.to_string()))?;
             let mut lockouts = self
                 .exams
                 .statuses(
@@ -618,14 +617,10 @@ fn record_exam_action(
 
 /// A submission or memo view of a question the thread has no open card for.
 fn card_refused(refusal: CardRefusal) -> ServiceError {
-    Problem::new(
-        http::StatusCode::CONFLICT,
-        "exam-card-required",
-        "Exam card required",
-        refusal.to_string(),
-    )
-    .with_field("questionId")
-    .into()
+    ServiceError::ExamCardRequired {
+        field: "questionId".to_owned(),
+        detail: refusal.to_string(),
+    }
 }
 
 /// Fractional hours from the workflow, as a duration.

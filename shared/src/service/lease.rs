@@ -20,7 +20,6 @@ use tokio::sync::OwnedMutexGuard;
 
 use super::App;
 use super::error::ServiceError;
-use crate::api::problem::Problem;
 use crate::api::routes::Route;
 use crate::config::StoreBackend;
 use crate::model::Principal;
@@ -143,11 +142,10 @@ fn waited_too_long(thread_id: &str, started: Instant) -> ServiceError {
         metric = "turn_lease_timeout",
         "a turn waited too long for its thread; refused before the tutor call"
     );
-    Problem::conflict(
-        "another message in this conversation is still being answered; send this one again in a moment",
+    ServiceError::ThreadBusy(
+        "another message in this conversation is still being answered; send this one again in a moment"
+            .to_owned(),
     )
-    .with_retry_after(2)
-    .into()
 }
 
 /// "Full jitter" backoff: a pause drawn evenly from zero to `base × 2^try`

@@ -13,7 +13,6 @@ use super::error::ServiceError;
 use super::threads::{commit_with_retries, owned_thread, respond, snapshot_or_new};
 use super::views::state_view;
 use super::{App, Output};
-use crate::api::problem::Problem;
 use crate::content::Bundle;
 use crate::engine::modes::{self, Ended, Ending};
 use crate::engine::session_timeline::{self, SessionClose};
@@ -43,28 +42,20 @@ pub struct LifecycleResponse {
     pub messages: Vec<TutorMessage>,
 }
 
-/// A 409 naming the state a thread is in that does not allow `what`.
+/// The refusal naming the state a thread is in that does not allow `what`.
 pub(crate) fn wrong_state(thread: &Thread, what: &str) -> ServiceError {
-    let (kind, title, hint) = match thread.status {
-        ThreadStatus::Paused => (
-            "thread-paused",
-            "Thread paused",
-            "; resume it first (POST /threads/{threadId}/resume)",
-        ),
-        ThreadStatus::Completed => ("thread-completed", "Thread completed", ""),
-        ThreadStatus::Active => ("thread-active", "Thread active", ""),
+    let hint = match thread.status {
+        ThreadStatus::Paused => "; resume it first (POST /threads/{threadId}/resume)",
+        ThreadStatus::Completed | ThreadStatus::Active => "",
     };
-    Problem::new(
-        http::StatusCode::CONFLICT,
-        kind,
-        title,
-        format!(
+    ServiceError::ThreadStatus {
+        status: thread.status,
+        detail: format!(
             "thread `{}` is {}: {what} is not possible{hint}",
             thread.thread_id,
             status_word(thread.status)
         ),
-    )
-    .into()
+    }
 }
 
 fn status_word(status: ThreadStatus) -> &'static str {

@@ -29,7 +29,7 @@ use std::sync::{Arc, Mutex};
 use chrono::{DateTime, Utc};
 
 pub use catalog::{CourseDetail, CourseList, CourseSummary, CourseUnit, PrerequisiteEdge};
-pub use error::ServiceError;
+pub use error::{KeySource, ServiceError};
 pub use exams::ExamGateway;
 pub use lifecycle::{LifecycleChange, LifecycleResponse};
 pub use logs::{LogFormat, ThreadLogs, TurnLogView};

@@ -10,7 +10,6 @@ use super::lease::backoff;
 use super::timeline::with_card_states;
 use super::views;
 use super::{App, Output};
-use crate::api::problem::Problem;
 use crate::content::{Course, Workflow};
 use crate::engine::lockout::{LockoutStatus, NoLockouts};
 use crate::engine::modes::{self, Start, StartCall, StartReply};
@@ -328,17 +327,14 @@ impl App {
             .ok_or_else(|| ServiceError::internal("course without workflow"))?;
         let mode = modes::for_mode(request.mode);
         if !workflow.modes.enabled(request.mode) {
-            return Err(Problem::unprocessable(
-                "mode-disabled",
-                "Mode disabled",
-                format!(
+            return Err(ServiceError::ModeDisabled {
+                field: "mode".to_owned(),
+                detail: format!(
                     "mode `{}` is switched off for course `{}`",
                     request.mode.as_str(),
                     course.id
                 ),
-            )
-            .with_field("mode")
-            .into());
+            });
         }
         if let Some(unit) = &request.unit_id
             && course.unit(unit).is_none()

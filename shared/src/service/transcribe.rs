@@ -11,7 +11,6 @@ use serde::{Deserialize, Serialize};
 
 use super::error::ServiceError;
 use super::{App, Output};
-use crate::api::problem::Problem;
 use crate::llm::transcription::{AudioClip, AudioFormat, TranscriptionError};
 use crate::model::Principal;
 use crate::store::AudioFetchError;
@@ -50,24 +49,22 @@ pub struct TranscriptBody {
 }
 
 fn not_configured() -> ServiceError {
-    Problem::unavailable("voice transcription is not configured on this server").into()
+    ServiceError::unavailable("voice transcription is not configured on this server", None)
 }
 
 fn transcription_problem(e: TranscriptionError) -> ServiceError {
     match e {
-        TranscriptionError::Empty => ServiceError::bad_request("the recording is empty"),
-        TranscriptionError::TooLarge { bytes, limit } => Problem::too_large(format!(
+        TranscriptionError::Empty => ServiceError::invalid_request("the recording is empty"),
+        TranscriptionError::TooLarge { bytes, limit } => ServiceError::TooLarge(format!(
             "the recording is {bytes} bytes; the limit is {limit} bytes"
-        ))
-        .into(),
-        TranscriptionError::UnsupportedFormat(detail) => {
-            Problem::unsupported_media_type(detail).into()
-        }
+        )),
+        TranscriptionError::UnsupportedFormat(detail) => ServiceError::UnsupportedMediaType(detail),
         TranscriptionError::Provider(e) => {
             tracing::warn!(error = %e, "transcription provider failed");
-            Problem::unavailable("the transcription service failed; try again shortly")
-                .with_retry_after(3)
-                .into()
+            ServiceError::unavailable(
+                "the transcription service failed; try again shortly",
+                Some(3),
+            )
         }
     }
 }
@@ -83,10 +80,9 @@ impl App {
         let transcriber = self.transcriber.as_ref().ok_or_else(not_configured)?;
         let limit = self.config.transcription.max_inline_bytes;
         if body.len() as u64 > limit {
-            return Err(Problem::too_large(format!(
+            return Err(ServiceError::TooLarge(format!(
                 "recordings over {limit} bytes must be uploaded first: POST /transcribe/uploads"
-            ))
-            .into());
+            )));
         }
         let clip = AudioClip {
             bytes: body,
@@ -120,10 +116,10 @@ impl App {
                 ServiceError::not_found("no such upload (it may have expired)")
             }
             AudioFetchError::TooLarge => {
-                Problem::too_large("the upload is larger than allowed").into()
+                ServiceError::TooLarge("the upload is larger than allowed".to_owned())
             }
             AudioFetchError::Unreadable => {
-                Problem::unavailable("the upload cannot be read right now").into()
+                ServiceError::unavailable("the upload cannot be read right now", None)
             }
         })?;
         let clip = AudioClip {

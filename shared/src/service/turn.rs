@@ -914,7 +914,7 @@ impl App {
             .flatten()
             .any(|t| !t.trim().is_empty());
         if !said && request.client_event == ClientEvent::None {
-            return Err(ServiceError::bad_request(
+            return Err(ServiceError::invalid_request(
                 "send messageText, messageLatex or a clientEvent",
             ));
         }

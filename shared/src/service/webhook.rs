@@ -8,7 +8,6 @@ use super::error::ServiceError;
 use super::threads::snapshot_or_new;
 use super::turn::{Shape, WebhookSettings};
 use super::{App, Output};
-use crate::api::problem::Problem;
 use crate::config::WebhookIntegration;
 use chrono::{DateTime, Utc};
 
@@ -53,12 +52,13 @@ impl App {
             ));
         }
         if !student.starts_with(&integration.student_prefix) {
-            return Err(Problem::forbidden(format!(
-                "integration `{}` may only act for students whose id starts with `{}`",
-                integration.id, integration.student_prefix
-            ))
-            .with_field("student_id")
-            .into());
+            return Err(ServiceError::Forbidden {
+                field: "student_id".to_owned(),
+                detail: format!(
+                    "integration `{}` may only act for students whose id starts with `{}`",
+                    integration.id, integration.student_prefix
+                ),
+            });
         }
         if request.session_id.trim().is_empty() || request.session_id.len() > 200 {
             return Err(ServiceError::invalid_field(
@@ -138,11 +138,10 @@ impl App {
                 return Ok((thread_id, notice));
             };
             if record.thread.student_id != who.student_id {
-                return Err(
-                    Problem::forbidden("this session belongs to another student")
-                        .with_field("session_id")
-                        .into(),
-                );
+                return Err(ServiceError::Forbidden {
+                    field: "session_id".to_owned(),
+                    detail: "this session belongs to another student".to_owned(),
+                });
             }
             let expired = self.expire_idle(who, &record).await?;
             let ended = record.thread.mode == Mode::ProblemSet
@@ -157,14 +156,10 @@ impl App {
                 "Your last problem set is finished, so this is a new session.".to_owned()
             });
         }
-        Err(ServiceError::unprocessable(
-            "session-limit",
-            "Too many sessions",
-            format!(
-                "session `{}` has had {MAX_SESSION_THREADS} threads; use a new session_id",
-                request.session_id
-            ),
-        ))
+        Err(ServiceError::SessionLimit(format!(
+            "session `{}` has had {MAX_SESSION_THREADS} threads; use a new session_id",
+            request.session_id
+        )))
     }
 
     /// Creates a session's thread: a problem set when the integration sends
