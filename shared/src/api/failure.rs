@@ -32,12 +32,6 @@ impl From<ServiceError> for Failure {
     }
 }
 
-impl From<StoreError> for Failure {
-    fn from(e: StoreError) -> Self {
-        Failure::Service(ServiceError::Store(e))
-    }
-}
-
 impl Failure {
     /// Something that should not happen; logged, never shown.
     pub(crate) fn internal(detail: impl Into<String>) -> Self {

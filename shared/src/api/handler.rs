@@ -12,14 +12,14 @@ use tracing::Instrument;
 
 use super::body::parse_json;
 use super::failure::Failure;
-use super::idempotency::{Begun, Caller};
 use super::problem::Problem;
 use super::routes::{Function, Matched, PathParams, Route, RouteSpec, match_route};
+use crate::config::WebhookIntegration;
 use crate::model::{Mode, Principal, ThreadStatus};
 use crate::service::lifecycle::LifecycleChange;
-use crate::service::{App, Output};
+use crate::service::{App, Begun, Idempotency, Output};
 use crate::service::{LogFormat, ThreadFilter};
-use crate::store::{IdempotencyLock, PageRequest};
+use crate::store::PageRequest;
 
 pub const IDEMPOTENCY_HEADER: &str = "idempotency-key";
 pub const REQUEST_ID_HEADER: &str = "x-request-id";
@@ -29,6 +29,12 @@ pub const REPLAYED_HEADER: &str = "idempotent-replayed";
 /// Default and largest page of a listing.
 const DEFAULT_PAGE: usize = 20;
 const MAX_PAGE: usize = 100;
+
+/// Who a request acts for.
+pub(super) enum Caller<'a> {
+    Student(Principal),
+    Integration(&'a WebhookIntegration),
+}
 
 /// One HTTP request as every entry point hands it over.
 #[derive(Debug, Clone)]
@@ -125,14 +131,15 @@ impl App {
                 .map(ok_response);
         }
         // Mutating: an Idempotency-Key (or client turn id) makes a retry safe.
-        let locks = match self.begin_request(spec, &caller, incoming).await? {
+        let idempotency = match self.begin_request(spec, &caller, incoming).await? {
             Begun::Replay(stored) => return Ok(replayed(stored)),
-            Begun::Run(locks) => locks,
+            Begun::Run(idempotency) => idempotency,
         };
         let result = self
-            .mutate(spec.route, &caller, &params, incoming, locks.primary())
+            .mutate(spec.route, &caller, &params, incoming, &idempotency)
             .await;
-        self.finish_request(spec.route, &locks, &result).await;
+        self.finish_idempotent(&idempotency, result.as_ref().ok())
+            .await;
         result.map(ok_response)
     }
 
@@ -209,29 +216,32 @@ impl App {
         caller: &Caller<'_>,
         params: &PathParams,
         incoming: &Incoming,
-        lock: Option<&IdempotencyLock>,
+        idempotency: &Idempotency,
     ) -> Result<Output, Failure> {
         let limit = self.config.limits.max_body_bytes;
         Ok(match (route, caller) {
             (Route::WebhookTurn, Caller::Integration(integration)) => {
                 let request = parse_json(&incoming.headers, &incoming.body, limit)?;
-                self.webhook_turn(integration, request, lock).await?
+                self.webhook_turn(integration, request, idempotency).await?
             }
             (_, Caller::Integration(_)) => {
                 return Err(Problem::not_found("no such route for integrations").into());
             }
             (route, Caller::Student(who)) => match route {
                 Route::CreateThread => {
-                    self.create_thread(who, body(incoming, limit)?, lock)
+                    self.create_thread(who, body(incoming, limit)?, idempotency)
                         .await?
                 }
-                Route::PutProfile => self.put_profile(who, body(incoming, limit)?, lock).await?,
+                Route::PutProfile => {
+                    self.put_profile(who, body(incoming, limit)?, idempotency)
+                        .await?
+                }
                 Route::Turn => {
                     self.turn(
                         who,
                         param(params, "threadId")?,
                         body(incoming, limit)?,
-                        lock,
+                        idempotency,
                     )
                     .await?
                 }
@@ -241,7 +251,7 @@ impl App {
                         Route::ResumeThread => LifecycleChange::Resume,
                         _ => LifecycleChange::End,
                     };
-                    self.change_lifecycle(who, param(params, "threadId")?, change, lock)
+                    self.change_lifecycle(who, param(params, "threadId")?, change, idempotency)
                         .await?
                 }
                 Route::DrillGrade => {
@@ -249,7 +259,7 @@ impl App {
                         who,
                         param(params, "threadId")?,
                         body(incoming, limit)?,
-                        lock,
+                        idempotency,
                     )
                     .await?
                 }
@@ -258,7 +268,7 @@ impl App {
                         who,
                         param(params, "threadId")?,
                         body(incoming, limit)?,
-                        lock,
+                        idempotency,
                     )
                     .await?
                 }
@@ -267,7 +277,7 @@ impl App {
                         who,
                         param(params, "threadId")?,
                         body(incoming, limit)?,
-                        lock,
+                        idempotency,
                     )
                     .await?
                 }

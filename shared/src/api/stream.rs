@@ -22,11 +22,10 @@ use tracing::Instrument;
 
 use super::body::parse_json;
 use super::failure::Failure;
-use super::handler::{Incoming, REPLAYED_HEADER};
-use super::idempotency::{Begun, Caller};
+use super::handler::{Caller, Incoming, REPLAYED_HEADER};
 use super::problem::Problem;
 use super::routes::{Function, Matched, Route, match_route};
-use crate::service::{App, Output};
+use crate::service::{App, Begun};
 
 pub const EVENT_STREAM: &str = "text/event-stream";
 
@@ -203,7 +202,7 @@ impl App {
             return Err(Problem::not_found("no such route for integrations").into());
         };
         tracing::Span::current().record("student_id", who.student_id.as_str());
-        let locks = match self.begin_request(spec, &caller, incoming).await? {
+        let idempotency = match self.begin_request(spec, &caller, incoming).await? {
             Begun::Replay(stored) if stored.status == StatusCode::OK.as_u16() => {
                 tracing::Span::current().record("status", stored.status);
                 let mut first = event("final", &stored.body).to_vec();
@@ -225,21 +224,20 @@ impl App {
                 let _ = progress.send(Progress::Refused(response));
                 return Ok(());
             }
-            Begun::Run(locks) => locks,
+            Begun::Run(idempotency) => idempotency,
         };
         let limit = self.config.limits.max_body_bytes;
         let request = match parse_json(&incoming.headers, &incoming.body, limit) {
             Ok(request) => request,
             Err(e) => {
-                let result = Err(Failure::from(e));
-                self.finish_request(spec.route, &locks, &result).await;
-                return result.map(|_: Output| ());
+                self.finish_idempotent(&idempotency, None).await;
+                return Err(e.into());
             }
         };
         let (deltas, mut delta_read) = mpsc::unbounded_channel::<String>();
         let turn = async {
             let deltas = deltas;
-            self.turn_streaming(who, thread_id, request, locks.primary(), &deltas)
+            self.turn_streaming(who, thread_id, request, &idempotency, &deltas)
                 .await
         };
         let relay = async {
@@ -253,8 +251,9 @@ impl App {
         };
         let (result, started) = tokio::join!(turn, relay);
         let replaced = result.as_ref().is_ok_and(|done| done.replaced);
-        let result = result.map(|done| done.output).map_err(Failure::from);
-        self.finish_request(spec.route, &locks, &result).await;
+        let result = result.map(|done| done.output);
+        self.finish_idempotent(&idempotency, result.as_ref().ok())
+            .await;
         match result {
             Ok(output) => {
                 tracing::Span::current().record("status", output.status);
@@ -262,9 +261,9 @@ impl App {
                 let _ = progress.send(Progress::Events(event(name, &output.body)));
                 Ok(())
             }
-            Err(e) if !started => Err(e),
+            Err(e) if !started => Err(e.into()),
             Err(e) => {
-                let problem = self.failure(e, incoming.uri.path(), &incoming.request_id);
+                let problem = self.failure(e.into(), incoming.uri.path(), &incoming.request_id);
                 let body = String::from_utf8_lossy(problem.body()).into_owned();
                 let _ = progress.send(Progress::Events(event("error", &body)));
                 Ok(())

@@ -5,8 +5,9 @@
 use chrono::Duration;
 
 use super::error::ServiceError;
+use super::idempotency::Idempotency;
 use super::threads::{
-    FirstRead, RECENT_MESSAGES, commit_with_retries, owned_thread, respond, snapshot_or_new,
+    FirstRead, RECENT_MESSAGES, commit_with_retries, owned_thread, snapshot_or_new,
 };
 use super::timeline::{card_message, card_state, event_message, set_card_state};
 use super::{App, Output};
@@ -24,7 +25,7 @@ use crate::model::{
     CardState, DrillCardState, DrillGradeRequest, DrillGradeResponse, DrillGradingInput,
     GradeOutcome, Judgement, MistakeTagBrief, Principal, TimelineEvent, TutorCard,
 };
-use crate::store::{Expected as Condition, IdempotencyLock, UnitOfWork};
+use crate::store::{Expected as Condition, UnitOfWork};
 
 /// Card answers kept for the next turn: more than a turn ever brings.
 const CARD_GRADES_KEPT: usize = 8;
@@ -35,7 +36,7 @@ impl App {
         who: &Principal,
         thread_id: &str,
         request: DrillGradeRequest,
-        lock: Option<&IdempotencyLock>,
+        idempotency: &Idempotency,
     ) -> Result<Output, ServiceError> {
         let answer = request.student_answer.trim().to_owned();
         if answer.is_empty() {
@@ -238,7 +239,7 @@ impl App {
                 counted: first_attempt,
                 snapshot_lite: build_snapshot_lite(&snapshot, course, workflow, &lockouts, now),
             };
-            let output = respond(&mut work, lock, 200, &response)?;
+            let output = idempotency.respond(&mut work, 200, &response)?;
             Ok((work, output))
         })
         .await

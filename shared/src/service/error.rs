@@ -96,28 +96,3 @@ impl From<StoreError> for ServiceError {
         ServiceError::Store(e)
     }
 }
-
-impl std::fmt::Display for ServiceError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ServiceError::NotFound(detail)
-            | ServiceError::InvalidRequest(detail)
-            | ServiceError::SessionLimit(detail)
-            | ServiceError::QuestionClosed(detail)
-            | ServiceError::ThreadBusy(detail)
-            | ServiceError::TooLarge(detail)
-            | ServiceError::UnsupportedMediaType(detail)
-            | ServiceError::ThreadStatus { detail, .. }
-            | ServiceError::InvalidIdempotencyKey { detail, .. }
-            | ServiceError::Unavailable { detail, .. } => f.write_str(detail),
-            ServiceError::InvalidField { field, detail }
-            | ServiceError::UnknownId { field, detail }
-            | ServiceError::Forbidden { field, detail }
-            | ServiceError::ModeDisabled { field, detail }
-            | ServiceError::DrillOutdated { field, detail }
-            | ServiceError::ExamCardRequired { field, detail } => write!(f, "{field}: {detail}"),
-            ServiceError::Store(e) => write!(f, "store: {e}"),
-            ServiceError::Internal(e) => write!(f, "internal: {e}"),
-        }
-    }
-}

@@ -6,8 +6,9 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Duration, Utc};
 
 use super::error::ServiceError;
+use super::idempotency::Idempotency;
 use super::threads::{
-    FirstRead, RECENT_MESSAGES, commit_with_retries, owned_thread, respond, snapshot_or_new,
+    FirstRead, RECENT_MESSAGES, commit_with_retries, owned_thread, snapshot_or_new,
 };
 use super::timeline::{card_message, card_state, event_message, exam_state, set_card_state};
 use super::{App, Output, StartupError};
@@ -24,9 +25,7 @@ use crate::model::{
     StudentSnapshot, SupportType, SupportViewedRequest, SupportViewedResponse, Thread,
     TimelineEvent, TutorCard, TutorMessage,
 };
-use crate::store::{
-    ExamLockout, Expected, IdempotencyLock, LockoutStore, Store, StoreError, UnitOfWork, Versioned,
-};
+use crate::store::{ExamLockout, Expected, LockoutStore, Store, StoreError, UnitOfWork, Versioned};
 
 /// Where exam lockouts and verdicts come from.
 pub enum ExamGateway {
@@ -243,7 +242,7 @@ impl App {
         who: &Principal,
         thread_id: &str,
         request: McqSubmitRequest,
-        lock: Option<&IdempotencyLock>,
+        idempotency: &Idempotency,
     ) -> Result<Output, ServiceError> {
         let record = owned_thread(self, who, thread_id, RECENT_MESSAGES).await?;
         let bundle = self.bundle().await;
@@ -422,7 +421,7 @@ impl App {
                 now,
             );
             work.put_thread(fresh.update(thread, vec![message]));
-            let output = respond(&mut work, lock, 200, &response)?;
+            let output = idempotency.respond(&mut work, 200, &response)?;
             Ok((work, output))
         })
         .await
@@ -435,7 +434,7 @@ impl App {
         who: &Principal,
         thread_id: &str,
         request: SupportViewedRequest,
-        lock: Option<&IdempotencyLock>,
+        idempotency: &Idempotency,
     ) -> Result<Output, ServiceError> {
         let record = owned_thread(self, who, thread_id, RECENT_MESSAGES).await?;
         let bundle = self.bundle().await;
@@ -580,7 +579,7 @@ impl App {
                 now,
             );
             work.put_thread(fresh.update(thread, vec![message]));
-            let output = respond(&mut work, lock, 200, &response)?;
+            let output = idempotency.respond(&mut work, 200, &response)?;
             Ok((work, output))
         })
         .await

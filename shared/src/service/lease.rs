@@ -20,7 +20,7 @@ use tokio::sync::OwnedMutexGuard;
 
 use super::App;
 use super::error::ServiceError;
-use crate::api::routes::Route;
+use super::idempotency::Operation;
 use crate::config::StoreBackend;
 use crate::model::Principal;
 use crate::store::{Begin, IdempotencyKey, IdempotencyLock, StoreError, payload_hash};
@@ -76,7 +76,7 @@ impl App {
             &who.student_id,
             &payload_hash(thread_id.as_bytes()),
         )?;
-        let hold = self.idempotency_lock_time(Route::Turn).await;
+        let hold = self.time_limit(Operation::Turn).await;
         let started = Instant::now();
         let queue = self.turn_queues.queue(thread_id);
         let Ok(queued) = tokio::time::timeout(LEASE_WAIT, queue.lock_owned()).await else {

@@ -10,14 +10,15 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::error::ServiceError;
-use super::threads::{commit_with_retries, owned_thread, respond, snapshot_or_new};
+use super::idempotency::Idempotency;
+use super::threads::{commit_with_retries, owned_thread, snapshot_or_new};
 use super::views::state_view;
 use super::{App, Output};
 use crate::content::Bundle;
 use crate::engine::modes::{self, Ended, Ending};
 use crate::engine::session_timeline::{self, SessionClose};
 use crate::model::{Principal, Role, Thread, ThreadStateView, ThreadStatus, TutorMessage};
-use crate::store::{Expected, IdempotencyLock, UnitOfWork};
+use crate::store::{Expected, UnitOfWork};
 
 /// What the student asks of the session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,7 +73,7 @@ impl App {
         who: &Principal,
         thread_id: &str,
         change: LifecycleChange,
-        lock: Option<&IdempotencyLock>,
+        idempotency: &Idempotency,
     ) -> Result<Output, ServiceError> {
         let bundle = self.bundle().await;
         let (output, events) = commit_with_retries(self, |_| {
@@ -151,7 +152,7 @@ impl App {
                 if thread != record.thread {
                     work.put_thread(record.update(thread, messages));
                 }
-                let output = respond(&mut work, lock, 200, &response)?;
+                let output = idempotency.respond(&mut work, 200, &response)?;
                 Ok((work, (output, events)))
             }
         })

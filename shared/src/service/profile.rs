@@ -2,11 +2,12 @@
 //! or with `PUT /me/profile`, so both refuse the same things the same way.
 
 use super::error::ServiceError;
+use super::idempotency::Idempotency;
 use super::text_hygiene;
-use super::threads::{commit_with_retries, respond};
+use super::threads::commit_with_retries;
 use super::{App, Output};
 use crate::model::{CreateThreadRequest, Personalization, Principal, StudentProfile};
-use crate::store::{Expected, IdempotencyLock, SavedProfile, UnitOfWork};
+use crate::store::{Expected, SavedProfile, UnitOfWork};
 
 /// Longest name kept, in characters.
 pub const NAME_CHARS: usize = 40;
@@ -129,7 +130,7 @@ impl App {
         &self,
         who: &Principal,
         profile: StudentProfile,
-        lock: Option<&IdempotencyLock>,
+        idempotency: &Idempotency,
     ) -> Result<Output, ServiceError> {
         let checked = personalization(&profile, "")?;
         let kept = cleaned(&profile, &checked);
@@ -145,7 +146,7 @@ impl App {
                 },
                 expected,
             );
-            let output = respond(&mut work, lock, 200, &kept)?;
+            let output = idempotency.respond(&mut work, 200, &kept)?;
             Ok((work, output))
         })
         .await

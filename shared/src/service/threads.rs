@@ -3,9 +3,8 @@
 
 use std::future::Future;
 
-use serde::Serialize;
-
 use super::error::ServiceError;
+use super::idempotency::Idempotency;
 use super::lease::backoff;
 use super::timeline::with_card_states;
 use super::views;
@@ -19,8 +18,7 @@ use crate::model::{
     ThreadStatus, TutorMessage,
 };
 use crate::store::{
-    Expected, IdempotencyLock, Order, PageRequest, StoreError, StoredResponse, ThreadChange,
-    ThreadRecord, UnitOfWork, Versioned,
+    Expected, Order, PageRequest, StoreError, ThreadChange, ThreadRecord, UnitOfWork, Versioned,
 };
 
 /// Which of the caller's threads `GET /me/threads` lists.
@@ -111,32 +109,6 @@ pub(crate) fn snapshot_or_new(
         || StudentSnapshot::new(student_id, course_id, entry_unit),
         |v| v.value.clone(),
     )
-}
-
-/// Serializes `value` as the response and, under an idempotency lock,
-/// stores it with the same commit.
-pub(crate) fn respond<T: Serialize>(
-    work: &mut UnitOfWork,
-    lock: Option<&IdempotencyLock>,
-    status: u16,
-    value: &T,
-) -> Result<Output, ServiceError> {
-    let body = serde_json::to_string(value).map_err(|e| ServiceError::internal(e.to_string()))?;
-    if let Some(lock) = lock {
-        work.complete_idempotency(
-            lock.clone(),
-            StoredResponse {
-                status,
-                content_type: "application/json".into(),
-                body: body.clone(),
-            },
-        );
-    }
-    Ok(Output {
-        status,
-        body,
-        content_type: super::JSON,
-    })
 }
 
 /// Runs `attempt` (read, compute, build a unit of work) and commits it; on
@@ -313,7 +285,7 @@ impl App {
         &self,
         who: &Principal,
         request: CreateThreadRequest,
-        lock: Option<&IdempotencyLock>,
+        idempotency: &Idempotency,
     ) -> Result<Output, ServiceError> {
         let bundle = self.bundle().await;
         let course = bundle.course(&request.course_id).ok_or_else(|| {
@@ -471,7 +443,7 @@ impl App {
             if snapshot_read.is_none() {
                 work.put_snapshot(snapshot, Expected::New);
             }
-            let output = respond(&mut work, lock, 201, &response)?;
+            let output = idempotency.respond(&mut work, 201, &response)?;
             Ok((work, output))
         })
         .await

@@ -21,9 +21,8 @@ use tokio::sync::oneshot;
 
 use super::error::ServiceError;
 use super::events::check_client_event;
-use super::threads::{
-    RECENT_MESSAGES, commit_with_retries, owned_thread, respond, snapshot_or_new,
-};
+use super::idempotency::Idempotency;
+use super::threads::{RECENT_MESSAGES, commit_with_retries, owned_thread, snapshot_or_new};
 use super::views::state_view;
 use super::{App, Output};
 use crate::content::Bundle;
@@ -50,7 +49,7 @@ use crate::model::{
     SessionEnd, StudentSnapshot, TextSink, Thread, ThreadStatus, TurnRequest, TurnResponse,
     TutorCard, TutorMessage, WebhookSessionStatus, WebhookTurnResponse,
 };
-use crate::store::{Expected, IdempotencyLock, ThreadRecord, TurnLog, UnitOfWork, Versioned};
+use crate::store::{Expected, ThreadRecord, TurnLog, UnitOfWork, Versioned};
 
 /// Which response a turn answers with.
 #[derive(Clone, Copy)]
@@ -74,7 +73,7 @@ struct TurnCall<'a> {
     who: &'a Principal,
     thread_id: &'a str,
     shape: Shape<'a>,
-    lock: Option<&'a IdempotencyLock>,
+    idempotency: &'a Idempotency,
     bundle: Arc<Bundle>,
     rt: Arc<CourseRuntime>,
     event: TurnEvent,
@@ -231,9 +230,9 @@ impl App {
         who: &Principal,
         thread_id: &str,
         request: TurnRequest,
-        lock: Option<&IdempotencyLock>,
+        idempotency: &Idempotency,
     ) -> Result<Output, ServiceError> {
-        self.run_turn(who, thread_id, request, lock, Shape::App, None)
+        self.run_turn(who, thread_id, request, idempotency, Shape::App, None)
             .await
             .map(|done| done.output)
     }
@@ -247,11 +246,18 @@ impl App {
         who: &Principal,
         thread_id: &str,
         request: TurnRequest,
-        lock: Option<&IdempotencyLock>,
+        idempotency: &Idempotency,
         deltas: &UnboundedSender<String>,
     ) -> Result<StreamedTurn, ServiceError> {
-        self.run_turn(who, thread_id, request, lock, Shape::App, Some(deltas))
-            .await
+        self.run_turn(
+            who,
+            thread_id,
+            request,
+            idempotency,
+            Shape::App,
+            Some(deltas),
+        )
+        .await
     }
 
     pub(crate) async fn run_turn(
@@ -259,7 +265,7 @@ impl App {
         who: &Principal,
         thread_id: &str,
         request: TurnRequest,
-        lock: Option<&IdempotencyLock>,
+        idempotency: &Idempotency,
         shape: Shape<'_>,
         deltas: Option<&UnboundedSender<String>>,
     ) -> Result<StreamedTurn, ServiceError> {
@@ -272,7 +278,14 @@ impl App {
         // On the heap: the turn's future is large, and a caller's stack
         // (a test's thread, a debug build) need not hold it.
         let result = Box::pin(self.leased_turn(
-            who, thread_id, request, lock, shape, started, waited, deltas,
+            who,
+            thread_id,
+            request,
+            idempotency,
+            shape,
+            started,
+            waited,
+            deltas,
         ))
         .await;
         self.release_thread(lease).await;
@@ -285,7 +298,7 @@ impl App {
         who: &Principal,
         thread_id: &str,
         request: TurnRequest,
-        lock: Option<&IdempotencyLock>,
+        idempotency: &Idempotency,
         shape: Shape<'_>,
         started: Instant,
         lease_wait: StdDuration,
@@ -301,7 +314,7 @@ impl App {
         refuse_if_paused(&record)?;
         with_problem(&mut record.thread, shape, self.clock.now());
         let call = self
-            .turn_call(who, thread_id, shape, lock, &record, request)
+            .turn_call(who, thread_id, shape, idempotency, &record, request)
             .await?;
         let thread_read = reading.elapsed();
         let mut first = self.plan_turn(&call, record).await?;
@@ -526,7 +539,7 @@ impl App {
         who: &'a Principal,
         thread_id: &'a str,
         shape: Shape<'a>,
-        lock: Option<&'a IdempotencyLock>,
+        idempotency: &'a Idempotency,
         record: &ThreadRecord,
         request: TurnRequest,
     ) -> Result<TurnCall<'a>, ServiceError> {
@@ -556,7 +569,7 @@ impl App {
             who,
             thread_id,
             shape,
-            lock,
+            idempotency,
             bundle,
             rt,
             event: TurnEvent {
@@ -818,10 +831,9 @@ impl App {
                 entry: entry.clone(),
             });
         let output = match call.shape {
-            Shape::App => respond(&mut work, call.lock, 200, &response)?,
-            Shape::Webhook(_) => respond(
+            Shape::App => call.idempotency.respond(&mut work, 200, &response)?,
+            Shape::Webhook(_) => call.idempotency.respond(
                 &mut work,
-                call.lock,
                 200,
                 &webhook_reply(&response, plan, action, call.shape),
             )?,

@@ -5,6 +5,7 @@
 use sha2::{Digest, Sha256};
 
 use super::error::ServiceError;
+use super::idempotency::Idempotency;
 use super::threads::snapshot_or_new;
 use super::turn::{Shape, WebhookSettings};
 use super::{App, Output};
@@ -19,7 +20,7 @@ use crate::model::{
     ClientEvent, Mode, ModeState, Principal, ProblemEntry, ProblemSetState, SessionState, Thread,
     ThreadStatus, TurnRequest, WebhookTurnRequest,
 };
-use crate::store::{Expected, IdempotencyLock, StoreError, ThreadChange, UnitOfWork};
+use crate::store::{Expected, StoreError, ThreadChange, UnitOfWork};
 
 /// Longest student id an integration may send.
 const MAX_STUDENT_ID_BYTES: usize = 150;
@@ -37,7 +38,7 @@ impl App {
         &self,
         integration: &WebhookIntegration,
         request: WebhookTurnRequest,
-        lock: Option<&IdempotencyLock>,
+        idempotency: &Idempotency,
     ) -> Result<Output, ServiceError> {
         let student = request.student_id.as_str();
         if student.trim().is_empty()
@@ -106,7 +107,7 @@ impl App {
             &who,
             &thread_id,
             turn,
-            lock,
+            idempotency,
             Shape::Webhook(&settings),
             None,
         )
