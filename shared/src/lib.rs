@@ -11,4 +11,5 @@ pub mod llm;
 pub mod model;
 pub mod secrets;
 pub mod service;
+pub mod startup;
 pub mod store;

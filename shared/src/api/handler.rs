@@ -10,6 +10,7 @@ use http::{Method, Response, StatusCode, Uri};
 use serde::de::DeserializeOwned;
 use tracing::Instrument;
 
+use super::App;
 use super::body::parse_json;
 use super::failure::Failure;
 use super::problem::Problem;
@@ -17,7 +18,7 @@ use super::routes::{Function, Matched, PathParams, Route, RouteSpec, match_route
 use crate::config::WebhookIntegration;
 use crate::model::{Mode, Principal, ThreadStatus};
 use crate::service::lifecycle::LifecycleChange;
-use crate::service::{App, Begun, Idempotency, Output};
+use crate::service::{Begun, Idempotency, Output};
 use crate::service::{LogFormat, ThreadFilter};
 use crate::store::PageRequest;
 
@@ -138,7 +139,8 @@ impl App {
         let result = self
             .mutate(spec.route, &caller, &params, incoming, &idempotency)
             .await;
-        self.finish_idempotent(&idempotency, result.as_ref().ok())
+        self.service
+            .finish_idempotent(&idempotency, result.as_ref().ok())
             .await;
         result.map(ok_response)
     }
@@ -171,13 +173,19 @@ impl App {
         incoming: &Incoming,
     ) -> Result<Output, Failure> {
         Ok(match route {
-            Route::Summary => self.thread_summary(who, param(params, "threadId")?).await?,
+            Route::Summary => {
+                self.service
+                    .thread_summary(who, param(params, "threadId")?)
+                    .await?
+            }
             Route::GetThread => {
-                self.get_thread(who, param(params, "threadId")?, page(&incoming.uri)?)
+                self.service
+                    .get_thread(who, param(params, "threadId")?, page(&incoming.uri)?)
                     .await?
             }
             Route::ListThreads => {
-                self.list_threads(who, page(&incoming.uri)?, thread_filter(&incoming.uri)?)
+                self.service
+                    .list_threads(who, page(&incoming.uri)?, thread_filter(&incoming.uri)?)
                     .await?
             }
             Route::ThreadLogs => {
@@ -192,18 +200,27 @@ impl App {
                         .into());
                     }
                 };
-                self.thread_logs(
-                    who,
-                    param(params, "threadId")?,
-                    page(&incoming.uri)?,
-                    format,
-                )
-                .await?
+                self.service
+                    .thread_logs(
+                        who,
+                        param(params, "threadId")?,
+                        page(&incoming.uri)?,
+                        format,
+                    )
+                    .await?
             }
-            Route::CourseReport => self.course_report(who, param(params, "courseId")?).await?,
-            Route::GetProfile => self.get_profile(who).await?,
-            Route::ListCourses => self.list_courses().await?,
-            Route::GetCourse => self.get_course(who, param(params, "courseId")?).await?,
+            Route::CourseReport => {
+                self.service
+                    .course_report(who, param(params, "courseId")?)
+                    .await?
+            }
+            Route::GetProfile => self.service.get_profile(who).await?,
+            Route::ListCourses => self.service.list_courses().await?,
+            Route::GetCourse => {
+                self.service
+                    .get_course(who, param(params, "courseId")?)
+                    .await?
+            }
             _ => {
                 return Err(Failure::internal(format!("{route:?} is not a read route")));
             }
@@ -218,32 +235,37 @@ impl App {
         incoming: &Incoming,
         idempotency: &Idempotency,
     ) -> Result<Output, Failure> {
-        let limit = self.config.limits.max_body_bytes;
+        let limit = self.service.config.limits.max_body_bytes;
         Ok(match (route, caller) {
             (Route::WebhookTurn, Caller::Integration(integration)) => {
                 let request = parse_json(&incoming.headers, &incoming.body, limit)?;
-                self.webhook_turn(integration, request, idempotency).await?
+                self.service
+                    .webhook_turn(integration, request, idempotency)
+                    .await?
             }
             (_, Caller::Integration(_)) => {
                 return Err(Problem::not_found("no such route for integrations").into());
             }
             (route, Caller::Student(who)) => match route {
                 Route::CreateThread => {
-                    self.create_thread(who, body(incoming, limit)?, idempotency)
+                    self.service
+                        .create_thread(who, body(incoming, limit)?, idempotency)
                         .await?
                 }
                 Route::PutProfile => {
-                    self.put_profile(who, body(incoming, limit)?, idempotency)
+                    self.service
+                        .put_profile(who, body(incoming, limit)?, idempotency)
                         .await?
                 }
                 Route::Turn => {
-                    self.turn(
-                        who,
-                        param(params, "threadId")?,
-                        body(incoming, limit)?,
-                        idempotency,
-                    )
-                    .await?
+                    self.service
+                        .turn(
+                            who,
+                            param(params, "threadId")?,
+                            body(incoming, limit)?,
+                            idempotency,
+                        )
+                        .await?
                 }
                 Route::PauseThread | Route::ResumeThread | Route::EndThread => {
                     let change = match route {
@@ -251,38 +273,43 @@ impl App {
                         Route::ResumeThread => LifecycleChange::Resume,
                         _ => LifecycleChange::End,
                     };
-                    self.change_lifecycle(who, param(params, "threadId")?, change, idempotency)
+                    self.service
+                        .change_lifecycle(who, param(params, "threadId")?, change, idempotency)
                         .await?
                 }
                 Route::DrillGrade => {
-                    self.grade_drill(
-                        who,
-                        param(params, "threadId")?,
-                        body(incoming, limit)?,
-                        idempotency,
-                    )
-                    .await?
+                    self.service
+                        .grade_drill(
+                            who,
+                            param(params, "threadId")?,
+                            body(incoming, limit)?,
+                            idempotency,
+                        )
+                        .await?
                 }
                 Route::McqSubmit => {
-                    self.mcq_submit(
-                        who,
-                        param(params, "threadId")?,
-                        body(incoming, limit)?,
-                        idempotency,
-                    )
-                    .await?
+                    self.service
+                        .mcq_submit(
+                            who,
+                            param(params, "threadId")?,
+                            body(incoming, limit)?,
+                            idempotency,
+                        )
+                        .await?
                 }
                 Route::SupportViewed => {
-                    self.support_viewed(
-                        who,
-                        param(params, "threadId")?,
-                        body(incoming, limit)?,
-                        idempotency,
-                    )
-                    .await?
+                    self.service
+                        .support_viewed(
+                            who,
+                            param(params, "threadId")?,
+                            body(incoming, limit)?,
+                            idempotency,
+                        )
+                        .await?
                 }
                 Route::TranscribeUpload => {
-                    self.transcription_upload(who, body(incoming, limit)?)
+                    self.service
+                        .transcription_upload(who, body(incoming, limit)?)
                         .await?
                 }
                 Route::Transcribe => {
@@ -291,16 +318,18 @@ impl App {
                         .get(header::CONTENT_TYPE)
                         .and_then(|v| v.to_str().ok());
                     if content_type.is_some_and(|t| t.starts_with("application/json")) {
-                        self.transcribe_uploaded(who, body(incoming, limit)?)
+                        self.service
+                            .transcribe_uploaded(who, body(incoming, limit)?)
                             .await?
                     } else {
                         let language = query(&incoming.uri, "language");
-                        self.transcribe_inline(
-                            content_type,
-                            incoming.body.clone(),
-                            language.as_deref(),
-                        )
-                        .await?
+                        self.service
+                            .transcribe_inline(
+                                content_type,
+                                incoming.body.clone(),
+                                language.as_deref(),
+                            )
+                            .await?
                     }
                 }
                 _ => {
@@ -313,7 +342,7 @@ impl App {
     }
 
     fn clock_now(&self) -> chrono::DateTime<chrono::Utc> {
-        self.clock.now()
+        self.service.clock.now()
     }
 }
 

@@ -17,3 +17,23 @@ pub mod server;
 pub mod site;
 pub mod stream;
 pub mod webhook;
+
+use crate::service::Service;
+
+/// The application every entry point serves (each Lambda function, the
+/// local server): the use cases, behind the authentication of their
+/// callers. The composition root (`crate::startup`) builds it.
+pub struct App {
+    pub(crate) service: Service,
+    /// Checks students' tokens.
+    pub(crate) auth: auth::Authenticator,
+    /// Checks integrations' signatures.
+    pub(crate) webhooks: webhook::WebhookVerifier,
+}
+
+impl App {
+    /// Whether voice notes can be transcribed here.
+    pub fn transcription_available(&self) -> bool {
+        self.service.transcription_available()
+    }
+}

@@ -5,12 +5,13 @@
 
 use chrono::Duration;
 
+use super::App;
 use super::failure::Failure;
 use super::handler::{Caller, IDEMPOTENCY_HEADER, Incoming};
 use super::problem::Problem;
 use super::routes::{Route, RouteSpec};
 use super::webhook::SIGNATURE_HEADER;
-use crate::service::{App, Begun, ClientKeys, KeyHolder, Operation};
+use crate::service::{Begun, ClientKeys, KeyHolder, Operation};
 use crate::store::request_hash;
 
 impl App {
@@ -35,6 +36,7 @@ impl App {
         };
         let hash = request_hash(incoming.uri.path(), &incoming.body);
         Ok(self
+            .service
             .begin_idempotent(operation(spec.route), holder, keys, &hash)
             .await?)
     }
@@ -42,7 +44,7 @@ impl App {
     /// How long an idempotency record of a request on `route` stays in
     /// progress: as long as the request can take.
     pub async fn idempotency_lock_time(&self, route: Route) -> Duration {
-        self.time_limit(operation(route)).await
+        self.service.time_limit(operation(route)).await
     }
 }
 

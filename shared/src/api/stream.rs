@@ -20,12 +20,13 @@ use serde_json::json;
 use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};
 use tracing::Instrument;
 
+use super::App;
 use super::body::parse_json;
 use super::failure::Failure;
 use super::handler::{Caller, Incoming, REPLAYED_HEADER};
 use super::problem::Problem;
 use super::routes::{Function, Matched, Route, match_route};
-use crate::service::{App, Begun};
+use crate::service::Begun;
 
 pub const EVENT_STREAM: &str = "text/event-stream";
 
@@ -226,18 +227,19 @@ impl App {
             }
             Begun::Run(idempotency) => idempotency,
         };
-        let limit = self.config.limits.max_body_bytes;
+        let limit = self.service.config.limits.max_body_bytes;
         let request = match parse_json(&incoming.headers, &incoming.body, limit) {
             Ok(request) => request,
             Err(e) => {
-                self.finish_idempotent(&idempotency, None).await;
+                self.service.finish_idempotent(&idempotency, None).await;
                 return Err(e.into());
             }
         };
         let (deltas, mut delta_read) = mpsc::unbounded_channel::<String>();
         let turn = async {
             let deltas = deltas;
-            self.turn_streaming(who, thread_id, request, &idempotency, &deltas)
+            self.service
+                .turn_streaming(who, thread_id, request, &idempotency, &deltas)
                 .await
         };
         let relay = async {
@@ -252,7 +254,8 @@ impl App {
         let (result, started) = tokio::join!(turn, relay);
         let replaced = result.as_ref().is_ok_and(|done| done.replaced);
         let result = result.map(|done| done.output);
-        self.finish_idempotent(&idempotency, result.as_ref().ok())
+        self.service
+            .finish_idempotent(&idempotency, result.as_ref().ok())
             .await;
         match result {
             Ok(output) => {

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::error::ServiceError;
 use super::threads::snapshot_or_new;
-use super::{App, Output};
+use super::{Output, Service};
 use crate::content::{Course, Workflow};
 use crate::engine::bkt;
 use crate::engine::snapshot_lite::{build_snapshot_lite, revisit_question_ids};
@@ -97,7 +97,7 @@ fn summary(course: &Course, workflow: &Workflow) -> CourseSummary {
     }
 }
 
-impl App {
+impl Service {
     /// `GET /courses`: every course of the content bundle, by title.
     pub async fn list_courses(&self) -> Result<Output, ServiceError> {
         let bundle = self.bundle().await;

@@ -10,7 +10,7 @@ use super::threads::{
     FirstRead, RECENT_MESSAGES, commit_with_retries, owned_thread, snapshot_or_new,
 };
 use super::timeline::{card_message, card_state, event_message, set_card_state};
-use super::{App, Output};
+use super::{Output, Service};
 use crate::content::Unit;
 use crate::engine::drill::{self, DrillError, Expected};
 use crate::engine::drill_grade::{DrillVerdict, grade_drill};
@@ -30,7 +30,7 @@ use crate::store::{Expected as Condition, UnitOfWork};
 /// Card answers kept for the next turn: more than a turn ever brings.
 const CARD_GRADES_KEPT: usize = 8;
 
-impl App {
+impl Service {
     pub async fn grade_drill(
         &self,
         who: &Principal,

@@ -11,8 +11,7 @@ use super::threads::{
     FirstRead, RECENT_MESSAGES, commit_with_retries, owned_thread, snapshot_or_new,
 };
 use super::timeline::{card_message, card_state, event_message, exam_state, set_card_state};
-use super::{App, Output, StartupError};
-use crate::config::Config;
+use super::{Output, Service};
 use crate::content::{Course, ExamItem, Unit};
 use crate::engine::evidence::{self, ExamSubmitted, SupportViewed, TransitionContext};
 use crate::engine::exam_cards::{self, CardRefusal};
@@ -36,16 +35,6 @@ pub enum ExamGateway {
 }
 
 impl ExamGateway {
-    pub fn from_config(
-        config: &Config,
-        env: &(dyn Fn(&str) -> Option<String> + Sync),
-    ) -> Result<Self, StartupError> {
-        Ok(match ExamApi::from_config(&config.exam_api, env)? {
-            Some(api) => ExamGateway::External(api),
-            None => ExamGateway::BuiltIn,
-        })
-    }
-
     /// Statuses of `question_ids` for the student, for deciding what to
     /// offer: when the external API is down the questions count as not
     /// available, so turns carry on without exam blocks.
@@ -155,7 +144,7 @@ impl LockoutStore for LockoutReads<'_> {
     }
 }
 
-impl App {
+impl Service {
     /// The built-in lockouts of `question_ids` and of the snapshot's
     /// revisit list, read in one request: everything an exam action looks
     /// at (with an external exam API, nothing is read here).
@@ -235,7 +224,7 @@ fn find_question<'c>(
     Ok((unit, item))
 }
 
-impl App {
+impl Service {
     /// `POST /threads/{threadId}/exam/mcq-submit`.
     pub async fn mcq_submit(
         &self,

@@ -1,10 +1,10 @@
 //! Idempotent requests: a request sent again with the same key gets the
 //! first one's response back and applies nothing twice. Its whole life is
-//! here: it begins ([`App::begin_idempotent`]) by taking an in-progress
+//! here: it begins ([`Service::begin_idempotent`]) by taking an in-progress
 //! record for each of its keys, or by finding the stored response; its use
 //! case completes the first record in the same commit as its changes
 //! ([`Idempotency::respond`]); once the use case has run,
-//! [`App::finish_idempotent`] keeps the response under its other keys, or
+//! [`Service::finish_idempotent`] keeps the response under its other keys, or
 //! releases every record if it failed. The records themselves are the
 //! store's (`store::IdempotencyKey`).
 //!
@@ -22,7 +22,7 @@ use serde::Serialize;
 
 use super::error::{KeySource, ServiceError};
 use super::exams::ExamGateway;
-use super::{App, JSON, Output};
+use super::{JSON, Output, Service};
 use crate::llm::provider::LlmCall;
 use crate::model::Principal;
 use crate::store::{
@@ -127,7 +127,7 @@ fn stored(output: &Output) -> StoredResponse {
     }
 }
 
-impl App {
+impl Service {
     /// Takes the records of a request's keys, or finds its stored
     /// response. `request_hash` identifies what was asked (path and body),
     /// so a key sent again with another request is refused.

@@ -18,7 +18,7 @@ use std::time::{Duration as StdDuration, Instant};
 
 use tokio::sync::OwnedMutexGuard;
 
-use super::App;
+use super::Service;
 use super::error::ServiceError;
 use super::idempotency::Operation;
 use crate::config::StoreBackend;
@@ -62,7 +62,7 @@ impl TurnQueues {
     }
 }
 
-impl App {
+impl Service {
     /// Takes the lease on `thread_id` for `who`, waiting for a turn that
     /// holds it for up to [`LEASE_WAIT`].
     pub(crate) async fn lease_thread(

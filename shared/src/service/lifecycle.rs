@@ -13,7 +13,7 @@ use super::error::ServiceError;
 use super::idempotency::Idempotency;
 use super::threads::{commit_with_retries, owned_thread, snapshot_or_new};
 use super::views::state_view;
-use super::{App, Output};
+use super::{Output, Service};
 use crate::content::Bundle;
 use crate::engine::modes::{self, Ended, Ending};
 use crate::engine::session_timeline::{self, SessionClose};
@@ -67,7 +67,7 @@ fn status_word(status: ThreadStatus) -> &'static str {
     }
 }
 
-impl App {
+impl Service {
     pub async fn change_lifecycle(
         &self,
         who: &Principal,
@@ -165,7 +165,7 @@ impl App {
     }
 }
 
-impl App {
+impl Service {
     /// The thread's mode closes its session as its own finish would; what
     /// that changes in the student's record joins `work`.
     async fn close_session(

@@ -13,7 +13,7 @@ use chrono::{DateTime, Utc};
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
-use super::App;
+use super::Service;
 use crate::integrations::outbound::{DeliveryOutcome, Notification, UnreadableNotification};
 use crate::model::{OutboundEvent, integration_student};
 use crate::store::{Store, TurnLog, UnitOfWork};
@@ -26,7 +26,7 @@ pub fn event_id(thread_id: &str, turn_id: &str, kind: &str, n: usize) -> String 
     format!("evt_{hex}")
 }
 
-impl App {
+impl Service {
     /// Sends the events a committed turn raised: queued, where a queue is
     /// configured, before the response; otherwise in the background.
     pub(crate) async fn send_events(

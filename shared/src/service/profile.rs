@@ -5,7 +5,7 @@ use super::error::ServiceError;
 use super::idempotency::Idempotency;
 use super::text_hygiene;
 use super::threads::commit_with_retries;
-use super::{App, Output};
+use super::{Output, Service};
 use crate::model::{CreateThreadRequest, Personalization, Principal, StudentProfile};
 use crate::store::{Expected, SavedProfile, UnitOfWork};
 
@@ -117,7 +117,7 @@ fn cleaned(profile: &StudentProfile, checked: &Personalization) -> StudentProfil
     }
 }
 
-impl App {
+impl Service {
     /// `GET /me/profile`: what the student saved, `{}` before they save anything.
     pub async fn get_profile(&self, who: &Principal) -> Result<Output, ServiceError> {
         let saved = self.store.get_profile(&who.student_id).await?;

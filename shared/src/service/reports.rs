@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::error::ServiceError;
 use super::threads::{RECENT_MESSAGES, owned_thread, snapshot_or_new};
 use super::views::session_summary;
-use super::{App, Output};
+use super::{Output, Service};
 use crate::content::Course;
 use crate::engine::bkt;
 use crate::engine::lockout::LockoutStatus;
@@ -187,7 +187,7 @@ fn unit_line(
     })
 }
 
-impl App {
+impl Service {
     pub async fn thread_summary(
         &self,
         who: &Principal,

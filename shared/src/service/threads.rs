@@ -8,7 +8,7 @@ use super::idempotency::Idempotency;
 use super::lease::backoff;
 use super::timeline::with_card_states;
 use super::views;
-use super::{App, Output};
+use super::{Output, Service};
 use crate::content::{Course, Workflow};
 use crate::engine::lockout::{LockoutStatus, NoLockouts};
 use crate::engine::modes::{self, Start, StartCall, StartReply};
@@ -50,12 +50,12 @@ fn seed_of(thread_id: &str) -> u64 {
 /// The thread, if it exists and is the caller's; otherwise 404 either way,
 /// so nobody can probe for other students' threads.
 pub(crate) async fn owned_thread(
-    app: &App,
+    service: &Service,
     who: &Principal,
     thread_id: &str,
     recent: usize,
 ) -> Result<ThreadRecord, ServiceError> {
-    let record = app
+    let record = service
         .store
         .get_thread(thread_id, recent)
         .await
@@ -86,14 +86,14 @@ impl FirstRead {
 
     pub(crate) async fn or_fresh(
         &self,
-        app: &App,
+        service: &Service,
         who: &Principal,
         thread_id: &str,
     ) -> Result<ThreadRecord, ServiceError> {
         let first = self.0.lock().unwrap_or_else(|e| e.into_inner()).take();
         match first {
             Some(record) => Ok(record),
-            None => owned_thread(app, who, thread_id, RECENT_MESSAGES).await,
+            None => owned_thread(service, who, thread_id, RECENT_MESSAGES).await,
         }
     }
 }
@@ -115,7 +115,7 @@ pub(crate) fn snapshot_or_new(
 /// a version conflict reads and computes again, a few times, after a
 /// jittered pause so that requests in conflict do not collide again in step.
 pub(crate) async fn commit_with_retries<F, Fut, T>(
-    app: &App,
+    service: &Service,
     mut attempt: F,
 ) -> Result<T, ServiceError>
 where
@@ -125,7 +125,7 @@ where
     let mut last = None;
     for n in 0..COMMIT_ATTEMPTS {
         let (work, value) = attempt(n).await?;
-        match app.store.commit(work).await {
+        match service.store.commit(work).await {
             Ok(()) => return Ok(value),
             Err(StoreError::Conflict(item)) => {
                 // Expected under concurrency: a count to watch, not a fault.
@@ -134,7 +134,7 @@ where
                 if n + 1 < COMMIT_ATTEMPTS {
                     tokio::time::sleep(backoff(
                         n as u32,
-                        app.ids.seed(),
+                        service.ids.seed(),
                         COMMIT_BACKOFF_BASE,
                         COMMIT_BACKOFF_CAP,
                     ))
@@ -279,7 +279,7 @@ fn check_problems(
     }
 }
 
-impl App {
+impl Service {
     /// `POST /threads`.
     pub async fn create_thread(
         &self,

@@ -10,7 +10,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::error::ServiceError;
-use super::{App, Output};
+use super::{Output, Service};
 use crate::llm::transcription::{AudioClip, AudioFormat, TranscriptionError};
 use crate::model::Principal;
 use crate::store::AudioFetchError;
@@ -69,7 +69,7 @@ fn transcription_problem(e: TranscriptionError) -> ServiceError {
     }
 }
 
-impl App {
+impl Service {
     /// Audio in the request body (small recordings).
     pub async fn transcribe_inline(
         &self,

@@ -24,7 +24,7 @@ use super::events::check_client_event;
 use super::idempotency::Idempotency;
 use super::threads::{RECENT_MESSAGES, commit_with_retries, owned_thread, snapshot_or_new};
 use super::views::state_view;
-use super::{App, Output};
+use super::{Output, Service};
 use crate::content::Bundle;
 use crate::engine::drill_token::TokenKeys;
 use crate::engine::lockout::LockoutStatus;
@@ -224,7 +224,7 @@ struct Settled {
     attempts: usize,
 }
 
-impl App {
+impl Service {
     pub async fn turn(
         &self,
         who: &Principal,

@@ -8,7 +8,7 @@ use super::error::ServiceError;
 use super::idempotency::Idempotency;
 use super::threads::snapshot_or_new;
 use super::turn::{Shape, WebhookSettings};
-use super::{App, Output};
+use super::{Output, Service};
 use crate::config::WebhookIntegration;
 use chrono::{DateTime, Utc};
 
@@ -33,7 +33,7 @@ fn session_thread_id(integration: &str, session_id: &str) -> String {
     format!("wh-{hex}")
 }
 
-impl App {
+impl Service {
     pub async fn webhook_turn(
         &self,
         integration: &WebhookIntegration,
