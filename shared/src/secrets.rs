@@ -14,7 +14,7 @@
 //!
 //! When: once per execution environment, and the values are then kept for
 //! its whole life. The extension answers only during the Invoke phase (during
-//! Init it replies "not ready to serve traffic"), so `api::lambda::run`
+//! Init it replies "not ready to serve traffic"), so `startup::lambda::run`
 //! opens the store and the content during init and, on the first
 //! invocation, fetches the secrets and builds the app from
 //! [`Secrets::lookup`]; a failure is not kept, so the next invocation tries
