@@ -7,11 +7,11 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
+use tutorflow::api::App;
 use tutorflow::api::auth::dev_token;
 use tutorflow::api::site::{LocalSite, PageConfig};
 use tutorflow::api::{logging, server};
 use tutorflow::config::{AuthMode, Config, ContentSourceKind, SecretRef};
-use tutorflow::service::App;
 
 #[derive(clap::Args)]
 pub struct Args {

@@ -17,6 +17,7 @@ use http::{HeaderMap, Method, Uri};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
+use tutorflow::api::App;
 use tutorflow::api::auth::dev_token;
 use tutorflow::api::handler::{IDEMPOTENCY_HEADER, Incoming};
 use tutorflow::api::routes::Function;
@@ -37,7 +38,8 @@ use tutorflow::model::{
     MasteryTier, McqSubmitRequest, McqSubmitResponse, Mode, ModeState, Role, SnapshotLite,
     SupportType, SupportViewedRequest, SupportViewedResponse, TurnRequest, TurnResponse, TutorCard,
 };
-use tutorflow::service::{App, AppParts, Clock, Ids, StartupError};
+use tutorflow::service::{AppParts, Clock, Ids};
+use tutorflow::startup::StartupError;
 use tutorflow::store::{
     ContentCache, LoadError, Order, PageRequest, Retention, SqliteStore, Store,
 };

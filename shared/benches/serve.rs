@@ -16,10 +16,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
+use tutorflow::api::App;
 use tutorflow::api::auth::dev_token;
 use tutorflow::api::server;
 use tutorflow::config::Config;
-use tutorflow::service::App;
 
 const THREADS_PER_CONNECTION: usize = 4;
 const MESSAGES: [&str; 4] = [

@@ -18,11 +18,11 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
+use tutorflow::api::App;
 use tutorflow::api::auth::dev_token;
 use tutorflow::api::server;
 use tutorflow::config::{Config, ProviderKind};
 use tutorflow::llm::sse::SseParser;
-use tutorflow::service::App;
 
 const SECRET: &str = "bench-jwt-secret-0123456789abcdef";
 /// Pieces of the reply's JSON the stand-in sends, one per pace.

@@ -14,7 +14,7 @@
 //!
 //! When: once per execution environment, and the values are then kept for
 //! its whole life. The extension answers only during the Invoke phase (during
-//! Init it replies "not ready to serve traffic"), so `api::lambda::run`
+//! Init it replies "not ready to serve traffic"), so `startup::lambda::run`
 //! opens the store and the content during init and, on the first
 //! invocation, fetches the secrets and builds the app from
 //! [`Secrets::lookup`]; a failure is not kept, so the next invocation tries
@@ -29,7 +29,7 @@ use std::time::Duration;
 use reqwest::{StatusCode, Url};
 use serde::Deserialize;
 
-use crate::config::{Config, SecretRef};
+use crate::config::{Config, ConfigError, SecretRef};
 
 /// The variable the extension reads its port from (Lambda configuration).
 pub const EXTENSION_PORT_ENV: &str = "PARAMETERS_SECRETS_EXTENSION_HTTP_PORT";
@@ -58,6 +58,46 @@ pub enum SecretError {
     /// The environment does not allow reading remote secrets at all.
     #[error("{var}: {message}")]
     Environment { var: &'static str, message: String },
+}
+
+/// Why a secret reference in the configuration gave no value.
+#[derive(Debug, thiserror::Error)]
+pub enum UnresolvedSecret {
+    /// The reference is not in a form a secret can be read from.
+    #[error(transparent)]
+    Malformed(#[from] ConfigError),
+    /// Nothing is set under it: an unset variable, or a remote secret that
+    /// was not fetched.
+    #[error("{setting}: {reference} is not set")]
+    Unset { setting: String, reference: String },
+}
+
+impl From<UnresolvedSecret> for ConfigError {
+    fn from(e: UnresolvedSecret) -> Self {
+        match e {
+            UnresolvedSecret::Malformed(e) => e,
+            UnresolvedSecret::Unset { setting, reference } => ConfigError::Invalid {
+                key: setting,
+                message: format!("{reference} is not set"),
+            },
+        }
+    }
+}
+
+/// The value of the secret `reference` names, read through `lookup` (see
+/// [`SecretRef::resolve`]); `setting` is the configuration key the
+/// reference is written under, for the error.
+pub fn resolve(
+    setting: &str,
+    reference: &str,
+    lookup: impl Fn(&str) -> Option<String>,
+) -> Result<String, UnresolvedSecret> {
+    SecretRef::parse(reference)?
+        .resolve(lookup)
+        .ok_or_else(|| UnresolvedSecret::Unset {
+            setting: setting.to_owned(),
+            reference: reference.to_owned(),
+        })
 }
 
 /// Reads remote secret references through the Parameters and Secrets

@@ -1,7 +1,8 @@
 //! The `exam-submit` Lambda function: POST /threads/{threadId}/exam/mcq-submit.
 //! Everything it does is in the shared library; this only starts it.
 
-use tutorflow::api::{lambda, routes::Function};
+use tutorflow::api::routes::Function;
+use tutorflow::startup::lambda;
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_http::Error> {

@@ -15,15 +15,9 @@ use tokio::sync::RwLock;
 use tokio::time::Instant;
 
 use super::problem::Problem;
-use crate::config::{AuthConfig, AuthMode, ConfigError, SecretRef};
-
-/// An authenticated student.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Principal {
-    pub student_id: String,
-    /// Member of the configured staff group: may see debug traces.
-    pub staff: bool,
-}
+use crate::config::{AuthConfig, AuthMode, ConfigError};
+use crate::model::{INTEGRATION_NAMESPACE, Principal};
+use crate::secrets;
 
 #[derive(Debug, Serialize, Deserialize)]
 struct Claims {
@@ -92,12 +86,7 @@ impl Authenticator {
                     .hs256_secret
                     .as_deref()
                     .ok_or_else(|| missing("auth.hs256_secret"))?;
-                let secret = SecretRef::parse(reference)?.resolve(&env).ok_or_else(|| {
-                    ConfigError::Invalid {
-                        key: "auth.hs256_secret".into(),
-                        message: format!("{reference} is not set"),
-                    }
-                })?;
+                let secret = secrets::resolve("auth.hs256_secret", reference, &env)?;
                 Verifier::Hs256 {
                     key: DecodingKey::from_secret(secret.as_bytes()),
                     validation: validation(Algorithm::HS256),
@@ -199,28 +188,6 @@ fn authorizer_list(value: &str) -> Vec<String> {
 
 /// Longest accepted subject: student ids key stored items.
 pub const MAX_SUBJECT_BYTES: usize = 200;
-
-/// Where the students of webhook integrations live (see
-/// [`Principal::integration_student`]); no token's subject may start with it.
-pub const INTEGRATION_NAMESPACE: &str = "integration:";
-
-impl Principal {
-    /// A student an integration acts for: namespaced by the integration, so
-    /// neither a token's subject nor another integration can reach its threads.
-    pub fn integration_student(integration_id: &str, student_id: &str) -> Principal {
-        Principal {
-            student_id: format!("{INTEGRATION_NAMESPACE}{integration_id}/{student_id}"),
-            staff: false,
-        }
-    }
-}
-
-/// The integration and its own id for a student an integration acts for.
-pub fn integration_student(student_id: &str) -> Option<(&str, &str)> {
-    student_id
-        .strip_prefix(INTEGRATION_NAMESPACE)?
-        .split_once('/')
-}
 
 /// A subject the store can key student state by, outside the integrations' namespace.
 fn check_subject(sub: &str) -> Result<(), Problem> {

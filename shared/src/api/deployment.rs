@@ -12,7 +12,7 @@ use crate::config::{
 
 /// Settings every deployed function must be given, because their defaults
 /// are local ones or guesses (the table name `tutorflow`, the development
-/// drill key). Every function builds the whole `service::App`, which signs
+/// drill key). Every function builds the whole `api::App`, which signs
 /// and checks drill tokens.
 const REQUIRED_EVERYWHERE: &[&str] = &[
     "store.backend",

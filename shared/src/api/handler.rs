@@ -10,16 +10,17 @@ use http::{Method, Response, StatusCode, Uri};
 use serde::de::DeserializeOwned;
 use tracing::Instrument;
 
-use super::auth::Principal;
+use super::App;
 use super::body::parse_json;
-use super::idempotency::{Begun, Caller};
+use super::failure::Failure;
 use super::problem::Problem;
 use super::routes::{Function, Matched, PathParams, Route, RouteSpec, match_route};
-use crate::model::{Mode, ThreadStatus};
+use crate::config::WebhookIntegration;
+use crate::model::{Mode, Principal, ThreadStatus};
 use crate::service::lifecycle::LifecycleChange;
-use crate::service::{App, Output, ServiceError};
+use crate::service::{Begun, Idempotency, Output};
 use crate::service::{LogFormat, ThreadFilter};
-use crate::store::{IdempotencyLock, PageRequest, StoreError};
+use crate::store::PageRequest;
 
 pub const IDEMPOTENCY_HEADER: &str = "idempotency-key";
 pub const REQUEST_ID_HEADER: &str = "x-request-id";
@@ -29,6 +30,12 @@ pub const REPLAYED_HEADER: &str = "idempotent-replayed";
 /// Default and largest page of a listing.
 const DEFAULT_PAGE: usize = 20;
 const MAX_PAGE: usize = 100;
+
+/// Who a request acts for.
+pub(super) enum Caller<'a> {
+    Student(Principal),
+    Integration(&'a WebhookIntegration),
+}
 
 /// One HTTP request as every entry point hands it over.
 #[derive(Debug, Clone)]
@@ -76,27 +83,8 @@ impl App {
     }
 
     /// The problem+json response for `e`, logged as its kind deserves.
-    pub(super) fn failure(&self, e: ServiceError, path: &str, request_id: &str) -> Response<Bytes> {
-        match &e {
-            ServiceError::Internal(detail) => {
-                tracing::error!(error = %detail, "request failed")
-            }
-            // Expected outcomes of concurrent requests, not faults.
-            ServiceError::Store(
-                store @ (StoreError::Conflict(_)
-                | StoreError::IdempotencyInProgress { .. }
-                | StoreError::IdempotencyKeyReused { .. }),
-            ) => {
-                tracing::warn!(error = %store, "request refused: concurrent change")
-            }
-            ServiceError::Store(store) => {
-                tracing::error!(error = %store, "store error")
-            }
-            ServiceError::Problem(p) if p.status.is_server_error() => {
-                tracing::warn!(detail = %p.detail, "request failed")
-            }
-            ServiceError::Problem(_) => {}
-        }
+    pub(super) fn failure(&self, e: Failure, path: &str, request_id: &str) -> Response<Bytes> {
+        e.log();
         e.to_problem().to_response(path, request_id)
     }
 
@@ -112,18 +100,19 @@ impl App {
         &self,
         incoming: &Incoming,
         only: Option<Function>,
-    ) -> Result<Response<Bytes>, ServiceError> {
+    ) -> Result<Response<Bytes>, Failure> {
         let (spec, params) = match match_route(&incoming.method, incoming.uri.path()) {
             Matched::Found(spec, params) if only.is_none_or(|f| f == spec.function) => {
                 (spec, params)
             }
             Matched::WrongMethod(allow) => return Err(Problem::method_not_allowed(allow).into()),
             _ => {
-                return Err(ServiceError::not_found(format!(
+                return Err(Problem::not_found(format!(
                     "no route {} {}",
                     incoming.method,
                     incoming.uri.path()
-                )));
+                ))
+                .into());
             }
         };
         if let Some(thread_id) = params.get("threadId") {
@@ -135,7 +124,7 @@ impl App {
         }
         if !spec.mutating {
             let Caller::Student(who) = &caller else {
-                return Err(ServiceError::not_found("no such route for integrations"));
+                return Err(Problem::not_found("no such route for integrations").into());
             };
             return self
                 .read(spec.route, who, &params, incoming)
@@ -143,14 +132,16 @@ impl App {
                 .map(ok_response);
         }
         // Mutating: an Idempotency-Key (or client turn id) makes a retry safe.
-        let locks = match self.begin_request(spec, &caller, incoming).await? {
+        let idempotency = match self.begin_request(spec, &caller, incoming).await? {
             Begun::Replay(stored) => return Ok(replayed(stored)),
-            Begun::Run(locks) => locks,
+            Begun::Run(idempotency) => idempotency,
         };
         let result = self
-            .mutate(spec.route, &caller, &params, incoming, locks.primary())
+            .mutate(spec.route, &caller, &params, incoming, &idempotency)
             .await;
-        self.finish_request(spec.route, &locks, &result).await;
+        self.service
+            .finish_idempotent(&idempotency, result.as_ref().ok())
+            .await;
         result.map(ok_response)
     }
 
@@ -158,7 +149,7 @@ impl App {
         &'a self,
         spec: &RouteSpec,
         incoming: &Incoming,
-    ) -> Result<Caller<'a>, ServiceError> {
+    ) -> Result<Caller<'a>, Failure> {
         if spec.route == Route::WebhookTurn {
             let integration = self.webhooks.verify(
                 &incoming.headers,
@@ -180,44 +171,60 @@ impl App {
         who: &Principal,
         params: &PathParams,
         incoming: &Incoming,
-    ) -> Result<Output, ServiceError> {
-        match route {
-            Route::Summary => self.thread_summary(who, param(params, "threadId")?).await,
+    ) -> Result<Output, Failure> {
+        Ok(match route {
+            Route::Summary => {
+                self.service
+                    .thread_summary(who, param(params, "threadId")?)
+                    .await?
+            }
             Route::GetThread => {
-                self.get_thread(who, param(params, "threadId")?, page(&incoming.uri)?)
-                    .await
+                self.service
+                    .get_thread(who, param(params, "threadId")?, page(&incoming.uri)?)
+                    .await?
             }
             Route::ListThreads => {
-                self.list_threads(who, page(&incoming.uri)?, thread_filter(&incoming.uri)?)
-                    .await
+                self.service
+                    .list_threads(who, page(&incoming.uri)?, thread_filter(&incoming.uri)?)
+                    .await?
             }
             Route::ThreadLogs => {
                 let format = match query(&incoming.uri, "format").as_deref() {
                     None | Some("json") => LogFormat::Json,
                     Some("text") => LogFormat::Text,
                     Some(other) => {
-                        return Err(ServiceError::invalid_field(
-                            "format",
-                            format!("unknown format `{other}`; use json or text"),
-                        ));
+                        return Err(Problem::invalid_body(format!(
+                            "unknown format `{other}`; use json or text"
+                        ))
+                        .with_field("format")
+                        .into());
                     }
                 };
-                self.thread_logs(
-                    who,
-                    param(params, "threadId")?,
-                    page(&incoming.uri)?,
-                    format,
-                )
-                .await
+                self.service
+                    .thread_logs(
+                        who,
+                        param(params, "threadId")?,
+                        page(&incoming.uri)?,
+                        format,
+                    )
+                    .await?
             }
-            Route::CourseReport => self.course_report(who, param(params, "courseId")?).await,
-            Route::GetProfile => self.get_profile(who).await,
-            Route::ListCourses => self.list_courses().await,
-            Route::GetCourse => self.get_course(who, param(params, "courseId")?).await,
-            _ => Err(ServiceError::internal(format!(
-                "{route:?} is not a read route"
-            ))),
-        }
+            Route::CourseReport => {
+                self.service
+                    .course_report(who, param(params, "courseId")?)
+                    .await?
+            }
+            Route::GetProfile => self.service.get_profile(who).await?,
+            Route::ListCourses => self.service.list_courses().await?,
+            Route::GetCourse => {
+                self.service
+                    .get_course(who, param(params, "courseId")?)
+                    .await?
+            }
+            _ => {
+                return Err(Failure::internal(format!("{route:?} is not a read route")));
+            }
+        })
     }
 
     async fn mutate(
@@ -226,28 +233,39 @@ impl App {
         caller: &Caller<'_>,
         params: &PathParams,
         incoming: &Incoming,
-        lock: Option<&IdempotencyLock>,
-    ) -> Result<Output, ServiceError> {
-        let limit = self.config.limits.max_body_bytes;
-        match (route, caller) {
+        idempotency: &Idempotency,
+    ) -> Result<Output, Failure> {
+        let limit = self.service.config.limits.max_body_bytes;
+        Ok(match (route, caller) {
             (Route::WebhookTurn, Caller::Integration(integration)) => {
                 let request = parse_json(&incoming.headers, &incoming.body, limit)?;
-                self.webhook_turn(integration, request, lock).await
+                self.service
+                    .webhook_turn(integration, request, idempotency)
+                    .await?
             }
             (_, Caller::Integration(_)) => {
-                Err(ServiceError::not_found("no such route for integrations"))
+                return Err(Problem::not_found("no such route for integrations").into());
             }
             (route, Caller::Student(who)) => match route {
-                Route::CreateThread => self.create_thread(who, body(incoming, limit)?, lock).await,
-                Route::PutProfile => self.put_profile(who, body(incoming, limit)?, lock).await,
+                Route::CreateThread => {
+                    self.service
+                        .create_thread(who, body(incoming, limit)?, idempotency)
+                        .await?
+                }
+                Route::PutProfile => {
+                    self.service
+                        .put_profile(who, body(incoming, limit)?, idempotency)
+                        .await?
+                }
                 Route::Turn => {
-                    self.turn(
-                        who,
-                        param(params, "threadId")?,
-                        body(incoming, limit)?,
-                        lock,
-                    )
-                    .await
+                    self.service
+                        .turn(
+                            who,
+                            param(params, "threadId")?,
+                            body(incoming, limit)?,
+                            idempotency,
+                        )
+                        .await?
                 }
                 Route::PauseThread | Route::ResumeThread | Route::EndThread => {
                     let change = match route {
@@ -255,38 +273,44 @@ impl App {
                         Route::ResumeThread => LifecycleChange::Resume,
                         _ => LifecycleChange::End,
                     };
-                    self.change_lifecycle(who, param(params, "threadId")?, change, lock)
-                        .await
+                    self.service
+                        .change_lifecycle(who, param(params, "threadId")?, change, idempotency)
+                        .await?
                 }
                 Route::DrillGrade => {
-                    self.grade_drill(
-                        who,
-                        param(params, "threadId")?,
-                        body(incoming, limit)?,
-                        lock,
-                    )
-                    .await
+                    self.service
+                        .grade_drill(
+                            who,
+                            param(params, "threadId")?,
+                            body(incoming, limit)?,
+                            idempotency,
+                        )
+                        .await?
                 }
                 Route::McqSubmit => {
-                    self.mcq_submit(
-                        who,
-                        param(params, "threadId")?,
-                        body(incoming, limit)?,
-                        lock,
-                    )
-                    .await
+                    self.service
+                        .mcq_submit(
+                            who,
+                            param(params, "threadId")?,
+                            body(incoming, limit)?,
+                            idempotency,
+                        )
+                        .await?
                 }
                 Route::SupportViewed => {
-                    self.support_viewed(
-                        who,
-                        param(params, "threadId")?,
-                        body(incoming, limit)?,
-                        lock,
-                    )
-                    .await
+                    self.service
+                        .support_viewed(
+                            who,
+                            param(params, "threadId")?,
+                            body(incoming, limit)?,
+                            idempotency,
+                        )
+                        .await?
                 }
                 Route::TranscribeUpload => {
-                    self.transcription_upload(who, body(incoming, limit)?).await
+                    self.service
+                        .transcription_upload(who, body(incoming, limit)?)
+                        .await?
                 }
                 Route::Transcribe => {
                     let content_type = incoming
@@ -294,51 +318,56 @@ impl App {
                         .get(header::CONTENT_TYPE)
                         .and_then(|v| v.to_str().ok());
                     if content_type.is_some_and(|t| t.starts_with("application/json")) {
-                        self.transcribe_uploaded(who, body(incoming, limit)?).await
+                        self.service
+                            .transcribe_uploaded(who, body(incoming, limit)?)
+                            .await?
                     } else {
                         let language = query(&incoming.uri, "language");
-                        self.transcribe_inline(
-                            content_type,
-                            incoming.body.clone(),
-                            language.as_deref(),
-                        )
-                        .await
+                        self.service
+                            .transcribe_inline(
+                                content_type,
+                                incoming.body.clone(),
+                                language.as_deref(),
+                            )
+                            .await?
                     }
                 }
-                _ => Err(ServiceError::internal(format!(
-                    "{route:?} is not a mutating route"
-                ))),
+                _ => {
+                    return Err(Failure::internal(format!(
+                        "{route:?} is not a mutating route"
+                    )));
+                }
             },
-        }
+        })
     }
 
     fn clock_now(&self) -> chrono::DateTime<chrono::Utc> {
-        self.clock.now()
+        self.service.clock.now()
     }
 }
 
-fn body<T: DeserializeOwned>(incoming: &Incoming, limit: usize) -> Result<T, ServiceError> {
+fn body<T: DeserializeOwned>(incoming: &Incoming, limit: usize) -> Result<T, Failure> {
     Ok(parse_json(&incoming.headers, &incoming.body, limit)?)
 }
 
-fn param<'p>(params: &'p PathParams, name: &str) -> Result<&'p str, ServiceError> {
+fn param<'p>(params: &'p PathParams, name: &str) -> Result<&'p str, Failure> {
     params
         .get(name)
-        .ok_or_else(|| ServiceError::internal(format!("route without {{{name}}}")))
+        .ok_or_else(|| Failure::internal(format!("route without {{{name}}}")))
 }
 
 /// `?status=` and `?mode=` of `GET /me/threads`.
-fn thread_filter(uri: &Uri) -> Result<ThreadFilter, ServiceError> {
+fn thread_filter(uri: &Uri) -> Result<ThreadFilter, Problem> {
     let status = match query(uri, "status").as_deref() {
         None => None,
         Some("active") => Some(ThreadStatus::Active),
         Some("paused") => Some(ThreadStatus::Paused),
         Some("completed") => Some(ThreadStatus::Completed),
         Some(other) => {
-            return Err(ServiceError::invalid_field(
-                "status",
-                format!("unknown status `{other}`; use active, paused or completed"),
-            ));
+            return Err(Problem::invalid_body(format!(
+                "unknown status `{other}`; use active, paused or completed"
+            ))
+            .with_field("status"));
         }
     };
     let mode = match query(uri, "mode") {
@@ -348,13 +377,11 @@ fn thread_filter(uri: &Uri) -> Result<ThreadFilter, ServiceError> {
                 .into_iter()
                 .find(|m| m.as_str() == name)
                 .ok_or_else(|| {
-                    ServiceError::invalid_field(
-                        "mode",
-                        format!(
-                            "unknown mode `{name}`; use one of {}",
-                            Mode::ALL.map(Mode::as_str).join(", ")
-                        ),
-                    )
+                    Problem::invalid_body(format!(
+                        "unknown mode `{name}`; use one of {}",
+                        Mode::ALL.map(Mode::as_str).join(", ")
+                    ))
+                    .with_field("mode")
                 })?,
         ),
     };
@@ -391,7 +418,7 @@ fn percent_decode(text: &str) -> String {
 }
 
 /// `?limit=&cursor=` of a listing.
-fn page(uri: &Uri) -> Result<PageRequest, ServiceError> {
+fn page(uri: &Uri) -> Result<PageRequest, Problem> {
     let limit = match query(uri, "limit") {
         None => DEFAULT_PAGE,
         Some(raw) => raw
@@ -399,12 +426,8 @@ fn page(uri: &Uri) -> Result<PageRequest, ServiceError> {
             .ok()
             .filter(|n| (1..=MAX_PAGE).contains(n))
             .ok_or_else(|| {
-                ServiceError::from(
-                    Problem::bad_request(format!(
-                        "limit must be a whole number from 1 to {MAX_PAGE}"
-                    ))
-                    .with_field("limit"),
-                )
+                Problem::bad_request(format!("limit must be a whole number from 1 to {MAX_PAGE}"))
+                    .with_field("limit")
             })?,
     };
     Ok(match query(uri, "cursor") {

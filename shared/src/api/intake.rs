@@ -13,10 +13,10 @@ use http::{Response, StatusCode, header};
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use hyper::body::Incoming as Body;
 
+use super::App;
 use super::handler::Incoming;
 use super::problem::Problem;
 use super::routes::{Matched, Route, match_route};
-use crate::service::App;
 
 /// What a route accepts as a body.
 struct BodyRule {
@@ -26,11 +26,11 @@ struct BodyRule {
 }
 
 fn body_rule(app: &App, parts: &Parts) -> BodyRule {
-    let json = app.config.limits.max_body_bytes;
+    let json = app.service.config.limits.max_body_bytes;
     match match_route(&parts.method, parts.uri.path()) {
         Matched::Found(spec, _) if spec.route == Route::Transcribe => {
-            let audio =
-                usize::try_from(app.config.transcription.max_inline_bytes).unwrap_or(usize::MAX);
+            let audio = usize::try_from(app.service.config.transcription.max_inline_bytes)
+                .unwrap_or(usize::MAX);
             BodyRule {
                 limit: json.max(audio),
                 authenticate_first: true,
@@ -66,7 +66,7 @@ pub async fn read_request(
     {
         return refuse(problem);
     }
-    let timeout = Duration::from_millis(app.config.server.body_timeout_ms);
+    let timeout = Duration::from_millis(app.service.config.server.body_timeout_ms);
     let collected = tokio::time::timeout(timeout, Limited::new(body, rule.limit).collect());
     let body = match collected.await {
         Ok(Ok(collected)) => collected.to_bytes(),

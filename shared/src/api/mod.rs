@@ -5,14 +5,35 @@
 pub mod auth;
 pub mod body;
 pub mod deployment;
+mod failure;
 pub mod handler;
-mod idempotency;
 pub mod intake;
 pub mod lambda;
 pub mod logging;
 pub mod problem;
+mod request_keys;
 pub mod routes;
 pub mod server;
 pub mod site;
 pub mod stream;
 pub mod webhook;
+
+use crate::service::Service;
+
+/// The application every entry point serves (each Lambda function, the
+/// local server): the use cases, behind the authentication of their
+/// callers. The composition root (`crate::startup`) builds it.
+pub struct App {
+    pub(crate) service: Service,
+    /// Checks students' tokens.
+    pub(crate) auth: auth::Authenticator,
+    /// Checks integrations' signatures.
+    pub(crate) webhooks: webhook::WebhookVerifier,
+}
+
+impl App {
+    /// Whether voice notes can be transcribed here.
+    pub fn transcription_available(&self) -> bool {
+        self.service.transcription_available()
+    }
+}

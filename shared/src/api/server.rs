@@ -15,10 +15,10 @@ use hyper::{Request, Response};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
 
+use super::App;
 use super::intake::read_request;
 use super::site::LocalSite;
 use super::stream::{Answer, EventBody};
-use crate::service::App;
 
 /// Accepts connections on `listener` until `shutdown` completes: the API only.
 pub async fn serve(app: Arc<App>, listener: TcpListener, shutdown: impl Future<Output = ()>) {
@@ -45,7 +45,8 @@ pub async fn serve_with_site(
             () = &mut shutdown => break,
         };
         let (app, site) = (app.clone(), site.clone());
-        let header_timeout = std::time::Duration::from_millis(app.config.server.header_timeout_ms);
+        let header_timeout =
+            std::time::Duration::from_millis(app.service.config.server.header_timeout_ms);
         tokio::spawn(async move {
             let service = service_fn(move |request| {
                 let (app, site) = (app.clone(), site.clone());

@@ -20,11 +20,13 @@ use serde_json::json;
 use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};
 use tracing::Instrument;
 
+use super::App;
 use super::body::parse_json;
-use super::handler::{Incoming, REPLAYED_HEADER};
-use super::idempotency::{Begun, Caller};
+use super::failure::Failure;
+use super::handler::{Caller, Incoming, REPLAYED_HEADER};
+use super::problem::Problem;
 use super::routes::{Function, Matched, Route, match_route};
-use crate::service::{App, Output, ServiceError};
+use crate::service::Begun;
 
 pub const EVENT_STREAM: &str = "text/event-stream";
 
@@ -147,7 +149,7 @@ impl App {
             }
             Some(Progress::Events(first)) => first,
             None => {
-                let e = ServiceError::internal("the streamed turn ended without an answer");
+                let e = Failure::internal("the streamed turn ended without an answer");
                 let mut response = self.failure(e, "/", &request_id);
                 self.decorate(&mut response, &request_id);
                 return Answer::Whole(response);
@@ -188,20 +190,20 @@ impl App {
         &self,
         incoming: &Incoming,
         progress: &UnboundedSender<Progress>,
-    ) -> Result<(), ServiceError> {
+    ) -> Result<(), Failure> {
         let Matched::Found(spec, params) = match_route(&incoming.method, incoming.uri.path())
         else {
-            return Err(ServiceError::internal("a streamed turn without its route"));
+            return Err(Failure::internal("a streamed turn without its route"));
         };
         let thread_id = params
             .get("threadId")
-            .ok_or_else(|| ServiceError::internal("route without {threadId}"))?;
+            .ok_or_else(|| Failure::internal("route without {threadId}"))?;
         let caller = self.authenticate(spec, incoming).await?;
         let Caller::Student(who) = &caller else {
-            return Err(ServiceError::not_found("no such route for integrations"));
+            return Err(Problem::not_found("no such route for integrations").into());
         };
         tracing::Span::current().record("student_id", who.student_id.as_str());
-        let locks = match self.begin_request(spec, &caller, incoming).await? {
+        let idempotency = match self.begin_request(spec, &caller, incoming).await? {
             Begun::Replay(stored) if stored.status == StatusCode::OK.as_u16() => {
                 tracing::Span::current().record("status", stored.status);
                 let mut first = event("final", &stored.body).to_vec();
@@ -223,21 +225,21 @@ impl App {
                 let _ = progress.send(Progress::Refused(response));
                 return Ok(());
             }
-            Begun::Run(locks) => locks,
+            Begun::Run(idempotency) => idempotency,
         };
-        let limit = self.config.limits.max_body_bytes;
+        let limit = self.service.config.limits.max_body_bytes;
         let request = match parse_json(&incoming.headers, &incoming.body, limit) {
             Ok(request) => request,
             Err(e) => {
-                let result = Err(ServiceError::from(e));
-                self.finish_request(spec.route, &locks, &result).await;
-                return result.map(|_: Output| ());
+                self.service.finish_idempotent(&idempotency, None).await;
+                return Err(e.into());
             }
         };
         let (deltas, mut delta_read) = mpsc::unbounded_channel::<String>();
         let turn = async {
             let deltas = deltas;
-            self.turn_streaming(who, thread_id, request, locks.primary(), &deltas)
+            self.service
+                .turn_streaming(who, thread_id, request, &idempotency, &deltas)
                 .await
         };
         let relay = async {
@@ -252,7 +254,9 @@ impl App {
         let (result, started) = tokio::join!(turn, relay);
         let replaced = result.as_ref().is_ok_and(|done| done.replaced);
         let result = result.map(|done| done.output);
-        self.finish_request(spec.route, &locks, &result).await;
+        self.service
+            .finish_idempotent(&idempotency, result.as_ref().ok())
+            .await;
         match result {
             Ok(output) => {
                 tracing::Span::current().record("status", output.status);
@@ -260,9 +264,9 @@ impl App {
                 let _ = progress.send(Progress::Events(event(name, &output.body)));
                 Ok(())
             }
-            Err(e) if !started => Err(e),
+            Err(e) if !started => Err(e.into()),
             Err(e) => {
-                let problem = self.failure(e, incoming.uri.path(), &incoming.request_id);
+                let problem = self.failure(e.into(), incoming.uri.path(), &incoming.request_id);
                 let body = String::from_utf8_lossy(problem.body()).into_owned();
                 let _ = progress.send(Progress::Events(event("error", &body)));
                 Ok(())

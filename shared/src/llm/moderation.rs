@@ -15,8 +15,9 @@ use super::http::{HttpJson, RetryPolicy};
 use super::openai::classify;
 use super::provider::{ApiKey, Endpoint};
 use super::setup::LlmSetupError;
-use crate::config::{Config, ModerationProvider, SecretRef};
+use crate::config::{Config, ModerationProvider};
 use crate::model::LlmError;
+use crate::secrets::{self, UnresolvedSecret};
 
 /// Screens one student message.
 #[async_trait]
@@ -61,16 +62,20 @@ impl OpenAiModerator {
             }
             (_, Some(reference)) => reference,
         };
-        let secret = SecretRef::parse(reference)
-            .map_err(|e| LlmSetupError::Moderation(format!("{setting}: {e}")))?;
-        let Some(key) = secret.resolve(&env) else {
+        let key = match secrets::resolve(setting, reference, &env) {
+            Ok(key) => key,
+            Err(UnresolvedSecret::Malformed(e)) => {
+                return Err(LlmSetupError::Moderation(format!("{setting}: {e}")));
+            }
             // `auto` quietly stays offline when the key it would borrow is unset.
-            return match settings.provider {
-                ModerationProvider::Auto if settings.api_key.is_none() => Ok(None),
-                _ => Err(LlmSetupError::Moderation(format!(
-                    "{setting} names {reference}, which is not set"
-                ))),
-            };
+            Err(UnresolvedSecret::Unset { .. }) => {
+                return match settings.provider {
+                    ModerationProvider::Auto if settings.api_key.is_none() => Ok(None),
+                    _ => Err(LlmSetupError::Moderation(format!(
+                        "{setting} names {reference}, which is not set"
+                    ))),
+                };
+            }
         };
         if settings.base_url.trim().is_empty() {
             return Err(LlmSetupError::Moderation(

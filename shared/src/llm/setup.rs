@@ -21,9 +21,10 @@ use super::offline::{
 };
 use super::openai::{OpenAiFlavor, OpenAiProvider};
 use super::provider::{ApiKey, Endpoint, LlmCall, LlmProvider};
-use crate::config::{LlmConfig, ProviderEndpoint, ProviderKind, SecretRef};
+use crate::config::{LlmConfig, ProviderEndpoint, ProviderKind};
 use crate::content::Bundle;
 use crate::model::{DrillGrader, ExamEvaluator, Planner, SafetyJudge, Summarizer, Tutor};
+use crate::secrets::{self, UnresolvedSecret};
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LlmSetupError {
@@ -224,21 +225,30 @@ fn endpoint(
     let api_key = match &settings.api_key {
         None if key_required => return Err(LlmSetupError::MissingKey { section }),
         None => None,
-        Some(reference) => {
-            let secret = SecretRef::parse(reference).map_err(|e| LlmSetupError::BadReference {
-                section,
-                message: e.to_string(),
-            })?;
-            let value = secret.resolve(env).ok_or_else(|| LlmSetupError::UnsetKey {
-                section,
-                reference: reference.clone(),
-            })?;
-            Some(ApiKey::new(value))
-        }
+        Some(reference) => Some(api_key(section, reference, env)?),
     };
     Ok(Endpoint {
         base_url: settings.base_url.trim().to_owned(),
         api_key,
         default_model: settings.default_model.trim().to_owned(),
     })
+}
+
+/// The API key `reference` names, for the provider configured in `section`.
+pub(super) fn api_key(
+    section: &'static str,
+    reference: &str,
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<ApiKey, LlmSetupError> {
+    secrets::resolve(&format!("{section}.api_key"), reference, env)
+        .map(ApiKey::new)
+        .map_err(|e| match e {
+            UnresolvedSecret::Malformed(e) => LlmSetupError::BadReference {
+                section,
+                message: e.to_string(),
+            },
+            UnresolvedSecret::Unset { reference, .. } => {
+                LlmSetupError::UnsetKey { section, reference }
+            }
+        })
 }

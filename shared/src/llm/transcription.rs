@@ -13,9 +13,9 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 use super::http::{Failure, HttpJson, RetryPolicy, failure_for_status, retry_after_header};
-use super::provider::{ApiKey, Endpoint};
-use super::setup::LlmSetupError;
-use crate::config::{SecretRef, TranscriptionConfig, TranscriptionProvider};
+use super::provider::Endpoint;
+use super::setup::{LlmSetupError, api_key};
+use crate::config::{TranscriptionConfig, TranscriptionProvider};
 use crate::model::LlmError;
 
 /// The API's upload limit.
@@ -166,17 +166,9 @@ impl OpenAiTranscriber {
             .api_key
             .as_deref()
             .ok_or(LlmSetupError::MissingKey { section: SECTION })?;
-        let secret = SecretRef::parse(reference).map_err(|e| LlmSetupError::BadReference {
-            section: SECTION,
-            message: e.to_string(),
-        })?;
-        let key = secret.resolve(env).ok_or_else(|| LlmSetupError::UnsetKey {
-            section: SECTION,
-            reference: reference.to_owned(),
-        })?;
         let endpoint = Endpoint {
             base_url: config.base_url.trim().to_owned(),
-            api_key: Some(ApiKey::new(key)),
+            api_key: Some(api_key(SECTION, reference, env)?),
             default_model: config.model.trim().to_owned(),
         };
         Ok(Some(OpenAiTranscriber::new(

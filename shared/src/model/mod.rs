@@ -1,4 +1,5 @@
-//! Contracts: every JSON object the product exchanges.
+//! Contracts: every JSON object the product exchanges, and who a request
+//! acts for ([`identity`]).
 //!
 //! The product's own API is camelCase on the wire and request types reject
 //! unknown fields. Two shapes keep the casing of the systems they talk to:
@@ -7,6 +8,7 @@
 
 pub mod api;
 pub mod grade;
+pub mod identity;
 pub mod llm;
 pub mod message;
 pub mod policy;
@@ -21,6 +23,7 @@ pub mod webhook;
 
 pub use api::*;
 pub use grade::*;
+pub use identity::*;
 pub use llm::*;
 pub use message::*;
 pub use policy::*;

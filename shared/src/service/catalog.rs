@@ -7,12 +7,11 @@ use serde::Serialize;
 
 use super::error::ServiceError;
 use super::threads::snapshot_or_new;
-use super::{App, Output};
-use crate::api::auth::Principal;
+use super::{Output, Service};
 use crate::content::{Course, Workflow};
 use crate::engine::bkt;
 use crate::engine::snapshot_lite::{build_snapshot_lite, revisit_question_ids};
-use crate::model::{MasteryTier, Mode, SnapshotLite, UnitStatus};
+use crate::model::{MasteryTier, Mode, Principal, SnapshotLite, UnitStatus};
 
 /// `GET /courses`.
 #[derive(Debug, Serialize, JsonSchema)]
@@ -98,7 +97,7 @@ fn summary(course: &Course, workflow: &Workflow) -> CourseSummary {
     }
 }
 
-impl App {
+impl Service {
     /// `GET /courses`: every course of the content bundle, by title.
     pub async fn list_courses(&self) -> Result<Output, ServiceError> {
         let bundle = self.bundle().await;

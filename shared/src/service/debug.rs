@@ -2,12 +2,11 @@
 //! (seed 004 PF-7.2): off unless the server runs with `debug.enabled`, and
 //! then only for tokens in the staff group.
 
-use super::App;
-use crate::api::auth::Principal;
+use super::Service;
 use crate::content::Course;
-use crate::model::{StudentSnapshot, TurnDebug, TutorPolicy, UnitTier};
+use crate::model::{Principal, StudentSnapshot, TurnDebug, TutorPolicy, UnitTier};
 
-impl App {
+impl Service {
     /// The trace of one turn for `who`, or `None` when they may not see it.
     pub(crate) fn turn_debug(
         &self,

@@ -5,13 +5,12 @@
 use chrono::Duration;
 
 use super::error::ServiceError;
+use super::idempotency::Idempotency;
 use super::threads::{
-    FirstRead, RECENT_MESSAGES, commit_with_retries, owned_thread, respond, snapshot_or_new,
+    FirstRead, RECENT_MESSAGES, commit_with_retries, owned_thread, snapshot_or_new,
 };
 use super::timeline::{card_message, card_state, event_message, set_card_state};
-use super::{App, Output};
-use crate::api::auth::Principal;
-use crate::api::problem::Problem;
+use super::{Output, Service};
 use crate::content::Unit;
 use crate::engine::drill::{self, DrillError, Expected};
 use crate::engine::drill_grade::{DrillVerdict, grade_drill};
@@ -24,20 +23,20 @@ use crate::engine::thread_learning;
 use crate::engine::turn::{record_ability, remember_drill};
 use crate::model::{
     CardState, DrillCardState, DrillGradeRequest, DrillGradeResponse, DrillGradingInput,
-    GradeOutcome, Judgement, MistakeTagBrief, TimelineEvent, TutorCard,
+    GradeOutcome, Judgement, MistakeTagBrief, Principal, TimelineEvent, TutorCard,
 };
-use crate::store::{Expected as Condition, IdempotencyLock, UnitOfWork};
+use crate::store::{Expected as Condition, UnitOfWork};
 
 /// Card answers kept for the next turn: more than a turn ever brings.
 const CARD_GRADES_KEPT: usize = 8;
 
-impl App {
+impl Service {
     pub async fn grade_drill(
         &self,
         who: &Principal,
         thread_id: &str,
         request: DrillGradeRequest,
-        lock: Option<&IdempotencyLock>,
+        idempotency: &Idempotency,
     ) -> Result<Output, ServiceError> {
         let answer = request.student_answer.trim().to_owned();
         if answer.is_empty() {
@@ -72,24 +71,10 @@ impl App {
         .map_err(token_problem)?;
         let expected = drill::expected(&verified, &bundle.blueprints).map_err(|e| match e {
             DrillError::Token(t) => token_problem(t),
-            other => ServiceError::from(
-                Problem::unprocessable(
-                    "drill-outdated",
-                    "Drill no longer available",
-                    other.to_string(),
-                )
-                .with_field("drillToken"),
-            ),
+            other => drill_outdated(other.to_string()),
         })?;
         let unit = course.unit(&verified.claims.unit_id).ok_or_else(|| {
-            ServiceError::from(
-                Problem::unprocessable(
-                    "drill-outdated",
-                    "Drill no longer available",
-                    "this drill's unit is no longer in the course",
-                )
-                .with_field("drillToken"),
-            )
+            drill_outdated("this drill's unit is no longer in the course".to_owned())
         })?;
         let mut verdict = grade_drill(&expected, &answer, &workflow.grading);
         let mut feedback = feedback(&verdict, unit);
@@ -172,7 +157,7 @@ impl App {
                         first_attempt,
                     },
                 )
-                .map_err(|e| ServiceError::bad_request(e.to_string()))?;
+                .map_err(|e| ServiceError::invalid_request(e.to_string()))?;
                 if first_attempt && let Some(d) = difficulty {
                     record_ability(&mut snapshot, workflow, &unit.id, d, verdict.is_correct());
                 }
@@ -254,7 +239,7 @@ impl App {
                 counted: first_attempt,
                 snapshot_lite: build_snapshot_lite(&snapshot, course, workflow, &lockouts, now),
             };
-            let output = respond(&mut work, lock, 200, &response)?;
+            let output = idempotency.respond(&mut work, 200, &response)?;
             Ok((work, output))
         })
         .await
@@ -262,16 +247,23 @@ impl App {
 }
 
 fn token_problem(e: DrillTokenError) -> ServiceError {
-    Problem::invalid_body(match e {
+    let detail = match e {
         DrillTokenError::Expired { .. } => "this drill has expired; ask for a new one".to_owned(),
         DrillTokenError::WrongThread => "this drill belongs to another conversation".to_owned(),
         DrillTokenError::UnsupportedVersion(_) => {
             "this drill is from an older version; ask for a new one".to_owned()
         }
         _ => "the drill token is not valid: it was changed or not issued here".to_owned(),
-    })
-    .with_field("drillToken")
-    .into()
+    };
+    ServiceError::invalid_field("drillToken", detail)
+}
+
+/// A drill whose token is sound but whose content has changed since.
+fn drill_outdated(detail: String) -> ServiceError {
+    ServiceError::DrillOutdated {
+        field: "drillToken".to_owned(),
+        detail,
+    }
 }
 
 /// Feedback that helps without giving the whole solution away.

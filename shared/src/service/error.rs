@@ -1,105 +1,98 @@
-//! Why a use case did not complete, mapped to a problem+json response.
+//! Why a use case did not complete, in the domain's terms. Each message is
+//! written for the person who sent the request; the api gives each kind
+//! its problem+json status, type and headers (`api::failure`).
 
-use crate::api::handler::IDEMPOTENCY_HEADER;
-use crate::api::problem::Problem;
+use crate::model::ThreadStatus;
 use crate::store::StoreError;
 
 #[derive(Debug)]
 pub enum ServiceError {
-    /// A problem the caller caused or can act on, ready to send.
-    Problem(Box<Problem>),
+    /// What the request names does not exist, or is not the caller's: the
+    /// two are not told apart, so nobody can probe for others' threads.
+    NotFound(String),
+    /// The request cannot be acted on as a whole.
+    InvalidRequest(String),
+    /// A field of the request holds a value that is not accepted.
+    InvalidField { field: String, detail: String },
+    /// A field names a unit or question the thread's course does not have.
+    UnknownId { field: String, detail: String },
+    /// The caller may not act for what `field` names.
+    Forbidden { field: String, detail: String },
+    /// The thread's status does not allow what was asked.
+    ThreadStatus {
+        status: ThreadStatus,
+        detail: String,
+    },
+    /// The mode `field` asks for is switched off for the course.
+    ModeDisabled { field: String, detail: String },
+    /// An integration's session has had as many threads as it may.
+    SessionLimit(String),
+    /// The drill `field` carries was issued for content that has changed.
+    DrillOutdated { field: String, detail: String },
+    /// The exam question cannot be answered now: it is locked, or passed.
+    QuestionClosed(String),
+    /// The exam action needs the card of the question `field` names open
+    /// in the thread.
+    ExamCardRequired { field: String, detail: String },
+    /// Another message in the thread is still being answered.
+    ThreadBusy(String),
+    /// An idempotency key the client sent cannot be used.
+    InvalidIdempotencyKey { source: KeySource, detail: String },
+    /// What was sent is larger than accepted.
+    TooLarge(String),
+    /// What was sent is in a format not accepted.
+    UnsupportedMediaType(String),
+    /// Something the request depends on cannot be reached now; worth
+    /// trying again after `retry_after` seconds, when given.
+    Unavailable {
+        detail: String,
+        retry_after: Option<u32>,
+    },
+    /// The state store refused or failed (a version conflict, a key in use).
     Store(StoreError),
     /// Something that should not happen; logged, never shown.
     Internal(String),
 }
 
+/// Where a client's idempotency key came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeySource {
+    /// The request's `Idempotency-Key` header.
+    Header,
+    /// A turn's `clientTurnId`.
+    ClientTurnId,
+}
+
 impl ServiceError {
     pub fn not_found(detail: impl Into<String>) -> Self {
-        ServiceError::Problem(Box::new(Problem::not_found(detail)))
+        ServiceError::NotFound(detail.into())
     }
 
-    pub fn bad_request(detail: impl Into<String>) -> Self {
-        ServiceError::Problem(Box::new(Problem::bad_request(detail)))
+    pub fn invalid_request(detail: impl Into<String>) -> Self {
+        ServiceError::InvalidRequest(detail.into())
     }
 
     pub fn invalid_field(field: &str, detail: impl Into<String>) -> Self {
-        ServiceError::Problem(Box::new(Problem::invalid_body(detail).with_field(field)))
+        ServiceError::InvalidField {
+            field: field.to_owned(),
+            detail: detail.into(),
+        }
     }
 
-    pub fn unprocessable(
-        kind: &'static str,
-        title: &'static str,
-        detail: impl Into<String>,
-    ) -> Self {
-        ServiceError::Problem(Box::new(Problem::unprocessable(kind, title, detail)))
+    pub fn unavailable(detail: impl Into<String>, retry_after: Option<u32>) -> Self {
+        ServiceError::Unavailable {
+            detail: detail.into(),
+            retry_after,
+        }
     }
 
     pub fn internal(detail: impl Into<String>) -> Self {
         ServiceError::Internal(detail.into())
-    }
-
-    /// The response to send; internal details stay in the logs.
-    pub fn to_problem(&self) -> Problem {
-        match self {
-            ServiceError::Problem(p) => (**p).clone(),
-            ServiceError::Store(e) => store_problem(e),
-            ServiceError::Internal(_) => Problem::internal(),
-        }
-    }
-}
-
-impl From<Problem> for ServiceError {
-    fn from(p: Problem) -> Self {
-        ServiceError::Problem(Box::new(p))
     }
 }
 
 impl From<StoreError> for ServiceError {
     fn from(e: StoreError) -> Self {
         ServiceError::Store(e)
-    }
-}
-
-impl std::fmt::Display for ServiceError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ServiceError::Problem(p) => write!(f, "{}: {}", p.status, p.detail),
-            ServiceError::Store(e) => write!(f, "store: {e}"),
-            ServiceError::Internal(e) => write!(f, "internal: {e}"),
-        }
-    }
-}
-
-fn store_problem(e: &StoreError) -> Problem {
-    match e {
-        StoreError::Conflict(_) => Problem::conflict(
-            "this conversation changed while your request was handled; send it again",
-        )
-        .with_retry_after(1),
-        StoreError::IdempotencyInProgress { retry_after, .. } => {
-            // Whole seconds, rounded up: retrying earlier would only be refused again.
-            let remaining = (*retry_after - chrono::Utc::now()).num_milliseconds();
-            let seconds = u32::try_from((remaining + 999) / 1000).unwrap_or(1).max(1);
-            Problem::conflict(format!(
-                "a request with this Idempotency-Key is still being handled; retry in {seconds} s"
-            ))
-            .with_retry_after(seconds)
-            .with_field(IDEMPOTENCY_HEADER)
-        }
-        StoreError::IdempotencyKeyReused { another_route, .. } => Problem::unprocessable(
-            "idempotency-key-reused",
-            "Idempotency key reused",
-            if *another_route {
-                "this Idempotency-Key was already used for a request to another endpoint; use a new key"
-            } else {
-                "this Idempotency-Key was already used for a request with a different body; use a new key"
-            },
-        )
-        .with_field(IDEMPOTENCY_HEADER),
-        StoreError::InvalidInput(detail) => Problem::bad_request(detail.clone()),
-        StoreError::Unavailable(_) => {
-            Problem::unavailable("the state store is unavailable right now").with_retry_after(2)
-        }
-        _ => Problem::internal(),
     }
 }

@@ -2,7 +2,6 @@
 //! not have is refused before anything is read or applied.
 
 use super::error::ServiceError;
-use crate::api::problem::Problem;
 use crate::content::Course;
 use crate::model::ClientEvent;
 
@@ -55,7 +54,8 @@ pub(crate) fn check_client_event(course: &Course, event: &ClientEvent) -> Result
 }
 
 fn unknown(field: &str, detail: String) -> ServiceError {
-    Problem::unprocessable("unknown-id", "Unknown id", detail)
-        .with_field(field)
-        .into()
+    ServiceError::UnknownId {
+        field: field.to_owned(),
+        detail,
+    }
 }

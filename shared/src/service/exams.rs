@@ -1,161 +1,40 @@
 //! Exam questions: who decides lockouts (the built-in store, or an external
-//! exam API that is then authoritative, seed 004), MCQ submissions and
-//! support views.
+//! exam API that is then authoritative), MCQ submissions and support views.
 
 use std::collections::BTreeMap;
-use std::time::Duration as StdDuration;
 
 use chrono::{DateTime, Duration, Utc};
-use serde::{Deserialize, Serialize};
 
 use super::error::ServiceError;
+use super::idempotency::Idempotency;
 use super::threads::{
-    FirstRead, RECENT_MESSAGES, commit_with_retries, owned_thread, respond, snapshot_or_new,
+    FirstRead, RECENT_MESSAGES, commit_with_retries, owned_thread, snapshot_or_new,
 };
 use super::timeline::{card_message, card_state, event_message, exam_state, set_card_state};
-use super::{App, Output, StartupError};
-use crate::api::auth::Principal;
-use crate::api::problem::Problem;
-use crate::config::{Config, SecretRef};
+use super::{Output, Service};
 use crate::content::{Course, ExamItem, Unit};
 use crate::engine::evidence::{self, ExamSubmitted, SupportViewed, TransitionContext};
 use crate::engine::exam_cards::{self, CardRefusal};
 use crate::engine::lockout::LockoutStatus;
 use crate::engine::snapshot_lite::{build_snapshot_lite, revisit_question_ids};
 use crate::engine::thread_learning;
+use crate::integrations::exam_api::{ExamApi, ExamApiError, ExamVerdict};
 use crate::model::{
-    ExamCardState, ExamCardStatus, McqSubmitRequest, McqSubmitResponse, RevisitReason,
+    ExamCardState, ExamCardStatus, McqSubmitRequest, McqSubmitResponse, Principal, RevisitReason,
     StudentSnapshot, SupportType, SupportViewedRequest, SupportViewedResponse, Thread,
     TimelineEvent, TutorCard, TutorMessage,
 };
-use crate::store::{
-    ExamLockout, Expected, IdempotencyLock, LockoutStore, Store, StoreError, UnitOfWork, Versioned,
-};
+use crate::store::{ExamLockout, Expected, LockoutStore, Store, StoreError, UnitOfWork, Versioned};
 
 /// Where exam lockouts and verdicts come from.
 pub enum ExamGateway {
     /// Lockouts kept in the state store; verdicts from the course's bank.
     BuiltIn,
+    /// An external exam service, then authoritative.
     External(ExamApi),
 }
 
-/// An external exam service (seed 004: "lockouts come from your existing
-/// API"). Its contract is documented in the README and the OpenAPI file.
-pub struct ExamApi {
-    base_url: String,
-    api_key: Option<String>,
-    http: reqwest::Client,
-    timeout: StdDuration,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct StatusRequest<'a> {
-    student_id: &'a str,
-    course_id: &'a str,
-    question_ids: &'a [String],
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct StatusResponse {
-    statuses: BTreeMap<String, ExternalStatus>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct ExternalStatus {
-    status: String,
-    #[serde(default)]
-    locked_until: Option<DateTime<Utc>>,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct SubmitRequest<'a> {
-    student_id: &'a str,
-    course_id: &'a str,
-    question_id: &'a str,
-    selected_option: &'a str,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct SubmitResponse {
-    correct: bool,
-    #[serde(default)]
-    locked_until: Option<DateTime<Utc>>,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct SupportRequest<'a> {
-    student_id: &'a str,
-    course_id: &'a str,
-    question_id: &'a str,
-    support_type: SupportType,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct SupportResponse {
-    #[serde(default)]
-    locked_until: Option<DateTime<Utc>>,
-}
-
-impl ExamApi {
-    async fn post<Req: Serialize, Res: for<'de> Deserialize<'de>>(
-        &self,
-        path: &str,
-        body: &Req,
-    ) -> Result<Res, String> {
-        let mut request = self
-            .http
-            .post(format!("{}{path}", self.base_url.trim_end_matches('/')))
-            .timeout(self.timeout)
-            .json(body);
-        if let Some(key) = &self.api_key {
-            request = request.bearer_auth(key);
-        }
-        let response = request.send().await.map_err(|e| e.to_string())?;
-        if !response.status().is_success() {
-            return Err(format!("status {}", response.status()));
-        }
-        response.json().await.map_err(|e| e.to_string())
-    }
-}
-
-/// What a submission decided.
-struct Verdict {
-    correct: bool,
-    /// Set when the question is now locked (external API, or written below).
-    locked_until: Option<DateTime<Utc>>,
-}
-
 impl ExamGateway {
-    pub fn from_config(
-        config: &Config,
-        env: &(dyn Fn(&str) -> Option<String> + Sync),
-    ) -> Result<Self, StartupError> {
-        let Some(base_url) = config.exam_api.base_url.clone() else {
-            return Ok(ExamGateway::BuiltIn);
-        };
-        let api_key = match &config.exam_api.api_key {
-            Some(reference) => {
-                Some(SecretRef::parse(reference)?.resolve(env).ok_or_else(|| {
-                    StartupError::Secret(format!("exam_api.api_key: {reference} is not set"))
-                })?)
-            }
-            None => None,
-        };
-        Ok(ExamGateway::External(ExamApi {
-            base_url,
-            api_key,
-            http: crate::http_client::shared(),
-            timeout: StdDuration::from_millis(config.exam_api.timeout_ms.max(1)),
-        }))
-    }
-
     /// Statuses of `question_ids` for the student, for deciding what to
     /// offer: when the external API is down the questions count as not
     /// available, so turns carry on without exam blocks.
@@ -167,8 +46,8 @@ impl ExamGateway {
         now: DateTime<Utc>,
     ) -> Result<BTreeMap<String, LockoutStatus>, ServiceError> {
         match self.lookup(store, snapshot, question_ids, now).await {
-            Err(ServiceError::Problem(p)) if p.status == http::StatusCode::SERVICE_UNAVAILABLE => {
-                tracing::warn!(detail = %p.detail, "exam API unavailable; exam blocks are off for this request");
+            Err(ServiceError::Unavailable { detail, .. }) => {
+                tracing::warn!(detail = %detail, "exam API unavailable; exam blocks are off for this request");
                 Ok(question_ids
                     .iter()
                     .map(|q| (q.clone(), LockoutStatus::Passed))
@@ -211,25 +90,10 @@ impl ExamGateway {
                 }
             }
             ExamGateway::External(api) => {
-                let request = StatusRequest {
-                    student_id: &snapshot.student_id,
-                    course_id: &snapshot.course_id,
-                    question_ids,
-                };
-                let response = api
-                    .post::<_, StatusResponse>("/status", &request)
+                statuses = api
+                    .statuses(&snapshot.student_id, &snapshot.course_id, question_ids, now)
                     .await
                     .map_err(|e| exam_api_down("status", &e))?;
-                for q in question_ids {
-                    let status = match response.statuses.get(q) {
-                        Some(s) if s.status == "locked" => LockoutStatus::Locked {
-                            until: s.locked_until.unwrap_or(now + Duration::hours(24)),
-                        },
-                        Some(s) if s.status == "passed" => LockoutStatus::Passed,
-                        _ => LockoutStatus::Available,
-                    };
-                    statuses.insert(q.clone(), status);
-                }
             }
         }
         Ok(statuses)
@@ -280,7 +144,7 @@ impl LockoutStore for LockoutReads<'_> {
     }
 }
 
-impl App {
+impl Service {
     /// The built-in lockouts of `question_ids` and of the snapshot's
     /// revisit list, read in one request: everything an exam action looks
     /// at (with an external exam API, nothing is read here).
@@ -304,11 +168,12 @@ impl App {
     }
 }
 
-fn exam_api_down(call: &str, error: &str) -> ServiceError {
-    tracing::warn!(call, error, "exam API call failed");
-    Problem::unavailable("the exam service is unavailable; try again shortly")
-        .with_retry_after(5)
-        .into()
+fn exam_api_down(call: &str, error: &ExamApiError) -> ServiceError {
+    tracing::warn!(call, error = %error, "exam API call failed");
+    ServiceError::unavailable(
+        "the exam service is unavailable; try again shortly",
+        Some(5),
+    )
 }
 
 /// The exam item, its unit, and checks of what the client claimed about it.
@@ -359,14 +224,14 @@ fn find_question<'c>(
     Ok((unit, item))
 }
 
-impl App {
+impl Service {
     /// `POST /threads/{threadId}/exam/mcq-submit`.
     pub async fn mcq_submit(
         &self,
         who: &Principal,
         thread_id: &str,
         request: McqSubmitRequest,
-        lock: Option<&IdempotencyLock>,
+        idempotency: &Idempotency,
     ) -> Result<Output, ServiceError> {
         let record = owned_thread(self, who, thread_id, RECENT_MESSAGES).await?;
         let bundle = self.bundle().await;
@@ -416,14 +281,15 @@ impl App {
                 .await?;
             match status.get(&item.id).map(|s| s.at(now)) {
                 Some(LockoutStatus::Locked { until }) => {
-                    return Err(Problem::conflict(format!(
+                    return Err(ServiceError::QuestionClosed(format!(
                         "this question is locked until {}; come back to it then",
                         until.to_rfc3339()
-                    ))
-                    .into());
+                    )));
                 }
                 Some(LockoutStatus::Passed) => {
-                    return Err(Problem::conflict("you have already passed this question").into());
+                    return Err(ServiceError::QuestionClosed(
+                        "you have already passed this question".to_owned(),
+                    ));
                 }
                 _ => {}
             }
@@ -449,26 +315,17 @@ impl App {
                             Expected::of(existing.get(&item.id)),
                         );
                     }
-                    Verdict { correct, locked_until }
+                    ExamVerdict { correct, locked_until }
                 }
-                ExamGateway::External(api) => {
-                    let response: SubmitResponse = api
-                        .post(
-                            "/submissions",
-                            &SubmitRequest {
-                                student_id: &who.student_id,
-                                course_id: &course.id,
-                                question_id: &item.id,
-                                selected_option: &ExamItem::option_id(chosen),
-                            },
-                        )
-                        .await
-                        .map_err(|e| exam_api_down("submissions", &e))?;
-                    Verdict {
-                        correct: response.correct,
-                        locked_until: response.locked_until,
-                    }
-                }
+                ExamGateway::External(api) => api
+                    .submit(
+                        &who.student_id,
+                        &course.id,
+                        &item.id,
+                        &ExamItem::option_id(chosen),
+                    )
+                    .await
+                    .map_err(|e| exam_api_down("submissions", &e))?,
             };
             let ctx = TransitionContext { course, workflow, now };
             let effect = evidence::apply_exam_submitted(
@@ -481,7 +338,7 @@ impl App {
                     correct: verdict.correct,
                 },
             )
-            .map_err(|e| ServiceError::bad_request(e.to_string()))?;
+            .map_err(|e| ServiceError::invalid_request(e.to_string()))?;
             let lite_status = self
                 .exams
                 .statuses(&lockouts_read, &snapshot, &revisit_question_ids(&snapshot), now)
@@ -553,7 +410,7 @@ impl App {
                 now,
             );
             work.put_thread(fresh.update(thread, vec![message]));
-            let output = respond(&mut work, lock, 200, &response)?;
+            let output = idempotency.respond(&mut work, 200, &response)?;
             Ok((work, output))
         })
         .await
@@ -566,7 +423,7 @@ impl App {
         who: &Principal,
         thread_id: &str,
         request: SupportViewedRequest,
-        lock: Option<&IdempotencyLock>,
+        idempotency: &Idempotency,
     ) -> Result<Output, ServiceError> {
         let record = owned_thread(self, who, thread_id, RECENT_MESSAGES).await?;
         let bundle = self.bundle().await;
@@ -627,29 +484,16 @@ impl App {
                     );
                     Some(until)
                 }
-                ExamGateway::External(api) => {
-                    let response: SupportResponse = api
-                        .post(
-                            "/support-views",
-                            &SupportRequest {
-                                student_id: &who.student_id,
-                                course_id: &course.id,
-                                question_id: &item.id,
-                                support_type: request.support_type,
-                            },
+                ExamGateway::External(api) => api
+                    .support_viewed(&who.student_id, &course.id, &item.id, request.support_type)
+                    .await
+                    .map_err(|e| {
+                        tracing::warn!(error = %e, "exam API support view failed");
+                        ServiceError::unavailable(
+                            "the exam service is unavailable; try again shortly",
+                            Some(5),
                         )
-                        .await
-                        .map_err(|e| {
-                            tracing::warn!(error = %e, "exam API support view failed");
-                            ServiceError::from(
-                                Problem::unavailable(
-                                    "the exam service is unavailable; try again shortly",
-                                )
-                                .with_retry_after(5),
-                            )
-                        })?;
-                    response.locked_until
-                }
+                    })?,
             };
             let ctx = TransitionContext {
                 course,
@@ -665,7 +509,7 @@ impl App {
                     tier: item.tier,
                 },
             )
-            .map_err(|e| ServiceError::bad_request(e.to_string()))?;
+            .map_err(|e| ServiceError::invalid_request(e.to_string()))?;
             let mut lockouts = self
                 .exams
                 .statuses(
@@ -724,7 +568,7 @@ impl App {
                 now,
             );
             work.put_thread(fresh.update(thread, vec![message]));
-            let output = respond(&mut work, lock, 200, &response)?;
+            let output = idempotency.respond(&mut work, 200, &response)?;
             Ok((work, output))
         })
         .await
@@ -761,14 +605,10 @@ fn record_exam_action(
 
 /// A submission or memo view of a question the thread has no open card for.
 fn card_refused(refusal: CardRefusal) -> ServiceError {
-    Problem::new(
-        http::StatusCode::CONFLICT,
-        "exam-card-required",
-        "Exam card required",
-        refusal.to_string(),
-    )
-    .with_field("questionId")
-    .into()
+    ServiceError::ExamCardRequired {
+        field: "questionId".to_owned(),
+        detail: refusal.to_string(),
+    }
 }
 
 /// Fractional hours from the workflow, as a duration.

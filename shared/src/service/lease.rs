@@ -18,12 +18,11 @@ use std::time::{Duration as StdDuration, Instant};
 
 use tokio::sync::OwnedMutexGuard;
 
-use super::App;
+use super::Service;
 use super::error::ServiceError;
-use crate::api::auth::Principal;
-use crate::api::problem::Problem;
-use crate::api::routes::Route;
+use super::idempotency::Operation;
 use crate::config::StoreBackend;
+use crate::model::Principal;
 use crate::store::{Begin, IdempotencyKey, IdempotencyLock, StoreError, payload_hash};
 
 /// The scope of lease records: a configured integration's id cannot
@@ -63,7 +62,7 @@ impl TurnQueues {
     }
 }
 
-impl App {
+impl Service {
     /// Takes the lease on `thread_id` for `who`, waiting for a turn that
     /// holds it for up to [`LEASE_WAIT`].
     pub(crate) async fn lease_thread(
@@ -77,7 +76,7 @@ impl App {
             &who.student_id,
             &payload_hash(thread_id.as_bytes()),
         )?;
-        let hold = self.idempotency_lock_time(Route::Turn).await;
+        let hold = self.time_limit(Operation::Turn).await;
         let started = Instant::now();
         let queue = self.turn_queues.queue(thread_id);
         let Ok(queued) = tokio::time::timeout(LEASE_WAIT, queue.lock_owned()).await else {
@@ -143,11 +142,10 @@ fn waited_too_long(thread_id: &str, started: Instant) -> ServiceError {
         metric = "turn_lease_timeout",
         "a turn waited too long for its thread; refused before the tutor call"
     );
-    Problem::conflict(
-        "another message in this conversation is still being answered; send this one again in a moment",
+    ServiceError::ThreadBusy(
+        "another message in this conversation is still being answered; send this one again in a moment"
+            .to_owned(),
     )
-    .with_retry_after(2)
-    .into()
 }
 
 /// "Full jitter" backoff: a pause drawn evenly from zero to `base × 2^try`

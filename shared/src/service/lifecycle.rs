@@ -10,16 +10,15 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::error::ServiceError;
-use super::threads::{commit_with_retries, owned_thread, respond, snapshot_or_new};
+use super::idempotency::Idempotency;
+use super::threads::{commit_with_retries, owned_thread, snapshot_or_new};
 use super::views::state_view;
-use super::{App, Output};
-use crate::api::auth::Principal;
-use crate::api::problem::Problem;
+use super::{Output, Service};
 use crate::content::Bundle;
 use crate::engine::modes::{self, Ended, Ending};
 use crate::engine::session_timeline::{self, SessionClose};
-use crate::model::{Role, Thread, ThreadStateView, ThreadStatus, TutorMessage};
-use crate::store::{Expected, IdempotencyLock, UnitOfWork};
+use crate::model::{Principal, Role, Thread, ThreadStateView, ThreadStatus, TutorMessage};
+use crate::store::{Expected, UnitOfWork};
 
 /// What the student asks of the session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,28 +43,20 @@ pub struct LifecycleResponse {
     pub messages: Vec<TutorMessage>,
 }
 
-/// A 409 naming the state a thread is in that does not allow `what`.
+/// The refusal naming the state a thread is in that does not allow `what`.
 pub(crate) fn wrong_state(thread: &Thread, what: &str) -> ServiceError {
-    let (kind, title, hint) = match thread.status {
-        ThreadStatus::Paused => (
-            "thread-paused",
-            "Thread paused",
-            "; resume it first (POST /threads/{threadId}/resume)",
-        ),
-        ThreadStatus::Completed => ("thread-completed", "Thread completed", ""),
-        ThreadStatus::Active => ("thread-active", "Thread active", ""),
+    let hint = match thread.status {
+        ThreadStatus::Paused => "; resume it first (POST /threads/{threadId}/resume)",
+        ThreadStatus::Completed | ThreadStatus::Active => "",
     };
-    Problem::new(
-        http::StatusCode::CONFLICT,
-        kind,
-        title,
-        format!(
+    ServiceError::ThreadStatus {
+        status: thread.status,
+        detail: format!(
             "thread `{}` is {}: {what} is not possible{hint}",
             thread.thread_id,
             status_word(thread.status)
         ),
-    )
-    .into()
+    }
 }
 
 fn status_word(status: ThreadStatus) -> &'static str {
@@ -76,13 +67,13 @@ fn status_word(status: ThreadStatus) -> &'static str {
     }
 }
 
-impl App {
+impl Service {
     pub async fn change_lifecycle(
         &self,
         who: &Principal,
         thread_id: &str,
         change: LifecycleChange,
-        lock: Option<&IdempotencyLock>,
+        idempotency: &Idempotency,
     ) -> Result<Output, ServiceError> {
         let bundle = self.bundle().await;
         let (output, events) = commit_with_retries(self, |_| {
@@ -161,7 +152,7 @@ impl App {
                 if thread != record.thread {
                     work.put_thread(record.update(thread, messages));
                 }
-                let output = respond(&mut work, lock, 200, &response)?;
+                let output = idempotency.respond(&mut work, 200, &response)?;
                 Ok((work, (output, events)))
             }
         })
@@ -174,7 +165,7 @@ impl App {
     }
 }
 
-impl App {
+impl Service {
     /// The thread's mode closes its session as its own finish would; what
     /// that changes in the student's record joins `work`.
     async fn close_session(

@@ -13,8 +13,8 @@ use serde_json::Value;
 
 use super::error::ServiceError;
 use super::threads::owned_thread;
-use super::{App, JSON, Output};
-use crate::api::auth::Principal;
+use super::{JSON, Output, Service};
+use crate::model::Principal;
 use crate::store::{Order, PageRequest, TurnLog};
 
 /// How the logs are written out.
@@ -46,7 +46,7 @@ pub struct TurnLogView {
     pub entry: Value,
 }
 
-impl App {
+impl Service {
     pub async fn thread_logs(
         &self,
         who: &Principal,

@@ -2,12 +2,12 @@
 //! or with `PUT /me/profile`, so both refuse the same things the same way.
 
 use super::error::ServiceError;
+use super::idempotency::Idempotency;
 use super::text_hygiene;
-use super::threads::{commit_with_retries, respond};
-use super::{App, Output};
-use crate::api::auth::Principal;
-use crate::model::{CreateThreadRequest, Personalization, StudentProfile};
-use crate::store::{Expected, IdempotencyLock, SavedProfile, UnitOfWork};
+use super::threads::commit_with_retries;
+use super::{Output, Service};
+use crate::model::{CreateThreadRequest, Personalization, Principal, StudentProfile};
+use crate::store::{Expected, SavedProfile, UnitOfWork};
 
 /// Longest name kept, in characters.
 pub const NAME_CHARS: usize = 40;
@@ -117,7 +117,7 @@ fn cleaned(profile: &StudentProfile, checked: &Personalization) -> StudentProfil
     }
 }
 
-impl App {
+impl Service {
     /// `GET /me/profile`: what the student saved, `{}` before they save anything.
     pub async fn get_profile(&self, who: &Principal) -> Result<Output, ServiceError> {
         let saved = self.store.get_profile(&who.student_id).await?;
@@ -130,7 +130,7 @@ impl App {
         &self,
         who: &Principal,
         profile: StudentProfile,
-        lock: Option<&IdempotencyLock>,
+        idempotency: &Idempotency,
     ) -> Result<Output, ServiceError> {
         let checked = personalization(&profile, "")?;
         let kept = cleaned(&profile, &checked);
@@ -146,7 +146,7 @@ impl App {
                 },
                 expected,
             );
-            let output = respond(&mut work, lock, 200, &kept)?;
+            let output = idempotency.respond(&mut work, 200, &kept)?;
             Ok((work, output))
         })
         .await
@@ -176,11 +176,13 @@ mod tests {
     use crate::model::{ExampleTheme, LanguageLevel, TutorLanguage};
 
     fn refused(profile: StudentProfile) -> (String, String) {
-        let ServiceError::Problem(p) = personalization(&profile, "student.").unwrap_err() else {
-            panic!("a problem")
+        // A refused field, which the api answers with 400 (see api::failure).
+        let ServiceError::InvalidField { field, detail } =
+            personalization(&profile, "student.").unwrap_err()
+        else {
+            panic!("a refused field")
         };
-        assert_eq!(p.status, 400);
-        (p.field.clone().unwrap_or_default(), p.detail.clone())
+        (field, detail)
     }
 
     #[test]

@@ -10,8 +10,7 @@ use serde::Serialize;
 use super::error::ServiceError;
 use super::threads::{RECENT_MESSAGES, owned_thread, snapshot_or_new};
 use super::views::session_summary;
-use super::{App, Output};
-use crate::api::auth::Principal;
+use super::{Output, Service};
 use crate::content::Course;
 use crate::engine::bkt;
 use crate::engine::lockout::LockoutStatus;
@@ -21,9 +20,10 @@ use crate::engine::modes::survey;
 use crate::engine::modes::teach_me::study_plan_of;
 use crate::engine::snapshot_lite::{build_snapshot_lite, revisit_question_ids};
 use crate::model::{
-    ConceptTaught, ExamReportView, ExamTier, HistoryMessage, MasteryTier, ProblemSetReport,
-    ProblemStatus, RevisitReason, Role, SessionStats, SnapshotLite, StepStatus, StudentSnapshot,
-    SummaryInput, SurveyView, TierCounts, TimelineEntry, Trend, UnitStat, UnitStatus,
+    ConceptTaught, ExamReportView, ExamTier, HistoryMessage, MasteryTier, Principal,
+    ProblemSetReport, ProblemStatus, RevisitReason, Role, SessionStats, SnapshotLite, StepStatus,
+    StudentSnapshot, SummaryInput, SurveyView, TierCounts, TimelineEntry, Trend, UnitStat,
+    UnitStatus,
 };
 
 /// `GET /threads/{threadId}/summary`: this conversation only (the course
@@ -187,7 +187,7 @@ fn unit_line(
     })
 }
 
-impl App {
+impl Service {
     pub async fn thread_summary(
         &self,
         who: &Principal,

@@ -40,7 +40,7 @@ fn refused_name(c: char) -> Option<&'static str> {
     }
 }
 
-/// A 400 problem naming `field` and the character, when `text` has one
+/// A refusal naming `field` and the character, when `text` has one
 /// that is not accepted.
 pub fn check(field: &str, text: &str) -> Result<(), ServiceError> {
     match refused_char(text) {
@@ -71,14 +71,16 @@ mod tests {
             refused_char("ab \u{202e} rtl"),
             Some((4, '\u{202e}', "RIGHT-TO-LEFT OVERRIDE"))
         );
-        let ServiceError::Problem(p) = check("messageText", "x\u{2066}y").unwrap_err() else {
-            panic!("a problem")
+        // A refused field, which the api answers with 400 (see api::failure).
+        let ServiceError::InvalidField { field, detail } =
+            check("messageText", "x\u{2066}y").unwrap_err()
+        else {
+            panic!("a refused field")
         };
-        assert_eq!(p.status, 400);
+        assert_eq!(field, "messageText");
         assert!(
-            p.detail.contains("U+2066 (LEFT-TO-RIGHT ISOLATE)"),
-            "{}",
-            p.detail
+            detail.contains("U+2066 (LEFT-TO-RIGHT ISOLATE)"),
+            "{detail}"
         );
     }
 

@@ -3,26 +3,22 @@
 
 use std::future::Future;
 
-use serde::Serialize;
-
 use super::error::ServiceError;
+use super::idempotency::Idempotency;
 use super::lease::backoff;
 use super::timeline::with_card_states;
 use super::views;
-use super::{App, Output};
-use crate::api::auth::Principal;
-use crate::api::problem::Problem;
+use super::{Output, Service};
 use crate::content::{Course, Workflow};
 use crate::engine::lockout::{LockoutStatus, NoLockouts};
 use crate::engine::modes::{self, Start, StartCall, StartReply};
 use crate::engine::snapshot_lite::build_snapshot_lite;
 use crate::model::{
-    CreateThreadRequest, CreateThreadResponse, Mode, Role, StudentSnapshot, Thread, ThreadStatus,
-    TutorMessage,
+    CreateThreadRequest, CreateThreadResponse, Mode, Principal, Role, StudentSnapshot, Thread,
+    ThreadStatus, TutorMessage,
 };
 use crate::store::{
-    Expected, IdempotencyLock, Order, PageRequest, StoreError, StoredResponse, ThreadChange,
-    ThreadRecord, UnitOfWork, Versioned,
+    Expected, Order, PageRequest, StoreError, ThreadChange, ThreadRecord, UnitOfWork, Versioned,
 };
 
 /// Which of the caller's threads `GET /me/threads` lists.
@@ -54,12 +50,12 @@ fn seed_of(thread_id: &str) -> u64 {
 /// The thread, if it exists and is the caller's; otherwise 404 either way,
 /// so nobody can probe for other students' threads.
 pub(crate) async fn owned_thread(
-    app: &App,
+    service: &Service,
     who: &Principal,
     thread_id: &str,
     recent: usize,
 ) -> Result<ThreadRecord, ServiceError> {
-    let record = app
+    let record = service
         .store
         .get_thread(thread_id, recent)
         .await
@@ -90,14 +86,14 @@ impl FirstRead {
 
     pub(crate) async fn or_fresh(
         &self,
-        app: &App,
+        service: &Service,
         who: &Principal,
         thread_id: &str,
     ) -> Result<ThreadRecord, ServiceError> {
         let first = self.0.lock().unwrap_or_else(|e| e.into_inner()).take();
         match first {
             Some(record) => Ok(record),
-            None => owned_thread(app, who, thread_id, RECENT_MESSAGES).await,
+            None => owned_thread(service, who, thread_id, RECENT_MESSAGES).await,
         }
     }
 }
@@ -115,37 +111,11 @@ pub(crate) fn snapshot_or_new(
     )
 }
 
-/// Serializes `value` as the response and, under an idempotency lock,
-/// stores it with the same commit.
-pub(crate) fn respond<T: Serialize>(
-    work: &mut UnitOfWork,
-    lock: Option<&IdempotencyLock>,
-    status: u16,
-    value: &T,
-) -> Result<Output, ServiceError> {
-    let body = serde_json::to_string(value).map_err(|e| ServiceError::internal(e.to_string()))?;
-    if let Some(lock) = lock {
-        work.complete_idempotency(
-            lock.clone(),
-            StoredResponse {
-                status,
-                content_type: "application/json".into(),
-                body: body.clone(),
-            },
-        );
-    }
-    Ok(Output {
-        status,
-        body,
-        content_type: super::JSON,
-    })
-}
-
 /// Runs `attempt` (read, compute, build a unit of work) and commits it; on
 /// a version conflict reads and computes again, a few times, after a
 /// jittered pause so that requests in conflict do not collide again in step.
 pub(crate) async fn commit_with_retries<F, Fut, T>(
-    app: &App,
+    service: &Service,
     mut attempt: F,
 ) -> Result<T, ServiceError>
 where
@@ -155,7 +125,7 @@ where
     let mut last = None;
     for n in 0..COMMIT_ATTEMPTS {
         let (work, value) = attempt(n).await?;
-        match app.store.commit(work).await {
+        match service.store.commit(work).await {
             Ok(()) => return Ok(value),
             Err(StoreError::Conflict(item)) => {
                 // Expected under concurrency: a count to watch, not a fault.
@@ -164,7 +134,7 @@ where
                 if n + 1 < COMMIT_ATTEMPTS {
                     tokio::time::sleep(backoff(
                         n as u32,
-                        app.ids.seed(),
+                        service.ids.seed(),
                         COMMIT_BACKOFF_BASE,
                         COMMIT_BACKOFF_CAP,
                     ))
@@ -309,13 +279,13 @@ fn check_problems(
     }
 }
 
-impl App {
+impl Service {
     /// `POST /threads`.
     pub async fn create_thread(
         &self,
         who: &Principal,
         request: CreateThreadRequest,
-        lock: Option<&IdempotencyLock>,
+        idempotency: &Idempotency,
     ) -> Result<Output, ServiceError> {
         let bundle = self.bundle().await;
         let course = bundle.course(&request.course_id).ok_or_else(|| {
@@ -329,17 +299,14 @@ impl App {
             .ok_or_else(|| ServiceError::internal("course without workflow"))?;
         let mode = modes::for_mode(request.mode);
         if !workflow.modes.enabled(request.mode) {
-            return Err(Problem::unprocessable(
-                "mode-disabled",
-                "Mode disabled",
-                format!(
+            return Err(ServiceError::ModeDisabled {
+                field: "mode".to_owned(),
+                detail: format!(
                     "mode `{}` is switched off for course `{}`",
                     request.mode.as_str(),
                     course.id
                 ),
-            )
-            .with_field("mode")
-            .into());
+            });
         }
         if let Some(unit) = &request.unit_id
             && course.unit(unit).is_none()
@@ -476,7 +443,7 @@ impl App {
             if snapshot_read.is_none() {
                 work.put_snapshot(snapshot, Expected::New);
             }
-            let output = respond(&mut work, lock, 201, &response)?;
+            let output = idempotency.respond(&mut work, 201, &response)?;
             Ok((work, output))
         })
         .await

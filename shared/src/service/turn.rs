@@ -21,12 +21,10 @@ use tokio::sync::oneshot;
 
 use super::error::ServiceError;
 use super::events::check_client_event;
-use super::threads::{
-    RECENT_MESSAGES, commit_with_retries, owned_thread, respond, snapshot_or_new,
-};
+use super::idempotency::Idempotency;
+use super::threads::{RECENT_MESSAGES, commit_with_retries, owned_thread, snapshot_or_new};
 use super::views::state_view;
-use super::{App, Output};
-use crate::api::auth::Principal;
+use super::{Output, Service};
 use crate::content::Bundle;
 use crate::engine::drill_token::TokenKeys;
 use crate::engine::lockout::LockoutStatus;
@@ -46,12 +44,12 @@ use crate::llm::provider::LlmCall;
 use crate::llm::tokens;
 use crate::model::{
     CallUsage, ClientEvent, ExpectedAnswer, Judgement, LlmError, LlmTutorResponse, ModeState,
-    OutboundEvent, OutboundEventKind, PendingQuestion, Personalization, ProgressionAction,
-    QuestionPhase, Reply, Role, SafetyInput, SafetyMark, SafetyOutcome, SessionEnd,
-    StudentSnapshot, TextSink, Thread, ThreadStatus, TurnRequest, TurnResponse, TutorCard,
-    TutorMessage, WebhookSessionStatus, WebhookTurnResponse,
+    OutboundEvent, OutboundEventKind, PendingQuestion, Personalization, Principal,
+    ProgressionAction, QuestionPhase, Reply, Role, SafetyInput, SafetyMark, SafetyOutcome,
+    SessionEnd, StudentSnapshot, TextSink, Thread, ThreadStatus, TurnRequest, TurnResponse,
+    TutorCard, TutorMessage, WebhookSessionStatus, WebhookTurnResponse,
 };
-use crate::store::{Expected, IdempotencyLock, ThreadRecord, TurnLog, UnitOfWork, Versioned};
+use crate::store::{Expected, ThreadRecord, TurnLog, UnitOfWork, Versioned};
 
 /// Which response a turn answers with.
 #[derive(Clone, Copy)]
@@ -75,7 +73,7 @@ struct TurnCall<'a> {
     who: &'a Principal,
     thread_id: &'a str,
     shape: Shape<'a>,
-    lock: Option<&'a IdempotencyLock>,
+    idempotency: &'a Idempotency,
     bundle: Arc<Bundle>,
     rt: Arc<CourseRuntime>,
     event: TurnEvent,
@@ -226,15 +224,15 @@ struct Settled {
     attempts: usize,
 }
 
-impl App {
+impl Service {
     pub async fn turn(
         &self,
         who: &Principal,
         thread_id: &str,
         request: TurnRequest,
-        lock: Option<&IdempotencyLock>,
+        idempotency: &Idempotency,
     ) -> Result<Output, ServiceError> {
-        self.run_turn(who, thread_id, request, lock, Shape::App, None)
+        self.run_turn(who, thread_id, request, idempotency, Shape::App, None)
             .await
             .map(|done| done.output)
     }
@@ -248,11 +246,18 @@ impl App {
         who: &Principal,
         thread_id: &str,
         request: TurnRequest,
-        lock: Option<&IdempotencyLock>,
+        idempotency: &Idempotency,
         deltas: &UnboundedSender<String>,
     ) -> Result<StreamedTurn, ServiceError> {
-        self.run_turn(who, thread_id, request, lock, Shape::App, Some(deltas))
-            .await
+        self.run_turn(
+            who,
+            thread_id,
+            request,
+            idempotency,
+            Shape::App,
+            Some(deltas),
+        )
+        .await
     }
 
     pub(crate) async fn run_turn(
@@ -260,7 +265,7 @@ impl App {
         who: &Principal,
         thread_id: &str,
         request: TurnRequest,
-        lock: Option<&IdempotencyLock>,
+        idempotency: &Idempotency,
         shape: Shape<'_>,
         deltas: Option<&UnboundedSender<String>>,
     ) -> Result<StreamedTurn, ServiceError> {
@@ -273,7 +278,14 @@ impl App {
         // On the heap: the turn's future is large, and a caller's stack
         // (a test's thread, a debug build) need not hold it.
         let result = Box::pin(self.leased_turn(
-            who, thread_id, request, lock, shape, started, waited, deltas,
+            who,
+            thread_id,
+            request,
+            idempotency,
+            shape,
+            started,
+            waited,
+            deltas,
         ))
         .await;
         self.release_thread(lease).await;
@@ -286,7 +298,7 @@ impl App {
         who: &Principal,
         thread_id: &str,
         request: TurnRequest,
-        lock: Option<&IdempotencyLock>,
+        idempotency: &Idempotency,
         shape: Shape<'_>,
         started: Instant,
         lease_wait: StdDuration,
@@ -302,7 +314,7 @@ impl App {
         refuse_if_paused(&record)?;
         with_problem(&mut record.thread, shape, self.clock.now());
         let call = self
-            .turn_call(who, thread_id, shape, lock, &record, request)
+            .turn_call(who, thread_id, shape, idempotency, &record, request)
             .await?;
         let thread_read = reading.elapsed();
         let mut first = self.plan_turn(&call, record).await?;
@@ -409,18 +421,16 @@ impl App {
                 "the safety gate answered a message"
             );
         }
-        match &settled.safety {
-            Some(mark) if mark.alert => {
-                let reason = format!("intervention.needed:{}", mark.category);
-                self.notify_teacher(&who.student_id, thread_id, &reason)
-                    .await;
-            }
-            Some(_) => {}
-            None if settled.action == ProgressionAction::Intervene => {
-                self.notify_teacher(&who.student_id, thread_id, "stuck")
-                    .await;
-            }
-            None => {}
+        let alert = match &settled.safety {
+            Some(mark) if mark.alert => Some(format!("intervention.needed:{}", mark.category)),
+            Some(_) => None,
+            None if settled.action == ProgressionAction::Intervene => Some("stuck".to_owned()),
+            None => None,
+        };
+        if let Some(reason) = alert {
+            self.teacher_alerts
+                .send(&who.student_id, thread_id, &reason, self.clock.now())
+                .await;
         }
         log_turn(&call, &settled, llm_time, lease_wait, started.elapsed());
         let mut events = settled.events;
@@ -529,7 +539,7 @@ impl App {
         who: &'a Principal,
         thread_id: &'a str,
         shape: Shape<'a>,
-        lock: Option<&'a IdempotencyLock>,
+        idempotency: &'a Idempotency,
         record: &ThreadRecord,
         request: TurnRequest,
     ) -> Result<TurnCall<'a>, ServiceError> {
@@ -559,7 +569,7 @@ impl App {
             who,
             thread_id,
             shape,
-            lock,
+            idempotency,
             bundle,
             rt,
             event: TurnEvent {
@@ -821,10 +831,9 @@ impl App {
                 entry: entry.clone(),
             });
         let output = match call.shape {
-            Shape::App => respond(&mut work, call.lock, 200, &response)?,
-            Shape::Webhook(_) => respond(
+            Shape::App => call.idempotency.respond(&mut work, 200, &response)?,
+            Shape::Webhook(_) => call.idempotency.respond(
                 &mut work,
-                call.lock,
                 200,
                 &webhook_reply(&response, plan, action, call.shape),
             )?,
@@ -917,7 +926,7 @@ impl App {
             .flatten()
             .any(|t| !t.trim().is_empty());
         if !said && request.client_event == ClientEvent::None {
-            return Err(ServiceError::bad_request(
+            return Err(ServiceError::invalid_request(
                 "send messageText, messageLatex or a clientEvent",
             ));
         }

@@ -5,11 +5,10 @@
 use sha2::{Digest, Sha256};
 
 use super::error::ServiceError;
+use super::idempotency::Idempotency;
 use super::threads::snapshot_or_new;
 use super::turn::{Shape, WebhookSettings};
-use super::{App, Output};
-use crate::api::auth::Principal;
-use crate::api::problem::Problem;
+use super::{Output, Service};
 use crate::config::WebhookIntegration;
 use chrono::{DateTime, Utc};
 
@@ -18,10 +17,10 @@ use crate::content::course::ProblemSet;
 use crate::content::workflow::ProblemSetMode;
 use crate::engine::modes::problem_set;
 use crate::model::{
-    ClientEvent, Mode, ModeState, ProblemEntry, ProblemSetState, SessionState, Thread,
+    ClientEvent, Mode, ModeState, Principal, ProblemEntry, ProblemSetState, SessionState, Thread,
     ThreadStatus, TurnRequest, WebhookTurnRequest,
 };
-use crate::store::{Expected, IdempotencyLock, StoreError, ThreadChange, UnitOfWork};
+use crate::store::{Expected, StoreError, ThreadChange, UnitOfWork};
 
 /// Longest student id an integration may send.
 const MAX_STUDENT_ID_BYTES: usize = 150;
@@ -34,12 +33,12 @@ fn session_thread_id(integration: &str, session_id: &str) -> String {
     format!("wh-{hex}")
 }
 
-impl App {
+impl Service {
     pub async fn webhook_turn(
         &self,
         integration: &WebhookIntegration,
         request: WebhookTurnRequest,
-        lock: Option<&IdempotencyLock>,
+        idempotency: &Idempotency,
     ) -> Result<Output, ServiceError> {
         let student = request.student_id.as_str();
         if student.trim().is_empty()
@@ -54,12 +53,13 @@ impl App {
             ));
         }
         if !student.starts_with(&integration.student_prefix) {
-            return Err(Problem::forbidden(format!(
-                "integration `{}` may only act for students whose id starts with `{}`",
-                integration.id, integration.student_prefix
-            ))
-            .with_field("student_id")
-            .into());
+            return Err(ServiceError::Forbidden {
+                field: "student_id".to_owned(),
+                detail: format!(
+                    "integration `{}` may only act for students whose id starts with `{}`",
+                    integration.id, integration.student_prefix
+                ),
+            });
         }
         if request.session_id.trim().is_empty() || request.session_id.len() > 200 {
             return Err(ServiceError::invalid_field(
@@ -107,7 +107,7 @@ impl App {
             &who,
             &thread_id,
             turn,
-            lock,
+            idempotency,
             Shape::Webhook(&settings),
             None,
         )
@@ -139,11 +139,10 @@ impl App {
                 return Ok((thread_id, notice));
             };
             if record.thread.student_id != who.student_id {
-                return Err(
-                    Problem::forbidden("this session belongs to another student")
-                        .with_field("session_id")
-                        .into(),
-                );
+                return Err(ServiceError::Forbidden {
+                    field: "session_id".to_owned(),
+                    detail: "this session belongs to another student".to_owned(),
+                });
             }
             let expired = self.expire_idle(who, &record).await?;
             let ended = record.thread.mode == Mode::ProblemSet
@@ -158,14 +157,10 @@ impl App {
                 "Your last problem set is finished, so this is a new session.".to_owned()
             });
         }
-        Err(ServiceError::unprocessable(
-            "session-limit",
-            "Too many sessions",
-            format!(
-                "session `{}` has had {MAX_SESSION_THREADS} threads; use a new session_id",
-                request.session_id
-            ),
-        ))
+        Err(ServiceError::SessionLimit(format!(
+            "session `{}` has had {MAX_SESSION_THREADS} threads; use a new session_id",
+            request.session_id
+        )))
     }
 
     /// Creates a session's thread: a problem set when the integration sends

@@ -65,6 +65,7 @@
 //! }
 //! ```
 
+mod audio;
 mod aws;
 mod content_cache;
 mod cursor;
@@ -84,6 +85,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use chrono::{DateTime, Duration, Utc};
 
+pub use audio::{AudioFetchError, AudioStore, StoredAudio};
 pub use aws::{dynamodb_client, s3_client, sqs_client};
 pub use content_cache::{Clock, ContentCache, LoadError};
 pub use dynamo::{DynamoStore, TABLE_LAYOUT, THREADS_INDEX, TableLayout};

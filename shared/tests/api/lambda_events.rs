@@ -20,13 +20,13 @@ use http::{HeaderMap, HeaderValue};
 use lambda_http::{Body, Response};
 use serde_json::Value;
 use tempfile::TempDir;
+use tutorflow::api::App;
 use tutorflow::api::auth::Authenticator;
 use tutorflow::api::lambda::handle;
 use tutorflow::api::problem::PROBLEM_JSON;
 use tutorflow::api::routes::{Matched, ROUTES, Route, RouteSpec, match_route};
 use tutorflow::api::webhook::{self, SIGNATURE_HEADER, TIMESTAMP_HEADER};
 use tutorflow::config::{Config, WebhookIntegration};
-use tutorflow::service::App;
 
 const THREAD_PLACEHOLDER: &str = "FIXTURE_THREAD_ID";
 const NOTIFY_FOLDER: &str = "notify";

@@ -17,10 +17,10 @@ use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tutorflow::api::App;
 use tutorflow::api::routes::Route;
 use tutorflow::config::ProviderKind;
 use tutorflow::model::ExamTier;
-use tutorflow::service::App;
 
 /// A gold question of the course's last unit: what a fresh student must
 /// not be able to pass.

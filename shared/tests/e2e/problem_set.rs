@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use e2e_support::{Aws, HOOK_SECRET, Harness, aws, base_config, env, sdk_config};
 use serde_json::{Value, json};
-use tutorflow::service::App;
+use tutorflow::api::App;
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 

@@ -28,9 +28,10 @@ use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsInput;
 use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem};
 use e2e_support::*;
 use serde_json::json;
+use tutorflow::api::App;
 use tutorflow::config::StoreBackend;
 use tutorflow::content::FsSource;
-use tutorflow::service::{App, AppParts, RandomIds, SystemClock};
+use tutorflow::service::{AppParts, RandomIds, SystemClock};
 use tutorflow::store::{ContentCache, DynamoStore, Retention, Store};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;

@@ -234,7 +234,7 @@ async fn a_survey_past_its_time_limit_ends_with_what_was_answered() {
     .await
     .unwrap();
     let clock = Arc::new(HandedClock(std::sync::Mutex::new(chrono::Utc::now())));
-    let app = tutorflow::service::App::assemble(
+    let app = tutorflow::api::App::assemble(
         tutorflow::service::AppParts {
             config: config.clone(),
             store: store.clone(),

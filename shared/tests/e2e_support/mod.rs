@@ -10,12 +10,12 @@ use std::time::Duration;
 
 use chrono::Duration as ChronoDuration;
 use serde_json::{Value, json};
+use tutorflow::api::App;
 use tutorflow::api::auth::dev_token;
 use tutorflow::api::server;
 use tutorflow::config::{Config, ContentSourceKind, StoreBackend, WebhookIntegration};
 use tutorflow::content::{ContentSource, FsSource};
 use tutorflow::engine::{drill, drill_token};
-use tutorflow::service::App;
 
 pub use store_support::{Aws, Cleanup, aws, sdk_config};
 

@@ -12,11 +12,11 @@ use bytes::Bytes;
 use http::header::{AUTHORIZATION, CONTENT_TYPE, HeaderName, HeaderValue};
 use http::{HeaderMap, Method, Uri};
 use serde_json::{Value, json};
+use tutorflow::api::App;
 use tutorflow::api::auth::dev_token;
 use tutorflow::api::handler::Incoming;
 use tutorflow::api::routes::{Matched, match_route};
 use tutorflow::config::{Config, TranscriptionProvider, WebhookIntegration};
-use tutorflow::service::App;
 
 pub fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")

@@ -1,55 +1,49 @@
-//! Outbound notifications to integrations: "a student needs a teacher"
-//! alerts (seed 003 INTERVENE, safety rules that ask for it). Signed like
-//! incoming webhooks, sent with a short timeout, never failing the request.
+//! "A student needs a teacher" alerts to the configured teacher webhook:
+//! sent when a safety rule asks for a person, or a student stays stuck.
+//! Signed like incoming webhooks, sent with a short timeout, never failing
+//! the request that raised them.
 
 use std::time::Duration;
 
+use chrono::{DateTime, Utc};
 use serde_json::json;
 
-use super::{App, StartupError};
-use crate::api::auth::integration_student;
-use crate::api::webhook::{SIGNATURE_HEADER, TIMESTAMP_HEADER, sign};
-use crate::config::{Config, SecretRef};
+use super::signature::{SIGNATURE_HEADER, TIMESTAMP_HEADER, sign};
+use crate::config::Config;
+use crate::model::integration_student;
+use crate::secrets::{self, UnresolvedSecret};
 
 /// A teacher webhook that does not answer in time is not waited for.
-const NOTIFY_TIMEOUT: Duration = Duration::from_secs(2);
+const ALERT_TIMEOUT: Duration = Duration::from_secs(2);
 
-pub struct Notifier {
+pub struct TeacherAlerts {
     http: reqwest::Client,
-    teacher_url: Option<String>,
+    url: Option<String>,
     secret: Option<Vec<u8>>,
 }
 
-impl Notifier {
+impl TeacherAlerts {
     pub fn from_config(
         config: &Config,
-        env: &(dyn Fn(&str) -> Option<String> + Sync),
-    ) -> Result<Self, StartupError> {
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<Self, UnresolvedSecret> {
         let secret = match &config.notifications.signing_secret {
-            Some(reference) => Some(
-                SecretRef::parse(reference)?
-                    .resolve(env)
-                    .ok_or_else(|| {
-                        StartupError::Secret(format!(
-                            "notifications.signing_secret: {reference} is not set"
-                        ))
-                    })?
-                    .into_bytes(),
-            ),
+            Some(reference) => {
+                Some(secrets::resolve("notifications.signing_secret", reference, env)?.into_bytes())
+            }
             None => None,
         };
-        Ok(Notifier {
+        Ok(TeacherAlerts {
             http: crate::http_client::shared(),
-            teacher_url: config.notifications.teacher_webhook_url.clone(),
+            url: config.notifications.teacher_webhook_url.clone(),
             secret,
         })
     }
-}
 
-impl App {
-    /// Tells the teacher channel that a student needs a person.
-    pub(crate) async fn notify_teacher(&self, student_id: &str, thread_id: &str, reason: &str) {
-        let Some(url) = &self.notifier.teacher_url else {
+    /// Tells the teacher channel that a student needs a person; without a
+    /// teacher webhook, says so in the log.
+    pub async fn send(&self, student_id: &str, thread_id: &str, reason: &str, now: DateTime<Utc>) {
+        let Some(url) = &self.url else {
             tracing::info!(
                 student_id,
                 thread_id,
@@ -58,7 +52,6 @@ impl App {
             );
             return;
         };
-        let now = self.clock.now();
         // An integration's student is named as the integration knows them.
         let (integration, student) = match integration_student(student_id) {
             Some((integration, student)) => (Some(integration), student),
@@ -76,12 +69,11 @@ impl App {
         }
         let body = body.to_string();
         let mut request = self
-            .notifier
             .http
             .post(url)
-            .timeout(NOTIFY_TIMEOUT)
+            .timeout(ALERT_TIMEOUT)
             .header(reqwest::header::CONTENT_TYPE, "application/json");
-        if let Some(secret) = &self.notifier.secret {
+        if let Some(secret) = &self.secret {
             let timestamp = now.timestamp();
             request = request
                 .header(TIMESTAMP_HEADER, timestamp.to_string())

@@ -1,0 +1,115 @@
+//! The Lambda bootstrap every function's `main` calls: load the
+//! configuration and open the store and content during init, read the
+//! secrets and build the app on the first invocation (the Parameters and
+//! Secrets extension serves only then), then hand each event to
+//! `api::lambda`.
+
+use std::sync::Arc;
+
+use aws_lambda_events::event::sqs::SqsEvent;
+use lambda_http::lambda_runtime::{self, LambdaEvent};
+use lambda_http::{Error, Request, service_fn};
+use tokio::sync::OnceCell;
+
+use super::Resources;
+use crate::api::App;
+use crate::api::lambda::{STREAMING_ENV, deliver_batch, handle, handle_streaming};
+use crate::api::logging;
+use crate::api::routes::Function;
+use crate::config::Config;
+use crate::secrets::SecretResolver;
+
+fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
+/// What the init phase prepares for the first invocation.
+struct ColdStart {
+    config: Config,
+    resources: Resources,
+    secrets: SecretResolver,
+    app: OnceCell<Arc<App>>,
+}
+
+impl ColdStart {
+    /// Configuration, store, content and the secret resolver, read once
+    /// per sandbox; a failure ends the init phase.
+    async fn open() -> Result<Arc<ColdStart>, Error> {
+        let cold = async {
+            let config = Config::load(None, env)?;
+            let resources = Resources::open(&config).await?;
+            let secrets = SecretResolver::from_env(env)?;
+            Ok::<_, Error>(ColdStart {
+                config,
+                resources,
+                secrets,
+                app: OnceCell::new(),
+            })
+        };
+        Ok(Arc::new(cold.await.inspect_err(
+            |e| tracing::error!(error = %e, "cold start failed"),
+        )?))
+    }
+
+    /// The app, built on first use. A failure is not kept: the next
+    /// invocation tries again (a secret created after the deploy, a
+    /// throttled read).
+    async fn app(&self) -> Result<&Arc<App>, Error> {
+        self.app
+            .get_or_try_init(|| async {
+                let secrets = self.secrets.fetch(&self.config).await?;
+                let app = App::from_resources(
+                    self.config.clone(),
+                    self.resources.clone(),
+                    &secrets.lookup(env),
+                )?;
+                Ok::<_, Error>(Arc::new(app))
+            })
+            .await
+            .inspect_err(|e| tracing::error!(error = %e, "startup failed"))
+    }
+}
+
+/// Runs `function` until the Lambda runtime stops it.
+pub async fn run(function: Function) -> Result<(), Error> {
+    logging::init(env);
+    let cold = ColdStart::open().await?;
+    let streaming = function == Function::Turn
+        && env(STREAMING_ENV).is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
+    tracing::info!(function = function.name(), streaming, "ready");
+    if streaming {
+        return lambda_http::run_with_streaming_response(service_fn(move |event: Request| {
+            let cold = cold.clone();
+            async move {
+                let app = cold.app().await?;
+                Ok::<_, Error>(handle_streaming(app, function, event).await)
+            }
+        }))
+        .await;
+    }
+    lambda_http::run(service_fn(move |event: Request| {
+        let cold = cold.clone();
+        async move {
+            let app = cold.app().await?;
+            Ok::<_, Error>(handle(app, function, event).await)
+        }
+    }))
+    .await
+}
+
+/// Runs the `notify` function: SQS batches of queued notifications.
+pub async fn run_notify() -> Result<(), Error> {
+    logging::init(env);
+    let cold = ColdStart::open().await?;
+    tracing::info!(function = "notify", "ready");
+    lambda_runtime::run(lambda_runtime::service_fn(
+        move |event: LambdaEvent<SqsEvent>| {
+            let cold = cold.clone();
+            async move {
+                let app = cold.app().await?;
+                Ok::<_, Error>(deliver_batch(app, event.payload).await)
+            }
+        },
+    ))
+    .await
+}
