@@ -232,7 +232,7 @@ async fn messages_the_gate_once_missed_get_the_safety_reply_not_maths() {
 /// of maths; the teachers hear of it only when it comes up again.
 #[tokio::test]
 async fn distress_gets_a_check_in_and_alerts_only_when_repeated() {
-    let teacher = MockServer::start().await;
+    let teacher = MockServer::builder().start().await;
     Mock::given(method("POST"))
         .and(body_partial_json(json!({
             "event": "student_needs_teacher",
