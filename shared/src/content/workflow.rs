@@ -74,36 +74,6 @@ pub struct BeyondCourse {
     pub nearest_unit: Option<String>,
 }
 
-impl Workflow {
-    /// The out-of-course question `message` asks, if any.
-    pub fn beyond_course(&self, message: &str) -> Option<&BeyondCourse> {
-        let text = format!(" {} ", words_of(message));
-        self.beyond_course.iter().find(|b| {
-            b.asks
-                .iter()
-                .any(|a| text.contains(&format!(" {} ", words_of(a))))
-        })
-    }
-}
-
-/// Lower-case words, apostrophes dropped, anything else a single space.
-fn words_of(text: &str) -> String {
-    text.to_lowercase()
-        .chars()
-        .filter(|c| !matches!(c, '\'' | '’'))
-        .map(|c| {
-            if c.is_alphanumeric() || c == 'π' {
-                c
-            } else {
-                ' '
-            }
-        })
-        .collect::<String>()
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 /// A routing category (seed 003): how it is detected, which prompt answers
 /// it and which state transitions it causes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -659,6 +659,14 @@ fn has_any(text: &str, cues: &'static [&'static str]) -> Option<&'static str> {
     cues.iter().copied().find(|c| contains_phrase(text, c))
 }
 
+/// Whether the message asks something: it ends with a question mark or
+/// opens the way questions and requests do ("can you explain…").
+pub fn asks_something(message: &str) -> bool {
+    let text = fold(message);
+    let text = text.trim();
+    text.ends_with('?') || QUESTION_STARTS.iter().any(|q| text.starts_with(q))
+}
+
 /// The offline reading of a message, for when no LLM reading is available:
 /// its intent and the rule that decided it.
 pub fn heuristic_intent(
@@ -674,7 +682,7 @@ pub fn heuristic_intent(
     let has_math = text
         .chars()
         .any(|c| c.is_ascii_digit() || "=+*/^√".contains(c));
-    let asks = text.ends_with('?') || QUESTION_STARTS.iter().any(|q| text.starts_with(q));
+    let asks = asks_something(text);
     let words = text.split_whitespace().count();
     // An answer was found in the message (a step counts as an attempt).
     let attempt = grade.is_some_and(|g| {

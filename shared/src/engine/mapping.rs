@@ -314,6 +314,9 @@ pub struct UnitMatch {
 /// The mapping of one course, built once per content version.
 pub struct UnitMapper {
     units: Vec<UnitProfile>,
+    /// Maths topics outside the course (the workflow's `beyond_course`
+    /// entries, in order), each as the phrases that ask about it.
+    outside: Vec<Vec<Term>>,
     /// Every word of every term, as written, for spelling correction.
     vocabulary: BTreeSet<String>,
     /// Their stems: a word with one of these needs no correction.
@@ -394,6 +397,7 @@ impl UnitMapper {
         let vocabulary_stems = vocabulary.iter().map(|w| stem(&stemmer, w)).collect();
         UnitMapper {
             units,
+            outside: Vec::new(),
             vocabulary,
             vocabulary_stems,
             stemmer,
@@ -510,17 +514,94 @@ impl UnitMapper {
     }
 
     /// Whether the message is chatter about something else: no maths in
-    /// it, no unit of the course named, and some word beyond greetings,
+    /// it, no unit of the course or outside topic named, and some word beyond greetings,
     /// thanks and stopwords ("did u watch the football", "lol").
     pub fn is_unrelated(&self, message: &str) -> bool {
         student_math::math_runs(message).is_empty()
             && !message.chars().any(|c| c.is_ascii_digit())
             && self.rank(message).is_empty()
+            && self.outside_match(message).is_none()
             && words(message).iter().any(|w| {
                 !STOPWORDS.contains(&w.as_str())
                     && !SMALL_TALK.contains(&w.as_str())
                     && !is_filler(w)
             })
+    }
+
+    /// Adds maths topics the course does not teach, each named by phrases
+    /// (`asks`). They are read like units' tags, but every word of a
+    /// phrase counts ("the mean of" is not "what does it mean"), and
+    /// between topics a longer phrase names its topic more specifically.
+    pub fn add_outside_topics<'a>(&mut self, topics: impl IntoIterator<Item = &'a [String]>) {
+        for asks in topics {
+            let mut terms: Vec<Term> = Vec::new();
+            for ask in asks {
+                let read = words(ask);
+                if read.is_empty() {
+                    continue;
+                }
+                self.vocabulary.extend(
+                    read.iter()
+                        .filter(|w| !STOPWORDS.contains(&w.as_str()))
+                        .cloned(),
+                );
+                let stems: Vec<String> = read.iter().map(|w| stem(&self.stemmer, w)).collect();
+                let weight = if stems.len() > 1 {
+                    PHRASE_WEIGHT
+                } else {
+                    TAG_WEIGHT
+                };
+                if !terms.iter().any(|t| t.stems == stems) {
+                    terms.push(Term {
+                        stems,
+                        weight,
+                        everyday: false,
+                    });
+                }
+            }
+            self.outside.push(terms);
+        }
+        self.vocabulary_stems = self
+            .vocabulary
+            .iter()
+            .map(|w| stem(&self.stemmer, w))
+            .collect();
+    }
+
+    /// The outside topic (its index among those added) `message` is
+    /// about: the one it names most specifically, when it names it more
+    /// strongly than any unit of the course ("round 3.46 to one decimal
+    /// place" is about rounding, not decimals; "simplify with common
+    /// factors" stays with the course).
+    pub fn outside_topic(&self, message: &str) -> Option<usize> {
+        let (topic, score) = self.outside_match(message)?;
+        let course = self.rank(message).first().map_or(0.0, |m| m.score);
+        (score > course).then_some(topic)
+    }
+
+    /// The outside topic named most specifically, and how strongly (a
+    /// phrase as strongly as a unit's tag of several words): the topic of
+    /// the longest phrase in the message, the first topic among equals.
+    fn outside_match(&self, message: &str) -> Option<(usize, f64)> {
+        let stems: Vec<String> = words(message)
+            .into_iter()
+            .map(|w| stem(&self.stemmer, &self.corrected(w)))
+            .collect();
+        let mut best: Option<(usize, usize, f64)> = None;
+        for (i, terms) in self.outside.iter().enumerate() {
+            let Some(named) = terms
+                .iter()
+                .filter(|t| contains_run(&stems, &t.stems))
+                .max_by_key(|t| t.stems.len())
+            else {
+                continue;
+            };
+            let length = named.stems.len();
+            if best.is_none_or(|(_, longest, _)| length > longest) {
+                best = Some((i, length, named.weight));
+            }
+        }
+        best.map(|(i, _, weight)| (i, weight))
     }
 
     fn profile(&self, unit_id: &str) -> Option<&UnitProfile> {

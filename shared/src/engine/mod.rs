@@ -27,6 +27,7 @@ pub mod lockout;
 pub mod mapping;
 pub mod mastery_tier;
 pub mod modes;
+pub mod outside_math;
 pub mod policy;
 pub mod prereq;
 pub mod progression;

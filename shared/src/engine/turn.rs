@@ -19,7 +19,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Duration, Utc};
 use serde::Serialize;
 
-use crate::content::workflow::Transition;
+use crate::content::workflow::{BeyondCourse, Transition};
 use crate::content::{Blueprint, Bundle, Course, Unit, Workflow};
 use crate::engine::answer_guard::{self, PendingAnswer};
 use crate::engine::classify::{self, Interpretation};
@@ -34,6 +34,7 @@ use crate::engine::item_help;
 use crate::engine::lifecycle;
 use crate::engine::lockout::{LockoutSource, LockoutStatus};
 use crate::engine::modes::{self, MemoryCut, ModeBlock, ModePlan, ModeTurn, Outcome, SessionMode};
+use crate::engine::outside_math;
 use crate::engine::policy::{
     MoveOn, PolicyError, PolicyInput, PolicyOutcome, StudentRequest, compute_policy,
 };
@@ -91,7 +92,10 @@ impl CourseRuntime {
     pub fn new(bundle: Arc<Bundle>, course_id: &str) -> Option<Self> {
         let course = bundle.course(course_id)?;
         let workflow = bundle.workflow_for(course)?;
-        let index = CourseIndex::build(course);
+        let mut index = CourseIndex::build(course);
+        index
+            .mapper
+            .add_outside_topics(workflow.beyond_course.iter().map(|b| b.asks.as_slice()));
         let safety = SafetyGate::new(workflow);
         let sanitizer = Sanitizer::new(workflow);
         let blueprint_fingerprints = course
@@ -195,6 +199,10 @@ pub struct Interpreted {
     /// A problem the student brought as their own, worked out once here
     /// for every later step that asks.
     pub own_problem: Option<student_math::StudentProblem>,
+    /// The maths topic outside the course the message asks about (an
+    /// index into the workflow's `beyond_course`), when it names one more
+    /// strongly than any unit of the course.
+    pub beyond_course: Option<usize>,
     pub category: String,
     pub mapped_units: Vec<MappedUnit>,
     /// The exam questions whose lockout statuses planning reads: the caller
@@ -290,6 +298,9 @@ pub fn interpret(
     let said = event.student_input().said();
     let safety = said.as_deref().and_then(|s| rt.safety.classify(s));
     let own_problem = own_problem(session, said.as_deref());
+    let beyond_course = said
+        .as_deref()
+        .and_then(|s| rt.index.mapper.outside_topic(s));
 
     // A message that pauses tutoring is not graded or read for intent.
     let interpretation = match (&said, &safety) {
@@ -310,7 +321,14 @@ pub fn interpret(
         _ => None,
     };
     let category = forced_category(workflow, &event.client_event)
-        .or_else(|| beyond_course_category(workflow, said.as_deref(), interpretation.as_ref()))
+        .or_else(|| {
+            beyond_course_category(
+                workflow,
+                beyond_course,
+                said.as_deref(),
+                interpretation.as_ref(),
+            )
+        })
         .or_else(|| {
             interpretation
                 .as_ref()
@@ -338,6 +356,7 @@ pub fn interpret(
         safety,
         interpretation,
         own_problem,
+        beyond_course,
         category,
         mapped_units,
         exam_questions,
@@ -410,6 +429,7 @@ pub fn plan_interpreted(
         &read.mapped_units,
         read.interpretation.as_ref(),
         read.own_problem.as_ref(),
+        read.beyond_course,
         practice.as_ref(),
         block,
     );
@@ -607,13 +627,15 @@ fn explains_idea(session: &SessionState, text: &str) -> bool {
     ]
     .iter()
     .any(|r| lower.contains(r));
-    after_question && reasons && !lower.trim_end().ends_with('?')
+    after_question && reasons && !classify::asks_something(text)
 }
 
-/// A question about maths the course does not teach, unless the message
-/// is a right answer or a problem of the student's own.
+/// A question about maths the course does not teach: a message that asks
+/// something (not one that explains, "I divided by the highest common
+/// factor"), unless it is a right answer or a problem of the student's own.
 fn beyond_course_category(
     workflow: &Workflow,
+    topic: Option<usize>,
     said: Option<&str>,
     interpretation: Option<&Interpretation>,
 ) -> Option<String> {
@@ -621,7 +643,9 @@ fn beyond_course_category(
         i.classification.answer_grade == Some(GradeOutcome::Correct)
             || i.classification.intent == StudentIntent::Solve
     });
-    workflow.beyond_course(said?)?;
+    let asks = said.is_some_and(classify::asks_something)
+        || interpretation.is_some_and(|i| i.classification.intent == StudentIntent::Question);
+    topic.filter(|_| asks)?;
     let category = workflow.category(BEYOND_COURSE)?;
     (!answered).then(|| category.id.clone())
 }
@@ -773,6 +797,7 @@ fn compose(
     mapped_units: &[MappedUnit],
     interpretation: Option<&Interpretation>,
     own_problem: Option<&student_math::StudentProblem>,
+    beyond_course: Option<usize>,
     practice: Option<&IssuedDrill>,
     block: ModeBlock,
 ) -> TutorTurnInput {
@@ -792,7 +817,12 @@ fn compose(
         .unwrap_or_default();
     let chunks = rt
         .index
-        .chunks_for(&query, &p.scoped_unit_ids, CONTEXT_CHUNKS)
+        .chunks_about(
+            &query,
+            &p.primary_target_unit_id,
+            &p.scoped_unit_ids,
+            CONTEXT_CHUNKS,
+        )
         .into_iter()
         .filter_map(|c| {
             let unit = course.unit(&c.unit_id)?;
@@ -903,6 +933,7 @@ fn compose(
                 workflow,
                 interpretation,
                 said.as_deref(),
+                beyond_course.and_then(|i| workflow.beyond_course.get(i)),
             ),
             own_problem: own.map(|p| p.text.clone()).unwrap_or_default(),
             own_problem_step: own.map(|p| p.first_step.clone()).unwrap_or_default(),
@@ -946,6 +977,7 @@ fn code_note(
     workflow: &Workflow,
     interpretation: Option<&Interpretation>,
     said: Option<&str>,
+    beyond_course: Option<&BeyondCourse>,
 ) -> String {
     let title = |unit: &str| {
         course
@@ -981,7 +1013,7 @@ fn code_note(
             .category(category)
             .is_none_or(|c| !c.detect.grades.is_empty());
     if category == BEYOND_COURSE
-        && let Some(beyond) = said.and_then(|s| workflow.beyond_course(s))
+        && let Some(beyond) = beyond_course
     {
         let offer = beyond
             .nearest_unit
@@ -996,7 +1028,11 @@ fn code_note(
             .unwrap_or_else(|| {
                 " It goes beyond this course. What would you like to work on?".to_owned()
             });
-        return format!("{}{offer}", beyond.answer.trim());
+        // Worked in the student's own numbers where code can; else the rule.
+        let answer = said
+            .and_then(outside_math::worked)
+            .unwrap_or_else(|| beyond.answer.trim().to_owned());
+        return format!("{answer}{offer}");
     }
     match said.and_then(student_math::claim) {
         Some(claim) if !graded => claim.verdict(),
