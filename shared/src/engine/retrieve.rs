@@ -54,6 +54,30 @@ impl CourseIndex {
         self.mapper.map(message, limit)
     }
 
+    /// The best chunks for `query` with the `target` unit's own first: up
+    /// to half of `limit` (rounded up) from the unit the reply is about,
+    /// then the best of the rest of `scope`. A question is answered from
+    /// its unit's lesson even when another scoped unit's words rank higher.
+    pub fn chunks_about(
+        &self,
+        query: &str,
+        target: &str,
+        scope: &[String],
+        limit: usize,
+    ) -> Vec<RankedChunk> {
+        let own = [target.to_owned()];
+        let mut ranked = self.chunks_for(query, &own, limit.div_ceil(2));
+        for chunk in self.chunks_for(query, scope, limit) {
+            if ranked.len() == limit {
+                break;
+            }
+            if !ranked.contains(&chunk) {
+                ranked.push(chunk);
+            }
+        }
+        ranked
+    }
+
     /// The best chunks for `query` among `scope` units, at most `limit`.
     /// When the query matches nothing in scope, the first chunks of the scoped
     /// units (in scope order) are returned, so the tutor always has material.

@@ -14,7 +14,7 @@ use crate::engine::modes::{
 use crate::engine::policy::PolicyOutcome;
 use crate::engine::scaffolding;
 use crate::engine::turn::{Interpreted, Plan, TurnEvent, event_unit};
-use crate::model::{ClientEvent, LlmTutorResponse, Mode, SessionState, TutorAction};
+use crate::model::{ClientEvent, LlmTutorResponse, Mode, SessionState, StudentIntent, TutorAction};
 
 /// The guided mode.
 pub struct Guided;
@@ -72,7 +72,14 @@ pub(super) fn practice_item(
 ) -> Option<IssuedDrill> {
     let (rt, state, env) = (turn.rt, turn.state, turn.env);
     let p = &policy.policy;
-    if !p.allows(TutorAction::DrillCard) {
+    // A question is answered before anything is practised: a turn in a
+    // category that answers questions offers no item (the next turn can),
+    // so the content stays whole rather than hiding an item's answer.
+    let answers_a_question = rt
+        .workflow()
+        .category(&read.category)
+        .is_some_and(|c| c.detect.intents.contains(&StudentIntent::Question));
+    if !p.allows(TutorAction::DrillCard) || answers_a_question {
         return None;
     }
     // "Next" on a drill card names the card's unit, but a prerequisite the

@@ -9,6 +9,7 @@
 //! - planner: the unit's authored plan, else the workflow's default plan;
 //! - summary: built from the session's numbers.
 
+mod passage;
 mod planner;
 mod summary;
 mod tutor;

@@ -18,9 +18,10 @@ use crate::content::tutor_text::{
 use crate::content::workflow::Workflow;
 use crate::engine::fallback::{self, ValidationContext};
 use crate::engine::student_math;
+use crate::llm::offline::passage;
 use crate::model::{
-    CallUsage, CheckReply, ClientEvent, ExamCandidate, ExamResult, LlmConceptCard, LlmDrillCard,
-    LlmError, LlmExamSuggestion, LlmMappedUnit, LlmQuestionAsked, LlmTurnAnalysis,
+    CallUsage, CheckReply, ClientEvent, ContentChunk, ExamCandidate, ExamResult, LlmConceptCard,
+    LlmDrillCard, LlmError, LlmExamSuggestion, LlmMappedUnit, LlmQuestionAsked, LlmTurnAnalysis,
     LlmTutorResponse, LlmWorkedExample, MAX_REPLY_LIST, PacingDirective, Reply, Role, StepKind,
     StudentIntent, TextSink, Tutor, TutorAction, TutorTurnInput, UnderstandingSignal, UnitAnchor,
 };
@@ -366,7 +367,12 @@ fn compose(
         LlmError::InvalidInput("no scoped unit is described in the context".into())
     })?;
     let pick = Picker { seed: input.seed };
-    let values = Values::new(input, unit, &pick);
+    // A question is answered from what in the unit answers it.
+    let asked = matches!(follow_up, FollowUp::Clarify | FollowUp::Answer)
+        .then(|| input.student.said())
+        .flatten()
+        .map(|said| passage::Asked::new(&said));
+    let values = Values::new(input, unit, &pick, asked.as_ref());
 
     let reaction = phrases.reaction(&input.category.id);
     let mut parts = Vec::new();
@@ -450,6 +456,14 @@ fn compose(
             .collect();
         let list = if values.map.contains_key(needs) && !fullest.is_empty() {
             fullest.as_slice()
+        } else {
+            list
+        };
+        // An answer to a question says all it has that answers it.
+        let answering;
+        let list = if matches!(slot, PhraseSlot::Clarify | PhraseSlot::Answer) {
+            answering = most_said(list, &values.map);
+            answering.as_slice()
         } else {
             list
         };
@@ -665,7 +679,12 @@ struct Values {
 }
 
 impl Values {
-    fn new(input: &TutorTurnInput, unit: &UnitAnchor, pick: &Picker) -> Self {
+    fn new(
+        input: &TutorTurnInput,
+        unit: &UnitAnchor,
+        pick: &Picker,
+        question: Option<&passage::Asked>,
+    ) -> Self {
         let mut map = BTreeMap::new();
         map.insert("unit_title", unit.title.clone());
         if let Some(name) = &input.personalization.student_name {
@@ -676,21 +695,28 @@ impl Values {
             .iter()
             .filter(|i| !i.trim().is_empty())
             .collect();
-        let key_idea = if ideas.is_empty() {
-            first_sentences(&unit.anchor_text, 1)
-        } else {
-            let asked = input.student.said().unwrap_or_default();
-            closest_idea(&ideas, &asked)
-                .unwrap_or_else(|| ideas[pick.index("key_idea", ideas.len())])
-                .trim()
-                .to_owned()
-        };
-        // In a direct answer the passage follows the key idea: the passage
-        // closest to it, without a sentence saying the same again.
-        let explained = if input.clarify.is_some() {
-            without_repeats(&explanation_near(input, unit, &key_idea), &key_idea)
-        } else {
-            explanation(input, unit)
+        let answer = question.and_then(|q| answering(input, unit, &ideas, q));
+        let (key_idea, explained) = match answer {
+            Some(answer) => answer,
+            None => {
+                let key_idea = if ideas.is_empty() {
+                    first_sentences(&unit.anchor_text, 1)
+                } else {
+                    let asked = input.student.said().unwrap_or_default();
+                    closest_idea(&ideas, &asked)
+                        .unwrap_or_else(|| ideas[pick.index("key_idea", ideas.len())])
+                        .trim()
+                        .to_owned()
+                };
+                // In a direct answer the passage follows the key idea: the
+                // passage closest to it, without a sentence saying the same again.
+                let explained = if input.clarify.is_some() {
+                    without_repeats(&explanation_near(input, unit, &key_idea), &key_idea)
+                } else {
+                    explanation(input, unit)
+                };
+                (key_idea, explained)
+            }
         };
         map.insert("key_idea", key_idea);
         map.insert("explanation", explained);
@@ -698,6 +724,15 @@ impl Values {
             .worked_example
             .as_ref()
             .filter(|e| !overlaps_question(input, &e.problem))
+            .filter(|e| question.is_none_or(|q| passage::example_fits(q, e)))
+            // An answer shows one instance: the lesson's, when it works
+            // numbers itself, else the worked example.
+            .filter(|_| {
+                question.is_none()
+                    || !map
+                        .get("explanation")
+                        .is_some_and(|e: &String| e.chars().any(|c| c.is_ascii_digit()))
+            })
         {
             map.insert("example_problem", example.problem.trim().to_owned());
             map.insert(
@@ -794,15 +829,59 @@ impl Values {
     }
 }
 
+/// The key idea and explanation that answer a question, from what in the
+/// unit shares most with it: the best key idea followed by the lesson
+/// sentences that answer it, or those sentences alone when no key idea
+/// answers as well. `None` when nothing in the unit is about the question.
+fn answering(
+    input: &TutorTurnInput,
+    unit: &UnitAnchor,
+    ideas: &[&String],
+    asked: &passage::Asked,
+) -> Option<(String, String)> {
+    let chunks: Vec<&ContentChunk> = input
+        .context
+        .unit_content_chunks
+        .iter()
+        .filter(|c| c.unit_id == unit.unit_id && !overlaps_question(input, &c.text))
+        .collect();
+    let idea = passage::key_idea(asked, ideas);
+    let lesson = passage::lesson_sentences(asked, &chunks);
+    match (idea, lesson) {
+        // The idea leads, and the lesson sentences that go with it and the
+        // question explain it.
+        (Some((idea, idea_score)), Some((_, lesson_score))) if lesson_score <= idea_score => {
+            let idea = idea.trim().to_owned();
+            let explained = passage::lesson_sentences(&asked.and(&idea), &chunks)
+                .map(|(lesson, _)| first_sentences(&without_repeats(&lesson, &idea), 2))
+                .unwrap_or_default();
+            Some((idea, explained))
+        }
+        (_, Some((lesson, _))) => Some((first_sentences(&lesson, 2), String::new())),
+        (Some((idea, _)), None) => Some((idea.trim().to_owned(), String::new())),
+        // Nothing shares a word with the question, which named the unit
+        // some other way ("what's BODMAS?"): the unit's first idea, which
+        // says what it is about, and the lesson's opening.
+        (None, None) => {
+            let idea = ideas.first()?.trim().to_owned();
+            let explained = chunks
+                .first()
+                .map(|c| first_sentences(&without_repeats(&c.text, &idea), 2))
+                .unwrap_or_default();
+            Some((idea, explained))
+        }
+    }
+}
+
 /// `passage` without the sentences that mostly repeat `said` (more than
-/// half of their content words are in it).
+/// two thirds of their content words are in it).
 fn without_repeats(passage: &str, said: &str) -> String {
     let known = content_words(said);
     let kept: Vec<&str> = passage
         .split_inclusive(['.', '!', '?'])
         .filter(|sentence| {
             let words = content_words(sentence);
-            words.is_empty() || words.intersection(&known).count() * 2 <= words.len()
+            words.is_empty() || words.intersection(&known).count() * 3 <= words.len() * 2
         })
         .collect();
     kept.concat().trim().to_owned()
@@ -1011,6 +1090,26 @@ impl Picker {
             .render(values)
             .unwrap_or_default()
     }
+}
+
+/// The variants of `list` that `values` can fill and that say the most:
+/// the most placeholders with something in them.
+fn most_said(list: &[String], values: &BTreeMap<&'static str, String>) -> Vec<String> {
+    let filled = |p: &String| -> Option<usize> {
+        let template = PromptTemplate::parse("answer", p).ok()?;
+        let names: Vec<&str> = template.placeholders().map(|p| p.name.as_str()).collect();
+        names.iter().all(|n| values.contains_key(n)).then(|| {
+            names
+                .iter()
+                .filter(|n| values.get(*n).is_some_and(|v| !v.is_empty()))
+                .count()
+        })
+    };
+    let most = list.iter().filter_map(filled).max();
+    list.iter()
+        .filter(|p| most.is_some() && filled(p) == most)
+        .cloned()
+        .collect()
 }
 
 fn fnv1a(text: &str) -> u64 {

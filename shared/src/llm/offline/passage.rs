@@ -1,0 +1,457 @@
+//! What in a unit's content answers the student's question. A unit's
+//! first key idea and its worked example answer "what is a ratio?", but not
+//! "how do I divide fractions?" in a unit that also multiplies them, nor
+//! "why is a negative times a negative positive?" with an example that
+//! subtracts. So the question is read for its topic words (stemmed, with
+//! the words students use for operations folded together: "times" is
+//! multiplying) and the operation it asks about; key ideas and lesson
+//! sentences are ranked by the topic words they share (a lesson's section
+//! title counts double, a "why" question prefers a sentence that gives a
+//! reason), and the worked example is used only when it does the asked
+//! operation.
+
+use std::collections::BTreeSet;
+use std::sync::LazyLock;
+
+use regex::Regex;
+use rust_stemmers::{Algorithm, Stemmer};
+
+use crate::engine::answer_guard;
+use crate::model::{ContentChunk, ExampleBrief};
+
+/// Sentences of a lesson passage quoted after the key idea, at most.
+const EXPLANATION_SENTENCES: usize = 2;
+
+/// Words that say nothing about what is asked.
+const STOPWORDS: &[&str] = &[
+    "about", "also", "and", "answer", "any", "are", "because", "but", "can", "could", "did",
+    "does", "doing", "dont", "don't", "each", "example", "explain", "for", "from", "get", "give",
+    "have", "help", "here", "how", "into", "its", "just", "know", "like", "make", "mean", "means",
+    "meaning", "more", "much", "need", "not", "number", "numbers", "one", "out", "please",
+    "really", "show", "some", "still", "tell", "than", "that", "the", "their", "them", "then",
+    "there", "these", "thing", "this", "what", "whats", "what's", "when", "where", "which", "why",
+    "will", "with", "work", "would", "you", "your",
+];
+
+/// An operation a question or an example is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Operation {
+    Add,
+    Subtract,
+    Multiply,
+    Divide,
+    Simplify,
+    Convert,
+    Compare,
+    Round,
+    Solve,
+}
+
+/// Stems that name an operation, after folding.
+const OPERATION_STEMS: &[(&str, Operation)] = &[
+    ("add", Operation::Add),
+    ("subtract", Operation::Subtract),
+    ("multipli", Operation::Multiply),
+    ("divid", Operation::Divide),
+    ("simplifi", Operation::Simplify),
+    ("simplest", Operation::Simplify),
+    ("convert", Operation::Convert),
+    ("compar", Operation::Compare),
+    ("bigger", Operation::Compare),
+    ("smaller", Operation::Compare),
+    ("round", Operation::Round),
+    ("solv", Operation::Solve),
+];
+
+/// Everyday words for an operation, as the operation's own stem.
+fn folded(stem: &str) -> &str {
+    match stem {
+        "time" | "product" | "multipl" => "multipli",
+        // The stemmer undoubles "adding" to "ad".
+        "ad" | "addit" => "add",
+        "divis" => "divid",
+        "simplif" => "simplifi",
+        "convers" => "convert",
+        "plus" | "sum" => "add",
+        "minus" | "takeaway" => "subtract",
+        "quotient" | "share" => "divid",
+        "percent" => "percentag",
+        other => other,
+    }
+}
+
+/// The question, read for what it is about.
+#[derive(Debug, Clone)]
+pub struct Asked {
+    topic: BTreeSet<String>,
+    operations: BTreeSet<Operation>,
+    /// "Why ...?": a sentence that gives a reason answers it best.
+    why: bool,
+    /// "What is ...?" / "explain ...": a sentence that says what the idea
+    /// means answers it best.
+    what: bool,
+}
+
+impl Asked {
+    pub fn new(question: &str) -> Self {
+        let opening = question.trim_start().to_lowercase();
+        let topic = stems(question);
+        let mut operations = operations_in(&topic);
+        // "3/4 as a decimal", "write 0.2 as a fraction".
+        if [
+            " as a ",
+            " into a ",
+            " to a ",
+            " in decimal",
+            " as decimal",
+            " as percent",
+        ]
+        .iter()
+        .any(|cue| format!(" {opening} ").contains(cue))
+            && ["decimal", "percent", "fraction"]
+                .iter()
+                .any(|w| opening.contains(w))
+        {
+            operations.insert(Operation::Convert);
+        }
+        Asked {
+            topic,
+            operations,
+            why: opening.starts_with("why") || opening.contains(" why "),
+            what: [
+                "what is",
+                "what's",
+                "whats",
+                "what are",
+                "what does",
+                "explain",
+                "can you explain",
+                "tell me about",
+            ]
+            .iter()
+            .any(|w| opening.starts_with(w)),
+        }
+    }
+
+    /// The question with the words of `lead` added to its topic: what
+    /// explains a key idea best is what shares most with the question and
+    /// the idea together.
+    pub fn and(&self, lead: &str) -> Asked {
+        let mut more = self.clone();
+        more.topic.extend(stems(lead));
+        more
+    }
+
+    /// How many of the question's topic words `text` shares.
+    fn shared(&self, text: &str) -> usize {
+        stems(text).intersection(&self.topic).count()
+    }
+
+    /// How well `sentence` answers the question: the topic words it
+    /// shares, more when it gives the reason a "why" asks for or says
+    /// what the idea means when that is asked. Zero when it shares none.
+    fn score(&self, sentence: &str) -> usize {
+        let shared = self.shared(sentence);
+        if shared == 0 {
+            return 0;
+        }
+        let lower = sentence.to_lowercase().replace("and so on", "");
+        // Saying why outright answers a "why" best; "because" and "so" too.
+        let reason = if ["why", "pattern", "reason"]
+            .iter()
+            .any(|w| lower.contains(w))
+        {
+            4
+        } else if ["because", " so "].iter().any(|w| lower.contains(w)) {
+            2
+        } else {
+            0
+        };
+        let defines = [" means ", " is called ", " stands for ", " is a ", " are "]
+            .iter()
+            .any(|w| lower.contains(w));
+        2 * shared + if self.why { reason } else { 0 } + usize::from(self.what && defines) * 2
+    }
+}
+
+/// A key idea is the unit's own summary of an idea: a lesson sentence
+/// must answer clearly better to be preferred to it.
+const KEY_IDEA_BONUS: usize = 2;
+
+/// The key idea that answers the question best, and how well; none when
+/// no idea shares a topic word with it.
+pub fn key_idea<'a>(asked: &Asked, ideas: &[&'a String]) -> Option<(&'a String, usize)> {
+    let mut best: Option<(&'a String, usize)> = None;
+    for idea in ideas.iter().filter(|i| !hides_a_number(i)) {
+        let score = match asked.score(idea) {
+            0 => 0,
+            score => score + KEY_IDEA_BONUS,
+        };
+        if score > 0 && best.is_none_or(|(_, top)| score > top) {
+            best = Some((idea, score));
+        }
+    }
+    best
+}
+
+/// From the lesson passages, the sentence that answers the question best
+/// and the sentence after it (which usually shows it at work), with how
+/// well the sentence answers (its section's title only breaks ties between
+/// sentences, so the score compares with a key idea's); none when no
+/// sentence shares a topic word. A sentence that leans on the one before
+/// it ("Instead, ...") does not open an answer.
+pub fn lesson_sentences(asked: &Asked, chunks: &[&ContentChunk]) -> Option<(String, usize)> {
+    let mut best: Option<(Vec<&str>, usize, usize, usize)> = None;
+    for chunk in chunks {
+        let section = asked.shared(&chunk.section);
+        let sentences = sentences(&chunk.text);
+        for (i, sentence) in sentences.iter().enumerate() {
+            let score = asked.score(sentence);
+            if score == 0 || leans_on_before(sentence) || hides_a_number(sentence) {
+                continue;
+            }
+            let better = best.as_ref().is_none_or(|(_, _, top, top_section)| {
+                (score + 2 * section, score) > (top + 2 * top_section, *top)
+            });
+            if better {
+                best = Some((sentences.clone(), i, score, section));
+            }
+        }
+    }
+    let (sentences, at, score, _) = best?;
+    let quoted: Vec<&str> = sentences
+        .iter()
+        .skip(at)
+        .take(EXPLANATION_SENTENCES)
+        .take_while(|s| !hides_a_number(s))
+        .copied()
+        .collect();
+    Some((quoted.join(" "), score))
+}
+
+/// Whether a number of `text` is hidden (an answer still pending is
+/// masked in the content the tutor gets): quoted, it would read broken.
+fn hides_a_number(text: &str) -> bool {
+    text.contains(answer_guard::MASK)
+}
+
+/// Whether `sentence` only makes sense after the one before it: it opens
+/// with a word that points back ("Instead", "So", "This", "Second").
+fn leans_on_before(sentence: &str) -> bool {
+    const POINTING_BACK: &[&str] = &[
+        "instead",
+        "so",
+        "then",
+        "but",
+        "also",
+        "however",
+        "this",
+        "that",
+        "these",
+        "those",
+        "it",
+        "they",
+        "here",
+        "now",
+        "and",
+        "or",
+        "next",
+        "finally",
+        "first",
+        "second",
+        "third",
+        "otherwise",
+        "likewise",
+        "similarly",
+        "which",
+        "take",
+        "thus",
+        "hence",
+    ];
+    let first = sentence
+        .split(|c: char| !c.is_alphanumeric())
+        .find(|w| !w.is_empty())
+        .unwrap_or_default()
+        .to_lowercase();
+    POINTING_BACK.contains(&first.as_str())
+}
+
+/// Whether the worked example shows what was asked: it does the asked
+/// operation, or the question names none.
+pub fn example_fits(asked: &Asked, example: &ExampleBrief) -> bool {
+    if asked.operations.is_empty() {
+        return true;
+    }
+    let text = format!("{} {}", example.problem, example.steps.join(" "));
+    let mut done = operations_in(&stems(&text));
+    for (symbol, operation) in [
+        ('×', Operation::Multiply),
+        ('÷', Operation::Divide),
+        ('+', Operation::Add),
+    ] {
+        if text.contains(symbol) {
+            done.insert(operation);
+        }
+    }
+    if text.contains(" - ") {
+        done.insert(Operation::Subtract);
+    }
+    !asked.operations.is_disjoint(&done)
+}
+
+fn operations_in(stems: &BTreeSet<String>) -> BTreeSet<Operation> {
+    OPERATION_STEMS
+        .iter()
+        .filter(|(stem, _)| stems.contains(*stem))
+        .map(|(_, operation)| *operation)
+        .collect()
+}
+
+/// The topic words of `text`: lower-cased, stemmed, stopwords dropped,
+/// everyday words and signs for an operation folded into the operation
+/// (`×` is multiplying, `-3` a negative number).
+fn stems(text: &str) -> BTreeSet<String> {
+    static STEMMER: LazyLock<Stemmer> = LazyLock::new(|| Stemmer::create(Algorithm::English));
+    static NEGATIVE: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"(^|[\s(=,:])[-−]\d").expect("a valid pattern"));
+    let lower = text
+        .to_lowercase()
+        .replace("take away", "takeaway")
+        .replace("per cent", "percent")
+        .replace('%', " percent ")
+        .replace('×', " multiply ")
+        .replace('÷', " divide ");
+    let lower = NEGATIVE.replace_all(&lower, "$1 negative ");
+    lower
+        .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+        .map(|w| w.trim_matches('\''))
+        .filter(|w| w.chars().count() >= 3 && !w.chars().all(|c| c.is_ascii_digit()))
+        .filter(|w| !STOPWORDS.contains(w))
+        .map(|w| folded(&STEMMER.stem(w)).to_owned())
+        .collect()
+}
+
+/// The sentences of a passage, decimals kept whole ("0.35" is not a stop).
+fn sentences(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    for (k, (i, c)) in chars.iter().enumerate() {
+        let ends = matches!(c, '.' | '!' | '?')
+            && chars
+                .get(k + 1)
+                .is_none_or(|(_, next)| next.is_whitespace());
+        if ends {
+            let sentence = text[start..i + c.len_utf8()].trim();
+            if !sentence.is_empty() {
+                out.push(sentence);
+            }
+            start = i + c.len_utf8();
+        }
+    }
+    let rest = text[start..].trim();
+    if !rest.is_empty() {
+        out.push(rest);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chunk(section: &str, text: &str) -> ContentChunk {
+        ContentChunk {
+            unit_id: "u".into(),
+            chunk_id: "c".into(),
+            section: section.into(),
+            text: text.into(),
+        }
+    }
+
+    fn example(problem: &str, steps: &[&str]) -> ExampleBrief {
+        ExampleBrief {
+            problem: problem.into(),
+            steps: steps.iter().map(|s| (*s).to_owned()).collect(),
+            answer: String::new(),
+        }
+    }
+
+    #[test]
+    fn the_example_must_do_the_operation_asked_about() {
+        let subtracts = example("Work out -4 - (-9).", &["-4 - (-9) = -4 + 9"]);
+        let multiplies = example("Work out 2/3 × 9/10.", &["Multiply the numerators."]);
+        assert!(!example_fits(
+            &Asked::new("why is a negative times a negative positive"),
+            &subtracts
+        ));
+        assert!(!example_fits(
+            &Asked::new("how do i divide fractions"),
+            &multiplies
+        ));
+        assert!(example_fits(
+            &Asked::new("how do you multiply fractions"),
+            &multiplies
+        ));
+        assert!(example_fits(&Asked::new("what is a ratio"), &subtracts));
+        assert!(!example_fits(
+            &Asked::new("what is 3/4 as a decimal"),
+            &example("Simplify 18/24.", &["Divide the top and bottom by 6."])
+        ));
+    }
+
+    #[test]
+    fn the_section_about_the_question_is_quoted() {
+        let multiplying = chunk(
+            "What multiplying fractions means",
+            "Multiplying by a fraction takes a part of an amount. So 1/2 × 6 = 3.",
+        );
+        let dividing = chunk(
+            "Dividing by a fraction",
+            "To divide by a fraction, multiply by its reciprocal: turn the second fraction upside down. So 3/4 ÷ 1/2 = 3/4 × 2/1 = 3/2. It asks how many halves fit.",
+        );
+        let (said, _) = lesson_sentences(
+            &Asked::new("how do i divide fractions"),
+            &[&multiplying, &dividing],
+        )
+        .unwrap();
+        assert!(said.starts_with("To divide by a fraction"), "{said}");
+        assert!(said.contains("3/4 ÷ 1/2"), "{said}");
+        assert!(!said.contains("halves"), "two sentences at most: {said}");
+    }
+
+    #[test]
+    fn a_why_question_prefers_the_reason() {
+        let signs = chunk(
+            "Multiplying and dividing with signs",
+            "Same signs give a positive answer and different signs give a negative answer. A pattern shows why: -3 × 1 = -3, -3 × 0 = 0, so -3 × (-1) = 3.",
+        );
+        let (said, _) = lesson_sentences(
+            &Asked::new("why is a negative times a negative positive"),
+            &[&signs],
+        )
+        .unwrap();
+        assert!(said.starts_with("A pattern shows why"), "{said}");
+    }
+
+    #[test]
+    fn key_ideas_are_chosen_by_what_they_share_with_the_question() {
+        let same =
+            "When you multiply or divide two numbers with the same sign, the answer is positive."
+                .to_owned();
+        let line = "On a number line, adding a positive number moves you right.".to_owned();
+        let ideas = [&line, &same];
+        let (idea, _) =
+            key_idea(&Asked::new("how do you multiply negative numbers"), &ideas).unwrap();
+        assert_eq!(idea, &same);
+        assert!(key_idea(&Asked::new("what's for lunch"), &ideas).is_none());
+    }
+
+    #[test]
+    fn decimals_are_not_sentence_ends() {
+        assert_eq!(
+            sentences("So 35% is 0.35. Then 0.5 is a half!"),
+            vec!["So 35% is 0.35.", "Then 0.5 is a half!"]
+        );
+    }
+}
