@@ -136,6 +136,8 @@ pub enum ProblemShape {
     Percentage,
     /// A ratio: 3:5.
     Ratio,
+    /// A fraction written another way: 3/4 as a decimal, 2/5 as a percentage.
+    Conversion,
     /// Letters and numbers without an equals sign: 3x + 2x.
     Expression,
     /// An equation solved in one step: x + 7 = 12, 4x = 28.

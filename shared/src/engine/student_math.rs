@@ -511,9 +511,19 @@ fn times_sign(text: &str) -> String {
 }
 
 /// The kinds of problem in `message`, each once, in order of appearance.
+/// A fraction to be written as a decimal or a percentage is a conversion,
+/// not a fraction on its own.
 pub fn shapes(message: &str) -> Vec<ProblemShape> {
     let mut out = Vec::new();
+    if conversion(message).is_some() {
+        out.push(ProblemShape::Conversion);
+    }
     for run in math_runs(message) {
+        if out.contains(&ProblemShape::Conversion)
+            && run.shape() == Some(ProblemShape::SingleFraction)
+        {
+            continue;
+        }
         if let Some(shape) = run.shape()
             && !out.contains(&shape)
         {
@@ -586,6 +596,9 @@ pub fn own_solution(problem: &StudentProblem) -> Solution {
 pub fn student_problem(message: &str) -> Option<StudentProblem> {
     let message = &plain_fractions(message);
     if let Some(problem) = shared_in_ratio(message) {
+        return Some(problem);
+    }
+    if let Some(problem) = conversion(message).or_else(|| simplifying(message)) {
         return Some(problem);
     }
     math_runs(message)
@@ -688,6 +701,142 @@ fn terms(text: &str) -> Vec<String> {
     TERM.find_iter(&plain)
         .map(|m| m.as_str().split_whitespace().collect())
         .collect()
+}
+
+/// What a fraction is to be written as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Written {
+    Decimal,
+    Percentage,
+}
+
+/// A fraction to write as a decimal or a percentage ("3/4 as a decimal",
+/// "convert 2/5 to a percentage", "what percentage is 3/20"), worked
+/// through the equivalent fraction over 100 (or 1000): for denominators
+/// that go into 1000, so the answer is exact.
+fn conversion(message: &str) -> Option<StudentProblem> {
+    static AS: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?i)\b(\d{1,4})\s*/\s*(\d{1,4})\b[^\d/]{0,25}?\b(?:as|to|into|in)\s+(?:an?\s+)?(decimals?|percent(?:age)?s?|per cent|%)")
+            .expect("a valid pattern")
+    });
+    static WHAT: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(
+            r"(?i)\bwhat\s+(decimal|percent(?:age)?|per cent)\s+is\s+(\d{1,4})\s*/\s*(\d{1,4})\b",
+        )
+        .expect("a valid pattern")
+    });
+    let plain = plain_fractions(message);
+    let (n, d, written) = if let Some(c) = AS.captures(&plain) {
+        let written = if c[3].to_lowercase().starts_with("dec") {
+            Written::Decimal
+        } else {
+            Written::Percentage
+        };
+        (
+            c[1].parse::<i64>().ok()?,
+            c[2].parse::<i64>().ok()?,
+            written,
+        )
+    } else {
+        let c = WHAT.captures(&plain)?;
+        let written = if c[1].to_lowercase().starts_with("dec") {
+            Written::Decimal
+        } else {
+            Written::Percentage
+        };
+        (
+            c[2].parse::<i64>().ok()?,
+            c[3].parse::<i64>().ok()?,
+            written,
+        )
+    };
+    if d == 0 {
+        return None;
+    }
+    // Over 100 (or 1000): what the bottom is multiplied by to get there.
+    let over = [100, 1000].into_iter().find(|t| t % d == 0)?;
+    let factor = over / d;
+    let top = n * factor;
+    let exact = |num: i64, den: i64| {
+        math::Rational::new(i128::from(num), i128::from(den))
+            .ok()
+            .map(|r| number_text(Number::Exact(r), true))
+    };
+    let decimal = exact(top, over)?;
+    let percent = exact(top * 100, over)?;
+    let (text, answer, finishing) = match written {
+        Written::Decimal => (
+            format!("{n}/{d} as a decimal"),
+            decimal.clone(),
+            format!(
+                "So {n}/{d} = {top}/{over}: {top} {}. What is that as a decimal?",
+                if over == 100 {
+                    "hundredths"
+                } else {
+                    "thousandths"
+                }
+            ),
+        ),
+        Written::Percentage => (
+            format!("{n}/{d} as a percentage"),
+            format!("{percent}%"),
+            format!(
+                "So {n}/{d} = {top}/{over}. Per cent means out of 100, so what is {n}/{d} as a percentage?"
+            ),
+        ),
+    };
+    Some(StudentProblem {
+        text,
+        answer,
+        solves_for: None,
+        first_step: format!(
+            "Write it with {over} on the bottom: what do you multiply {d} by to get {over}?"
+        ),
+        first_step_expects: Some(factor.to_string()),
+        finishing_step: finishing,
+        smaller: SmallerSteps {
+            first: Some(format!("What is {over} ÷ {d}?")),
+            finishing: Some(format!("What is {n} × {factor}?")),
+        },
+    })
+}
+
+/// A fraction to simplify, asked in words ("simplify 12/18", "12/18 in
+/// its simplest form"), when it can be: through its highest common factor.
+fn simplifying(message: &str) -> Option<StudentProblem> {
+    static SIMPLIFY: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?i)\bsimplif\w*\D{0,12}?\b(\d{1,4})\s*/\s*(\d{1,4})\b|\b(\d{1,4})\s*/\s*(\d{1,4})\b[^\d/]{0,20}?\b(?:in\s+)?(?:its\s+)?(?:simplest form|lowest terms|simplified)")
+            .expect("a valid pattern")
+    });
+    let c = SIMPLIFY.captures(message)?;
+    let (n, d) = match (c.get(1), c.get(2)) {
+        (Some(n), Some(d)) => (n.as_str(), d.as_str()),
+        _ => (c.get(3)?.as_str(), c.get(4)?.as_str()),
+    };
+    let (n, d): (i64, i64) = (n.parse().ok()?, d.parse().ok()?);
+    if n == 0 || d == 0 {
+        return None;
+    }
+    let hcf = gcd(n, d);
+    if hcf == 1 {
+        return None;
+    }
+    Some(StudentProblem {
+        text: format!("{n}/{d} in its simplest form"),
+        answer: format!("{}/{}", n / hcf, d / hcf),
+        solves_for: None,
+        first_step: format!(
+            "Find the biggest number that divides into both {n} and {d}. What is it?"
+        ),
+        first_step_expects: Some(hcf.to_string()),
+        finishing_step: format!(
+            "So divide the top and the bottom by {hcf}. What is {n}/{d} in its simplest form?"
+        ),
+        smaller: SmallerSteps {
+            first: Some(format!("Which numbers divide into {n} exactly?")),
+            finishing: Some(format!("What is {n} ÷ {hcf}, and what is {d} ÷ {hcf}?")),
+        },
+    })
 }
 
 /// A share of an amount in a ratio, worked out: both shares.
@@ -1875,6 +2024,8 @@ mod tests {
             ("what is 1/2 + 1/3", Some(FractionAddSub)),
             ("2/3 × 3/4", Some(FractionMulDiv)),
             ("simplify 12/18", Some(SingleFraction)),
+            ("what is 3/4 as a decimal", Some(Conversion)),
+            ("convert 2/5 to a percentage", Some(Conversion)),
             ("what is 25% of 80?", Some(Percentage)),
             ("20 percent of 50", Some(Percentage)),
             ("share 60 in the ratio 2:3", Some(Ratio)),
@@ -1913,6 +2064,61 @@ mod tests {
         );
         assert_eq!(student_problem("what is a ratio?"), None);
         assert_eq!(student_problem("x^2 = 9"), None, "not linear");
+    }
+
+    #[test]
+    fn fractions_are_simplified_and_written_another_way() {
+        let cases = [
+            (
+                "how do i simplify 12/18",
+                "12/18 in its simplest form",
+                "2/3",
+                "6",
+            ),
+            (
+                "what is 24/36 in simplest form?",
+                "24/36 in its simplest form",
+                "2/3",
+                "12",
+            ),
+            ("what is 3/4 as a decimal", "3/4 as a decimal", "0.75", "25"),
+            (
+                "convert 3/8 into a decimal",
+                "3/8 as a decimal",
+                "0.375",
+                "125",
+            ),
+            (
+                "how do i write 2/5 as a percentage",
+                "2/5 as a percentage",
+                "40%",
+                "20",
+            ),
+            (
+                "what percentage is 3/20",
+                "3/20 as a percentage",
+                "15%",
+                "5",
+            ),
+            ("1/8 as a percent", "1/8 as a percentage", "12.5%", "125"),
+        ];
+        for (message, text, answer, first) in cases {
+            let p = student_problem(message).unwrap_or_else(|| panic!("{message}"));
+            assert_eq!(
+                (p.text.as_str(), p.answer.as_str()),
+                (text, answer),
+                "{message}"
+            );
+            assert_eq!(p.first_step_expects.as_deref(), Some(first), "{message}");
+            assert!(
+                !p.first_step.contains(answer),
+                "{message}: {}",
+                p.first_step
+            );
+        }
+        // Nothing to simplify, or no exact decimal to reach over 100 or 1000.
+        assert_eq!(student_problem("simplify 3/7"), None);
+        assert_eq!(student_problem("what is 1/3 as a decimal"), None);
     }
 
     #[test]
