@@ -600,6 +600,8 @@ const QUESTION_STARTS: &[&str] = &[
     "do ",
     "should",
     "would",
+    "is ",
+    "are ",
 ];
 const SOLVE: &[&str] = &[
     "solve",
