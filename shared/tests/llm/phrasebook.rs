@@ -100,8 +100,8 @@ fn every_move_needs_a_phrase_that_can_always_be_said() {
     );
 
     let files = mutated(
-        "      - \"Here's the idea: {{key_idea}} For example: {{example_problem}} {{example_steps}} Does that help?\"\n      - \"{{key_idea}} Here's an example. {{example_problem}} {{example_steps}} Does that make sense?\"\n      - \"Here's the idea: {{key_idea}} Does that make sense?\"",
-        "      - \"For example: {{example_problem}} Does that help?\"",
+        "    clarify:\n      - \"Here's the idea: {{key_idea}} {{explanation}} For example: {{example_problem}} {{example_steps}} Does that help?\"\n      - \"{{key_idea}} {{explanation}} Here's an example. {{example_problem}} {{example_steps}} Does that make sense?\"\n      - \"Here's the idea: {{key_idea}} For example: {{example_problem}} {{example_steps}} Does that help?\"\n      - \"{{key_idea}} Here's an example. {{example_problem}} {{example_steps}} Does that make sense?\"\n      - \"Here's the idea: {{key_idea}} {{explanation}} Does that make sense?\"\n      - \"{{key_idea}} {{explanation}} Does that help?\"\n      - \"Here's the idea: {{key_idea}} Does that make sense?\"",
+        "    clarify:\n      - \"For example: {{example_problem}} Does that help?\"",
     );
     assert_reported(
         &files,
