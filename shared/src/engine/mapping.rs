@@ -258,6 +258,42 @@ const EVERYDAY: &[&str] = &[
     "zero",
 ];
 
+/// Words of arithmetic itself: a message with one is about maths, even
+/// when it names no unit ("why do you do times before plus?").
+const ARITHMETIC: &[&str] = &[
+    "add",
+    "adding",
+    "added",
+    "plus",
+    "subtract",
+    "subtracting",
+    "minus",
+    "multiply",
+    "multiplying",
+    "multiplied",
+    "times",
+    "divide",
+    "dividing",
+    "divided",
+    "division",
+    "equals",
+    "equal",
+    "sum",
+    "product",
+    "calculate",
+    "calculation",
+    "formula",
+    "maths",
+    "math",
+    "mathematics",
+    "solve",
+    "number",
+    "numbers",
+    "digit",
+    "digits",
+    "answer",
+];
+
 /// Greetings, thanks and short replies: a message of only these (and
 /// stopwords) is part of the conversation, not chatter about something else.
 const SMALL_TALK: &[&str] = &[
@@ -514,14 +550,17 @@ impl UnitMapper {
     }
 
     /// Whether the message is chatter about something else: no maths in
-    /// it, no unit of the course or outside topic named, and some word beyond greetings,
-    /// thanks and stopwords ("did u watch the football", "lol").
+    /// it (no problem, number or word of arithmetic), no unit of the course
+    /// or outside topic named, and some word beyond greetings, thanks and
+    /// stopwords ("did u watch the football", "lol").
     pub fn is_unrelated(&self, message: &str) -> bool {
+        let read = words(message);
         student_math::math_runs(message).is_empty()
             && !message.chars().any(|c| c.is_ascii_digit())
+            && !read.iter().any(|w| ARITHMETIC.contains(&w.as_str()))
             && self.rank(message).is_empty()
             && self.outside_match(message).is_none()
-            && words(message).iter().any(|w| {
+            && read.iter().any(|w| {
                 !STOPWORDS.contains(&w.as_str())
                     && !SMALL_TALK.contains(&w.as_str())
                     && !is_filler(w)
@@ -583,9 +622,17 @@ impl UnitMapper {
     /// phrase as strongly as a unit's tag of several words): the topic of
     /// the longest phrase in the message, the first topic among equals.
     fn outside_match(&self, message: &str) -> Option<(usize, f64)> {
-        let stems: Vec<String> = words(message)
+        // A number stays in place as a word of its own, so "the 7 mean"
+        // is not "the mean".
+        let stems: Vec<String> = words_and_numbers(message)
             .into_iter()
-            .map(|w| stem(&self.stemmer, &self.corrected(w)))
+            .map(|w| {
+                if w == NUMBER_WORD {
+                    w
+                } else {
+                    stem(&self.stemmer, &self.corrected(w))
+                }
+            })
             .collect();
         let mut best: Option<(usize, usize, f64)> = None;
         for (i, terms) in self.outside.iter().enumerate() {
@@ -658,6 +705,37 @@ fn words(text: &str) -> Vec<String> {
         .split(|c: char| !(c.is_alphabetic() || c == '\''))
         .map(|w| w.trim_matches('\'').to_owned())
         .filter(|w| !w.is_empty())
+        .collect()
+}
+
+/// What a number reads as among [`words_and_numbers`].
+const NUMBER_WORD: &str = "#";
+
+/// The words of `text` as [`words`] reads them, each number in its place
+/// as [`NUMBER_WORD`].
+fn words_and_numbers(text: &str) -> Vec<String> {
+    let mut spaced = String::with_capacity(text.len());
+    let mut in_number = false;
+    for c in text.chars() {
+        if c.is_ascii_digit() {
+            if !in_number {
+                spaced.push_str(" 0 ");
+            }
+            in_number = true;
+        } else {
+            in_number = false;
+            spaced.push(c);
+        }
+    }
+    spaced
+        .split(' ')
+        .flat_map(|part| {
+            if part == "0" {
+                vec![NUMBER_WORD.to_owned()]
+            } else {
+                words(part)
+            }
+        })
         .collect()
 }
 

@@ -67,6 +67,12 @@ pub fn worked(message: &str) -> Option<String> {
     if has(&["area", "perimeter"]) {
         return shape(&text, &numbers);
     }
+    if let Some(answer) = speed(&text) {
+        return Some(answer);
+    }
+    if let Some(answer) = measure_conversion(&text) {
+        return Some(answer);
+    }
     if has(&["prime"]) {
         return prime(*wholes()?.first()?);
     }
@@ -519,6 +525,171 @@ fn unit_of_length(text: &str) -> &'static str {
     }
 }
 
+/// A unit of measure and how many of the family's base unit it is.
+#[derive(Debug, Clone, Copy)]
+struct Measure {
+    name: &'static str,
+    family: &'static str,
+    size: f64,
+}
+
+/// The unit `word` names, if it is one: metric length, mass and
+/// capacity, and time.
+fn measure(word: &str) -> Option<Measure> {
+    let (name, family, size) = match word.trim_end_matches('.') {
+        "mm" | "millimetre" | "millimetres" | "millimeter" | "millimeters" => {
+            ("mm", "length", 0.001)
+        }
+        "cm" | "centimetre" | "centimetres" | "centimeter" | "centimeters" => {
+            ("cm", "length", 0.01)
+        }
+        "m" | "metre" | "metres" | "meter" | "meters" => ("m", "length", 1.0),
+        "km" | "kilometre" | "kilometres" | "kilometer" | "kilometers" => ("km", "length", 1000.0),
+        "g" | "gram" | "grams" => ("g", "mass", 0.001),
+        "kg" | "kilogram" | "kilograms" | "kilo" | "kilos" => ("kg", "mass", 1.0),
+        "ml" | "millilitre" | "millilitres" | "milliliter" | "milliliters" => {
+            ("ml", "capacity", 0.001)
+        }
+        "l" | "litre" | "litres" | "liter" | "liters" => ("litres", "capacity", 1.0),
+        "s" | "sec" | "secs" | "second" | "seconds" => ("seconds", "time", 1.0),
+        "min" | "mins" | "minute" | "minutes" => ("minutes", "time", 60.0),
+        "h" | "hr" | "hrs" | "hour" | "hours" => ("hours", "time", 3600.0),
+        "day" | "days" => ("days", "time", 86_400.0),
+        _ => return None,
+    };
+    Some(Measure { name, family, size })
+}
+
+/// "how many metres in 3.2 km", "convert 350 cm to m", "2.5 hours in minutes".
+fn measure_conversion(text: &str) -> Option<String> {
+    static AMOUNT: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"(\d+(?:\.\d+)?)\s*([a-z]+)").expect("a valid pattern"));
+    static TARGET: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"how many\s+([a-z]+)|\b(?:to|into|in)\s+([a-z]+)\s*\??\s*$")
+            .expect("a valid pattern")
+    });
+    let (value, from) = AMOUNT
+        .captures_iter(text)
+        .find_map(|c| Some((c[1].parse::<f64>().ok()?, measure(&c[2])?)))?;
+    let to = TARGET
+        .captures(text.trim())
+        .and_then(|c| c.get(1).or_else(|| c.get(2)))
+        .and_then(|m| measure(m.as_str()))?;
+    if to.family != from.family || to.name == from.name {
+        return None;
+    }
+    let result = value * from.size / to.size;
+    let (how, factor) = if from.size > to.size {
+        ("multiply", from.size / to.size)
+    } else {
+        ("divide", to.size / from.size)
+    };
+    let rule = if from.family == "time" {
+        format!(
+            "There are {} {} in one {}",
+            shown(factor),
+            if from.size > to.size {
+                to.name
+            } else {
+                from.name
+            },
+            singular(if from.size > to.size {
+                from.name
+            } else {
+                to.name
+            })
+        )
+    } else {
+        format!(
+            "1 {} = {} {}",
+            if from.size > to.size {
+                from.name
+            } else {
+                to.name
+            },
+            shown(factor),
+            if from.size > to.size {
+                to.name
+            } else {
+                from.name
+            }
+        )
+    };
+    Some(format!(
+        "{rule}, so to change {} into {} you {how} by {}: {} {} = {} {}.",
+        from.name,
+        to.name,
+        shown(factor),
+        shown(value),
+        from.name,
+        shown(result).trim_start_matches("about "),
+        to.name
+    ))
+}
+
+fn singular(unit: &str) -> &str {
+    unit.strip_suffix('s').unwrap_or(unit)
+}
+
+/// "30 km in 2 hours, how fast?": distance ÷ time; "how far at 60 km/h for
+/// 3 hours": speed × time.
+fn speed(text: &str) -> Option<String> {
+    static DISTANCE: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(\d+(?:\.\d+)?)\s*(km|kilometres?|kilometers?|miles?|m|metres?|meters?)\b(?:\s*(?:/|per|an|a)\s*(h|hr|hour|s|sec|second))?")
+            .expect("a valid pattern")
+    });
+    static DURATION: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(\d+(?:\.\d+)?)\s*(hours?|hrs?|h|minutes?|mins?|seconds?|secs?|s)\b")
+            .expect("a valid pattern")
+    });
+    if ![
+        "how fast", "speed", "how far", "mph", "km/h", "kmh", "per hour", "an hour",
+    ]
+    .iter()
+    .any(|w| text.contains(w))
+    {
+        return None;
+    }
+    let d = DISTANCE.captures(text)?;
+    let t = DURATION
+        .captures_iter(text)
+        .find(|c| c.get(0).map(|m| m.start()) != d.get(3).map(|m| m.start()))?;
+    let distance: f64 = d[1].parse().ok()?;
+    let unit = match &d[2] {
+        u if u.starts_with("mile") => "miles",
+        u if u.starts_with('k') => "km",
+        _ => "m",
+    };
+    let time: f64 = t[1].parse().ok()?;
+    if time == 0.0 {
+        return None;
+    }
+    let per = match &t[2] {
+        u if u.starts_with('h') => "hour",
+        u if u.starts_with("min") => "minute",
+        _ => "second",
+    };
+    if d.get(3).is_some() || text.contains("how far") {
+        // The distance is a speed: speed × time.
+        return Some(format!(
+            "Distance = speed × time: {} {unit} per {per} for {} {per}s is {} × {} = {} {unit}.",
+            shown(distance),
+            shown(time),
+            shown(distance),
+            shown(time),
+            shown(distance * time)
+        ));
+    }
+    Some(format!(
+        "Speed = distance ÷ time: {} {unit} in {} {per}s is {} ÷ {} = {} {unit} per {per}.",
+        shown(distance),
+        shown(time),
+        shown(distance),
+        shown(time),
+        shown(distance / time)
+    ))
+}
+
 fn prime(n: i64) -> Option<String> {
     if n == 1 {
         return Some(
@@ -636,6 +807,33 @@ mod tests {
         says("perimeter of a rectangle 5m by 3m", &["= 16 m"]);
         says("area of a square with side 7 cm", &["7 × 7 = 49 cm²"]);
         assert_eq!(worked("area of a triangle"), None);
+    }
+
+    #[test]
+    fn measures_change_units_by_the_right_factor() {
+        says(
+            "how many metres in 3.2 km",
+            &["1 km = 1000 m", "multiply by 1000", "3200 m"],
+        );
+        says("convert 350 cm to m", &["divide by 100", "3.5 m"]);
+        says(
+            "how many minutes is 2.5 hours",
+            &["60 minutes in one hour", "2.5 hours = 150 minutes"],
+        );
+        says("90 minutes in hours", &["divide by 60", "1.5 hours"]);
+        assert_eq!(worked("how many kg in 3 metres"), None);
+    }
+
+    #[test]
+    fn speed_is_distance_over_time() {
+        says(
+            "if i cycle 30 km in 2 hours how fast am i going",
+            &["30 ÷ 2 = 15 km per hour"],
+        );
+        says(
+            "how far do you go at 60 km/h for 3 hours",
+            &["60 × 3 = 180 km"],
+        );
     }
 
     #[test]

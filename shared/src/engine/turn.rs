@@ -631,8 +631,9 @@ fn explains_idea(session: &SessionState, text: &str) -> bool {
 }
 
 /// A question about maths the course does not teach: a message that asks
-/// something (not one that explains, "I divided by the highest common
-/// factor"), unless it is a right answer or a problem of the student's own.
+/// something or gives something to work out (not one that explains, "I
+/// divided by the highest common factor"), unless it is a right answer or a
+/// problem of the student's own.
 fn beyond_course_category(
     workflow: &Workflow,
     topic: Option<usize>,
@@ -643,7 +644,10 @@ fn beyond_course_category(
         i.classification.answer_grade == Some(GradeOutcome::Correct)
             || i.classification.intent == StudentIntent::Solve
     });
-    let asks = said.is_some_and(classify::asks_something)
+    // "perimeter of a square with sides 7cm" asks without a question word:
+    // code can work it out, so it is a request too.
+    let asks = said
+        .is_some_and(|s| classify::asks_something(s) || outside_math::worked(s).is_some())
         || interpretation.is_some_and(|i| i.classification.intent == StudentIntent::Question);
     topic.filter(|_| asks)?;
     let category = workflow.category(BEYOND_COURSE)?;
