@@ -1128,7 +1128,8 @@ export interface components {
             unitId: string;
         };
         /**
-         * @description Code grading outcome (seed 003 categories for answers, plus `unverifiable`).
+         * @description How code graded an answer: right, close to it (by the workflow's
+         *     `grading` thresholds), wrong, or not understood.
          *
          *     - `unverifiable`: The answer could not be understood; never counted as wrong.
          * @enum {string}
@@ -1511,7 +1512,10 @@ export interface components {
             stepsCompleted: number;
             unitId: string;
         };
-        /** @enum {string} */
+        /**
+         * @description The supports an exam card offers besides its question.
+         * @enum {string}
+         */
         SupportType: "memo" | "video";
         /** @description `POST /threads/{threadId}/exam/support-viewed`. */
         SupportViewedRequest: {
