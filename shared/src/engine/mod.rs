@@ -46,4 +46,5 @@ pub mod student_math;
 pub mod thread_learning;
 pub mod turn;
 pub mod turn_log;
+pub mod worded_problems;
 pub mod worked;

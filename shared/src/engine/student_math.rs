@@ -11,7 +11,9 @@ use regex::Regex;
 
 use crate::content::course::ProblemShape;
 use crate::engine::solution::{HintStep, Solution};
+use crate::engine::worded_problems::worded_problem;
 use crate::math::{self, Number, ParseOptions, Value};
+use crate::model::AnswerKind;
 
 /// One piece of a run of mathematics.
 #[derive(Debug, Clone, PartialEq)]
@@ -517,6 +519,8 @@ pub fn shapes(message: &str) -> Vec<ProblemShape> {
     let mut out = Vec::new();
     if conversion(message).is_some() {
         out.push(ProblemShape::Conversion);
+    } else if let Some((shape, _)) = worded_problem(message) {
+        out.push(shape);
     }
     for run in math_runs(message) {
         if out.contains(&ProblemShape::Conversion)
@@ -555,6 +559,23 @@ pub struct StudentProblem {
     /// Each step asked smaller still, for a student stuck on it: just its
     /// arithmetic (`What is 11 - 3?`, then `What is 8 ÷ 2?`).
     pub smaller: SmallerSteps,
+}
+
+impl StudentProblem {
+    /// How an answer to the problem is graded: an equation's solution, an
+    /// expression in a letter (`6x`, `5a + 3`) or a number.
+    pub fn answer_kind(&self) -> AnswerKind {
+        if self.solves_for.is_some() {
+            return AnswerKind::Equation;
+        }
+        let in_letters = math::parse(&self.answer, ParseOptions::student())
+            .is_ok_and(|expr| !expr.variables().is_empty());
+        if in_letters {
+            AnswerKind::Expression
+        } else {
+            AnswerKind::Number
+        }
+    }
 }
 
 /// The arithmetic of a problem's two steps, where code knows it.
@@ -599,6 +620,9 @@ pub fn student_problem(message: &str) -> Option<StudentProblem> {
         return Some(problem);
     }
     if let Some(problem) = conversion(message).or_else(|| simplifying(message)) {
+        return Some(problem);
+    }
+    if let Some((_, problem)) = worded_problem(message) {
         return Some(problem);
     }
     math_runs(message)

@@ -1686,11 +1686,7 @@ fn expected_of_question(question: &str, llm_answer: Option<&str>) -> Option<Expe
         return from_model;
     }
     let computed = student_math::student_problem(question).map(|problem| ExpectedAnswer {
-        kind: if problem.solves_for.is_some() {
-            AnswerKind::Equation
-        } else {
-            AnswerKind::Number
-        },
+        kind: problem.answer_kind(),
         value: problem.answer,
         unit: None,
         options: Vec::new(),
