@@ -40,6 +40,10 @@ const CLEAR_MATCH: f64 = 0.9;
 const CLOSE_SHARE: f64 = 0.8;
 /// A problem of a unit's shape.
 const SHAPE_WEIGHT: f64 = 3.0;
+/// Most other words a phrase's words may have among them and still count.
+const NEAR_GAP: usize = 2;
+/// What a phrase with words among it counts for, against its words in a row.
+const NEAR_SHARE: f64 = 0.8;
 /// A tag of several words, matched word for word.
 const PHRASE_WEIGHT: f64 = 2.5;
 /// A one-word tag.
@@ -473,11 +477,16 @@ impl UnitMapper {
                 if term.everyday && !has_numbers {
                     continue;
                 }
-                if contains_run(&stems, &term.stems) {
-                    score += term.weight;
-                    because.push(format!("words \"{}\"", term.stems.join(" ")));
-                    specific |= !term.everyday;
-                }
+                let share = if contains_run(&stems, &term.stems) {
+                    1.0
+                } else if contains_near(&stems, &term.stems) {
+                    NEAR_SHARE
+                } else {
+                    continue;
+                };
+                score += term.weight * share;
+                because.push(format!("words \"{}\"", term.stems.join(" ")));
+                specific |= !term.everyday;
             }
             if specific && score > 0.0 {
                 ranked.push(UnitMatch {
@@ -754,6 +763,26 @@ fn sounded_out(word: &str) -> String {
 
 fn contains_run(haystack: &[String], needle: &[String]) -> bool {
     !needle.is_empty() && haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+/// Whether the words of a phrase of several words come in order with at
+/// most `NEAR_GAP` other words among them ("add the tops and bottoms of
+/// fractions" holds "add fractions").
+fn contains_near(haystack: &[String], needle: &[String]) -> bool {
+    if needle.len() < 2 {
+        return false;
+    }
+    let span = needle.len() + NEAR_GAP;
+    (0..haystack.len()).any(|start| {
+        let window = &haystack[start..haystack.len().min(start + span)];
+        let mut at = 0;
+        for word in window {
+            if at < needle.len() && *word == needle[at] {
+                at += 1;
+            }
+        }
+        at == needle.len() && haystack[start] == needle[0]
+    })
 }
 
 fn shape_name(shape: ProblemShape) -> String {
