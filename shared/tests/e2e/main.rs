@@ -10,6 +10,7 @@ mod e2e_support;
 mod clarify;
 mod contention;
 mod exam;
+mod first_questions;
 mod http;
 mod integrations;
 mod integrity;
