@@ -41,6 +41,8 @@ impl Service {
         idempotency: &Idempotency,
     ) -> Result<Output, ServiceError> {
         let student = request.student_id.as_str();
+        // Bidi overrides too: an id shows in teachers' alerts and LMS views.
+        super::text_hygiene::check("student_id", student)?;
         if student.trim().is_empty()
             || student.len() > MAX_STUDENT_ID_BYTES
             || student.chars().any(char::is_control)
