@@ -216,6 +216,7 @@ impl HandedClock {
 #[tokio::test]
 async fn a_survey_past_its_time_limit_ends_with_what_was_answered() {
     use std::sync::Arc;
+    use tutorflow::service::Clock as _;
     let dir = tempfile::tempdir().unwrap();
     let mut config = e2e_support::base_config(dir.path());
     config.content.dir = e2e_support::bundle_patched(
@@ -258,7 +259,27 @@ async fn a_survey_past_its_time_limit_ends_with_what_was_answered() {
         .unwrap()
         .to_owned();
 
+    let started_at = created["state"]["survey"]["startedAt"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let parse = |at: &str| chrono::DateTime::parse_from_rfc3339(at).unwrap();
+    assert_eq!(
+        parse(&ends_at) - parse(&started_at),
+        chrono::Duration::minutes(10)
+    );
+
     clock.advance(4);
+    // Opened again later, the survey still says when it started: the
+    // client shows the time used (4 minutes) as an exam's does.
+    let reopened = h.get(student, &format!("/threads/{thread}")).await;
+    assert_eq!(reopened.status, 200, "{}", reopened.body);
+    let survey = &reopened.body["state"]["survey"];
+    assert_eq!(survey["startedAt"].as_str(), Some(started_at.as_str()));
+    assert_eq!(
+        clock.now() - parse(&started_at).with_timezone(&chrono::Utc),
+        chrono::Duration::minutes(4)
+    );
     let turn = h
         .turn(student, &thread, json!({"messageText": "a little"}))
         .await;

@@ -1128,7 +1128,8 @@ export interface components {
             unitId: string;
         };
         /**
-         * @description Code grading outcome (seed 003 categories for answers, plus `unverifiable`).
+         * @description How code graded an answer: right, close to it (by the workflow's
+         *     `grading` thresholds), wrong, or not understood.
          *
          *     - `unverifiable`: The answer could not be understood; never counted as wrong.
          * @enum {string}
@@ -1511,7 +1512,10 @@ export interface components {
             stepsCompleted: number;
             unitId: string;
         };
-        /** @enum {string} */
+        /**
+         * @description The supports an exam card offers besides its question.
+         * @enum {string}
+         */
         SupportType: "memo" | "video";
         /** @description `POST /threads/{threadId}/exam/support-viewed`. */
         SupportViewedRequest: {
@@ -1586,6 +1590,11 @@ export interface components {
             finished: boolean;
             /** @description The question on screen; absent once the survey is finished. */
             question?: components["schemas"]["SurveyQuestionView"];
+            /**
+             * Format: date-time
+             * @description When the survey started: with `endsAt`, how much time is used.
+             */
+            startedAt: string;
             surveyId: string;
             /**
              * @description The survey ended at its time limit, with what was answered by then.
@@ -2281,7 +2290,7 @@ export interface operations {
                     "application/json": components["schemas"]["CreateThreadResponse"];
                 };
             };
-            /** @description The body is not valid, names a course or unit that does not exist, or a `student` field breaks a profile rule (`student.name`, `student.age`, ... as for `PUT /me/profile`); `field` says which. */
+            /** @description The body is not valid, names a course or unit that does not exist, a `student` field breaks a profile rule (`student.name`, `student.age`, ... as for `PUT /me/profile`), or `goal` or a problem's `id`, `text`, `correctAnswer` or hint has a control character (other than tab and line breaks) or a bidirectional override character (the detail names the character; nothing is stored); `field` says which. */
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             409: components["responses"]["Conflict"];
@@ -2546,7 +2555,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookTurnResponse"];
                 };
             };
-            /** @description The body is not valid, the message is empty, or `session_id` is not 1 to 200 characters. */
+            /** @description The body is not valid, the message is empty, `session_id` is not 1 to 200 characters, or `student_id`, `session_id`, `message` or a problem's `id`, `text` or `correct_answer` has a control character (other than tab and line breaks) or a bidirectional override character (the detail names the character; nothing is stored); `field` says which. */
             400: components["responses"]["BadRequest"];
             /** @description A signature header is missing or malformed, the integration is unknown, the timestamp is outside the accepted window, or the signature does not match the body. */
             401: components["responses"]["Unauthorized"];
@@ -2606,7 +2615,7 @@ export interface operations {
                     "application/json": components["schemas"]["DrillGradeResponse"];
                 };
             };
-            /** @description The body is not valid, the answer is empty or too long, or the drill token was altered, has expired or belongs to another thread (`field` is `drillToken`). */
+            /** @description The body is not valid, the answer is empty or too long, `studentAnswer` has a control character (other than tab and line breaks) or a bidirectional override character (the detail names the character, e.g. `U+202E (RIGHT-TO-LEFT OVERRIDE)`; nothing is stored), or the drill token was altered, has expired or belongs to another thread (`field` is `drillToken`). */
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             /** @description The caller has no thread with this id. */
