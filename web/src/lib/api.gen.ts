@@ -470,9 +470,11 @@ export interface paths {
          *     estimate of what the prompt and reply would cost with a model
          *     (`estimated: true`); null when no model was asked (a reply the
          *     session's mode wrote, a safety response, a failed call). Never the
-         *     prompt. Logs expire after the deployment's retention. `format=text`
-         *     gives one readable line per turn as `text/plain`, timings and
-         *     tokens included.
+         *     prompt. `createdAt` is when the turn was planned (its time in the
+         *     conversation), `committedAt` when it was committed to the store,
+         *     after the model call. Logs expire after the deployment's retention.
+         *     `format=text` gives one readable line per turn as `text/plain`,
+         *     the commit time, timings and tokens included.
          */
         get: operations["getThreadLogs"];
         put?: never;
@@ -1910,7 +1912,15 @@ export interface components {
         };
         /** @description One turn's log. */
         TurnLogView: {
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the turn was committed to the store, after the model call.
+             */
+            committedAt: string;
+            /**
+             * Format: date-time
+             * @description When the turn was planned: its time in the conversation.
+             */
             createdAt: string;
             /**
              * @description The policy chain and outcome of the turn, as logged, with its stage
