@@ -9,7 +9,7 @@
 
 use crate::e2e_support;
 
-use e2e_support::Harness;
+use e2e_support::{HandedClock, Harness};
 use serde_json::{Value, json};
 use tutorflow::model::ModeState;
 
@@ -194,21 +194,6 @@ async fn bad_input_is_refused_and_changes_nothing(h: &Harness) {
     );
 }
 
-/// The server's clock, moved by the test.
-struct HandedClock(std::sync::Mutex<chrono::DateTime<chrono::Utc>>);
-
-impl tutorflow::service::Clock for HandedClock {
-    fn now(&self) -> chrono::DateTime<chrono::Utc> {
-        *self.0.lock().unwrap()
-    }
-}
-
-impl HandedClock {
-    fn advance(&self, minutes: i64) {
-        *self.0.lock().unwrap() += chrono::Duration::minutes(minutes);
-    }
-}
-
 /// The fractions check-in with a ten-minute limit, served with a clock the
 /// test moves: answers within the limit are kept; the first after it is
 /// told time is up, is not recorded, and the survey ends with what was
@@ -234,7 +219,7 @@ async fn a_survey_past_its_time_limit_ends_with_what_was_answered() {
     )
     .await
     .unwrap();
-    let clock = Arc::new(HandedClock(std::sync::Mutex::new(chrono::Utc::now())));
+    let clock = HandedClock::starting_now();
     let app = tutorflow::api::App::assemble(
         tutorflow::service::AppParts {
             config: config.clone(),

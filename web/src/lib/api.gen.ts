@@ -241,7 +241,8 @@ export interface paths {
          *     alerted, `SKIP`), where it is, and whether it is `active`,
          *     `completed` or `abandoned`. A session that has ended, or has been
          *     idle past the workflow's `session_ttl_minutes`, is not continued: the
-         *     next message starts a new thread (`thread_id`) and `output` says so.
+         *     next message starts a new thread (`thread_id`) and `output` says so
+         *     (for an idle one, after how many minutes it ended).
          *     Signed notifications go to the integration's `outbound_url`
          *     (docs/webhooks.md). In a guided conversation a `current_problem`
          *     becomes the question the next answers are graded against; a new
