@@ -8,7 +8,7 @@ use serde_json::Value;
 use tutorflow::content::yaml_index::Position;
 use tutorflow::content::{Bundle, Course};
 
-use Compare::{Contains, Equals, Excludes, Includes};
+use Compare::{Contains, Equals, Excludes, Includes, Lacks};
 
 /// The endpoint a step calls, which decides the fields of its output line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,6 +18,8 @@ pub enum LineKind {
     ExamSubmit,
     SupportViewed,
     Wait,
+    /// `pause`, `resume` or `end`.
+    Lifecycle,
 }
 
 /// How an expected value is compared with the line's.
@@ -30,6 +32,8 @@ enum Compare {
     Excludes,
     /// The text contains the expected words, ignoring case.
     Contains,
+    /// The text does not contain the words, ignoring case.
+    Lacks,
 }
 
 /// What an expected value may be.
@@ -105,6 +109,8 @@ struct Key {
 }
 
 const TURN: &[LineKind] = &[LineKind::Turn];
+/// Lines that say the thread's status and what the tutor said.
+const THREAD: &[LineKind] = &[LineKind::Turn, LineKind::Lifecycle];
 const GRADED: &[LineKind] = &[LineKind::Turn, LineKind::DrillGrade, LineKind::ExamSubmit];
 const DRILL_ANSWERS: &[LineKind] = &[LineKind::Turn, LineKind::DrillGrade];
 const EXAM: &[LineKind] = &[LineKind::ExamSubmit];
@@ -156,7 +162,9 @@ const KEYS: &[Key] = &[
     key("wrong_attempts",   "/wrongAttempts",                       Equals,   Domain::Count,                TURN),
     key("scaffolding",      "/scaffolding",                         Equals,   Domain::Bool,                 TURN),
     key("teach_back",       "/teachBack",                           Equals,   Domain::Bool,                 TURN),
-    key("says",             "/tutorText",                           Contains, Domain::Text,                 TURN),
+    key("says",             "/tutorText",                           Contains, Domain::Text,                 THREAD),
+    key("not_says",         "/tutorText",                           Lacks,    Domain::Text,                 THREAD),
+    key("refused",          "/refused/status",                      Equals,   Domain::Count,                TURN),
     key("pacing",           "/pacing",                              Equals,   Domain::OneOf(PACING),        TURN),
     key("plan_step",        "/plan/step",                           Equals,   Domain::OneOf(STEP_KINDS),    TURN),
     key("plan_completed",   "/plan/stepsCompleted",                 Equals,   Domain::Count,                TURN),
@@ -164,13 +172,13 @@ const KEYS: &[Key] = &[
     key("plan_replans",     "/plan/replans",                        Equals,   Domain::Count,                TURN),
     key("plan_complete",    "/plan/complete",                       Equals,   Domain::Bool,                 TURN),
     key("extension_turns",  "/plan/extensionTurns",                 Equals,   Domain::Count,                TURN),
-    key("status",           "/status",                              Equals,   Domain::OneOf(STATUSES),      TURN),
+    key("status",           "/status",                              Equals,   Domain::OneOf(STATUSES),      THREAD),
     key("concepts",         "/concepts",                            Equals,   Domain::Count,                TURN),
     key("progression",      "/problemSet/action",                   Equals,   Domain::OneOf(PROGRESSIONS),  TURN),
     key("signal",           "/problemSet/signal",                   Equals,   Domain::OneOf(SIGNALS),       TURN),
     key("problem",          "/problemSet/problem",                  Equals,   Domain::Count,                TURN),
-    key("problems_done",    "/problemSet/completed",                Equals,   Domain::Count,                TURN),
-    key("set_ended",        "/problemSet/ended",                    Equals,   Domain::OneOf(SESSION_ENDS),  TURN),
+    key("problems_done",    "/problemSet/completed",                Equals,   Domain::Count,                THREAD),
+    key("set_ended",        "/problemSet/ended",                    Equals,   Domain::OneOf(SESSION_ENDS),  THREAD),
     key("result",           "/result",                              Equals,   Domain::OneOf(GRADES),        GRADED),
     key("counted",          "/counted",                             Equals,   Domain::Bool,                 DRILL_ANSWERS),
     key("mistake_tag",      "/mistakeTag",                          Equals,   ids(Ids::MistakeTags, true),  DRILL_ANSWERS),
@@ -190,6 +198,7 @@ fn steps_with(kind: LineKind) -> &'static str {
         LineKind::ExamSubmit => "exam steps",
         LineKind::SupportViewed => "view_memo steps",
         LineKind::Wait => "wait steps",
+        LineKind::Lifecycle => "pause, resume and end steps",
     }
 }
 
@@ -271,6 +280,12 @@ pub struct Expectation {
 }
 
 impl Expectation {
+    /// The step expects the API to refuse it (`refused:`): the refusal is
+    /// its line rather than the end of the run.
+    pub fn expects_refusal(&self) -> bool {
+        self.key.name == "refused"
+    }
+
     /// Reads `name: value` for a step whose line is of `kind`; ids are
     /// checked against `known` (absent when the course itself is unknown).
     pub fn parse(
@@ -305,7 +320,9 @@ impl Expectation {
                 ),
                 single => Value::Array(vec![expected_value(name, single, key.domain, known)?]),
             },
-            Compare::Equals | Compare::Contains => expected_value(name, value, key.domain, known)?,
+            Compare::Equals | Compare::Contains | Compare::Lacks => {
+                expected_value(name, value, key.domain, known)?
+            }
         };
         Ok(Expectation { key, want, at })
     }
@@ -364,6 +381,17 @@ impl Expectation {
                     Err(format!(
                         "expected the tutor to say \"{wanted}\"; it said \"{said}\""
                     ))
+                }
+            }
+            Compare::Lacks => {
+                let said = actual.as_str().unwrap_or_default();
+                let unwanted = self.want.as_str().unwrap_or_default();
+                if said.to_lowercase().contains(&unwanted.to_lowercase()) {
+                    Err(format!(
+                        "expected the tutor not to say \"{unwanted}\"; it said \"{said}\""
+                    ))
+                } else {
+                    Ok(())
                 }
             }
         }
@@ -508,6 +536,15 @@ mod tests {
             )
         );
         assert_eq!(check("says", "get back to fractions", line.clone()), Ok(()));
+        assert_eq!(check("not_says", "skip", line.clone()), Ok(()));
+        assert_eq!(
+            check("not_says", "FRACTIONS", line.clone()),
+            Err(
+                "expected the tutor not to say \"FRACTIONS\"; it said \"Let's get back to \
+                 Fractions though.\""
+                    .to_owned()
+            )
+        );
         assert_eq!(
             check("says", "well done", line),
             Err(
@@ -604,6 +641,11 @@ steps:
   - continue: exam
   - view_memo: true
   - wait: 1h
+  - pause: true
+  - say: still there?
+    expect: {refused: 409}
+  - resume: true
+  - end: true
 ",
             &setup.bundle(),
         )
@@ -612,10 +654,16 @@ steps:
             .await
             .expect("the simulation starts");
         let mut lines = Vec::new();
+        let mut refused = None;
         for step in &script.steps {
             let line = simulation.step(step).await.expect("the step plays");
-            lines.push((step.action.line_kind(), line.to_value()));
+            if step.expect.iter().any(Expectation::expects_refusal) {
+                refused = Some(line.to_value());
+            } else {
+                lines.push((step.action.line_kind(), line.to_value()));
+            }
         }
+        let refused = refused.expect("the paused thread refused a turn");
         // A lesson's turn lines carry its study plan.
         let lesson = crate::script::parse(
             "lesson.yaml",
@@ -652,7 +700,9 @@ steps:
                     .iter()
                     .find(|(k, _)| k == kind)
                     .unwrap_or_else(|| panic!("the script has a {kind:?} step"));
-                let line = if key.pointer.starts_with("/plan/") {
+                let line = if key.pointer.starts_with("/refused/") {
+                    &refused
+                } else if key.pointer.starts_with("/plan/") {
                     &lesson_turn
                 } else if key.pointer.starts_with("/problemSet/") {
                     &set_turn

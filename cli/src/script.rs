@@ -99,10 +99,30 @@ pub enum Action {
     },
     /// Lets time pass (lockouts end, drill tokens expire).
     Wait(Duration),
+    /// Pauses, resumes or ends the thread (`POST /threads/{id}/pause`, ...).
+    Lifecycle(LifecycleStep),
+}
+
+/// A session lifecycle request, as its step key names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LifecycleStep {
+    Pause,
+    Resume,
+    End,
+}
+
+impl LifecycleStep {
+    pub fn key(self) -> &'static str {
+        match self {
+            LifecycleStep::Pause => "pause",
+            LifecycleStep::Resume => "resume",
+            LifecycleStep::End => "end",
+        }
+    }
 }
 
 /// The step keys, in the order the README lists them.
-pub const ACTION_KEYS: [&str; 9] = [
+pub const ACTION_KEYS: [&str; 12] = [
     "say",
     "event",
     "stuck",
@@ -112,6 +132,9 @@ pub const ACTION_KEYS: [&str; 9] = [
     "view_memo",
     "continue",
     "wait",
+    "pause",
+    "resume",
+    "end",
 ];
 
 impl Action {
@@ -126,6 +149,7 @@ impl Action {
             Action::ViewMemo => "view_memo",
             Action::Continue { .. } => "continue",
             Action::Wait(_) => "wait",
+            Action::Lifecycle(change) => change.key(),
         }
     }
 
@@ -141,6 +165,7 @@ impl Action {
             Action::Exam(_) => LineKind::ExamSubmit,
             Action::ViewMemo => LineKind::SupportViewed,
             Action::Wait(_) => LineKind::Wait,
+            Action::Lifecycle(_) => LineKind::Lifecycle,
         }
     }
 }
@@ -232,6 +257,12 @@ struct RawStep {
     continue_with: Option<ContinueWith>,
     #[serde(default)]
     wait: Option<Text>,
+    #[serde(default)]
+    pause: Option<bool>,
+    #[serde(default)]
+    resume: Option<bool>,
+    #[serde(default)]
+    end: Option<bool>,
     #[serde(default)]
     unit: Option<String>,
     #[serde(default)]
@@ -438,6 +469,9 @@ impl Checker<'_> {
             raw.view_memo.is_some(),
             raw.continue_with.is_some(),
             raw.wait.is_some(),
+            raw.pause.is_some(),
+            raw.resume.is_some(),
+            raw.end.is_some(),
         ]
         .into_iter()
         .zip(ACTION_KEYS)
@@ -518,6 +552,22 @@ impl Checker<'_> {
                 with: raw.continue_with?,
                 unit: raw.unit,
             },
+            "pause" | "resume" | "end" => {
+                let (change, set) = match key {
+                    "pause" => (LifecycleStep::Pause, raw.pause),
+                    "resume" => (LifecycleStep::Resume, raw.resume),
+                    _ => (LifecycleStep::End, raw.end),
+                };
+                if set == Some(false) {
+                    self.at(
+                        &key_at,
+                        format!(
+                            "`{key}: false` does nothing; write `{key}: true` or remove the step"
+                        ),
+                    );
+                }
+                Action::Lifecycle(change)
+            }
             _ => {
                 let text = raw.wait.map(|t| t.0).unwrap_or_default();
                 match parse_wait(&text) {
@@ -635,6 +685,11 @@ steps:
   - view_memo: true
   - continue: drill
   - wait: 25h
+  - pause: true
+  - say: still there?
+    expect: {refused: 409}
+  - resume: true
+  - end: true
 ",
             bundle(),
         )
@@ -661,6 +716,10 @@ steps:
                     unit: None
                 },
                 Action::Wait(Duration::hours(25)),
+                Action::Lifecycle(LifecycleStep::Pause),
+                Action::Say("still there?".into()),
+                Action::Lifecycle(LifecycleStep::Resume),
+                Action::Lifecycle(LifecycleStep::End),
             ]
         );
         assert_eq!(script.steps[0].at, Position { line: 5, column: 5 });
@@ -675,7 +734,7 @@ steps:
             vec![
                 "t.yaml:3:5: steps[0]: unknown field `sya`, expected one of `say`, `event`, \
                  `stuck`, `answer_drill`, `answer_in_chat`, `exam`, `view_memo`, `continue`, \
-                 `wait`, `unit`, `expect`"
+                 `wait`, `pause`, `resume`, `end`, `unit`, `expect`"
             ]
         );
         assert_eq!(
@@ -723,6 +782,7 @@ steps:
   - wait: soon
   - {}
   - stuck: false
+  - end: false
 ",
         );
         assert_eq!(
@@ -738,9 +798,10 @@ steps:
                 "t.yaml:9:11: `wait: soon` is not a duration; write a whole number with s, m, \
                  h or d, like 90s, 15m, 25h or 2d",
                 "t.yaml:10:5: a step needs one of: say, event, stuck, answer_drill, \
-                 answer_in_chat, exam, view_memo, continue, wait (the README's \"Simulating \
-                 a student\" explains each)",
+                 answer_in_chat, exam, view_memo, continue, wait, pause, resume, end (the \
+                 README's \"Simulating a student\" explains each)",
                 "t.yaml:11:12: `stuck: false` does nothing; write `stuck: true` or remove the step",
+                "t.yaml:12:10: `end: false` does nothing; write `end: true` or remove the step",
             ]
         );
     }

@@ -21,7 +21,9 @@ Each line: step, at (path:line:column), do (the step's key), then
   exam: questionId, selected, result, unitTier, locked, lockedUntil, feedback
   view_memo: questionId, locked, lockedUntil
   wait: now
-and snapshotLite (all but wait). The script format is in the README
+  pause, resume, end: status, pausedAt, endedAt, problemSet, tutorText
+and snapshotLite (turns, answer_drill, exam, view_memo). A turn step that
+expects `refused:` prints the API's refusal {status, title, detail}. The script format is in the README
 (\"Simulating a student\"); `expect:` blocks are ignored here and checked by
 `tutorflow test`.
 

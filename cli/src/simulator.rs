@@ -45,7 +45,7 @@ use tutorflow::store::{
 };
 
 use crate::script::{
-    Action, Answer, ContinueWith, EventName, ExamChoice, Script, Step, default_start,
+    Action, Answer, ContinueWith, EventName, ExamChoice, LifecycleStep, Script, Step, default_start,
 };
 
 /// Time that passes before every step, so each has its own timestamp.
@@ -240,6 +240,8 @@ pub enum Outcome {
     Exam(ExamOutcome),
     Memo(MemoOutcome),
     Wait(WaitOutcome),
+    Lifecycle(LifecycleOutcome),
+    Refused(RefusedOutcome),
 }
 
 /// A turn, with its policy chain from the stored turn log.
@@ -431,6 +433,33 @@ pub struct WaitOutcome {
     now: DateTime<Utc>,
 }
 
+/// A pause, resume or end: the thread's status after it and what the
+/// session said (an ended one's summary).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LifecycleOutcome {
+    status: tutorflow::model::ThreadStatus,
+    paused_at: Option<DateTime<Utc>>,
+    ended_at: Option<DateTime<Utc>>,
+    /// A problem set after it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    problem_set: Option<ProblemSetSummary>,
+    tutor_text: String,
+}
+
+/// A step the API refused, as the step expected (`refused:`).
+#[derive(Debug, Serialize)]
+pub struct RefusedOutcome {
+    refused: Refusal,
+}
+
+#[derive(Debug, Serialize)]
+struct Refusal {
+    status: u16,
+    title: String,
+    detail: String,
+}
+
 /// A card the student was shown, and when.
 struct Shown<T> {
     card: T,
@@ -607,6 +636,7 @@ impl<'s> Simulation<'s> {
             Action::Exam(choice) => self.exam(step, *choice).await?,
             Action::ViewMemo => self.view_memo(step).await?,
             Action::Wait(_) => Outcome::Wait(WaitOutcome { now }),
+            Action::Lifecycle(change) => self.lifecycle(step, *change).await?,
         };
         Ok(Line {
             step: step.number,
@@ -637,10 +667,23 @@ impl<'s> Simulation<'s> {
             client_turn_id: None,
         };
         let path = format!("/threads/{}/turn", self.thread_id);
-        let response: TurnResponse = self
+        let response: TurnResponse = match self
             .post(&path, &request, Function::Turn, &step.number.to_string())
             .await
-            .map_err(|r| r.at(step.at, "this step"))?;
+        {
+            Ok(response) => response,
+            // A refusal the step expects is what happened, not the end of the run.
+            Err(refused) if step.expect.iter().any(|e| e.expects_refusal()) => {
+                return Ok(Outcome::Refused(RefusedOutcome {
+                    refused: Refusal {
+                        status: refused.status,
+                        title: refused.title,
+                        detail: refused.detail,
+                    },
+                }));
+            }
+            Err(refused) => return Err(refused.at(step.at, "this step")),
+        };
         let now = self.clock.now();
         let logs = self
             .store
@@ -1051,6 +1094,51 @@ impl<'s> Simulation<'s> {
             locked_until: submitted.locked_until,
             feedback: submitted.feedback_text,
             snapshot_lite: submitted.snapshot_lite,
+        }))
+    }
+
+    /// Pauses, resumes or ends the thread as the app's buttons would.
+    async fn lifecycle(
+        &mut self,
+        step: &Step,
+        change: LifecycleStep,
+    ) -> Result<Outcome, StepError> {
+        let path = format!("/threads/{}/{}", self.thread_id, change.key());
+        let response: Value = self
+            .post(&path, &json!({}), Function::Turn, &step.number.to_string())
+            .await
+            .map_err(|r| r.at(step.at, "this step"))?;
+        let unexpected = |what: &str| {
+            self.error(
+                step,
+                format!("the {} reply has no {what}: {response}", change.key()),
+            )
+        };
+        let status =
+            serde_json::from_value(response["status"].clone()).map_err(|_| unexpected("status"))?;
+        let at = |field: &str| serde_json::from_value(response[field].clone()).ok();
+        let problem_set = match &response["state"]["problemSet"] {
+            Value::Null => None,
+            view => {
+                let view: tutorflow::model::ProblemSetView =
+                    serde_json::from_value(view.clone()).map_err(|_| unexpected("problem set"))?;
+                Some(ProblemSetSummary::of(&view, self.problem_index))
+            }
+        };
+        let tutor_text: Vec<&str> = response["messages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|m| m["role"] == "assistant")
+            .filter_map(|m| m["text"].as_str())
+            .map(str::trim)
+            .collect();
+        Ok(Outcome::Lifecycle(LifecycleOutcome {
+            status,
+            paused_at: at("pausedAt"),
+            ended_at: at("endedAt"),
+            problem_set,
+            tutor_text: tutor_text.join("\n"),
         }))
     }
 

@@ -65,6 +65,7 @@ async fn turn(store: &dyn Store, n: u64) {
         turn_id: format!("turn-{n}"),
         student_id: "s1".into(),
         created_at: Utc::now(),
+        committed_at: Utc::now(),
         entry: serde_json::json!({"focus": "one-step-equations", "action": "SOCRATIC"}),
     })
     .complete_idempotency(

@@ -375,6 +375,8 @@ pub struct SurveyView {
     pub question: Option<SurveyQuestionView>,
     pub answers: Vec<SurveyAnswerView>,
     pub finished: bool,
+    /// When the survey started: with `endsAt`, how much time is used.
+    pub started_at: DateTime<Utc>,
     /// When the survey stops taking answers, if it has a time limit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ends_at: Option<DateTime<Utc>>,

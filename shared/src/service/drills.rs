@@ -54,6 +54,8 @@ impl Service {
                 ),
             ));
         }
+        // As sent, so the position named is the client's own.
+        super::text_hygiene::check("studentAnswer", &request.student_answer)?;
         let record = owned_thread(self, who, thread_id, RECENT_MESSAGES).await?;
         let bundle = self.bundle().await;
         let rt = self.runtime(&bundle, &record.thread.course_id)?;

@@ -96,7 +96,14 @@ impl Service {
                     }
                     (LifecycleChange::Resume, ThreadStatus::Paused) => {
                         thread.status = ThreadStatus::Active;
-                        thread.paused_at = None;
+                        // The idle clock restarts from here (`updated_at`);
+                        // the mode takes the pause off its own clocks.
+                        if let Some(paused_at) = thread.paused_at.take() {
+                            modes::for_mode(thread.mode).resumed(
+                                &mut thread,
+                                (now - paused_at).max(chrono::Duration::zero()),
+                            );
+                        }
                     }
                     (LifecycleChange::Pause | LifecycleChange::Resume, ThreadStatus::Completed) => {
                         return Err(wrong_state(

@@ -1,10 +1,11 @@
 //! `GET /threads/{threadId}/logs`: a thread's turn logs, oldest first, a
 //! page at a time — what code read (category, intent, grade, mapped
 //! units), the policy chain, the action taken and whether the reply was
-//! the model's or the fallback, the model call's usage, how long each stage
-//! took and the tokens the tutor call cost (estimated offline). The stored
-//! entry never holds the prompt. Logs expire after the configured
-//! retention in both stores; only the thread's owner can read them.
+//! the model's or the fallback, the model call's usage, when the turn was
+//! committed, how long each stage took and the tokens the tutor call cost
+//! (estimated offline). The stored entry never holds the prompt. Logs
+//! expire after the configured retention in both stores; only the
+//! thread's owner can read them.
 
 use chrono::{DateTime, Utc};
 use schemars::JsonSchema;
@@ -40,7 +41,10 @@ pub struct ThreadLogs {
 #[serde(rename_all = "camelCase")]
 pub struct TurnLogView {
     pub turn_id: String,
+    /// When the turn was planned: its time in the conversation.
     pub created_at: DateTime<Utc>,
+    /// When the turn was committed to the store, after the model call.
+    pub committed_at: DateTime<Utc>,
     /// The policy chain and outcome of the turn, as logged, with its stage
     /// timings (`timings`) and the tutor call's tokens (`tokens`).
     pub entry: Value,
@@ -70,6 +74,7 @@ impl Service {
                         .map(|l| TurnLogView {
                             turn_id: l.turn_id,
                             created_at: l.created_at,
+                            committed_at: l.committed_at,
                             entry: l.entry,
                         })
                         .collect(),
@@ -95,7 +100,7 @@ impl Service {
     }
 }
 
-/// `2026-11-24T19:00:00Z turn t1: category conceptual_question (intent question), action SOCRATIC_QUESTION on ratios, origin offline, validation valid; focus ratios, allowed [SOCRATIC_QUESTION]; ms: lease wait 0, load 0.41, plan 0.09, llm 0.02, apply 0.05, until commit 0.6 (attempt 1); tokens: prompt 2210, completion 96 (estimated)`.
+/// `2026-11-24T19:00:00Z turn t1 (committed 2026-11-24T19:00:01.482Z): category conceptual_question (intent question), action SOCRATIC_QUESTION on ratios, origin offline, validation valid; focus ratios, allowed [SOCRATIC_QUESTION]; ms: lease wait 0, load 0.41, plan 0.09, llm 0.02, apply 0.05, until commit 0.6 (attempt 1); tokens: prompt 2210, completion 96 (estimated)`.
 fn text_line(log: &TurnLog) -> String {
     let e = &log.entry;
     let s = |v: &Value| match v {
@@ -108,10 +113,12 @@ fn text_line(log: &TurnLog) -> String {
         .map(|a| a.iter().map(&s).collect::<Vec<_>>().join(", "))
         .unwrap_or_default();
     let mut line = format!(
-        "{} turn {}: category {} (intent {}), action {} on {}, origin {}, validation {}; focus {}, allowed [{}]",
+        "{} turn {} (committed {}): category {} (intent {}), action {} on {}, origin {}, validation {}; focus {}, allowed [{}]",
         log.created_at
             .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
         log.turn_id,
+        log.committed_at
+            .to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
         s(&e["category"]),
         s(&e["intent"]),
         s(&e["action"]),

@@ -156,6 +156,7 @@ async fn record(
         turn_id: format!("delivery-{}", d.event_id),
         student_id: d.student_id.clone(),
         created_at: now,
+        committed_at: now,
         entry: json!({
             "delivery": {
                 "eventId": d.event_id,

@@ -268,6 +268,7 @@ fn check_problems(
                 {
                     return bad("hints", "at most 10 hints of 1 to 1000 characters".into());
                 }
+                super::text_hygiene::check(&at("id"), &p.id)?;
                 super::text_hygiene::check(&at("text"), &p.text)?;
                 super::text_hygiene::check(&at("correctAnswer"), &p.correct_answer)?;
                 for (h, hint) in p.hints.iter().enumerate() {

@@ -828,6 +828,7 @@ impl Service {
                 turn_id: call.turn_id.clone(),
                 student_id: call.who.student_id.clone(),
                 created_at: now,
+                committed_at: self.clock.now(),
                 entry: entry.clone(),
             });
         let output = match call.shape {

@@ -41,6 +41,8 @@ impl Service {
         idempotency: &Idempotency,
     ) -> Result<Output, ServiceError> {
         let student = request.student_id.as_str();
+        // Bidi overrides too: an id shows in teachers' alerts and LMS views.
+        super::text_hygiene::check("student_id", student)?;
         if student.trim().is_empty()
             || student.len() > MAX_STUDENT_ID_BYTES
             || student.chars().any(char::is_control)
@@ -151,8 +153,17 @@ impl Service {
                 return Ok((thread_id, notice));
             }
             notice = Some(if expired {
-                "Your last session ended after a while without a message, so this is a new one."
-                    .to_owned()
+                // The time to live it was closed under, so the integration
+                // can tell its student why.
+                let bundle = self.bundle().await;
+                match self.runtime(&bundle, &record.thread.course_id) {
+                    Ok(rt) => format!(
+                        "Your last session ended after {} minutes without a message, so this is a new one.",
+                        rt.workflow().modes.problem_set.session_ttl_minutes
+                    ),
+                    Err(_) => "Your last session ended after a while without a message, so this is a new one."
+                        .to_owned(),
+                }
             } else {
                 "Your last problem set is finished, so this is a new session.".to_owned()
             });

@@ -247,7 +247,13 @@ pub struct TurnLog {
     pub thread_id: String,
     pub turn_id: String,
     pub student_id: String,
+    /// The turn's clock reading when it was planned (its time in the
+    /// conversation).
     pub created_at: DateTime<Utc>,
+    /// When the unit of work that holds this log was handed to the store:
+    /// after the model call, so the gap from `created_at` is the turn's
+    /// wall time (a commit retried after a conflict carries its own time).
+    pub committed_at: DateTime<Utc>,
     /// The pipeline's chain: mapped units, policy, chosen action, timings.
     pub entry: serde_json::Value,
 }

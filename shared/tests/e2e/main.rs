@@ -23,3 +23,4 @@ mod store_round_trips;
 mod stream;
 mod survey;
 mod teach_me;
+mod text_hygiene;

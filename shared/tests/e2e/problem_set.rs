@@ -364,8 +364,14 @@ impl Respond for FirstTryFails {
 }
 
 async fn webhook(h: &Harness, body: &Value) -> Value {
+    webhook_at(h, body, chrono::Utc::now()).await
+}
+
+/// A signed webhook turn, stamped `at` (the server's clock, when the test
+/// moves it).
+async fn webhook_at(h: &Harness, body: &Value, at: chrono::DateTime<chrono::Utc>) -> Value {
     let raw = serde_json::to_vec(body).unwrap();
-    let timestamp = chrono::Utc::now().timestamp();
+    let timestamp = at.timestamp();
     let signature = tutorflow::api::webhook::sign(HOOK_SECRET.as_bytes(), timestamp, &raw);
     let r = h
         .send(
@@ -662,4 +668,134 @@ async fn on_lambda_notifications_wait_in_the_queue_for_the_notify_function() {
             .any(|l| l.entry["delivery"]["status"] == "delivered"),
         "the delivery is recorded"
     );
+}
+
+/// The webhook's problems, as an integration sends them.
+fn webhook_problems() -> Value {
+    problems()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| json!({"id": p["id"], "text": p["text"], "correct_answer": p["correctAnswer"]}))
+        .collect()
+}
+
+/// A webhook session left idle past the workflow's session_ttl_minutes
+/// (30) is closed as abandoned on its next message, which starts a new
+/// thread for the same session_id and says after how long the last ended.
+#[tokio::test]
+async fn an_idle_webhook_session_gives_way_to_a_new_one_that_names_the_ttl() {
+    use tutorflow::service::Clock as _;
+    let dir = tempfile::tempdir().unwrap();
+    let config = base_config(dir.path());
+    let clock = e2e_support::HandedClock::starting_now();
+    let h = Harness::with_clock(config, dir, clock.clone()).await;
+    let msg =
+        |said: &str| json!({"student_id": "n8n:kid-2", "session_id": "lesson-10", "message": said});
+    let mut first = msg("hi, ready!");
+    first["problems"] = webhook_problems();
+    let r = webhook_at(&h, &first, clock.now()).await;
+    let thread = r["session_status"]["thread_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let r = webhook_at(&h, &msg("27"), clock.now()).await;
+    assert_eq!(r["session_status"]["current_problem_index"], 1, "{r}");
+    assert_eq!(r["session_status"]["thread_id"], thread.as_str());
+
+    // Within the time to live the session carries on.
+    clock.advance(29);
+    let r = webhook_at(&h, &msg("I don't know"), clock.now()).await;
+    assert_eq!(r["session_status"]["thread_id"], thread.as_str(), "{r}");
+    assert_eq!(r["session_status"]["status"], "active");
+
+    clock.advance(31);
+    let r = webhook_at(&h, &msg("56"), clock.now()).await;
+    assert_ne!(r["session_status"]["thread_id"], thread.as_str(), "{r}");
+    assert!(
+        r["output"].as_str().unwrap().contains(
+            "Your last session ended after 30 minutes without a message, so this is a new one."
+        ),
+        "{r}"
+    );
+    assert_eq!(r["session_status"]["status"], "active");
+    // The old thread was closed as abandoned with what was done.
+    let old = h.store.get_thread(&thread, 0).await.unwrap().unwrap();
+    let state = match &old.thread.session.mode_state {
+        tutorflow::model::ModeState::ProblemSet(state) => state,
+        other => panic!("a problem set, not {other:?}"),
+    };
+    assert_eq!(state.ended, Some(tutorflow::model::SessionEnd::Abandoned));
+    let report = state.report.as_ref().unwrap();
+    assert_eq!((report.problems_completed, report.problems_total), (1, 5));
+}
+
+/// An integration whose outbound_url always answers 500: each notification
+/// is tried `delivery_attempts` times, then recorded in the thread's log as
+/// failed with the last status, and the student's turns answer as usual.
+#[tokio::test]
+async fn a_delivery_that_keeps_failing_is_recorded_and_the_turn_still_answers() {
+    let receiver = MockServer::builder().start().await;
+    Mock::given(method("POST"))
+        .and(path("/lms"))
+        .respond_with(ResponseTemplate::new(500))
+        .mount(&receiver)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = base_config(dir.path());
+    config.auth.webhooks[0].outbound_url = Some(format!("{}/lms", receiver.uri()));
+    config.notifications.retry_base_ms = 10;
+    config.notifications.delivery_attempts = 3;
+    let h = Harness::start(config, dir, None).await;
+    let msg =
+        |said: &str| json!({"student_id": "n8n:kid-3", "session_id": "lesson-11", "message": said});
+    let mut first = msg("hi, ready!");
+    first["problems"] = webhook_problems();
+    webhook(&h, &first).await;
+    // The answer moves the set on (a problem.advanced notification) and
+    // the turn answers 200 whatever the receiver says.
+    let r = webhook(&h, &msg("27")).await;
+    assert_eq!(r["session_status"]["action"], "ADVANCE", "{r}");
+    assert!(
+        r["output"].as_str().unwrap().contains("Problem 2 of 5"),
+        "{r}"
+    );
+    let thread = r["session_status"]["thread_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+
+    let mut failed = Vec::new();
+    for _ in 0..100 {
+        let logs = h
+            .store
+            .list_turn_logs(
+                &thread,
+                tutorflow::store::Order::OldestFirst,
+                &tutorflow::store::PageRequest::first(100),
+                chrono::Utc::now(),
+            )
+            .await
+            .unwrap();
+        failed = logs
+            .items
+            .into_iter()
+            .filter(|l| l.entry["delivery"]["status"] == "failed")
+            .map(|l| l.entry["delivery"].clone())
+            .collect();
+        if !failed.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert_eq!(failed[0]["event"], "problem.advanced", "{failed:?}");
+    assert_eq!(failed[0]["tries"], 3, "{failed:?}");
+    assert_eq!(failed[0]["httpStatus"], 500, "{failed:?}");
+    let tried = receiver.received_requests().await.unwrap();
+    assert_eq!(tried.len(), 3, "three tries of the one notification");
+
+    // The session carries on: the next answer is taken as usual.
+    let r = webhook(&h, &msg("56")).await;
+    assert_eq!(r["session_status"]["current_problem_index"], 2, "{r}");
 }

@@ -158,6 +158,11 @@ async fn the_logs_show_timings_and_tokens(h: &Harness, student: &str, thread: &s
     assert!(entries.len() >= 5, "{}", logs.body);
     for log in entries {
         let e = &log["entry"];
+        // Committed after it was planned (and after the model call).
+        let at = |field: &str| {
+            chrono::DateTime::parse_from_rfc3339(log[field].as_str().unwrap()).unwrap()
+        };
+        assert!(at("committedAt") >= at("createdAt"), "{log}");
         let t = &e["timings"];
         for stage in [
             "leaseWaitMs",
@@ -189,6 +194,14 @@ async fn the_logs_show_timings_and_tokens(h: &Harness, student: &str, thread: &s
         .await;
     assert_eq!(status, 200);
     let first = text.lines().next().unwrap();
+    let committed = entries[0]["committedAt"].as_str().unwrap();
+    let committed = chrono::DateTime::parse_from_rfc3339(committed)
+        .unwrap()
+        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    assert!(
+        first.contains(&format!("(committed {committed})")),
+        "{first}"
+    );
     assert!(
         first.contains("ms: lease wait") && first.contains("until commit"),
         "{first}"

@@ -9,7 +9,7 @@
 
 use crate::e2e_support;
 
-use e2e_support::Harness;
+use e2e_support::{HandedClock, Harness};
 use serde_json::{Value, json};
 use tutorflow::model::ModeState;
 
@@ -194,21 +194,6 @@ async fn bad_input_is_refused_and_changes_nothing(h: &Harness) {
     );
 }
 
-/// The server's clock, moved by the test.
-struct HandedClock(std::sync::Mutex<chrono::DateTime<chrono::Utc>>);
-
-impl tutorflow::service::Clock for HandedClock {
-    fn now(&self) -> chrono::DateTime<chrono::Utc> {
-        *self.0.lock().unwrap()
-    }
-}
-
-impl HandedClock {
-    fn advance(&self, minutes: i64) {
-        *self.0.lock().unwrap() += chrono::Duration::minutes(minutes);
-    }
-}
-
 /// The fractions check-in with a ten-minute limit, served with a clock the
 /// test moves: answers within the limit are kept; the first after it is
 /// told time is up, is not recorded, and the survey ends with what was
@@ -216,6 +201,7 @@ impl HandedClock {
 #[tokio::test]
 async fn a_survey_past_its_time_limit_ends_with_what_was_answered() {
     use std::sync::Arc;
+    use tutorflow::service::Clock as _;
     let dir = tempfile::tempdir().unwrap();
     let mut config = e2e_support::base_config(dir.path());
     config.content.dir = e2e_support::bundle_patched(
@@ -233,7 +219,7 @@ async fn a_survey_past_its_time_limit_ends_with_what_was_answered() {
     )
     .await
     .unwrap();
-    let clock = Arc::new(HandedClock(std::sync::Mutex::new(chrono::Utc::now())));
+    let clock = HandedClock::starting_now();
     let app = tutorflow::api::App::assemble(
         tutorflow::service::AppParts {
             config: config.clone(),
@@ -258,7 +244,27 @@ async fn a_survey_past_its_time_limit_ends_with_what_was_answered() {
         .unwrap()
         .to_owned();
 
+    let started_at = created["state"]["survey"]["startedAt"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let parse = |at: &str| chrono::DateTime::parse_from_rfc3339(at).unwrap();
+    assert_eq!(
+        parse(&ends_at) - parse(&started_at),
+        chrono::Duration::minutes(10)
+    );
+
     clock.advance(4);
+    // Opened again later, the survey still says when it started: the
+    // client shows the time used (4 minutes) as an exam's does.
+    let reopened = h.get(student, &format!("/threads/{thread}")).await;
+    assert_eq!(reopened.status, 200, "{}", reopened.body);
+    let survey = &reopened.body["state"]["survey"];
+    assert_eq!(survey["startedAt"].as_str(), Some(started_at.as_str()));
+    assert_eq!(
+        clock.now() - parse(&started_at).with_timezone(&chrono::Utc),
+        chrono::Duration::minutes(4)
+    );
     let turn = h
         .turn(student, &thread, json!({"messageText": "a little"}))
         .await;

@@ -54,6 +54,25 @@ pub struct Reply {
     pub replayed: bool,
 }
 
+/// The server's clock, moved by the test.
+pub struct HandedClock(pub std::sync::Mutex<chrono::DateTime<chrono::Utc>>);
+
+impl tutorflow::service::Clock for HandedClock {
+    fn now(&self) -> chrono::DateTime<chrono::Utc> {
+        *self.0.lock().unwrap()
+    }
+}
+
+impl HandedClock {
+    pub fn starting_now() -> Arc<HandedClock> {
+        Arc::new(HandedClock(std::sync::Mutex::new(chrono::Utc::now())))
+    }
+
+    pub fn advance(&self, minutes: i64) {
+        *self.0.lock().unwrap() += ChronoDuration::minutes(minutes);
+    }
+}
+
 pub fn base_config(dir: &std::path::Path) -> Config {
     let mut config = Config::default();
     config.store.sqlite_path = dir.join("tutorflow.sqlite");
@@ -94,6 +113,36 @@ impl Harness {
                 .expect("app starts"),
         );
         Harness::serve(app, kept, store, dir, cleanup).await
+    }
+
+    /// Like [`Harness::start`] on a SQLite store, with the server's clock
+    /// the test's.
+    pub async fn with_clock(
+        config: Config,
+        dir: tempfile::TempDir,
+        clock: Arc<HandedClock>,
+    ) -> Harness {
+        let store = tutorflow::store::open(&config.store)
+            .await
+            .expect("store opens");
+        let content = tutorflow::store::ContentCache::load(
+            Arc::new(FsSource::new(&config.content.dir)),
+            Duration::from_secs(3600),
+        )
+        .await
+        .expect("content loads");
+        let app = App::assemble(
+            tutorflow::service::AppParts {
+                config: config.clone(),
+                store: store.clone(),
+                content: Arc::new(content),
+                clock,
+                ids: Arc::new(tutorflow::service::RandomIds),
+            },
+            &env,
+        )
+        .expect("app assembles");
+        Harness::serve(Arc::new(app), config, store, dir, None).await
     }
 
     /// Serves an app assembled by the test from `config`; `store` is its

@@ -63,6 +63,8 @@ fn turn_log(thread: &str, turn: &str, created: i64) -> TurnLog {
         turn_id: turn.into(),
         student_id: "s1".into(),
         created_at: t(created),
+        // Committed after the model call, a few seconds on.
+        committed_at: t(created + 3),
         entry: serde_json::json!({"chosenAction": "SOCRATIC", "turn": turn}),
     }
 }
@@ -601,6 +603,11 @@ mod suite {
         let turns: Vec<_> = first.items.iter().map(|l| l.turn_id.as_str()).collect();
         assert_eq!(turns, ["b", "c"]);
         assert_eq!(first.items[0], turn_log("t1", "b", 10));
+        assert_eq!(
+            first.items[0].committed_at,
+            t(13),
+            "the commit time is kept"
+        );
         let rest = store
             .list_turn_logs(
                 "t1",

@@ -241,7 +241,8 @@ export interface paths {
          *     alerted, `SKIP`), where it is, and whether it is `active`,
          *     `completed` or `abandoned`. A session that has ended, or has been
          *     idle past the workflow's `session_ttl_minutes`, is not continued: the
-         *     next message starts a new thread (`thread_id`) and `output` says so.
+         *     next message starts a new thread (`thread_id`) and `output` says so
+         *     (for an idle one, after how many minutes it ended).
          *     Signed notifications go to the integration's `outbound_url`
          *     (docs/webhooks.md). In a guided conversation a `current_problem`
          *     becomes the question the next answers are graded against; a new
@@ -470,9 +471,11 @@ export interface paths {
          *     estimate of what the prompt and reply would cost with a model
          *     (`estimated: true`); null when no model was asked (a reply the
          *     session's mode wrote, a safety response, a failed call). Never the
-         *     prompt. Logs expire after the deployment's retention. `format=text`
-         *     gives one readable line per turn as `text/plain`, timings and
-         *     tokens included.
+         *     prompt. `createdAt` is when the turn was planned (its time in the
+         *     conversation), `committedAt` when it was committed to the store,
+         *     after the model call. Logs expire after the deployment's retention.
+         *     `format=text` gives one readable line per turn as `text/plain`,
+         *     the commit time, timings and tokens included.
          */
         get: operations["getThreadLogs"];
         put?: never;
@@ -1590,6 +1593,11 @@ export interface components {
             finished: boolean;
             /** @description The question on screen; absent once the survey is finished. */
             question?: components["schemas"]["SurveyQuestionView"];
+            /**
+             * Format: date-time
+             * @description When the survey started: with `endsAt`, how much time is used.
+             */
+            startedAt: string;
             surveyId: string;
             /**
              * @description The survey ended at its time limit, with what was answered by then.
@@ -1905,7 +1913,15 @@ export interface components {
         };
         /** @description One turn's log. */
         TurnLogView: {
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the turn was committed to the store, after the model call.
+             */
+            committedAt: string;
+            /**
+             * Format: date-time
+             * @description When the turn was planned: its time in the conversation.
+             */
             createdAt: string;
             /**
              * @description The policy chain and outcome of the turn, as logged, with its stage
@@ -2285,7 +2301,7 @@ export interface operations {
                     "application/json": components["schemas"]["CreateThreadResponse"];
                 };
             };
-            /** @description The body is not valid, names a course or unit that does not exist, or a `student` field breaks a profile rule (`student.name`, `student.age`, ... as for `PUT /me/profile`); `field` says which. */
+            /** @description The body is not valid, names a course or unit that does not exist, a `student` field breaks a profile rule (`student.name`, `student.age`, ... as for `PUT /me/profile`), or `goal` or a problem's `id`, `text`, `correctAnswer` or hint has a control character (other than tab and line breaks) or a bidirectional override character (the detail names the character; nothing is stored); `field` says which. */
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             409: components["responses"]["Conflict"];
@@ -2550,7 +2566,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookTurnResponse"];
                 };
             };
-            /** @description The body is not valid, the message is empty, or `session_id` is not 1 to 200 characters. */
+            /** @description The body is not valid, the message is empty, `session_id` is not 1 to 200 characters, or `student_id`, `session_id`, `message` or a problem's `id`, `text` or `correct_answer` has a control character (other than tab and line breaks) or a bidirectional override character (the detail names the character; nothing is stored); `field` says which. */
             400: components["responses"]["BadRequest"];
             /** @description A signature header is missing or malformed, the integration is unknown, the timestamp is outside the accepted window, or the signature does not match the body. */
             401: components["responses"]["Unauthorized"];
@@ -2610,7 +2626,7 @@ export interface operations {
                     "application/json": components["schemas"]["DrillGradeResponse"];
                 };
             };
-            /** @description The body is not valid, the answer is empty or too long, or the drill token was altered, has expired or belongs to another thread (`field` is `drillToken`). */
+            /** @description The body is not valid, the answer is empty or too long, `studentAnswer` has a control character (other than tab and line breaks) or a bidirectional override character (the detail names the character, e.g. `U+202E (RIGHT-TO-LEFT OVERRIDE)`; nothing is stored), or the drill token was altered, has expired or belongs to another thread (`field` is `drillToken`). */
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             /** @description The caller has no thread with this id. */

@@ -115,6 +115,11 @@ pub trait SessionMode: Sync {
         Ended::default()
     }
 
+    /// The student resumes the thread after `paused_for` paused: the mode
+    /// takes that time off the clocks it keeps of the student's work (see
+    /// docs/architecture.md, "Pausing"). Most modes keep none.
+    fn resumed(&self, _thread: &mut Thread, _paused_for: chrono::Duration) {}
+
     /// The mode's own update once the reply is decided, after the updates
     /// every mode shares. Not called when a safety response replaced the
     /// tutor's reply: nothing else happens on such a turn.

@@ -88,6 +88,21 @@ impl SessionMode for ProblemSet {
         }
     }
 
+    /// Time paused is not time on the problem: the problem under way
+    /// started that much later, for the skip offer and the report.
+    fn resumed(&self, thread: &mut Thread, paused_for: chrono::Duration) {
+        let ModeState::ProblemSet(state) = &mut thread.session.mode_state else {
+            return;
+        };
+        for progress in state.problems.iter_mut().map(|p| &mut p.progress) {
+            if progress.finished_at.is_none()
+                && let Some(started) = progress.started_at.as_mut()
+            {
+                *started = started.checked_add_signed(paused_for).unwrap_or(*started);
+            }
+        }
+    }
+
     /// A session left without a message past `session_ttl_minutes` ends as
     /// abandoned, with the report of what was done.
     fn expire(

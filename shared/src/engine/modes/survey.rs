@@ -568,6 +568,7 @@ pub fn view(bundle: &Bundle, session: &SurveySession) -> SurveyView {
             })
             .collect(),
         finished: session.current_question_id.is_none(),
+        started_at: session.started_at,
         ends_at: session.ends_at,
         timed_out: session.timed_out,
     }
@@ -668,6 +669,7 @@ mod tests {
         let v = view(&bundle, s);
         assert!(v.finished && v.timed_out && v.question.is_none());
         assert_eq!(v.ends_at, Some(at(10)));
+        assert_eq!(v.started_at, at(0), "time used is shown from the start");
     }
 
     #[test]

@@ -558,3 +558,20 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn time_paused_is_not_time_on_the_problem_under_way() {
+    let mut state = set_of(2);
+    state.problems[0].progress.started_at = Some(at(0));
+    state.problems[0].progress.finished_at = Some(at(3));
+    state.problems[1].progress.started_at = Some(at(3));
+    let mut thread = thread_on(state);
+    ProblemSet.resumed(&mut thread, Duration::minutes(45));
+    let state = state_of(&thread.session).unwrap();
+    // The finished problem keeps its times; the one under way counts as
+    // started 45 minutes later, so the skip offer and the report see only
+    // the time worked on it.
+    assert_eq!(state.problems[0].progress.started_at, Some(at(0)));
+    assert_eq!(state.problems[0].progress.finished_at, Some(at(3)));
+    assert_eq!(state.problems[1].progress.started_at, Some(at(48)));
+}
