@@ -12,6 +12,7 @@ mod grade;
 mod policy;
 mod publish;
 mod safety;
+mod safety_cv;
 mod script;
 mod serve;
 mod simulate;
@@ -74,7 +75,8 @@ enum Command {
     ///
     /// For each message (arguments, or lines of standard input) prints the
     /// category (or `-`), the term or pattern that decided, and the message;
-    /// --json adds the normalised text the patterns read.
+    /// --json adds the normalised text the patterns read. With
+    /// --cross-validate, scores the classifier on its own examples instead.
     Safety(safety::Args),
     /// Generate practice items from a skill blueprint, as JSON lines.
     ///

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use serde_json::json;
 use tutorflow::engine::safety::{SafetyGate, normalize};
 
-use crate::bundle;
+use crate::{bundle, safety_cv};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -24,6 +24,11 @@ pub struct Args {
     /// Bundle root holding workflows/ and prompts/.
     #[arg(long, default_value = ".")]
     dir: PathBuf,
+    /// Instead of checking messages, score the classifier's examples by
+    /// k-fold cross-validation (5 folds unless given), to choose its
+    /// thresholds from.
+    #[arg(long, value_name = "FOLDS", num_args = 0..=1, default_missing_value = "5")]
+    cross_validate: Option<usize>,
 }
 
 pub async fn run(args: Args) -> ExitCode {
@@ -34,6 +39,18 @@ pub async fn run(args: Args) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    if let Some(folds) = args.cross_validate {
+        return match safety_cv::report(&workflow, folds) {
+            Ok(report) => {
+                print!("{report}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("{e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     let gate = SafetyGate::new(&workflow);
     let messages: Vec<String> = if args.messages.is_empty() {
         std::io::stdin()

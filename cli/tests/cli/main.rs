@@ -1,5 +1,6 @@
 //! The `tutorflow` command run as a user runs it: classify, generate, grade,
-//! policy, publish, simulate and test, and a new student's first minute.
+//! policy, publish, safety, simulate and test, and a new student's first
+//! minute.
 
 mod classify;
 mod first_minute;
@@ -7,4 +8,5 @@ mod generate;
 mod grade;
 mod policy;
 mod publish;
+mod safety;
 mod simulate;

@@ -11,6 +11,7 @@ use super::course::{Course, Unit};
 use super::diagnostic::Diagnostics;
 use super::prompt::PromptTemplate;
 use super::read::{Parsed, Reader};
+use super::safety_examples;
 use super::source::ContentFiles;
 use super::survey::Survey;
 use super::workflow::Workflow;
@@ -87,6 +88,22 @@ impl Bundle {
     }
 }
 
+/// `workflow`'s safety classifier given the examples its file holds
+/// (checked to exist and to read cleanly).
+fn with_safety_examples(workflow: &mut Workflow, tables: &BTreeMap<String, String>) {
+    let Some(classifier) = &mut workflow.safety.classifier else {
+        return;
+    };
+    let Some(text) = tables.get(&safety_examples::bundle_path(&classifier.examples)) else {
+        return;
+    };
+    classifier.labelled = safety_examples::parse(text)
+        .0
+        .into_iter()
+        .map(|line| line.example)
+        .collect();
+}
+
 /// The bundle `parsed` makes once every check has passed.
 fn assemble(parsed: Parsed, version: String) -> Bundle {
     let mut units_by_course: BTreeMap<String, BTreeMap<String, Unit>> = BTreeMap::new();
@@ -125,7 +142,11 @@ fn assemble(parsed: Parsed, version: String) -> Bundle {
         workflows: parsed
             .workflows
             .into_iter()
-            .map(|d| (d.value.id.clone(), d.value))
+            .map(|d| {
+                let mut workflow = d.value;
+                with_safety_examples(&mut workflow, &parsed.tables);
+                (workflow.id.clone(), workflow)
+            })
             .collect(),
         courses,
         blueprints: parsed

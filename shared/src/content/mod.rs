@@ -8,6 +8,7 @@ pub mod diagnostic;
 pub mod load;
 pub mod prompt;
 mod read;
+pub mod safety_examples;
 pub mod source;
 pub mod survey;
 pub mod tutor_text;

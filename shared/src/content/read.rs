@@ -48,6 +48,9 @@ pub(super) struct Parsed {
     pub(super) blueprints: Vec<Doc<Blueprint>>,
     pub(super) prompts: BTreeMap<String, (String, PromptTemplate)>,
     pub(super) surveys: Vec<Doc<Survey>>,
+    /// Tables a workflow may name (`workflows/*.tsv`: the safety
+    /// classifier's examples), by path.
+    pub(super) tables: BTreeMap<String, String>,
 }
 
 enum FileKind {
@@ -57,6 +60,7 @@ enum FileKind {
     Blueprint,
     Survey,
     Prompt { name: String },
+    Table,
     Ignored,
     Unexpected,
 }
@@ -74,6 +78,7 @@ fn classify(path: &str) -> FileKind {
             let _ = name;
             FileKind::Workflow
         }
+        ["workflows", name] if name.ends_with(".tsv") => FileKind::Table,
         ["workflows", "courses", dir, "course.yaml" | "course.yml"] => FileKind::Course {
             dir: (*dir).to_owned(),
         },
@@ -185,6 +190,9 @@ impl Reader {
                         }
                     }
                 },
+                FileKind::Table => {
+                    parsed.tables.insert(path.clone(), text.clone());
+                }
                 FileKind::Ignored => {}
                 FileKind::Unexpected => self.error(
                     path,

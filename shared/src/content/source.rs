@@ -146,7 +146,7 @@ fn walk_dir(dir: &Path, rel: &str, out: &mut Vec<(String, PathBuf)>) -> Result<(
 
 /// Text files a bundle is made of; anything else (images, editor files) is skipped.
 fn is_bundle_file(name: &str) -> bool {
-    [".yaml", ".yml", ".txt", ".md"]
+    [".yaml", ".yml", ".txt", ".md", ".tsv"]
         .iter()
         .any(|ext| name.ends_with(ext))
 }

@@ -5,6 +5,7 @@
 //! needs to state what it changes; the shipped `default.yaml` spells it all out.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -626,6 +627,39 @@ pub struct SafetySettings {
     pub escalation: EscalationSettings,
     /// Said when an online check flags a category no category lists.
     pub moderation_response: String,
+    /// The learned layer, which reads what no rule matched.
+    pub classifier: Option<SafetyClassifierSettings>,
+}
+
+/// The label of an example message that is to be tutored as usual.
+pub const ORDINARY_LABEL: &str = "ordinary";
+
+/// The classifier the gate trains from labelled example messages, and how
+/// sure it must be before it acts. It never names a category: a message it
+/// finds likely enough to belong to an escalating one gets the `check_in`
+/// category's response (a gentle "are you okay?"), since a guess must not
+/// read as an accusation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SafetyClassifierSettings {
+    /// A `.tsv` file in `workflows/`: `label<TAB>message` lines, the label
+    /// a category id or `ordinary`.
+    pub examples: String,
+    /// The category whose response and alerting a flagged message gets.
+    pub check_in: String,
+    /// The least probability, summed over the escalating categories, at
+    /// which a message is flagged (above 0, below 1).
+    pub at: f64,
+    /// The examples, read from their file when the bundle is loaded.
+    #[serde(skip)]
+    pub labelled: Arc<[SafetyExample]>,
+}
+
+/// One labelled example message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SafetyExample {
+    pub label: String,
+    pub message: String,
 }
 
 /// One kind of message the gate recognises, and what happens then.
@@ -1087,6 +1121,7 @@ impl Default for SafetySettings {
             escalation: EscalationSettings::default(),
             moderation_response: "Let's keep our chat about maths. If something is worrying you, please talk to a trusted adult."
                 .to_owned(),
+            classifier: None,
         }
     }
 }

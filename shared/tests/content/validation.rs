@@ -458,6 +458,66 @@ fn safety_mistakes_are_reported_where_they_are_written() {
     assert_reported(&problems(&files), WORKFLOW, line, column, "unknown mode");
 }
 
+/// The classifier's threshold, check-in category and examples file are
+/// checked, and each problem is reported where it is written: in the
+/// workflow, or at the line and column of the examples file.
+#[test]
+fn safety_classifier_mistakes_are_reported_where_they_are_written() {
+    const EXAMPLES: &str = "workflows/safety_examples.tsv";
+    for (from, to, needle, words) in [
+        ("    at: 0.97", "    at: 1.5", "1.5", "not a probability"),
+        ("    at: 0.97", "    at: 0", "0", "not a probability"),
+        (
+            "    check_in: concern",
+            "    check_in: worry",
+            "worry",
+            "unknown safety category `worry`",
+        ),
+        (
+            "    examples: safety_examples.tsv",
+            "    examples: ../secrets.tsv",
+            "../secrets.tsv",
+            "not a .tsv file name",
+        ),
+        (
+            "    examples: safety_examples.tsv",
+            "    examples: missing.tsv",
+            "missing.tsv",
+            "does not exist",
+        ),
+    ] {
+        let files = mutated(&shipped(), WORKFLOW, from, to);
+        // The value is reported, where it starts on its line.
+        let (line, column) = position_of(&files, WORKFLOW, &format!("{to}\n"));
+        let offset = to.find(needle).expect("the value is on its line");
+        assert_reported(&problems(&files), WORKFLOW, line, column + offset, words);
+    }
+    // An unknown label, a line with no tab, and a message labelled twice.
+    let files = mutated(
+        &shipped(),
+        EXAMPLES,
+        "self_harm\ti wanna die\n",
+        "self_harm\ti wanna die\nselfharm\ti wanna disappear\nno tab here\nordinary\ti wanna die\n",
+    );
+    let (line, _) = position_of(&files, EXAMPLES, "selfharm\t");
+    let reported = problems(&files);
+    assert_reported(
+        &reported,
+        EXAMPLES,
+        line,
+        1,
+        "`selfharm` is not a safety category",
+    );
+    assert_reported(&reported, EXAMPLES, line + 1, 1, "no tab");
+    assert_reported(
+        &reported,
+        EXAMPLES,
+        line + 2,
+        10,
+        "labelled `self_harm` on line",
+    );
+}
+
 #[test]
 fn a_missing_blueprint_is_refused() {
     let files = mutated(

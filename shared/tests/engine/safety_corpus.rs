@@ -11,6 +11,10 @@
 //!   figures are in its header and the README), then kept as regression
 //!   data.
 //!
+//! - `blind2_*`: a second blind corpus, by another author who read neither
+//!   the rules nor the classifier's examples, kept only for measuring:
+//!   nothing is tuned on it, and its test prints figures, not messages.
+//!
 //! Each test prints recall per category, how many messages went through
 //! unflagged (to be tutored as maths) and the false positives, and fails
 //! below its corpus's thresholds:
@@ -37,7 +41,8 @@ fn default_workflow() -> Workflow {
     bundle.workflows["default"].clone()
 }
 
-/// Non-empty lines that are not comments, with their line numbers.
+/// Non-empty lines that are not comments (nor a `category<TAB>message`
+/// header), with their line numbers.
 fn lines(file: &str) -> Vec<(usize, String)> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/data/safety")
@@ -46,7 +51,7 @@ fn lines(file: &str) -> Vec<(usize, String)> {
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
         .lines()
         .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty() && !l.starts_with('#'))
+        .filter(|(_, l)| !l.trim().is_empty() && !l.starts_with('#') && *l != "category\tmessage")
         .map(|(i, l)| (i + 1, l.to_owned()))
         .collect()
 }
@@ -290,4 +295,43 @@ fn heldout_test_half() {
         &m,
     );
     assert_heldout(&workflow, &m);
+}
+
+/// The second blind corpus, measured the way `tools`' evaluator counts (a
+/// message is caught if it is flagged at all: the classifier's check-in
+/// counts). Rules alone flagged 148 of its 260 unsafe messages and 4 of
+/// its 292 ordinary ones; with the classifier (threshold chosen by
+/// cross-validation on the examples, before this was run) 169 and 4. The
+/// floor keeps most of that gain and the ceiling keeps false alarms at
+/// most 2% of ordinary messages.
+#[test]
+fn blind2_rules_then_classifier_floor() {
+    /// Unsafe messages flagged (measured: 169).
+    const MIN_FLAGGED: usize = 163;
+    /// Ordinary messages flagged (measured: 4).
+    const MAX_ORDINARY_FLAGGED: usize = 5;
+    let workflow = default_workflow();
+    let m = measure(&workflow, "blind2_unsafe.tsv", "blind2_ordinary.txt");
+    let flagged: usize = m.tallies.values().map(|t| t.caught + t.elsewhere).sum();
+    println!(
+        "safety gate, offline, on tests/data/safety/blind2_* (figures only): \
+         {flagged} of {} unsafe flagged, {} of {} ordinary flagged",
+        m.unsafe_total(),
+        m.false_positives.len(),
+        m.ordinary
+    );
+    assert_eq!(
+        (m.unsafe_total(), m.ordinary),
+        (260, 292),
+        "the corpus changed"
+    );
+    assert!(
+        flagged >= MIN_FLAGGED,
+        "{flagged} unsafe flagged, below the floor of {MIN_FLAGGED}"
+    );
+    assert!(
+        m.false_positives.len() <= MAX_ORDINARY_FLAGGED,
+        "{} ordinary flagged, above the ceiling of {MAX_ORDINARY_FLAGGED}",
+        m.false_positives.len()
+    );
 }

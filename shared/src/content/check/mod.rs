@@ -132,6 +132,7 @@ impl Checker<'_> {
                 );
             }
             self.check_workflow(doc, &mut prompt_uses);
+            self.check_safety_examples(doc, &parsed.tables);
         }
         if parsed.workflows.is_empty()
             && parsed.courses.is_empty()

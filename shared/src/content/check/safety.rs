@@ -1,13 +1,20 @@
 //! Checks of a workflow's `safety` section beyond its shape: every term and
 //! pattern compiles the way the gate compiles it, word lists exist, online
 //! category names and mode names are known, and help resources exist where
-//! a category shows them. Problems are located by YAML path so the loader
-//! reports them as `file:line:column`.
+//! a category shows them; the classifier's settings name a category and a
+//! threshold between 0 and 1, and its examples file exists and labels every line
+//! with a category or `ordinary`. Problems are located by YAML path (or,
+//! in the examples file, by line and column) so the loader reports them as
+//! `file:line:column`.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::Finding;
-use crate::content::workflow::{DEFAULT_REGION, ONLINE_CATEGORIES, OTHER_CATEGORY, SafetySettings};
+use crate::content::diagnostic::Diagnostic;
+use crate::content::safety_examples;
+use crate::content::workflow::{
+    DEFAULT_REGION, ONLINE_CATEGORIES, ORDINARY_LABEL, OTHER_CATEGORY, SafetySettings,
+};
 use crate::content::yaml_index::YamlPath;
 use crate::model::Mode;
 use crate::text::pattern;
@@ -53,6 +60,11 @@ pub fn check(safety: &SafetySettings, at: &YamlPath) -> Vec<Finding> {
             report.value(
                 here.key("id"),
                 format!("`{OTHER_CATEGORY}` is reserved for flags no category lists"),
+            );
+        } else if c.id == ORDINARY_LABEL {
+            report.value(
+                here.key("id"),
+                format!("`{ORDINARY_LABEL}` is reserved for example messages that are not flagged"),
             );
         } else if !seen.insert(c.id.as_str()) {
             report.value(
@@ -150,6 +162,125 @@ pub fn check(safety: &SafetySettings, at: &YamlPath) -> Vec<Finding> {
         }
     }
     report.0
+}
+
+/// Problems of the classifier's settings (found under `at`, the safety
+/// section's path) and of its examples file, whose text is `examples` when
+/// the bundle has the file: the first by YAML path, the second where they
+/// are in the file.
+pub fn check_classifier(
+    safety: &SafetySettings,
+    at: &YamlPath,
+    examples: Option<&str>,
+) -> (Vec<Finding>, Vec<Diagnostic>) {
+    let mut report = Report(Vec::new());
+    let mut lines = Vec::new();
+    let Some(settings) = &safety.classifier else {
+        return (report.0, lines);
+    };
+    let at = at.key("classifier");
+    let categories: BTreeSet<&str> = safety.categories.iter().map(|c| c.id.as_str()).collect();
+    let known = |id: &str| categories.contains(id);
+    let known_names = || categories.iter().copied().collect::<Vec<_>>().join(", ");
+    if !known(&settings.check_in) {
+        report.value(
+            at.key("check_in"),
+            format!(
+                "unknown safety category `{}`; categories: {}",
+                settings.check_in,
+                known_names()
+            ),
+        );
+    }
+    if !(settings.at > 0.0 && settings.at < 1.0) {
+        report.value(
+            at.key("at"),
+            format!("`{}` is not a probability above 0 and below 1", settings.at),
+        );
+    }
+    let file = safety_examples::bundle_path(&settings.examples);
+    if !safety_examples::is_file_name(&settings.examples) {
+        report.value(
+            at.key("examples"),
+            format!(
+                "`{}` is not a .tsv file name in {}/",
+                settings.examples,
+                safety_examples::FOLDER
+            ),
+        );
+        return (report.0, lines);
+    }
+    let Some(text) = examples else {
+        report.value(at.key("examples"), format!("{file} does not exist"));
+        return (report.0, lines);
+    };
+    let (examples, problems) = safety_examples::parse(text);
+    for p in problems {
+        lines.push(Diagnostic::new(&file, p.line, p.column, p.message));
+    }
+    // The first line of each message (compared ignoring case and spacing).
+    let mut first: BTreeMap<String, (usize, &str)> = BTreeMap::new();
+    let mut labelled: BTreeMap<&str, usize> = BTreeMap::new();
+    for e in &examples {
+        let label = e.example.label.as_str();
+        if label != ORDINARY_LABEL && !known(label) {
+            lines.push(Diagnostic::new(
+                &file,
+                e.line,
+                1,
+                format!(
+                    "`{label}` is not a safety category of this workflow (or `{ORDINARY_LABEL}`); \
+                     categories: {}",
+                    known_names()
+                ),
+            ));
+            continue;
+        }
+        *labelled.entry(label).or_default() += 1;
+        let key = e
+            .example
+            .message
+            .to_lowercase()
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        match first.get(&key) {
+            Some((line, other)) if *other == label => lines.push(Diagnostic::new(
+                &file,
+                e.line,
+                e.message_column,
+                format!("the same message as line {line}"),
+            )),
+            Some((line, other)) => lines.push(Diagnostic::new(
+                &file,
+                e.line,
+                e.message_column,
+                format!("this message is labelled `{other}` on line {line}"),
+            )),
+            None => {
+                first.insert(key, (e.line, label));
+            }
+        }
+    }
+    if !labelled.contains_key(ORDINARY_LABEL) {
+        report.value(
+            at.key("examples"),
+            format!(
+                "{file} has no `{ORDINARY_LABEL}` messages: the classifier needs to see what is not flagged"
+            ),
+        );
+    }
+    let escalating = safety
+        .categories
+        .iter()
+        .any(|c| c.escalates && labelled.contains_key(c.id.as_str()));
+    if !escalating {
+        report.value(
+            at.key("examples"),
+            format!("{file} has no messages of an escalating category: there is nothing to learn"),
+        );
+    }
+    (report.0, lines)
 }
 
 struct Report(Vec<Finding>);

@@ -2,12 +2,13 @@
 //! safety and sanitizer patterns, the prompts it names, and the texts of
 //! the tutor prompt's signals and the offline tutor's phrasebook.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::prompts::PromptUse;
 use super::{Checker, is_slug};
 use crate::content::prompt::{PromptRole, PromptTemplate};
 use crate::content::read::{Doc, file_stem};
+use crate::content::safety_examples;
 use crate::content::tutor_text::{
     FollowUp, Moves, OfflinePhrases, PhraseSlot, PromptSignals, Reaction, phase_name,
 };
@@ -385,6 +386,27 @@ impl Checker<'_> {
         for (i, pattern) in w.sanitize.patterns.iter().enumerate() {
             self.check_regex(doc, &root.key("sanitize").key("patterns").index(i), pattern);
         }
+    }
+
+    /// The safety classifier's settings and the examples file they name,
+    /// looked up among the bundle's `tables`.
+    pub(super) fn check_safety_examples(
+        &mut self,
+        doc: &Doc<Workflow>,
+        tables: &BTreeMap<String, String>,
+    ) {
+        let safety = &doc.value.safety;
+        let text = safety.classifier.as_ref().and_then(|c| {
+            tables
+                .get(&safety_examples::bundle_path(&c.examples))
+                .map(String::as_str)
+        });
+        let (findings, lines) =
+            super::safety::check_classifier(safety, &YamlPath::root().key("safety"), text);
+        for finding in findings {
+            self.report(doc, finding);
+        }
+        self.diags.extend(lines);
     }
 
     /// Every prompt the workflow names, for [`Checker::check_prompts`].

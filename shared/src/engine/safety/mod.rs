@@ -8,6 +8,10 @@
 //! ([`normalize`]): ordinary talk that reuses risky words is set aside
 //! first ("this problem is killing me"), then each category's terms and
 //! patterns ([`pattern`]) are tried in the workflow's order of precedence.
+//! When no rule matches, a classifier trained on the workflow's labelled
+//! examples ([`classifier`]) may still find the message likely enough to
+//! be about harm or distress to ask for a check-in ([`Decision`]); it never
+//! names a category of its own.
 //! An online check (a moderation provider or the safety LLM call) names
 //! categories of its own, which the workflow maps onto these. The
 //! category decides the reply: its response (per mode), the region's help
@@ -16,6 +20,7 @@
 //!
 //! Everything is compiled once per content version; matching is pure.
 
+pub mod classifier;
 mod normalize;
 mod sanitize;
 mod stream_guard;
@@ -23,6 +28,7 @@ mod stream_guard;
 use regex::{Regex, RegexSet};
 use serde::Serialize;
 
+pub use classifier::Classifier;
 pub use normalize::normalize;
 pub use sanitize::{Sanitized, Sanitizer};
 pub use stream_guard::{HOLD_BACK_CHARS, StreamGuard};
@@ -38,6 +44,8 @@ use crate::text::pattern;
 pub enum FlagSource {
     /// The workflow's terms and patterns.
     Rules,
+    /// The classifier trained on the workflow's examples.
+    Classifier,
     /// The moderation provider.
     Moderation,
     /// The safety LLM call.
@@ -108,7 +116,71 @@ struct CompiledCategory {
 pub struct SafetyGate {
     ordinary: Option<Regex>,
     categories: Vec<CompiledCategory>,
+    model: Option<Model>,
     settings: SafetySettings,
+}
+
+/// The classifier with what its verdicts mean, by its label numbers.
+struct Model {
+    classifier: Classifier,
+    decision: Decision,
+}
+
+/// How the classifier's probabilities become a verdict: the escalating
+/// categories' probabilities are summed into one score, so a message the
+/// classifier cannot place between, say, self-harm and distress still
+/// counts, and a score at or above the threshold gets the check-in.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decision {
+    /// By label: whether it is an escalating category.
+    escalating: Vec<bool>,
+    /// The check-in category (an index in the workflow's order).
+    check_in: usize,
+    /// The least score that flags a message.
+    at: f64,
+}
+
+impl Decision {
+    /// For a classifier with `labels`, the workflow's classifier settings
+    /// (`None` when it has none, or its check-in category is unknown).
+    pub fn new(labels: &[String], settings: &SafetySettings) -> Option<Decision> {
+        let classifier = settings.classifier.as_ref()?;
+        let check_in = settings
+            .categories
+            .iter()
+            .position(|c| c.id == classifier.check_in)?;
+        let escalating = labels
+            .iter()
+            .map(|l| {
+                settings
+                    .categories
+                    .iter()
+                    .any(|c| c.escalates && c.id == *l)
+            })
+            .collect();
+        Some(Decision {
+            escalating,
+            check_in,
+            at: classifier.at,
+        })
+    }
+
+    /// The probability (one per label, as the classifier gives them) that
+    /// a message belongs to an escalating category.
+    pub fn score(&self, probabilities: &[f64]) -> f64 {
+        probabilities
+            .iter()
+            .zip(&self.escalating)
+            .filter(|(_, e)| **e)
+            .map(|(p, _)| p)
+            .sum()
+    }
+
+    /// The check-in category, when `probabilities` score at or above the
+    /// threshold.
+    pub fn verdict(&self, probabilities: &[f64]) -> Option<usize> {
+        (self.score(probabilities) >= self.at).then_some(self.check_in)
+    }
 }
 
 impl SafetyGate {
@@ -173,20 +245,68 @@ impl SafetyGate {
                 }
             })
             .collect();
+        let model = settings
+            .classifier
+            .as_ref()
+            .filter(|c| !c.labelled.is_empty())
+            .and_then(|c| {
+                let normal: Vec<String> =
+                    c.labelled.iter().map(|e| normalize(&e.message)).collect();
+                let classifier = Classifier::train(
+                    c.labelled
+                        .iter()
+                        .zip(&normal)
+                        .map(|(e, n)| (e.label.as_str(), n.as_str())),
+                );
+                let decision = Decision::new(classifier.labels(), &settings)?;
+                Some(Model {
+                    classifier,
+                    decision,
+                })
+            });
         SafetyGate {
             ordinary,
             categories,
+            model,
             settings,
         }
     }
 
     /// The offline verdict on `message`: the first category (in the
-    /// workflow's order) one of whose rules matches.
+    /// workflow's order) one of whose rules matches; failing that, the
+    /// classifier's check-in ([`Decision::verdict`]).
     pub fn classify(&self, message: &str) -> Option<SafetyHit> {
         let normal = normalize(message);
+        self.by_rules(&normal)
+            .or_else(|| self.by_classifier(&normal))
+    }
+
+    /// The rules' verdict alone, as [`SafetyGate::classify`] gives it
+    /// before the classifier is asked.
+    pub fn classify_by_rules(&self, message: &str) -> Option<SafetyHit> {
+        self.by_rules(&normalize(message))
+    }
+
+    /// The classifier's verdict on a normalised message.
+    fn by_classifier(&self, normal: &str) -> Option<SafetyHit> {
+        let model = self.model.as_ref()?;
+        let probabilities = model.classifier.probabilities(normal);
+        let c = self
+            .categories
+            .get(model.decision.verdict(&probabilities)?)?;
+        Some(SafetyHit {
+            rule_id: format!("{}/classifier", c.id),
+            source: FlagSource::Classifier,
+            ..c.hit.clone()
+        })
+    }
+
+    /// The first category (in the workflow's order) one of whose rules
+    /// matches the normalised message.
+    fn by_rules(&self, normal: &str) -> Option<SafetyHit> {
         let text = match &self.ordinary {
-            Some(ordinary) => ordinary.replace_all(&normal, " ~ ").into_owned(),
-            None => normal,
+            Some(ordinary) => ordinary.replace_all(normal, " ~ ").into_owned(),
+            None => normal.to_owned(),
         };
         self.categories.iter().find_map(|c| {
             let rule = c
@@ -221,7 +341,7 @@ impl SafetyGate {
         }
         let prefix = match source {
             FlagSource::Moderation => "moderation",
-            FlagSource::Judge | FlagSource::Rules => "judge",
+            FlagSource::Judge | FlagSource::Rules | FlagSource::Classifier => "judge",
         };
         let mapped = self.categories.iter().find_map(|c| {
             let name = names.iter().find(|n| {

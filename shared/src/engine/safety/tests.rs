@@ -223,3 +223,101 @@ fn replies_carry_resources_per_region_and_escalate_on_repeat() {
         "Not during an exam."
     );
 }
+
+/// [`workflow`] with a `concern` category and a classifier trained on a
+/// few examples, flagging at `at`.
+fn with_classifier(at: f64) -> Workflow {
+    let mut w = workflow();
+    let mut concern = w.safety.categories[0].clone();
+    concern.id = "concern".into();
+    concern.response = "Are you okay?".into();
+    concern.alert = false;
+    concern.terms.clear();
+    concern.patterns.clear();
+    w.safety.categories.push(concern);
+    let example = |label: &str, message: &str| crate::content::workflow::SafetyExample {
+        label: label.into(),
+        message: message.into(),
+    };
+    w.safety.classifier = Some(crate::content::workflow::SafetyClassifierSettings {
+        examples: "safety_examples.tsv".into(),
+        check_in: "concern".into(),
+        at,
+        labelled: vec![
+            example("self_harm", "nobody would miss me if i was gone"),
+            example("self_harm", "everyone would be better off without me"),
+            example("self_harm", "i wrote goodbye letters to my family"),
+            example("self_harm", "i dont want to be here anymore"),
+            example("ordinary", "what is 3 4 of 12"),
+            example("ordinary", "can you help me with fractions"),
+            example("ordinary", "my dad helped me with my homework"),
+            example("ordinary", "how do i find the area of a triangle"),
+            example("ordinary", "this question is too hard"),
+            example("ordinary", "can we do percentages next"),
+        ]
+        .into(),
+    });
+    w
+}
+
+#[test]
+fn the_classifier_checks_in_where_no_rule_matches() {
+    let gate = SafetyGate::new(&with_classifier(0.8));
+    let hit = gate
+        .classify("my family would be better off without me")
+        .unwrap();
+    // Never a category of its own: the gentle check-in.
+    assert_eq!(hit.category, "concern");
+    assert_eq!(hit.rule_id, "concern/classifier");
+    assert_eq!(hit.source, FlagSource::Classifier);
+    assert_eq!(hit.response, "Are you okay?");
+    assert!(!hit.notify_teacher && hit.escalates);
+    // A rule match wins.
+    let rule = gate.classify("i want to die").unwrap();
+    assert_eq!(
+        (rule.category.as_str(), rule.source),
+        ("self_harm", FlagSource::Rules)
+    );
+    assert!(
+        gate.classify_by_rules("my family would be better off without me")
+            .is_none()
+    );
+    // Maths goes through.
+    assert_eq!(
+        category(&gate, "can you help me with the area of a circle"),
+        None
+    );
+    assert_eq!(category(&gate, "my dad helped me with fractions"), None);
+}
+
+#[test]
+fn the_threshold_decides_and_training_is_deterministic() {
+    let message = "my family would be better off without me";
+    let strict = SafetyGate::new(&with_classifier(0.999_999));
+    assert!(strict.classify(message).is_none());
+    let model = |gate: &SafetyGate| {
+        let m = gate.model.as_ref().unwrap();
+        m.classifier.probabilities(&normalize(message))
+    };
+    let lenient = SafetyGate::new(&with_classifier(0.8));
+    assert_eq!(
+        model(&strict),
+        model(&lenient),
+        "the same examples, the same model"
+    );
+    let decision = &lenient.model.as_ref().unwrap().decision;
+    let score = decision.score(&model(&lenient));
+    assert!((0.8..0.999_999).contains(&score), "{score}");
+    // The score sums the escalating labels; at the threshold counts.
+    let labels = lenient.model.as_ref().unwrap().classifier.labels().to_vec();
+    assert_eq!(labels, ["self_harm", "ordinary"]);
+    let concern = 4;
+    assert_eq!(decision.verdict(&[0.8, 0.2]), Some(concern));
+    assert_eq!(decision.verdict(&[0.79, 0.21]), None);
+    // Without examples there is no model, and nothing is flagged by it.
+    let mut empty = with_classifier(0.8);
+    if let Some(c) = &mut empty.safety.classifier {
+        c.labelled = Vec::new().into();
+    }
+    assert!(SafetyGate::new(&empty).classify(message).is_none());
+}
