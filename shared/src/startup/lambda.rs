@@ -39,8 +39,17 @@ impl<W: Wiring + Send + Sync> ColdStart<W> {
     async fn open() -> Result<Arc<ColdStart<W>>, Error> {
         let cold = async {
             let config = Config::load(None, env)?;
-            let resources = Resources::open::<W>(&config).await?;
             let secrets = SecretResolver::from_env(env)?;
+            // The shared HTTPS client (every function's notifier uses it)
+            // loads the root certificates on a blocking thread while the
+            // content bundle downloads, not on the first invocation.
+            let (resources, ()) = tokio::try_join!(
+                async { Ok::<_, Error>(Resources::open::<W>(&config).await?) },
+                async {
+                    tokio::task::spawn_blocking(|| drop(crate::http_client::shared())).await?;
+                    Ok(())
+                },
+            )?;
             Ok::<_, Error>(ColdStart {
                 config,
                 resources,
