@@ -148,7 +148,7 @@ pub struct Resources {
 impl Resources {
     /// Opens those that `W` needs, all at once: on a cold start the
     /// content bundle's download from S3 overlaps the clients' setup
-    /// instead of following it, and the first failure ends the wait.
+    /// instead of following it.
     pub async fn open<W: Wiring>(config: &Config) -> Result<Resources, StartupError> {
         let needs = const { W::NEEDS };
         let audio = async {
@@ -178,15 +178,15 @@ impl Resources {
                 None => None,
             }
         };
-        let (store, content, audio, notification_queue) = tokio::try_join!(
-            async { Ok::<_, StartupError>(crate::store::open(&config.store).await?) },
-            async { Ok(crate::store::open_content(&config.content).await?) },
-            async { Ok(audio.await) },
-            async { Ok(notification_queue.await) },
-        )?;
+        let (store, content, audio, notification_queue) = tokio::join!(
+            crate::store::open(&config.store),
+            crate::store::open_content(&config.content),
+            audio,
+            notification_queue,
+        );
         Ok(Resources {
-            store,
-            content: Arc::new(content),
+            store: store?,
+            content: Arc::new(content?),
             audio,
             notification_queue,
         })
