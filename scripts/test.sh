@@ -110,8 +110,13 @@ bash scripts/api-smoke.sh
 # environment in the root Cargo.toml), sent the committed API Gateway events
 # with `cargo lambda invoke`: a thread created by the turn function, a turn
 # on it, and the thread read back by the summary function from the SQLite
-# file they share. cargo-lambda is pinned in scripts/cargo-lambda-requirements.txt.
+# file they share; then a streamed turn. cargo-lambda is pinned in
+# scripts/cargo-lambda-requirements.txt.
+# start_cargo_lambda_watch NAME [WATCH_ARGS...]: state in
+# .tutorflow/cargo-lambda-NAME.sqlite, output in .tutorflow/cargo-lambda-NAME.log.
 start_cargo_lambda_watch() {
+    local name=$1
+    shift
     local requirements=scripts/cargo-lambda-requirements.txt
     local stamp=.venv/.cargo-lambda-requirements
     if ! cmp -s "$requirements" "$stamp" 2>/dev/null; then
@@ -129,12 +134,12 @@ start_cargo_lambda_watch() {
     # Lambda builds leave out.
     cargo build --quiet --locked -p turn -p summary --features tutorflow/sqlite
     mkdir -p .tutorflow
-    local store=.tutorflow/cargo-lambda-test.sqlite
+    local store=.tutorflow/cargo-lambda-$name.sqlite
     rm -f "$store" "$store-wal" "$store-shm"
     WATCH_PORT=$(free_port)
-    WATCH_LOG=.tutorflow/cargo-lambda-watch.log
+    WATCH_LOG=.tutorflow/cargo-lambda-$name.log
     setsid .venv/bin/cargo-lambda lambda watch --invoke-address 127.0.0.1 --invoke-port "$WATCH_PORT" \
-        --features tutorflow/sqlite --ignore-changes --env-var "TUTORFLOW_SQLITE_PATH=$store" \
+        --features tutorflow/sqlite --ignore-changes --env-var "TUTORFLOW_SQLITE_PATH=$store" "$@" \
         >"$WATCH_LOG" 2>&1 &
     local pid=$!
     BACKGROUND+=("$pid")
@@ -176,7 +181,7 @@ PY
 }
 
 step "cargo lambda"
-start_cargo_lambda_watch
+start_cargo_lambda_watch test
 thread=$(invoke turn tests/events/turn/create-thread.json 201 threadId)
 sed "s/FIXTURE_THREAD_ID/$thread/g" tests/events/turn/turn.json >.tutorflow/cargo-lambda-turn.json
 invoke turn .tutorflow/cargo-lambda-turn.json 200
@@ -186,6 +191,36 @@ if [[ "$read_back" != "$thread" ]]; then
     echo "the summary function read thread $read_back back, not $thread" >&2
     exit 1
 fi
+
+# The streaming twin (TurnStreamFunction on AWS): the turn binary with
+# response streaming on. `cargo lambda invoke` cannot read a streamed
+# answer (it expects a buffered payload), so this watch is called through
+# its router over HTTP: a thread, then a turn asking for text/event-stream,
+# which must arrive as delta events and one final event.
+start_cargo_lambda_watch streaming --env-var TUTORFLOW_RESPONSE_STREAMING=true
+.venv/bin/python - "$WATCH_PORT" <<'PY' || { cat "$WATCH_LOG" >&2; exit 1; }
+import json, sys, urllib.request
+base = f"http://127.0.0.1:{sys.argv[1]}"
+token = open("tests/events/dev-token.jwt").read().strip()
+def post(path, body, accept):
+    request = urllib.request.Request(base + path, data=json.dumps(body).encode(), method="POST", headers={
+        "authorization": f"Bearer {token}", "content-type": "application/json", "accept": accept})
+    return urllib.request.urlopen(request, timeout=120)
+with post("/threads", {"courseId": "prealgebra"}, "application/json") as response:
+    thread = json.load(response)["threadId"]
+with post(f"/threads/{thread}/turn", {"messageText": "what is a ratio?"}, "text/event-stream") as response:
+    content_type = response.headers["content-type"]
+    text = response.read().decode()
+events = [dict(line.split(": ", 1) for line in block.splitlines() if ": " in line)
+          for block in text.split("\n\n") if block.strip()]
+names = [e.get("event") for e in events]
+if content_type != "text/event-stream" or names[-1:] != ["final"] or "delta" not in names:
+    sys.exit(f"streamed turn under cargo lambda watch: {content_type}, events {names}")
+if not json.loads(events[-1]["data"])["messages"]:
+    sys.exit(f"streamed turn under cargo lambda watch: a final event without messages: {events[-1]}")
+print(f"streamed turn under cargo lambda watch: {names.count('delta')} delta events, then final",
+      file=sys.stderr)
+PY
 
 step "content bundle"
 cargo run --quiet --locked --bin tutorflow -- validate .

@@ -1,10 +1,11 @@
 //! The `drill-grade` Lambda function: POST /threads/{threadId}/drill/grade.
-//! Everything it does is in the shared library; this only starts it.
+//! Everything it does is in the shared library; this only starts it, with
+//! its own routes, so that it links no other function's use cases.
 
-use tutorflow::api::routes::Function;
+use tutorflow::api::DrillGradeRoutes;
 use tutorflow::startup::lambda;
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_http::Error> {
-    lambda::run(Function::DrillGrade).await
+    lambda::run(DrillGradeRoutes).await
 }

@@ -11,9 +11,10 @@ use crate::model::ThreadStatus;
 use crate::service::{KeySource, ServiceError};
 use crate::store::StoreError;
 
-/// A request that failed.
+/// A request that failed. Public only as part of [`super::Routes`]'s
+/// signatures; nothing outside the api names it.
 #[derive(Debug)]
-pub(crate) enum Failure {
+pub enum Failure {
     /// Refused by the api itself, with the problem to send.
     Refused(Box<Problem>),
     /// The use case's error.

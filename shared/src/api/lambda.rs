@@ -19,8 +19,8 @@ use lambda_http::request::RequestContext;
 use lambda_http::{Body, Request, RequestExt, Response};
 
 use super::App;
+use super::dispatch::Routes;
 use super::handler::Incoming;
-use super::routes::Function;
 use super::stream::{Answer, EventBody};
 
 /// Delivers a batch of queued notifications side by side. A message that
@@ -59,9 +59,10 @@ pub async fn deliver_batch(app: &Arc<App>, event: SqsEvent) -> SqsBatchResponse 
     response
 }
 
-/// One API Gateway event through the shared handler.
-pub async fn handle(app: &App, function: Function, event: Request) -> Response<Body> {
-    let response = app.handle(incoming(event), Some(function)).await;
+/// One API Gateway event on `routes`: a deployed function's own set, so
+/// that its binary links no other route's use case.
+pub async fn serve<R: Routes>(app: &App, routes: R, event: Request) -> Response<Body> {
+    let response = app.handle_routes(routes, incoming(event)).await;
     let (parts, body) = response.into_parts();
     let body = match String::from_utf8(body.to_vec()) {
         Ok(text) if text.is_empty() => Body::Empty,
@@ -77,13 +78,13 @@ pub const STREAMING_ENV: &str = "TUTORFLOW_RESPONSE_STREAMING";
 /// A streamed function's response body: whole, or written as the turn runs.
 pub type StreamedBody = Either<Full<bytes::Bytes>, EventBody>;
 
-/// One function URL event through the shared handler, streamed when asked.
-pub async fn handle_streaming(
+/// One function URL event on `routes`, streamed when asked.
+pub async fn serve_streaming<R: Routes>(
     app: &Arc<App>,
-    function: Function,
+    routes: R,
     event: Request,
 ) -> Response<StreamedBody> {
-    match app.handle_streaming(incoming(event), Some(function)).await {
+    match app.handle_streaming_routes(routes, incoming(event)).await {
         Answer::Whole(response) => response.map(|b| Either::Left(Full::new(b))),
         Answer::Streamed(response) => response.map(Either::Right),
     }

@@ -5,6 +5,7 @@
 pub mod auth;
 pub mod body;
 pub mod deployment;
+mod dispatch;
 mod failure;
 pub mod handler;
 pub mod intake;
@@ -17,6 +18,11 @@ pub mod server;
 pub mod site;
 pub mod stream;
 pub mod webhook;
+
+pub use dispatch::{
+    AllRoutes, DrillGradeRoutes, ExamSubmitRoutes, Routes, SummaryRoutes, SupportViewedRoutes,
+    TranscribeRoutes, TurnRoutes,
+};
 
 use crate::service::Service;
 

@@ -6,8 +6,9 @@
 use chrono::Duration;
 
 use super::App;
+use super::dispatch::Caller;
 use super::failure::Failure;
-use super::handler::{Caller, IDEMPOTENCY_HEADER, Incoming};
+use super::handler::{IDEMPOTENCY_HEADER, Incoming};
 use super::problem::Problem;
 use super::routes::{Route, RouteSpec};
 use super::webhook::SIGNATURE_HEADER;

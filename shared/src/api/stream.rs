@@ -22,10 +22,11 @@ use tracing::Instrument;
 
 use super::App;
 use super::body::parse_json;
+use super::dispatch::{AllRoutes, Caller, Routes};
 use super::failure::Failure;
-use super::handler::{Caller, Incoming, REPLAYED_HEADER};
+use super::handler::{Incoming, REPLAYED_HEADER};
 use super::problem::Problem;
-use super::routes::{Function, Matched, Route, match_route};
+use super::routes::{Function, Matched, ROUTES, Route, match_route};
 use crate::service::Begun;
 
 pub const EVENT_STREAM: &str = "text/event-stream";
@@ -110,13 +111,24 @@ enum Progress {
 
 impl App {
     /// [`handle`](App::handle), streaming a turn that asks for it.
-    pub async fn handle_streaming(
+    pub fn handle_streaming(
         self: &Arc<Self>,
         incoming: Incoming,
         only: Option<Function>,
+    ) -> impl Future<Output = Answer> + Send + '_ {
+        self.handle_streaming_routes(AllRoutes { only }, incoming)
+    }
+
+    /// [`handle_routes`](App::handle_routes), streaming a turn that asks
+    /// for it when `routes` serves turns.
+    pub async fn handle_streaming_routes<R: Routes>(
+        self: &Arc<Self>,
+        routes: R,
+        incoming: Incoming,
     ) -> Answer {
-        if !wants_stream(&incoming) || only.is_some_and(|f| f != Function::Turn) {
-            return Answer::Whole(self.handle(incoming, only).await);
+        let turns = ROUTES.iter().find(|spec| spec.route == Route::Turn);
+        if !wants_stream(&incoming) || !turns.is_some_and(|spec| routes.serves(spec)) {
+            return Answer::Whole(self.handle_routes(routes, incoming).await);
         }
         let (progress, mut heard) = mpsc::unbounded_channel();
         let app = self.clone();

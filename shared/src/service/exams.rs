@@ -145,26 +145,48 @@ impl LockoutStore for LockoutReads<'_> {
 }
 
 impl Service {
-    /// The built-in lockouts of `question_ids` and of the snapshot's
-    /// revisit list, read in one request: everything an exam action looks
-    /// at (with an external exam API, nothing is read here).
-    async fn read_lockouts(
-        &self,
-        snapshot: &StudentSnapshot,
-        question_ids: &[String],
-    ) -> Result<LockoutReads<'_>, ServiceError> {
-        let reads = LockoutReads {
+    /// A fresh cache of the lockouts one attempt reads.
+    fn lockout_reads(&self) -> LockoutReads<'_> {
+        LockoutReads {
             store: self.store.as_ref(),
             read: std::sync::Mutex::new(BTreeMap::new()),
-        };
+        }
+    }
+
+    /// Reads the built-in lockouts of `question_ids` into `reads`: they
+    /// need no snapshot, so this runs alongside the snapshot's read (with
+    /// an external exam API, nothing is read here).
+    async fn prefetch_lockouts(
+        &self,
+        reads: &LockoutReads<'_>,
+        who: &Principal,
+        course_id: &str,
+        question_ids: &[String],
+    ) -> Result<(), ServiceError> {
         if matches!(self.exams, ExamGateway::BuiltIn) {
-            let mut ids = revisit_question_ids(snapshot);
-            ids.extend(question_ids.iter().cloned());
+            reads
+                .get_lockouts(&who.student_id, course_id, question_ids)
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// Reads the built-in lockouts of the snapshot's revisit list into
+    /// `reads`, those not read yet in one request: with the prefetched
+    /// questions, everything an exam action looks at. A student with
+    /// nothing to revisit costs no request.
+    async fn read_revisit_lockouts(
+        &self,
+        reads: &LockoutReads<'_>,
+        snapshot: &StudentSnapshot,
+    ) -> Result<(), ServiceError> {
+        if matches!(self.exams, ExamGateway::BuiltIn) {
+            let ids = revisit_question_ids(snapshot);
             reads
                 .get_lockouts(&snapshot.student_id, &snapshot.course_id, &ids)
                 .await?;
         }
-        Ok(reads)
+        Ok(())
     }
 }
 
@@ -267,14 +289,14 @@ impl Service {
         let first_read = FirstRead::new(record);
         commit_with_retries(self, |_| async {
             let now = self.clock.now();
-            let (fresh, read) = tokio::try_join!(
+            let lockouts_read = self.lockout_reads();
+            let (fresh, read, ()) = tokio::try_join!(
                 first_read.or_fresh(self, who, thread_id),
                 async { Ok(self.store.get_snapshot(&who.student_id, &course.id).await?) },
+                self.prefetch_lockouts(&lockouts_read, who, &course.id, std::slice::from_ref(&item.id)),
             )?;
             let mut snapshot = snapshot_or_new(read.as_ref(), &who.student_id, &course.id, &course.entry_unit);
-            let lockouts_read = self
-                .read_lockouts(&snapshot, std::slice::from_ref(&item.id))
-                .await?;
+            self.read_revisit_lockouts(&lockouts_read, &snapshot).await?;
             let status = self
                 .exams
                 .lookup(&lockouts_read, &snapshot, std::slice::from_ref(&item.id), now)
@@ -445,10 +467,17 @@ impl Service {
         let first_read = FirstRead::new(record);
         commit_with_retries(self, |_| async {
             let now = self.clock.now();
-            let (fresh, read) =
-                tokio::try_join!(first_read.or_fresh(self, who, thread_id), async {
-                    Ok(self.store.get_snapshot(&who.student_id, &course.id).await?)
-                },)?;
+            let lockouts_read = self.lockout_reads();
+            let (fresh, read, ()) = tokio::try_join!(
+                first_read.or_fresh(self, who, thread_id),
+                async { Ok(self.store.get_snapshot(&who.student_id, &course.id).await?) },
+                self.prefetch_lockouts(
+                    &lockouts_read,
+                    who,
+                    &course.id,
+                    std::slice::from_ref(&item.id)
+                ),
+            )?;
             exam_cards::check_support_view(&fresh.thread.session, &item.id)
                 .map_err(card_refused)?;
             let mut snapshot = snapshot_or_new(
@@ -457,8 +486,7 @@ impl Service {
                 &course.id,
                 &course.entry_unit,
             );
-            let lockouts_read = self
-                .read_lockouts(&snapshot, std::slice::from_ref(&item.id))
+            self.read_revisit_lockouts(&lockouts_read, &snapshot)
                 .await?;
             let mut work = UnitOfWork::new();
             let locked_until = match &self.exams {

@@ -8,9 +8,10 @@ pub mod lambda;
 
 use std::sync::Arc;
 
-use crate::api::App;
 use crate::api::auth::Authenticator;
+use crate::api::routes::Function;
 use crate::api::webhook::WebhookVerifier;
+use crate::api::{AllRoutes, App, Routes};
 use crate::config::{Config, ConfigError};
 use crate::engine::drill_token::TokenKeys;
 use crate::integrations::exam_api::ExamApi;
@@ -49,6 +50,89 @@ impl From<UnresolvedSecret> for StartupError {
 /// Shortest accepted drill-token key.
 const MIN_DRILL_KEY_BYTES: usize = 16;
 
+/// The adapters one binary's use cases call. The composition root builds
+/// only these, so that a function's package links no other: link-time
+/// optimisation drops an adapter that is never built. The store, the
+/// content, authentication, drill-token keys and the notification senders
+/// are built everywhere.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Needs {
+    /// The LLM providers (tutor, safety judge, planner, drill grader,
+    /// summarizer); without them every call is the offline one.
+    pub llm: bool,
+    /// The moderation model screening students' messages.
+    pub moderation: bool,
+    /// The transcription provider and the audio bucket.
+    pub transcription: bool,
+    /// The external exam API, where one is configured.
+    pub exam_api: bool,
+    /// The SQS queue notifications wait in on Lambda.
+    pub notification_queue: bool,
+}
+
+impl Needs {
+    /// Every adapter: the local server, the simulator, the tests.
+    pub const ALL: Needs = Needs {
+        llm: true,
+        moderation: true,
+        transcription: true,
+        exam_api: true,
+        notification_queue: true,
+    };
+
+    /// The `notify` function: it sends what is queued, and calls nothing else.
+    pub const NOTIFY: Needs = Needs {
+        llm: false,
+        moderation: false,
+        transcription: false,
+        exam_api: false,
+        notification_queue: false,
+    };
+
+    /// What the routes of `function` call (`None`: every route).
+    pub const fn of(function: Option<Function>) -> Needs {
+        let Some(function) = function else {
+            return Needs::ALL;
+        };
+        let none = Needs::NOTIFY;
+        match function {
+            // The tutor and its safety checks; exam blocks; notifications.
+            Function::Turn => Needs {
+                llm: true,
+                moderation: true,
+                exam_api: true,
+                notification_queue: true,
+                ..none
+            },
+            // The drill-grading model; the summary model; the lockouts of
+            // the revisit list that both report.
+            Function::DrillGrade | Function::Summary => Needs {
+                llm: true,
+                exam_api: true,
+                ..none
+            },
+            Function::ExamSubmit | Function::SupportViewed => Needs {
+                exam_api: true,
+                ..none
+            },
+            Function::Transcribe => Needs {
+                transcription: true,
+                ..none
+            },
+        }
+    }
+}
+
+/// What one binary serves, as far as its wiring is concerned: the adapters
+/// its routes need, fixed when it is compiled.
+pub trait Wiring {
+    const NEEDS: Needs;
+}
+
+impl<R: Routes> Wiring for R {
+    const NEEDS: Needs = Needs::of(R::FUNCTION);
+}
+
 /// What the configuration names that needs no secret: the store, the
 /// content cache, the audio bucket, the notification queue. A Lambda
 /// function opens them during its init phase and builds the [`App`] on its
@@ -62,11 +146,14 @@ pub struct Resources {
 }
 
 impl Resources {
-    /// Opens them all at once: on a cold start the content bundle's
-    /// download from S3 overlaps the clients' setup instead of following it.
-    pub async fn open(config: &Config) -> Result<Resources, StartupError> {
+    /// Opens those that `W` needs, all at once: on a cold start the
+    /// content bundle's download from S3 overlaps the clients' setup
+    /// instead of following it.
+    pub async fn open<W: Wiring>(config: &Config) -> Result<Resources, StartupError> {
+        let needs = const { W::NEEDS };
         let audio = async {
             match &config.transcription.upload_bucket {
+                Some(_) if !needs.transcription => None,
                 Some(bucket) => Some(AudioStore::new(
                     crate::store::s3_client(config.transcription.endpoint_url.as_deref(), None)
                         .await,
@@ -79,6 +166,7 @@ impl Resources {
         let notification_queue = async {
             let n = &config.notifications;
             match &n.queue_url {
+                Some(_) if !needs.notification_queue => None,
                 Some(url) => Some(NotificationQueue::new(
                     crate::store::sqs_client(
                         n.queue_endpoint_url.as_deref(),
@@ -112,12 +200,13 @@ impl App {
         config: Config,
         env: &(dyn Fn(&str) -> Option<String> + Sync),
     ) -> Result<App, StartupError> {
-        let resources = Resources::open(&config).await?;
-        App::from_resources(config, resources, env)
+        let resources = Resources::open::<AllRoutes>(&config).await?;
+        App::from_resources::<AllRoutes>(config, resources, env)
     }
 
-    /// The app over resources opened earlier; secrets are read through `env`.
-    pub fn from_resources(
+    /// The app for `W` over resources opened earlier; secrets are read
+    /// through `env`.
+    pub fn from_resources<W: Wiring>(
         config: Config,
         resources: Resources,
         env: &(dyn Fn(&str) -> Option<String> + Sync),
@@ -129,7 +218,7 @@ impl App {
             clock: Arc::new(SystemClock),
             ids: Arc::new(RandomIds),
         };
-        build(parts, resources.audio, resources.notification_queue, env)
+        build::<W>(parts, resources.audio, resources.notification_queue, env)
     }
 
     /// The app over parts the caller supplies (tests, the simulator), with
@@ -138,18 +227,23 @@ impl App {
         parts: AppParts,
         env: &(dyn Fn(&str) -> Option<String> + Sync),
     ) -> Result<App, StartupError> {
-        build(parts, None, None, env)
+        build::<AllRoutes>(parts, None, None, env)
     }
 }
 
-fn build(
+fn build<W: Wiring>(
     parts: AppParts,
     audio: Option<AudioStore>,
     notification_queue: Option<NotificationQueue>,
     env: &(dyn Fn(&str) -> Option<String> + Sync),
 ) -> Result<App, StartupError> {
+    let needs = const { W::NEEDS };
     let config = &parts.config;
-    let llm = LlmStack::from_config(&config.llm, env, RetryPolicy::default())?;
+    let llm = if needs.llm {
+        LlmStack::from_config(&config.llm, env, RetryPolicy::default())?
+    } else {
+        LlmStack::default()
+    };
     let auth = Authenticator::from_config(&config.auth, env)?;
     let webhooks = WebhookVerifier::from_config(
         &config.auth.webhooks,
@@ -157,11 +251,23 @@ fn build(
         env,
     )?;
     let token_keys = token_keys(config, env)?;
-    let transcriber =
-        OpenAiTranscriber::from_config(&config.transcription, env, RetryPolicy::default())?;
-    let moderator = OpenAiModerator::from_config(config, env, RetryPolicy::default())?
-        .map(|m| Arc::new(m) as Arc<dyn Moderator>);
-    let exams = match ExamApi::from_config(&config.exam_api, env)? {
+    let transcriber = if needs.transcription {
+        OpenAiTranscriber::from_config(&config.transcription, env, RetryPolicy::default())?
+    } else {
+        None
+    };
+    let moderator = if needs.moderation {
+        OpenAiModerator::from_config(config, env, RetryPolicy::default())?
+            .map(|m| Arc::new(m) as Arc<dyn Moderator>)
+    } else {
+        None
+    };
+    let exam_api = if needs.exam_api {
+        ExamApi::from_config(&config.exam_api, env)?
+    } else {
+        None
+    };
+    let exams = match exam_api {
         Some(api) => ExamGateway::External(api),
         None => ExamGateway::BuiltIn,
     };

@@ -1,7 +1,8 @@
 //! The API Gateway (HTTP API, payload v2) events in tests/events/, which
 //! `cargo lambda invoke <function> --data-file tests/events/<function>/...`
 //! sends, fed to the real Lambda handler: `lambda_http::request::from_str`
-//! → `api::lambda::handle`, on an app configured the way `cargo lambda
+//! → `api::lambda::serve` on the function's own routes, as its binary
+//! serves them, on an app configured the way `cargo lambda
 //! watch` configures the functions (Cargo.toml `[workspace.metadata.lambda.env]`),
 //! with a temporary SQLite store and this repository's content.
 //!
@@ -20,12 +21,15 @@ use http::{HeaderMap, HeaderValue};
 use lambda_http::{Body, Response};
 use serde_json::Value;
 use tempfile::TempDir;
-use tutorflow::api::App;
 use tutorflow::api::auth::Authenticator;
-use tutorflow::api::lambda::handle;
+use tutorflow::api::lambda::serve;
 use tutorflow::api::problem::PROBLEM_JSON;
-use tutorflow::api::routes::{Matched, ROUTES, Route, RouteSpec, match_route};
+use tutorflow::api::routes::{Function, Matched, ROUTES, Route, RouteSpec, match_route};
 use tutorflow::api::webhook::{self, SIGNATURE_HEADER, TIMESTAMP_HEADER};
+use tutorflow::api::{
+    App, DrillGradeRoutes, ExamSubmitRoutes, SummaryRoutes, SupportViewedRoutes, TranscribeRoutes,
+    TurnRoutes,
+};
 use tutorflow::config::{Config, WebhookIntegration};
 
 const THREAD_PLACEHOLDER: &str = "FIXTURE_THREAD_ID";
@@ -201,7 +205,19 @@ async fn invoke(app: &App, fixture: &Fixture, replacements: &[(&str, String)]) -
 async fn send(app: &App, fixture: &Fixture, event: &str) -> Response<Body> {
     let request = lambda_http::request::from_str(event)
         .unwrap_or_else(|e| panic!("{}: not an API Gateway v2 event: {e}", fixture.name));
-    handle(app, fixture.spec.function, request).await
+    serve_as(app, fixture.spec.function, request).await
+}
+
+/// `request` through the handler `function`'s binary runs: on its own routes.
+async fn serve_as(app: &App, function: Function, request: lambda_http::Request) -> Response<Body> {
+    match function {
+        Function::Turn => serve(app, TurnRoutes, request).await,
+        Function::DrillGrade => serve(app, DrillGradeRoutes, request).await,
+        Function::ExamSubmit => serve(app, ExamSubmitRoutes, request).await,
+        Function::SupportViewed => serve(app, SupportViewedRoutes, request).await,
+        Function::Transcribe => serve(app, TranscribeRoutes, request).await,
+        Function::Summary => serve(app, SummaryRoutes, request).await,
+    }
 }
 
 fn body_json(fixture: &Fixture, response: &Response<Body>) -> Value {
@@ -403,6 +419,30 @@ async fn the_sequence_runs_behind_an_api_gateway_authorizer() {
     play_sequence(&watch_app(&store, &[("TUTORFLOW_AUTH_MODE", "apigw")], false).await).await;
 }
 
+/// Each function's binary serves its own routes only: another function's
+/// event is not found there (its use case is not even linked).
+#[tokio::test]
+async fn a_function_answers_another_functions_route_404() {
+    let store = TempDir::new().unwrap();
+    let app = watch_app(&store, &[], false).await;
+    for fixture in fixtures() {
+        for function in Function::ALL {
+            if function == fixture.spec.function {
+                continue;
+            }
+            let request = lambda_http::request::from_str(&fixture.text).unwrap();
+            let response = serve_as(&app, function, request).await;
+            assert_eq!(
+                response.status(),
+                404,
+                "{} sent to {}",
+                fixture.name,
+                function.name()
+            );
+        }
+    }
+}
+
 #[tokio::test]
 async fn thread_fixtures_sent_as_they_are_answer_a_clear_404() {
     let store = TempDir::new().unwrap();
@@ -473,8 +513,7 @@ async fn the_webhook_fixture_is_accepted_when_signed_on_sending() {
 #[tokio::test]
 async fn a_turn_streams_through_the_streaming_handler() {
     use http_body_util::BodyExt;
-    use tutorflow::api::lambda::handle_streaming;
-    use tutorflow::api::routes::Function;
+    use tutorflow::api::lambda::serve_streaming;
     use tutorflow::llm::sse::SseParser;
 
     let store = TempDir::new().unwrap();
@@ -496,7 +535,7 @@ async fn a_turn_streams_through_the_streaming_handler() {
     );
     assert_ne!(streamed, event, "the fixture asks for JSON");
     let request = lambda_http::request::from_str(&streamed).unwrap();
-    let response = handle_streaming(&app, Function::Turn, request).await;
+    let response = serve_streaming(&app, TurnRoutes, request).await;
     assert_eq!(response.status(), 200);
     assert_eq!(response.headers()[CONTENT_TYPE], "text/event-stream");
     let bytes = response.into_body().collect().await.unwrap().to_bytes();
@@ -513,7 +552,7 @@ async fn a_turn_streams_through_the_streaming_handler() {
 
     // Without the header: one JSON body, as from the buffered handler.
     let request = lambda_http::request::from_str(&event).unwrap();
-    let response = handle_streaming(&app, Function::Turn, request).await;
+    let response = serve_streaming(&app, TurnRoutes, request).await;
     assert_eq!(response.status(), 200);
     assert_eq!(response.headers()[CONTENT_TYPE], "application/json");
     let bytes = response.into_body().collect().await.unwrap().to_bytes();
