@@ -618,8 +618,17 @@ fn files_in_the_wrong_place_are_named() {
     );
 }
 
+/// Each case loads the whole bundle (most of a second in a debug build), so
+/// the suite runs 48; `PROPTEST_CASES=1000` searches deeper.
+fn bundle_cases() -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|cases| cases.parse().ok())
+        .unwrap_or(48)
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 200, .. ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: bundle_cases(), .. ProptestConfig::default() })]
 
     /// Arbitrary edits to real files never panic; a broken file always
     /// yields at least one located problem.
