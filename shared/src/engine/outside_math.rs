@@ -11,6 +11,12 @@ use regex::Regex;
 /// Largest whole number worked with: beyond it a list of multiples or
 /// factors is no help to a student.
 const LARGEST: i64 = 100_000;
+/// π as a student works with it by hand.
+#[expect(
+    clippy::approx_constant,
+    reason = "the rounded value a student uses, shown in the working"
+)]
+const PI_ROUNDED: f64 = 3.14;
 /// Most numbers read from one message.
 const MOST_NUMBERS: usize = 20;
 
@@ -64,7 +70,7 @@ pub fn worked(message: &str) -> Option<String> {
     if let Some(answer) = power(&text) {
         return Some(answer);
     }
-    if has(&["area", "perimeter"]) {
+    if has(&["area", "perimeter", "circumference"]) {
         return shape(&text, &numbers);
     }
     if let Some(answer) = speed(&text) {
@@ -451,6 +457,31 @@ fn shape(text: &str, numbers: &[f64]) -> Option<String> {
     } else {
         format!(" {units}")
     };
+    if contains_word(text, "circle") {
+        let [size] = numbers else { return None };
+        let radius = if contains_word(text, "diameter") {
+            size / 2.0
+        } else {
+            *size
+        };
+        let plain = |n: f64| shown(n).trim_start_matches("about ").to_owned();
+        return Some(if area {
+            format!(
+                "The area of a circle is π × radius × radius. With radius {}{length} that is about 3.14 × {} × {} = {}{squared}.",
+                plain(radius),
+                plain(radius),
+                plain(radius),
+                plain(PI_ROUNDED * radius * radius)
+            )
+        } else {
+            format!(
+                "The distance around a circle (its circumference) is π × diameter. With diameter {}{length} that is about 3.14 × {} = {}{length}.",
+                plain(2.0 * radius),
+                plain(2.0 * radius),
+                plain(PI_ROUNDED * 2.0 * radius)
+            )
+        });
+    }
     if contains_word(text, "triangle") {
         let [base, height] = numbers else {
             return None;
@@ -822,6 +853,19 @@ mod tests {
         );
         says("90 minutes in hours", &["divide by 60", "1.5 hours"]);
         assert_eq!(worked("how many kg in 3 metres"), None);
+    }
+
+    #[test]
+    fn a_circle_is_worked_from_its_radius_or_diameter() {
+        let area = worked("what's the area of a circle with radius 5").unwrap();
+        assert!(area.contains("3.14 × 5 × 5 = 78.5"), "{area}");
+        let around = worked("circumference of a circle with diameter 10cm").unwrap();
+        assert!(around.contains("3.14 × 10 = 31.4 cm"), "{around}");
+        let from_diameter = worked("area of a circle with a diameter of 8").unwrap();
+        assert!(
+            from_diameter.contains("3.14 × 4 × 4 = 50.24"),
+            "{from_diameter}"
+        );
     }
 
     #[test]

@@ -107,7 +107,7 @@ fn comparison(text: &str) -> Option<(ProblemShape, StudentProblem)> {
     let (big, small) = if a.value > b.value { (a, b) } else { (b, a) };
     let answer = if wants_bigger { big } else { small }.text.clone();
     let word = if wants_bigger { "bigger" } else { "smaller" };
-    let text_shown = format!("which is {word}, {} or {}", a.text, b.text);
+    let text_shown = format!("the {word} of {} and {}", a.text, b.text);
     if a.is_fraction() || b.is_fraction() {
         let (an, ad) = a.as_fraction()?;
         let (bn, bd) = b.as_fraction()?;
@@ -189,8 +189,13 @@ fn comparison(text: &str) -> Option<(ProblemShape, StudentProblem)> {
             answer,
             solves_for: None,
             first_step: format!(
-                "Give them the same number of decimal places: {} is {ap} and {} is {bp}. How many {place_name} is {ap}?",
-                a.text, b.text
+                "Give them the same number of decimal places: {}. How many {place_name} is {ap}?",
+                [(a, &ap), (b, &bp)]
+                    .iter()
+                    .filter(|(n, padded)| n.text != **padded)
+                    .map(|(n, padded)| format!("{} is {padded}", n.text))
+                    .collect::<Vec<_>>()
+                    .join(" and ")
             ),
             first_step_expects: Some(digits(&ap)),
             finishing_step: format!(
