@@ -133,7 +133,7 @@ fn shown(n: f64) -> String {
 }
 
 /// "3, 5 and 10".
-fn listed(numbers: &[String]) -> String {
+pub(crate) fn listed(numbers: &[String]) -> String {
     match numbers {
         [] => String::new(),
         [one] => one.clone(),
@@ -241,17 +241,13 @@ fn range(numbers: &[f64]) -> Option<String> {
     ))
 }
 
-fn gcd(a: i64, b: i64) -> i64 {
-    if b == 0 { a } else { gcd(b, a % b) }
-}
-
 fn lowest_common_multiple(numbers: &[i64]) -> Option<String> {
     if numbers.len() < 2 {
         return None;
     }
     let mut lcm: i64 = 1;
     for n in numbers {
-        lcm = lcm.checked_mul(n / gcd(lcm, *n))?;
+        lcm = lcm.checked_mul(n / crate::math::gcd(lcm, *n))?;
         if lcm > LARGEST {
             return None;
         }
@@ -275,7 +271,7 @@ fn highest_common_factor(numbers: &[i64]) -> Option<String> {
     if numbers.len() < 2 {
         return None;
     }
-    let hcf = numbers.iter().copied().reduce(gcd)?;
+    let hcf = numbers.iter().copied().reduce(crate::math::gcd)?;
     let mut said =
         String::from("List the factors of each number and find the biggest one they share. ");
     for n in numbers {

@@ -841,7 +841,7 @@ fn simplifying(message: &str) -> Option<StudentProblem> {
     if n == 0 || d == 0 {
         return None;
     }
-    let hcf = gcd(n, d);
+    let hcf = math::gcd(n, d);
     if hcf == 1 {
         return None;
     }
@@ -982,7 +982,7 @@ fn shaped_finish(run: &MathRun, v: char, first: Option<&str>) -> Option<String> 
         (ProblemShape::FractionAddSub, [a, Op(op @ ('+' | '-')), b], Some(_)) => {
             match (fraction(a), fraction(b)) {
                 (Some((n1, d1)), Some((n2, d2))) if d1 != d2 && d1 > 0 && d2 > 0 => {
-                    let common = d1 / gcd(d1, d2) * d2;
+                    let common = d1 / math::gcd(d1, d2) * d2;
                     Some(format!(
                         "So we use {}: {text} becomes {}/{common} {op} {}/{common}. What do you get, in its simplest form?",
                         pieces_named(common),
@@ -1135,7 +1135,7 @@ fn smaller_steps(run: &MathRun, first: Option<&str>) -> SmallerSteps {
             match (fraction(a), fraction(b)) {
                 (Some((n1, d1)), Some((n2, d2))) if d1 != d2 && d1 > 0 && d2 > 0 => {
                     let (big, small) = (d1.max(d2), d1.min(d2));
-                    let common = d1 / gcd(d1, d2) * d2;
+                    let common = d1 / math::gcd(d1, d2) * d2;
                     let verb = if *op == '+' { "add" } else { "take away" };
                     SmallerSteps {
                         first: Some(format!(
@@ -1211,7 +1211,7 @@ fn first_step_value(run: &MathRun) -> Option<String> {
             match (d1 == d2, *op) {
                 (true, '+') => n1 + n2,
                 (true, _) => n1 - n2,
-                (false, _) => d1 / gcd(d1, d2) * d2,
+                (false, _) => d1 / math::gcd(d1, d2) * d2,
             }
         }
         (ProblemShape::FractionOfAmount, [Frac(f), Of, amount]) => {
@@ -1254,14 +1254,6 @@ fn first_step_value(run: &MathRun) -> Option<String> {
         _ => return None,
     };
     Some(value.to_string())
-}
-
-fn gcd(a: i64, b: i64) -> i64 {
-    if b == 0 {
-        a.abs().max(1)
-    } else {
-        gcd(b, a % b)
-    }
 }
 
 /// The steps that solve a problem of the form `ax + b = c` (`a`, `b`

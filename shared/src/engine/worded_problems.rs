@@ -10,8 +10,10 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use crate::content::course::ProblemShape;
+use crate::engine::outside_math::listed;
 use crate::engine::student_math::{SmallerSteps, StudentProblem};
-use crate::math::Rational;
+use crate::math::{self, Rational};
+use crate::text::template::plain;
 
 /// The problem asked in words in `message`, with the kind of problem it is.
 pub fn worded_problem(message: &str) -> Option<(ProblemShape, StudentProblem)> {
@@ -38,11 +40,7 @@ impl Written {
             Some((n, d)) => Rational::new(n.parse().ok()?, d.parse().ok()?).ok()?,
             None => Rational::parse_decimal(size).ok()?,
         };
-        let value = if text.starts_with('-') {
-            Rational::integer(0).checked_sub(size).ok()?
-        } else {
-            size
-        };
+        let value = if text.starts_with('-') { -size } else { size };
         Some(Written {
             text: text.to_owned(),
             value,
@@ -114,7 +112,7 @@ fn comparison(text: &str) -> Option<(ProblemShape, StudentProblem)> {
         if ad <= 0 || bd <= 0 {
             return None;
         }
-        let common = ad / gcd(ad, bd) * bd;
+        let common = ad / math::gcd(ad, bd) * bd;
         let (at, bt) = (an * (common / ad), bn * (common / bd));
         return Some((
             ProblemShape::SingleFraction,
@@ -230,7 +228,7 @@ fn decimal_as_percentage(text: &str) -> Option<StudentProblem> {
         .value
         .checked_mul(Rational::integer(100))
         .ok()
-        .map(shown)?;
+        .map(plain)?;
     let number = &written.text;
     Some(StudentProblem {
         text: format!("{number} as a percentage"),
@@ -270,13 +268,13 @@ fn simplified_ratio(text: &str) -> Option<StudentProblem> {
     if parts.contains(&0) {
         return None;
     }
-    let hcf = parts.iter().copied().fold(0, gcd);
+    let hcf = parts.iter().copied().fold(0, math::gcd);
     if hcf == 1 {
         return None;
     }
     let join = |ps: &[i64]| ps.iter().map(i64::to_string).collect::<Vec<_>>().join(":");
     let ratio = join(&parts);
-    let all = listed(&parts);
+    let all = listed(&parts.iter().map(i64::to_string).collect::<Vec<_>>());
     let divided = parts
         .iter()
         .map(|p| format!("{p} ÷ {hcf}"))
@@ -339,7 +337,7 @@ fn percentage_change(text: &str) -> Option<StudentProblem> {
     } else {
         a.checked_add(part).ok()?
     };
-    let part = shown(part);
+    let part = plain(part);
     let (verb, sign, name) = if down {
         ("take that away", '-', "after the decrease")
     } else {
@@ -350,7 +348,7 @@ fn percentage_change(text: &str) -> Option<StudentProblem> {
             "{amount} {} by {percent}%",
             if down { "decreased" } else { "increased" }
         ),
-        answer: shown(result),
+        answer: plain(result),
         solves_for: None,
         first_step: format!("First find {percent}% of {amount}. What is {percent}% of {amount}?"),
         first_step_expects: Some(part.clone()),
@@ -540,7 +538,7 @@ fn like_terms(text: &str) -> Option<StudentProblem> {
         solves_for: None,
         first_step: format!(
             "Only like terms can be collected: the {v} terms are {}. Add their numbers: what is {sum_shown}?",
-            listed_text(&terms_shown)
+            listed(&terms_shown)
         ),
         first_step_expects: Some(total.to_string()),
         finishing_step: format!(
@@ -551,32 +549,6 @@ fn like_terms(text: &str) -> Option<StudentProblem> {
             finishing: Some(format!("How do you write {total} lots of {v}?")),
         },
     })
-}
-
-fn gcd(a: i64, b: i64) -> i64 {
-    if b == 0 { a.abs() } else { gcd(b, a % b) }
-}
-
-/// An exact number as a student writes it: `45`, `12.5`.
-fn shown(r: Rational) -> String {
-    if r.is_integer() {
-        return r.numer().to_string();
-    }
-    let text = format!("{:.4}", r.to_f64());
-    text.trim_end_matches('0').trim_end_matches('.').to_owned()
-}
-
-fn listed(parts: &[i64]) -> String {
-    listed_text(&parts.iter().map(i64::to_string).collect::<Vec<_>>())
-}
-
-/// "12, 18 and 24".
-fn listed_text(items: &[String]) -> String {
-    match items {
-        [] => String::new(),
-        [one] => one.clone(),
-        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
-    }
 }
 
 #[cfg(test)]

@@ -17,6 +17,15 @@ pub use number::{Number, Value};
 pub use parse::{ParseOptions, parse};
 pub use rational::Rational;
 
+/// The highest common factor of two whole numbers (0 only for 0 and 0).
+pub fn gcd(a: i64, b: i64) -> i64 {
+    let (mut a, mut b) = (a.abs(), b.abs());
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
 use std::fmt;
 
 /// Why an expression could not be parsed or evaluated.

@@ -90,7 +90,9 @@ pub fn format_rational(r: Rational, format: Format) -> Result<String, FormatErro
     })
 }
 
-fn plain(r: Rational) -> String {
+/// A value as a student writes it: a whole number, an exact decimal
+/// (`12.5`), else a fraction.
+pub fn plain(r: Rational) -> String {
     if r.is_integer() {
         r.numer().to_string()
     } else {
