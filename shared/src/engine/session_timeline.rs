@@ -74,7 +74,10 @@ pub fn turn_entry(workflow: &Workflow, record: &TurnRecord<'_>) -> TimelineEntry
         at: record.now,
         step,
         action: Some(reply.action),
-        unit_id: Some(unit_id.unwrap_or(reply.target_unit_id.as_str()).to_owned()),
+        // A caller's own problem may belong to no unit.
+        unit_id: Some(unit_id.unwrap_or(reply.target_unit_id.as_str()))
+            .filter(|u| !u.is_empty())
+            .map(str::to_owned),
         outcome,
     }
 }

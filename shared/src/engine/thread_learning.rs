@@ -10,7 +10,12 @@ use crate::model::{
     GradeOutcome, LlmTutorResponse, PendingQuestion, ThreadLearning, TutorAction, UnitLearning,
 };
 
-fn unit<'a>(learning: &'a mut ThreadLearning, unit_id: &str) -> &'a mut UnitLearning {
+/// The record of `unit_id`; `None` for the empty id of a caller's own
+/// problem that belongs to no unit (its mode's report counts it).
+fn unit<'a>(learning: &'a mut ThreadLearning, unit_id: &str) -> Option<&'a mut UnitLearning> {
+    if unit_id.is_empty() {
+        return None;
+    }
     let at = match learning.units.iter().position(|u| u.unit_id == unit_id) {
         Some(at) => at,
         None => {
@@ -21,7 +26,7 @@ fn unit<'a>(learning: &'a mut ThreadLearning, unit_id: &str) -> &'a mut UnitLear
             learning.units.len() - 1
         }
     };
-    &mut learning.units[at]
+    Some(&mut learning.units[at])
 }
 
 /// One graded answer on `unit_id`. An answer to a question already answered
@@ -33,7 +38,9 @@ pub fn record_answer(
     repeat: bool,
     mistake_tag: Option<&str>,
 ) {
-    let u = unit(learning, unit_id);
+    let Some(u) = unit(learning, unit_id) else {
+        return;
+    };
     if repeat && !(correct && u.not_yet_right) {
         return;
     }
@@ -59,7 +66,9 @@ pub fn record_answer(
 /// A hint, a concept card, "I'm stuck" or an opened exam memo or video on
 /// `unit_id`.
 pub fn record_help(learning: &mut ThreadLearning, unit_id: &str) {
-    let u = unit(learning, unit_id);
+    let Some(u) = unit(learning, unit_id) else {
+        return;
+    };
     u.help += 1;
     u.helped_since_answer = true;
 }
@@ -109,7 +118,9 @@ pub fn record_turn(
     if reply.action == TutorAction::ConceptCard && !asked_for_help {
         record_help(learning, &reply.target_unit_id);
     }
-    unit(learning, &reply.target_unit_id).replies += 1;
+    if let Some(u) = unit(learning, &reply.target_unit_id) {
+        u.replies += 1;
+    }
 }
 
 #[cfg(test)]
@@ -153,6 +164,14 @@ mod tests {
         let u = of(&l, "u");
         assert_eq!((u.right_first_time, u.wrong_answers, u.learned), (1, 1, 1));
         assert!(!u.not_yet_right);
+    }
+
+    #[test]
+    fn a_problem_of_no_unit_is_not_recorded_as_a_unit() {
+        let mut l = ThreadLearning::default();
+        record_answer(&mut l, "", true, false, None);
+        record_help(&mut l, "");
+        assert!(l.units.is_empty(), "{:?}", l.units);
     }
 
     #[test]
