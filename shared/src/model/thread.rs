@@ -48,6 +48,14 @@ impl Mode {
             Mode::Survey => "survey",
         }
     }
+
+    /// Whether the mode's sessions end when left without a message (a
+    /// problem set, after its time to live). The store keeps such threads,
+    /// while active, in an index by last activity, so that a scheduled
+    /// sweep finds the idle ones without reading every thread.
+    pub fn expires_when_idle(self) -> bool {
+        matches!(self, Mode::ProblemSet)
+    }
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -27,18 +27,26 @@ use super::idempotency::{
     StoredResponse,
 };
 use super::types::{
-    ExamLockout, Expected, Order, Page, PageRequest, SavedProfile, ThreadRecord, ThreadSummary,
-    TurnLog, Versioned, check_id, check_limit, from_millis, list_key, millis, plus, turn_log_key,
+    ExamLockout, Expected, IdleThread, Order, Page, PageRequest, SavedProfile, ThreadRecord,
+    ThreadSummary, TurnLog, Versioned, check_id, check_idle_listing, check_limit, from_millis,
+    list_key, millis, plus, time_key, turn_log_key,
 };
 use super::unit_of_work::{Change, Encoder, UnitOfWork, decode};
 use super::{
     Committer, IdempotencyStore, LockoutStore, ProfileStore, Retention, SnapshotStore, ThreadStore,
     TurnLogStore,
 };
-use crate::model::{StudentSnapshot, TutorMessage};
+use crate::model::{Mode, StudentSnapshot, ThreadStatus, TutorMessage};
 
 /// The index listing a student's threads by recency.
 pub const THREADS_INDEX: &str = "GSI1";
+/// The sparse index listing the active threads of modes whose sessions
+/// expire when idle, by last activity (the idle sweep reads it).
+pub const ACTIVE_INDEX: &str = "GSI2";
+/// Partitions of [`ACTIVE_INDEX`] per mode: every turn of such a thread
+/// rewrites its entry, so the entries are spread over this many partitions
+/// rather than all written to one.
+const ACTIVE_INDEX_SHARDS: u32 = 4;
 
 /// The table's keys, index and expiry attribute: the store writes these
 /// attributes, [`DynamoStore::create_table_if_missing`] creates exactly this
@@ -54,6 +62,10 @@ pub struct TableLayout {
     pub index_sort_key: &'static str,
     /// Non-key attributes the index carries (INCLUDE projection).
     pub index_projection: &'static [&'static str],
+    /// The active-threads index (keys only).
+    pub active_index_name: &'static str,
+    pub active_index_partition_key: &'static str,
+    pub active_index_sort_key: &'static str,
     /// Epoch seconds after which DynamoDB may delete the item.
     pub ttl_attribute: &'static str,
 }
@@ -65,6 +77,9 @@ pub const TABLE_LAYOUT: TableLayout = TableLayout {
     index_partition_key: "GSI1PK",
     index_sort_key: "GSI1SK",
     index_projection: &[SUMMARY_ATTRIBUTE],
+    active_index_name: ACTIVE_INDEX,
+    active_index_partition_key: "GSI2PK",
+    active_index_sort_key: "GSI2SK",
     ttl_attribute: "ttl",
 };
 /// A thread's listing summary, the one attribute the index projects.
@@ -102,6 +117,20 @@ fn student_pk(student_id: &str) -> String {
 
 fn thread_pk(thread_id: &str) -> String {
     format!("THREAD#{thread_id}")
+}
+
+/// The active-threads index partition of a thread of `mode`.
+fn active_pk(mode: Mode, shard: u32) -> String {
+    format!("ACTIVE#{}#{shard}", mode.as_str())
+}
+
+/// A thread's shard of the active-threads index: FNV-1a of its id, stable
+/// across builds (std's hasher is not).
+fn active_shard(thread_id: &str) -> u32 {
+    let hash = thread_id.bytes().fold(0x811c_9dc5_u32, |h, b| {
+        (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
+    });
+    hash % ACTIVE_INDEX_SHARDS
 }
 
 fn snapshot_sk(course_id: &str) -> String {
@@ -315,6 +344,23 @@ impl DynamoStore {
             )
             .build()
             .map_err(build_error)?;
+        let active_index = GlobalSecondaryIndex::builder()
+            .index_name(TABLE_LAYOUT.active_index_name)
+            .key_schema(
+                key_part(TABLE_LAYOUT.active_index_partition_key, KeyType::Hash)
+                    .map_err(build_error)?,
+            )
+            .key_schema(
+                key_part(TABLE_LAYOUT.active_index_sort_key, KeyType::Range)
+                    .map_err(build_error)?,
+            )
+            .projection(
+                Projection::builder()
+                    .projection_type(ProjectionType::KeysOnly)
+                    .build(),
+            )
+            .build()
+            .map_err(build_error)?;
         let created = self
             .client
             .create_table()
@@ -326,6 +372,8 @@ impl DynamoStore {
                     TABLE_LAYOUT.sort_key,
                     TABLE_LAYOUT.index_partition_key,
                     TABLE_LAYOUT.index_sort_key,
+                    TABLE_LAYOUT.active_index_partition_key,
+                    TABLE_LAYOUT.active_index_sort_key,
                 ]
                 .into_iter()
                 .map(attr)
@@ -335,6 +383,7 @@ impl DynamoStore {
             .key_schema(key_part(TABLE_LAYOUT.partition_key, KeyType::Hash).map_err(build_error)?)
             .key_schema(key_part(TABLE_LAYOUT.sort_key, KeyType::Range).map_err(build_error)?)
             .global_secondary_indexes(index)
+            .global_secondary_indexes(active_index)
             .send()
             .await;
         match created {
@@ -416,6 +465,18 @@ impl DynamoStore {
                         s(student_pk(&thread.student_id)),
                     );
                     item.insert(TABLE_LAYOUT.index_sort_key.into(), s(list_key(thread)));
+                    // A Put replaces the item: a thread that ended or
+                    // paused leaves the sparse index by not carrying these.
+                    if thread.status == ThreadStatus::Active && thread.mode.expires_when_idle() {
+                        item.insert(
+                            TABLE_LAYOUT.active_index_partition_key.into(),
+                            s(active_pk(thread.mode, active_shard(&thread.thread_id))),
+                        );
+                        item.insert(
+                            TABLE_LAYOUT.active_index_sort_key.into(),
+                            s(list_key(thread)),
+                        );
+                    }
                     puts.push(Conditioned::versioned(item, t.expected));
                     items.push(of);
                     for (seq, message) in t.appended() {
@@ -794,6 +855,96 @@ impl ThreadStore for DynamoStore {
             }
         }
         Ok(paginate(rows, limit, &listing))
+    }
+
+    async fn list_idle_threads(
+        &self,
+        mode: Mode,
+        idle_before: DateTime<Utc>,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<IdleThread>, StoreError> {
+        let limit = check_idle_listing(mode, limit)?;
+        // Each shard's oldest `limit` past `after`; together they hold the
+        // oldest `limit` of the mode.
+        // The sweep runs in the background: one shard after another is fast enough.
+        let mut idle = Vec::new();
+        for shard in 0..ACTIVE_INDEX_SHARDS {
+            idle.extend(
+                self.idle_in_shard(active_pk(mode, shard), &idle_before, after, limit)
+                    .await?,
+            );
+        }
+        idle.sort_by(|a, b| a.position.cmp(&b.position));
+        idle.truncate(limit);
+        Ok(idle)
+    }
+}
+
+impl DynamoStore {
+    /// Up to `limit` entries of one active-index partition updated before
+    /// `idle_before` and positioned after `after`, oldest first.
+    async fn idle_in_shard(
+        &self,
+        partition: String,
+        idle_before: &DateTime<Utc>,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<IdleThread>, StoreError> {
+        let mut values = HashMap::from([
+            (":pk".to_owned(), s(partition)),
+            (":before".to_owned(), s(time_key(*idle_before))),
+        ]);
+        // One sort-key condition per query: BETWEEN is inclusive, so the
+        // entry at `after` itself is dropped below.
+        let condition = match after {
+            Some(after) => {
+                values.insert(":after".into(), s(after));
+                "GSI2PK = :pk AND GSI2SK BETWEEN :after AND :before"
+            }
+            None => "GSI2PK = :pk AND GSI2SK < :before",
+        };
+        let mut idle = Vec::new();
+        let mut start = None;
+        loop {
+            let out = self
+                .client
+                .query()
+                .table_name(&self.table)
+                .index_name(TABLE_LAYOUT.active_index_name)
+                .key_condition_expression(condition)
+                .set_expression_attribute_values(Some(values.clone()))
+                .scan_index_forward(true)
+                .limit(i32::try_from(limit + 1).unwrap_or(i32::MAX))
+                .set_exclusive_start_key(start.take())
+                .send()
+                .await
+                .map_err(|e| sdk_error("Query", e))?;
+            for item in out.items.unwrap_or_default() {
+                let unknown = ItemRef::Thread {
+                    thread_id: String::new(),
+                };
+                let thread_id = attr_s(&item, TABLE_LAYOUT.partition_key, &unknown)?
+                    .trim_start_matches("THREAD#")
+                    .to_owned();
+                let of = ItemRef::Thread {
+                    thread_id: thread_id.clone(),
+                };
+                let position = attr_s(&item, TABLE_LAYOUT.active_index_sort_key, &of)?.to_owned();
+                if Some(position.as_str()) != after {
+                    idle.push(IdleThread {
+                        thread_id,
+                        position,
+                    });
+                }
+            }
+            match out.last_evaluated_key {
+                Some(last) if idle.len() < limit => start = Some(last),
+                _ => break,
+            }
+        }
+        idle.truncate(limit);
+        Ok(idle)
     }
 }
 

@@ -88,7 +88,7 @@ use chrono::{DateTime, Duration, Utc};
 pub use audio::{AudioFetchError, AudioStore, StoredAudio};
 pub use aws::{dynamodb_client, s3_client, sqs_client};
 pub use content_cache::{Clock, ContentCache, LoadError};
-pub use dynamo::{DynamoStore, TABLE_LAYOUT, THREADS_INDEX, TableLayout};
+pub use dynamo::{ACTIVE_INDEX, DynamoStore, TABLE_LAYOUT, THREADS_INDEX, TableLayout};
 pub use error::{ItemRef, StoreError};
 pub use idempotency::{
     Begin, IdempotencyKey, IdempotencyLock, MAX_IDEMPOTENCY_KEY_CHARS, StoredResponse,
@@ -100,15 +100,15 @@ pub use s3_content::{
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
 pub use types::{
-    ExamLockout, Expected, MAX_ID_BYTES, MAX_ITEM_BYTES, MAX_PAGE_SIZE, MAX_TRANSACTION_BYTES,
-    MAX_TRANSACTION_ITEMS, Order, Page, PageRequest, SavedProfile, ThreadChange, ThreadRecord,
-    ThreadSummary, TurnLog, Versioned,
+    ExamLockout, Expected, IdleThread, MAX_ID_BYTES, MAX_ITEM_BYTES, MAX_PAGE_SIZE,
+    MAX_TRANSACTION_BYTES, MAX_TRANSACTION_ITEMS, Order, Page, PageRequest, SavedProfile,
+    ThreadChange, ThreadRecord, ThreadSummary, TurnLog, Versioned,
 };
 pub use unit_of_work::{Change, UnitOfWork};
 
 use crate::config::{ContentConfig, ContentSourceKind, StoreBackend, StoreConfig};
 use crate::content::{ContentSource, FsSource, SourceError};
-use crate::model::StudentSnapshot;
+use crate::model::{Mode, StudentSnapshot};
 
 /// A student's progress per course.
 #[async_trait]
@@ -150,6 +150,20 @@ pub trait ThreadStore: Send + Sync {
         student_id: &str,
         page: &PageRequest,
     ) -> Result<Page<ThreadSummary>, StoreError>;
+
+    /// Up to `limit` (1..=[`MAX_PAGE_SIZE`]) active threads of `mode` last
+    /// updated before `idle_before`, least recently updated first, after
+    /// the position `after` of an earlier call. Only modes whose sessions
+    /// expire when idle ([`Mode::expires_when_idle`]) are listed: the
+    /// index behind it holds no others. Eventually consistent on DynamoDB:
+    /// read the thread before acting on it.
+    async fn list_idle_threads(
+        &self,
+        mode: Mode,
+        idle_before: DateTime<Utc>,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<IdleThread>, StoreError>;
 }
 
 /// Idempotency records (see [`Begin`]).

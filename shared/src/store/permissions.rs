@@ -6,7 +6,8 @@
 
 /// Reads on the table: GetItem (snapshots, idempotency records), Query (a
 /// thread with its latest messages, message and turn-log pages; on the
-/// threads index, a student's threads) and BatchGetItem (lockouts).
+/// threads index, a student's threads; on the active-threads index, the
+/// idle sweep's list) and BatchGetItem (lockouts).
 pub const DYNAMODB_READS: &[&str] = &[
     "dynamodb:GetItem",
     "dynamodb:Query",

@@ -21,15 +21,16 @@ use super::idempotency::{
     self, Begin, IdempotencyKey, IdempotencyLock, IdempotencyRecord, RecordStatus, StoredResponse,
 };
 use super::types::{
-    ExamLockout, Expected, Order, Page, PageRequest, SavedProfile, ThreadRecord, ThreadSummary,
-    TurnLog, Versioned, check_id, check_limit, from_millis, list_key, millis, plus, turn_log_key,
+    ExamLockout, Expected, IdleThread, Order, Page, PageRequest, SavedProfile, ThreadRecord,
+    ThreadSummary, TurnLog, Versioned, check_id, check_idle_listing, check_limit, from_millis,
+    list_key, millis, plus, time_key, turn_log_key,
 };
 use super::unit_of_work::{Change, Encoder, UnitOfWork, decode};
 use super::{
     Committer, IdempotencyStore, LockoutStore, ProfileStore, Retention, SnapshotStore, ThreadStore,
     TurnLogStore,
 };
-use crate::model::{StudentSnapshot, TutorMessage};
+use crate::model::{Mode, StudentSnapshot, TutorMessage};
 
 /// Bumped when the schema changes; a newer file is refused, not misread.
 const SCHEMA_VERSION: i64 = 1;
@@ -52,6 +53,10 @@ CREATE TABLE IF NOT EXISTS threads (
     summary TEXT NOT NULL
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS threads_by_student ON threads (student_id, list_key);
+-- The idle sweep's listing: active threads by mode and last activity.
+CREATE INDEX IF NOT EXISTS active_threads_by_activity
+    ON threads (json_extract(data, '$.mode'), list_key)
+    WHERE json_extract(data, '$.status') = 'active';
 CREATE TABLE IF NOT EXISTS messages (
     thread_id TEXT NOT NULL,
     seq INTEGER NOT NULL,
@@ -757,6 +762,43 @@ impl ThreadStore for SqliteStore {
             })
             .collect::<Result<Vec<_>, StoreError>>()?;
         Ok(paginate(rows, limit, &listing))
+    }
+
+    async fn list_idle_threads(
+        &self,
+        mode: Mode,
+        idle_before: DateTime<Utc>,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<IdleThread>, StoreError> {
+        let limit = check_idle_listing(mode, limit)?;
+        let before = time_key(idle_before);
+        let after = after.unwrap_or_default().to_owned();
+        let rows: Vec<(String, String)> = self
+            .run(move |conn| {
+                let mut stmt = conn
+                    .prepare(
+                        "SELECT list_key, thread_id FROM threads
+                         WHERE json_extract(data, '$.status') = 'active'
+                           AND json_extract(data, '$.mode') = ?1
+                           AND list_key > ?2 AND list_key < ?3
+                         ORDER BY list_key LIMIT ?4",
+                    )
+                    .map_err(db_error)?;
+                stmt.query_map(params![mode.as_str(), after, before, limit as i64], |r| {
+                    Ok((r.get(0)?, r.get(1)?))
+                })
+                .and_then(Iterator::collect)
+                .map_err(db_error)
+            })
+            .await?;
+        Ok(rows
+            .into_iter()
+            .map(|(position, thread_id)| IdleThread {
+                thread_id,
+                position,
+            })
+            .collect())
     }
 }
 

@@ -5,7 +5,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::error::StoreError;
-use crate::model::{RevisitReason, Thread, TutorMessage};
+use crate::model::{Mode, RevisitReason, Thread, TutorMessage};
 
 /// Most changes one unit of work may hold (DynamoDB's transaction limit;
 /// every appended message counts as one).
@@ -111,6 +111,15 @@ pub(crate) fn check_limit(limit: usize, what: &str) -> Result<usize, StoreError>
             "{what} must be between 1 and {MAX_PAGE_SIZE}, got {limit}"
         )))
     }
+}
+
+/// An active thread left without activity, as the idle sweep lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IdleThread {
+    pub thread_id: String,
+    /// Its place in the listing (last activity, then id): passed back as
+    /// `after`, the listing goes on past it.
+    pub position: String,
 }
 
 /// One page of a listing. `next_cursor` is set only when more items follow.
@@ -309,6 +318,18 @@ pub(crate) fn check_id(what: &str, id: &str) -> Result<(), StoreError> {
 /// A timestamp as a fixed-width string whose text order is its time order.
 pub(crate) fn time_key(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Micros, true)
+}
+
+/// Checks an idle listing's request: a mode whose threads are indexed by
+/// activity and a limit in range; the limit.
+pub(crate) fn check_idle_listing(mode: Mode, limit: usize) -> Result<usize, StoreError> {
+    if !mode.expires_when_idle() {
+        return Err(StoreError::InvalidInput(format!(
+            "{} threads never expire, so none are listed as idle",
+            mode.as_str()
+        )));
+    }
+    check_limit(limit, "idle listing limit")
 }
 
 /// A thread's sort key in its student's list: most recent update, then id.

@@ -7,10 +7,10 @@ use crate::store_support;
 use std::sync::Arc;
 
 use chrono::Duration;
-use tutorflow::model::RevisitReason;
+use tutorflow::model::{Mode, RevisitReason, Thread, ThreadStatus};
 use tutorflow::store::{
-    Begin, ExamLockout, Expected, IdempotencyKey, ItemRef, MAX_TRANSACTION_ITEMS, Order,
-    PageRequest, Store, StoreError, StoredResponse, ThreadChange, TurnLog, UnitOfWork,
+    Begin, ExamLockout, Expected, IdempotencyKey, IdleThread, ItemRef, MAX_TRANSACTION_ITEMS,
+    Order, PageRequest, Store, StoreError, StoredResponse, ThreadChange, TurnLog, UnitOfWork,
 };
 
 use store_support::*;
@@ -341,6 +341,75 @@ mod suite {
             .await
             .unwrap();
         assert!(nobody.items.is_empty() && nobody.next_cursor.is_none());
+    }
+
+    pub async fn idle_threads_are_listed_oldest_first(store: Dyn) {
+        let problem_set = |id: &str, updated: i64, status: ThreadStatus| Thread {
+            mode: Mode::ProblemSet,
+            status,
+            ..thread(id, "s1", updated)
+        };
+        for t in [
+            problem_set("p1", 10, ThreadStatus::Active),
+            problem_set("p2", 30, ThreadStatus::Active),
+            problem_set("p3", 20, ThreadStatus::Active),
+            problem_set("p4", 5, ThreadStatus::Active),
+            problem_set("p5", 15, ThreadStatus::Active),
+            // Recent: not idle yet.
+            problem_set("p6", 90, ThreadStatus::Active),
+            // Ended or waiting for their student: never idle.
+            problem_set("p7", 1, ThreadStatus::Completed),
+            problem_set("p8", 2, ThreadStatus::Paused),
+            // A mode whose threads never expire.
+            thread("g1", "s1", 3),
+        ] {
+            let mut work = UnitOfWork::new();
+            work.put_thread(ThreadChange::create(t, vec![]));
+            store.commit(work).await.unwrap();
+        }
+        let listed = |after: Option<String>, limit: usize| {
+            let store = store.clone();
+            async move {
+                store
+                    .list_idle_threads(Mode::ProblemSet, t(60), after.as_deref(), limit)
+                    .await
+                    .unwrap()
+            }
+        };
+        let ids = |idle: &[IdleThread]| -> Vec<String> {
+            idle.iter().map(|i| i.thread_id.clone()).collect()
+        };
+        assert_eq!(ids(&listed(None, 10).await), ["p4", "p1", "p5", "p3", "p2"]);
+        // Page by page, each going on after the last position seen.
+        let first = listed(None, 2).await;
+        assert_eq!(ids(&first), ["p4", "p1"]);
+        let second = listed(Some(first[1].position.clone()), 2).await;
+        assert_eq!(ids(&second), ["p5", "p3"]);
+        let third = listed(Some(second[1].position.clone()), 2).await;
+        assert_eq!(ids(&third), ["p2"]);
+        assert!(listed(Some(third[0].position.clone()), 2).await.is_empty());
+
+        // A thread that ends leaves the listing; one touched moves on.
+        let p4 = store.get_thread("p4", 0).await.unwrap().unwrap();
+        let mut work = UnitOfWork::new();
+        work.put_thread(p4.update(problem_set("p4", 6, ThreadStatus::Completed), vec![]));
+        store.commit(work).await.unwrap();
+        let p1 = store.get_thread("p1", 0).await.unwrap().unwrap();
+        let mut work = UnitOfWork::new();
+        work.put_thread(p1.update(problem_set("p1", 70, ThreadStatus::Active), vec![]));
+        store.commit(work).await.unwrap();
+        assert_eq!(ids(&listed(None, 10).await), ["p5", "p3", "p2"]);
+
+        assert_invalid(
+            store.list_idle_threads(Mode::Guided, t(60), None, 10).await,
+            "never expire",
+        );
+        assert_invalid(
+            store
+                .list_idle_threads(Mode::ProblemSet, t(60), None, 0)
+                .await,
+            "between 1 and 100",
+        );
     }
 
     pub async fn unknown_items_read_as_absent(store: Dyn) {
@@ -737,6 +806,7 @@ conformance!(
     messages_keep_their_order_and_page,
     a_stale_thread_update_appends_nothing,
     threads_are_listed_per_student_newest_first,
+    idle_threads_are_listed_oldest_first,
     unknown_items_read_as_absent,
     bad_input_is_refused_and_changes_nothing,
     idempotency_goes_through_its_states,
