@@ -132,7 +132,7 @@ start_cargo_lambda_watch() {
     # next step needs the same build and reuses it.
     # The functions under watch keep state in SQLite: a feature that the
     # Lambda builds leave out.
-    cargo build --quiet --locked -p turn -p summary --features tutorflow/sqlite
+    cargo build --quiet --locked -p turn -p summary -p sweep --features tutorflow/sqlite
     mkdir -p .tutorflow
     local store=.tutorflow/cargo-lambda-$name.sqlite
     rm -f "$store" "$store-wal" "$store-shm"
@@ -191,6 +191,18 @@ if [[ "$read_back" != "$thread" ]]; then
     echo "the summary function read thread $read_back back, not $thread" >&2
     exit 1
 fi
+# The scheduled sweep: not an HTTP function, it answers what it did.
+swept=$(.venv/bin/cargo-lambda lambda invoke sweep --invoke-address 127.0.0.1 \
+    --invoke-port "$WATCH_PORT" --data-file tests/events/sweep/scheduled.json) ||
+    { cat "$WATCH_LOG" >&2; exit 1; }
+SWEPT="$swept" .venv/bin/python - <<'PY' || { cat "$WATCH_LOG" >&2; exit 1; }
+import json, os, sys
+report = json.loads(os.environ["SWEPT"])
+if set(report) != {"checked", "expired", "failed", "more"} or report["failed"]:
+    sys.exit(f"cargo lambda invoke sweep: {report}")
+print(f"cargo lambda invoke sweep --data-file tests/events/sweep/scheduled.json: {report}",
+      file=sys.stderr)
+PY
 
 # The streaming twin (TurnStreamFunction on AWS): the turn binary with
 # response streaming on. `cargo lambda invoke` cannot read a streamed

@@ -17,6 +17,7 @@ mod script;
 mod serve;
 mod simulate;
 mod simulator;
+mod sweep;
 mod validate;
 mod workflow_tests;
 
@@ -94,6 +95,13 @@ enum Command {
     /// one JSON line per step: category, action, card, policy, validation,
     /// grading and snapshotLite.
     Simulate(simulate::Args),
+    /// End the sessions left idle past their time to live, once.
+    ///
+    /// What the scheduled sweep does on AWS, against the configured store:
+    /// each problem set without a message past `session_ttl_minutes` is
+    /// closed as abandoned, with its report and `session.completed` sent.
+    /// Prints what it did as JSON; exits 1 if the store could not be read.
+    Sweep(sweep::Args),
     /// Run workflow tests: scripted students with expectations per step.
     ///
     /// Prints `ok` or `FAIL` per test file, every failed expectation as
@@ -107,6 +115,7 @@ async fn main() -> ExitCode {
     match cli.command {
         Command::Validate(args) => validate::run(args).await,
         Command::Serve(args) => serve::run(args).await,
+        Command::Sweep(args) => sweep::run(args).await,
         Command::Policy(args) => policy::run(args).await,
         Command::Publish(args) => publish::run(args).await,
         Command::Grade(args) => grade::run(args).await,

@@ -29,6 +29,27 @@ pub struct Args {
     web: PathBuf,
 }
 
+/// A fresh random value for each signing secret the configuration reads
+/// from an unset environment variable, for this run only.
+pub(crate) fn development_secrets(config: &Config) -> HashMap<String, String> {
+    let mut generated = HashMap::new();
+    for reference in [&config.auth.hs256_secret, &config.drills.token_secret]
+        .into_iter()
+        .flatten()
+    {
+        if let Ok(SecretRef::Env(name)) = SecretRef::parse(reference)
+            && std::env::var(&name).is_err()
+        {
+            generated.insert(
+                name.clone(),
+                format!("{:032x}{:032x}", fastrand::u128(..), fastrand::u128(..)),
+            );
+            eprintln!("note: {name} is not set; using a random development secret for this run");
+        }
+    }
+    generated
+}
+
 /// Local edits to content show up within this many seconds.
 const LOCAL_REFRESH_SECONDS: u64 = 2;
 
@@ -51,22 +72,7 @@ pub async fn run(args: Args) -> ExitCode {
     if config.content.source == ContentSourceKind::Fs {
         config.content.refresh_seconds = config.content.refresh_seconds.min(LOCAL_REFRESH_SECONDS);
     }
-    // Secrets left unset locally get a fresh random value for this run.
-    let mut generated: HashMap<String, String> = HashMap::new();
-    for reference in [&config.auth.hs256_secret, &config.drills.token_secret]
-        .into_iter()
-        .flatten()
-    {
-        if let Ok(SecretRef::Env(name)) = SecretRef::parse(reference)
-            && std::env::var(&name).is_err()
-        {
-            generated.insert(
-                name.clone(),
-                format!("{:032x}{:032x}", fastrand::u128(..), fastrand::u128(..)),
-            );
-            eprintln!("note: {name} is not set; using a random development secret for this run");
-        }
-    }
+    let generated = development_secrets(&config);
     let env = move |k: &str| std::env::var(k).ok().or_else(|| generated.get(k).cloned());
     let jwt_secret = config
         .auth

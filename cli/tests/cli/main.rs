@@ -1,5 +1,5 @@
 //! The `tutorflow` command run as a user runs it: classify, generate, grade,
-//! policy, publish, safety, simulate and test, and a new student's first
+//! policy, publish, safety, simulate, sweep and test, and a new student's first
 //! minute.
 
 mod classify;
@@ -10,3 +10,4 @@ mod policy;
 mod publish;
 mod safety;
 mod simulate;
+mod sweep;

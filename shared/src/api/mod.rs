@@ -24,7 +24,7 @@ pub use dispatch::{
     TranscribeRoutes, TurnRoutes,
 };
 
-use crate::service::Service;
+use crate::service::{Service, ServiceError, SweepReport};
 
 /// The application every entry point serves (each Lambda function, the
 /// local server): the use cases, behind the authentication of their
@@ -38,6 +38,12 @@ pub struct App {
 }
 
 impl App {
+    /// Ends the sessions left idle past their time to live (the scheduled
+    /// sweep; `tutorflow sweep`).
+    pub async fn sweep_idle(&self) -> Result<SweepReport, ServiceError> {
+        self.service.sweep_idle().await
+    }
+
     /// Whether voice notes can be transcribed here.
     pub fn transcription_available(&self) -> bool {
         self.service.transcription_available()

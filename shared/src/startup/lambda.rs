@@ -137,3 +137,31 @@ pub async fn run_notify() -> Result<(), Error> {
     ))
     .await
 }
+
+/// The `sweep` function's wiring: the store, the content and the
+/// notification queue.
+struct Sweep;
+
+impl Wiring for Sweep {
+    const NEEDS: Needs = Needs::SWEEP;
+}
+
+/// Runs the `sweep` function: each scheduled event (any payload) ends the
+/// sessions left idle past their time to live and answers what it did.
+pub async fn run_sweep() -> Result<(), Error> {
+    logging::init(env);
+    let cold = ColdStart::<Sweep>::open().await?;
+    tracing::info!(function = "sweep", "ready");
+    lambda_runtime::run(lambda_runtime::service_fn(
+        move |_event: LambdaEvent<serde_json::Value>| {
+            let cold = cold.clone();
+            async move {
+                let app = cold.app().await?;
+                app.sweep_idle()
+                    .await
+                    .map_err(|e| Error::from(format!("idle sweep failed: {e:?}")))
+            }
+        },
+    ))
+    .await
+}

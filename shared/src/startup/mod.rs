@@ -89,6 +89,13 @@ impl Needs {
         notification_queue: false,
     };
 
+    /// The `sweep` function: it ends idle sessions, whose reports go out
+    /// as queued notifications.
+    pub const SWEEP: Needs = Needs {
+        notification_queue: true,
+        ..Needs::NOTIFY
+    };
+
     /// What the routes of `function` call (`None`: every route).
     pub const fn of(function: Option<Function>) -> Needs {
         let Some(function) = function else {

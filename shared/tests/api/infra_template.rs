@@ -490,6 +490,7 @@ fn check_functions(stack: &Stack) -> Problems {
     let mut expected: BTreeSet<String> = Function::ALL.iter().map(|f| logical_id(*f)).collect();
     expected.insert(STREAMING_TWIN.into());
     expected.insert(NOTIFY.into());
+    expected.insert(SWEEP.into());
     for (id, _) in &declared {
         if !expected.contains(*id) {
             problems.push(format!("{id} is not a function of api::routes::Function"));
@@ -647,6 +648,82 @@ fn queued_notifications_reach_the_notify_function() {
     assert_clean(check_notifications_queue);
 }
 
+const SWEEP: &str = "SweepFunction";
+
+/// The idle sweep: its own binary on a schedule, one run at a time, allowed
+/// exactly the calls it makes (list the active-threads index, read and
+/// write threads, queue notifications, read content and its secrets).
+fn check_sweep(stack: &Stack) -> Problems {
+    let mut problems = Problems::new();
+    let p = stack.function_properties(SWEEP);
+    if p["CodeUri"] != json!("../target/lambda/sweep/") {
+        problems.push(format!("{SWEEP}: CodeUri is {}", p["CodeUri"]));
+    }
+    let scheduled = p["Events"].as_object().is_some_and(|events| {
+        events.values().any(|e| {
+            e["Type"] == "Schedule" && scalar(&e["Properties"]["Schedule"]).starts_with("rate(")
+        })
+    });
+    if !scheduled {
+        problems.push(format!("{SWEEP}: no Schedule event"));
+    }
+    if p["ReservedConcurrentExecutions"] != json!(1) {
+        problems.push(format!(
+            "{SWEEP}: two sweeps at once would race for the same threads"
+        ));
+    }
+    if env_of(&p)
+        .get("TUTORFLOW_NOTIFICATIONS_QUEUE_URL")
+        .map(String::as_str)
+        != Some("<NotificationQueue>")
+    {
+        problems.push(format!(
+            "{SWEEP}: TUTORFLOW_NOTIFICATIONS_QUEUE_URL is not the queue"
+        ));
+    }
+    let table = "<Table.Arn>".to_owned();
+    let active_index = format!("<Table.Arn>/index/{}", TABLE_LAYOUT.active_index_name);
+    let content_prefix = scalar(&stack.parameters["ContentPrefix"]);
+    let mut granted: BTreeSet<(String, String)> = BTreeSet::new();
+    for (actions, resources) in statements(SWEEP, &p, &mut problems) {
+        for action in &actions {
+            for resource in &resources {
+                if !action.starts_with("ssm:") && !action.starts_with("secretsmanager:") {
+                    granted.insert((action.clone(), resource.clone()));
+                }
+            }
+        }
+    }
+    let wanted: BTreeSet<(String, String)> = [
+        ("dynamodb:Query", table.clone()),
+        ("dynamodb:PutItem", table),
+        ("dynamodb:Query", active_index),
+        ("sqs:SendMessage", "<NotificationQueue.Arn>".to_owned()),
+        (
+            "s3:GetObject",
+            format!("<ContentBucket.Arn>/{content_prefix}/*"),
+        ),
+        ("s3:ListBucket", "<ContentBucket.Arn>".to_owned()),
+    ]
+    .into_iter()
+    .map(|(a, r)| (a.to_owned(), r))
+    .collect();
+    for extra in granted.difference(&wanted) {
+        problems.push(format!(
+            "{SWEEP}: grants {extra:?}, which the sweep does not call"
+        ));
+    }
+    for missing in wanted.difference(&granted) {
+        problems.push(format!("{SWEEP}: lacks {missing:?}"));
+    }
+    problems
+}
+
+#[test]
+fn the_sweep_runs_on_a_schedule_with_only_what_it_calls() {
+    assert_clean(check_sweep);
+}
+
 fn check_routes(stack: &Stack) -> Problems {
     let mut problems = Problems::new();
     let api = &stack.resource("HttpApi")["Properties"];
@@ -793,8 +870,12 @@ fn statements(
 fn check_environment_and_secrets(stack: &Stack) -> Problems {
     let mut problems = Problems::new();
     let known: BTreeSet<&str> = ENV_OVERRIDES.iter().map(|(var, _, _)| *var).collect();
-    for function in Function::ALL {
-        let id = logical_id(function);
+    // The route functions, and the sweep, which builds the same app.
+    let functions = Function::ALL
+        .into_iter()
+        .map(|f| (logical_id(f), Some(f)))
+        .chain([(SWEEP.to_owned(), None)]);
+    for (id, function) in functions {
         let properties = stack.function_properties(&id);
         let env = env_of(&properties);
         for var in env.keys() {
@@ -811,7 +892,9 @@ fn check_environment_and_secrets(stack: &Stack) -> Problems {
                 continue;
             }
         };
-        if let Err(e) = function.check_lambda_config(&config, |k| env.get(k).cloned()) {
+        if let Some(Err(e)) =
+            function.map(|f| f.check_lambda_config(&config, |k| env.get(k).cloned()))
+        {
             problems.push(format!("{id}: {e}"));
         }
         // Startup, with every remote secret as fetched by secrets::Secrets.
@@ -1298,6 +1381,8 @@ fn the_table_is_the_store_layout() {
             l.sort_key,
             l.index_partition_key,
             l.index_sort_key,
+            l.active_index_partition_key,
+            l.active_index_sort_key,
         ]
         .iter()
         .map(|name| json!({"AttributeName": name, "AttributeType": "S"}))
@@ -1311,6 +1396,11 @@ fn the_table_is_the_store_layout() {
                 "KeySchema": [{"AttributeName": l.index_partition_key, "KeyType": "HASH"},
                               {"AttributeName": l.index_sort_key, "KeyType": "RANGE"}],
                 "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": l.index_projection}
+            }, {
+                "IndexName": l.active_index_name,
+                "KeySchema": [{"AttributeName": l.active_index_partition_key, "KeyType": "HASH"},
+                              {"AttributeName": l.active_index_sort_key, "KeyType": "RANGE"}],
+                "Projection": {"ProjectionType": "KEYS_ONLY"}
             }])
         );
         assert_eq!(

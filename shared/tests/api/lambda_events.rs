@@ -115,8 +115,8 @@ fn events_dir() -> std::path::PathBuf {
 fn fixtures() -> Vec<Fixture> {
     let mut fixtures = Vec::new();
     for folder in read_dir(&events_dir()) {
-        // `notify` is fed by SQS, not API Gateway.
-        if !folder.is_dir() || folder.ends_with(NOTIFY_FOLDER) {
+        // `notify` is fed by SQS and `sweep` by a schedule, not API Gateway.
+        if !folder.is_dir() || folder.ends_with(NOTIFY_FOLDER) || folder.ends_with("sweep") {
             continue;
         }
         for path in read_dir(&folder) {

@@ -730,6 +730,119 @@ async fn an_idle_webhook_session_gives_way_to_a_new_one_that_names_the_ttl() {
     assert_eq!((report.problems_completed, report.problems_total), (1, 5));
 }
 
+/// The scheduled sweep closes a set left idle past session_ttl_minutes
+/// (30) without waiting for the student to come back: the thread ends as
+/// abandoned with a notice, its report reaches the LMS, and the next sweep
+/// finds nothing more. A set still within its time and a paused one are
+/// left alone until their own time comes.
+#[tokio::test]
+async fn the_sweep_closes_an_idle_set_and_sends_its_report() {
+    let receiver = lms_receiver().await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = base_config(dir.path());
+    notify_lms(&mut config, &receiver);
+    let clock = e2e_support::HandedClock::starting_now();
+    let h = Harness::with_clock(config.clone(), dir, clock.clone()).await;
+    let start = |student: &'static str| {
+        let h = &h;
+        async move {
+            let created = h
+                .post(
+                    student,
+                    "/threads",
+                    json!({"courseId": "prealgebra", "mode": "problem_set", "problems": problems()}),
+                )
+                .await;
+            assert_eq!(created.status, 201, "{}", created.body);
+            created.body["threadId"].as_str().unwrap().to_owned()
+        }
+    };
+    let idle = start("sweep-idle").await;
+    say(&h, "sweep-idle", &idle, "27").await;
+    let paused = start("sweep-paused").await;
+    let pause = h
+        .post(
+            "sweep-paused",
+            &format!("/threads/{paused}/pause"),
+            json!({}),
+        )
+        .await;
+    assert_eq!(pause.status, 200, "{}", pause.body);
+    clock.advance(20);
+    let recent = start("sweep-recent").await;
+    clock.advance(15);
+
+    // The sweep runs as its own process would: another app on the store.
+    let sweeper = e2e_support::app_with_clock(&config, h.store.clone(), clock.clone()).await;
+    let swept = sweeper.sweep_idle().await.unwrap();
+    assert_eq!(
+        (swept.checked, swept.expired, swept.failed, swept.more),
+        (1, 1, 0, false),
+        "{swept:?}"
+    );
+    let status = |student: &'static str, thread: String| {
+        let h = &h;
+        async move {
+            let read = h.get(student, &format!("/threads/{thread}")).await;
+            assert_eq!(read.status, 200, "{}", read.body);
+            read.body
+        }
+    };
+    let closed = status("sweep-idle", idle.clone()).await;
+    assert_eq!(closed["status"], "completed", "{closed}");
+    // The caller's problems belong to no unit: no nameless concept is shown.
+    let taught = closed["state"]["conceptsTaught"].as_array().unwrap();
+    assert!(
+        taught.iter().all(|c| c["unitId"] != "" && c["title"] != ""),
+        "{taught:?}"
+    );
+    let timeline = closed["state"]["timeline"].as_array().unwrap();
+    assert!(timeline.iter().all(|e| e["unitId"] != ""), "{timeline:?}");
+    let last = closed["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert!(
+        last["text"]
+            .as_str()
+            .unwrap()
+            .contains("closed after 30 minutes without a message. You finished 1 of 5 problems."),
+        "{last}"
+    );
+    for (student, thread, want) in [
+        ("sweep-paused", paused.clone(), "paused"),
+        ("sweep-recent", recent.clone(), "active"),
+    ] {
+        let read = status(student, thread).await;
+        assert_eq!(read["status"], want, "{read}");
+    }
+    // problem.advanced for the answer, then the abandoned set's report.
+    let events = delivered(&receiver, 2).await;
+    let kinds: Vec<&str> = events.iter().map(|(_, k, _)| k.as_str()).collect();
+    assert_eq!(
+        kinds,
+        ["problem.advanced", "session.completed"],
+        "{kinds:?}"
+    );
+    let completed = &events[1].2;
+    assert_eq!(completed["threadId"], idle.as_str());
+    assert_eq!(completed["data"]["report"]["ended"], "abandoned");
+    assert_eq!(completed["data"]["report"]["problemsCompleted"], 1);
+
+    // Nothing is idle now; later the recent set's time comes too.
+    let again = sweeper.sweep_idle().await.unwrap();
+    assert_eq!((again.checked, again.expired), (0, 0), "{again:?}");
+    clock.advance(20);
+    let later = sweeper.sweep_idle().await.unwrap();
+    assert_eq!((later.checked, later.expired), (1, 1), "{later:?}");
+    let read = status("sweep-recent", recent).await;
+    assert_eq!(read["status"], "completed", "{read}");
+    let read = status("sweep-paused", paused).await;
+    assert_eq!(read["status"], "paused", "{read}");
+}
+
 /// An integration whose outbound_url always answers 500: each notification
 /// is tried `delivery_attempts` times, then recorded in the thread's log as
 /// failed with the last status, and the student's turns answer as usual.

@@ -87,6 +87,32 @@ pub fn base_config(dir: &std::path::Path) -> Config {
     config
 }
 
+/// An app on `store` with the repository's content and `clock`: the
+/// server of [`Harness::with_clock`], or a second process beside it.
+pub async fn app_with_clock(
+    config: &Config,
+    store: Arc<dyn tutorflow::store::Store>,
+    clock: Arc<HandedClock>,
+) -> App {
+    let content = tutorflow::store::ContentCache::load(
+        Arc::new(FsSource::new(&config.content.dir)),
+        Duration::from_secs(3600),
+    )
+    .await
+    .expect("content loads");
+    App::assemble(
+        tutorflow::service::AppParts {
+            config: config.clone(),
+            store,
+            content: Arc::new(content),
+            clock,
+            ids: Arc::new(tutorflow::service::RandomIds),
+        },
+        &env,
+    )
+    .expect("app assembles")
+}
+
 impl Harness {
     pub async fn start(
         config: Config,
@@ -125,23 +151,7 @@ impl Harness {
         let store = tutorflow::store::open(&config.store)
             .await
             .expect("store opens");
-        let content = tutorflow::store::ContentCache::load(
-            Arc::new(FsSource::new(&config.content.dir)),
-            Duration::from_secs(3600),
-        )
-        .await
-        .expect("content loads");
-        let app = App::assemble(
-            tutorflow::service::AppParts {
-                config: config.clone(),
-                store: store.clone(),
-                content: Arc::new(content),
-                clock,
-                ids: Arc::new(tutorflow::service::RandomIds),
-            },
-            &env,
-        )
-        .expect("app assembles");
+        let app = app_with_clock(&config, store.clone(), clock).await;
         Harness::serve(Arc::new(app), config, store, dir, None).await
     }
 

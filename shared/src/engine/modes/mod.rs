@@ -131,6 +131,14 @@ pub trait SessionMode: Sync {
         outcome: &mut Outcome<'_>,
     );
 
+    /// How long the mode's sessions may go without a message before
+    /// [`expire`](Self::expire) ends them; `None` for modes whose threads
+    /// never expire. Some exactly for the modes whose
+    /// [`Mode::expires_when_idle`] is true (a test holds the two equal).
+    fn idle_limit(&self, _workflow: &Workflow) -> Option<chrono::Duration> {
+        None
+    }
+
     /// Ends `thread` if the mode's sessions expire and it has been idle
     /// past that time at `now`. Most modes' threads never expire.
     fn expire(
@@ -377,4 +385,27 @@ pub(crate) fn shipped_bundle() -> Bundle {
         ))
         .unwrap();
     Bundle::load(&files).unwrap()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The store indexes a mode's active threads for the idle sweep exactly
+    /// when the mode says its sessions expire.
+    #[test]
+    fn the_modes_that_expire_are_the_ones_the_store_indexes() {
+        let bundle = shipped_bundle();
+        for workflow in bundle.workflows.values() {
+            for mode in Mode::ALL {
+                assert_eq!(
+                    for_mode(mode).idle_limit(workflow).is_some(),
+                    mode.expires_when_idle(),
+                    "{} in {}",
+                    mode.as_str(),
+                    workflow.id
+                );
+            }
+        }
+    }
 }

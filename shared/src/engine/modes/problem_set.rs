@@ -103,6 +103,12 @@ impl SessionMode for ProblemSet {
         }
     }
 
+    fn idle_limit(&self, workflow: &Workflow) -> Option<chrono::Duration> {
+        Some(chrono::Duration::minutes(i64::from(
+            workflow.modes.problem_set.session_ttl_minutes,
+        )))
+    }
+
     /// A session left without a message past `session_ttl_minutes` ends as
     /// abandoned, with the report of what was done.
     fn expire(
