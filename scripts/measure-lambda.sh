@@ -47,8 +47,8 @@ export TUTORFLOW_CONTENT_SOURCE=s3 TUTORFLOW_CONTENT_BUCKET=tutorflow-measure TU
 export TUTORFLOW_S3_ENDPOINT="$endpoint" TUTORFLOW_AUTH_MODE=apigw
 export TUTORFLOW_DRILL_SECRET=env:MEASURE_DRILL_KEY MEASURE_DRILL_KEY=measure-drill-key-0123456789abcdef
 
-# Every function as deployed, at [profile.release]; DESIGN's goal is under
-# 8 MB each. Stripped by the profile (`strip = true`).
+# Every function as deployed, at [profile.release]; the project's goal is
+# under 8 MB each. Stripped by the profile (`strip = true`).
 cargo lambda build --quiet --locked --release --arm64 --workspace --exclude tutorflow-cli \
     >"$out/functions-arm64.log" 2>&1 || { cat "$out/functions-arm64.log" >&2; exit 1; }
 printf '| function | arm64 bootstrap | arm64 zip | links SQLite |\n|---|---|---|---|\n'
@@ -96,7 +96,7 @@ print(len(buf.getvalue()))" "$out/$profile/bootstrap-arm64")
         "$(field median_peak_rss_mb)"
 done
 
-# DESIGN's cold-init target is for content read from local files: the
+# The cold-init target is for content read from local files: the
 # release binary once more, with this checkout's content instead of S3 (the
 # state stays in DynamoDB on moto: the functions link no embedded store).
 unset TUTORFLOW_CONTENT_SOURCE TUTORFLOW_CONTENT_BUCKET TUTORFLOW_CONTENT_PREFIX TUTORFLOW_S3_ENDPOINT

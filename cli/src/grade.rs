@@ -58,7 +58,7 @@ pub struct Args {
     /// starting with `kind` is a header and is skipped.
     #[arg(long, conflicts_with_all = ["expected", "answer", "kind", "options", "unit", "question"])]
     batch: bool,
-    /// Use the grading settings of this workflow (default: the seed's).
+    /// Use the grading settings of this workflow (default: the built-in ones).
     #[arg(long)]
     workflow: Option<String>,
     /// Bundle root holding workflows/, for --workflow.

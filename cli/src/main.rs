@@ -47,7 +47,7 @@ enum Command {
     Serve(serve::Args),
     /// Show the tutor's policy for a student: what it may do next, and why.
     ///
-    /// Computes the deterministic policy (seed 004) from a student snapshot,
+    /// Computes the deterministic policy from a student snapshot,
     /// the units a message maps to, exam lockouts and the course's workflow,
     /// and prints it as JSON with every candidate unit's score.
     Policy(policy::Args),

@@ -38,7 +38,7 @@ fn bench_policy(c: &mut Criterion) {
         })
         .collect();
     for (name, workflow) in [
-        // Seed 004's blocker rule: every untouched prerequisite blocks, so
+        // The strict blocker rule: every untouched prerequisite blocks, so
         // the chain walk is exercised in full.
         (
             "first_missing",

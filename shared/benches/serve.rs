@@ -1,5 +1,5 @@
 //! Load on the local API server as a developer runs it: the embedded SQLite
-//! store, the repository's content and the offline tutor (DESIGN targets:
+//! store, the repository's content and the offline tutor (targets:
 //! p50 under 5 ms, over 1,000 turns/s on 2 cores).
 //!
 //! `cargo bench -p tutorflow --bench serve [-- SECONDS CONNECTIONS [MODE]]`

@@ -1,7 +1,7 @@
 //! The turn's own cost, without the store, the network or a model: plan
 //! (safety, grading, mapping, classification, policy, retrieval, a practice
 //! item), the offline tutor's reply, validation, and apply — on the shipped
-//! course, mid-conversation (DESIGN target: p99 under 2 ms). The cases: a
+//! course, mid-conversation (target: p99 under 2 ms). The cases: a
 //! guided thread asked a fraction question; a teach_me lesson on its
 //! check step (the study plan evaluated, previewed and updated, an item
 //! generated for the step); an exam mid-way, its question on screen

@@ -207,7 +207,7 @@ pub struct ExamApiConfig {
 #[serde(deny_unknown_fields, default)]
 pub struct NotificationConfig {
     /// Receives the notifications of students who are not an integration's
-    /// (seed 003 LMS post), signed with `signing_secret`.
+    /// (the LMS post of docs/webhooks.md), signed with `signing_secret`.
     pub lms_webhook_url: Option<String>,
     /// Receives "student needs a teacher" alerts.
     pub teacher_webhook_url: Option<String>,

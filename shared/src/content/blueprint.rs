@@ -1,4 +1,4 @@
-//! Skill blueprints (`workflows/blueprints/*.yaml`, seed 002 §13.5): what a
+//! Skill blueprints (`workflows/blueprints/*.yaml`): what a
 //! generated practice item assesses, and how to make one.
 //!
 //! A blueprint names the skill, the random parameters an item is built from
@@ -126,7 +126,7 @@ pub enum ParameterKind {
     Choice,
 }
 
-/// Difficulty factors (seed 002 §13.6): an item's difficulty is the weight
+/// Difficulty factors: an item's difficulty is the weight
 /// of its scenario plus the adjustments of the features it has, kept in [0, 1].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

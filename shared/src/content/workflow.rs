@@ -1,8 +1,9 @@
 //! A tutoring workflow (`workflows/*.yaml`): routing categories, policy
 //! weights, mastery rules, mode settings, safety, LLM settings and prompts.
 //!
-//! Every section has the seeds' values as defaults, so a workflow file only
-//! needs to state what it changes; the shipped `default.yaml` spells it all out.
+//! Every section has the reference values as defaults, so a workflow file
+//! only needs to state what it changes; the shipped `default.yaml` spells
+//! it all out.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -75,7 +76,7 @@ pub struct BeyondCourse {
     pub nearest_unit: Option<String>,
 }
 
-/// A routing category (seed 003): how it is detected, which prompt answers
+/// A routing category: how it is detected, which prompt answers
 /// it and which state transitions it causes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -150,7 +151,7 @@ pub enum Transition {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum BlockerChoice {
-    /// The first missing prerequisite in the course's listed order (seed 004 v1).
+    /// The first missing prerequisite in the course's listed order.
     #[default]
     FirstMissing,
     /// The missing prerequisite with the highest priority score.
@@ -167,7 +168,8 @@ pub enum BlockerEvidence {
     /// is checked only when a wrong answer points to it.
     #[default]
     WeakOnly,
-    /// Every prerequisite below the tier blocks, worked on or not (seed 004).
+    /// Every prerequisite below the tier blocks, worked on or not (the
+    /// strict rule).
     AnyMissing,
 }
 
@@ -182,7 +184,8 @@ pub struct PlacementSettings {
     pub weak_below: f64,
 }
 
-/// Seed 004 PF-3.2 to PF-3.4 numbers.
+/// The guided policy's numbers: scope, scoring weights, blockers, stuck and
+/// exam readiness (docs/architecture.md, "The guided policy").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct PolicySettings {
@@ -196,7 +199,7 @@ pub struct PolicySettings {
     pub primary_target_min_confidence: f64,
     /// A best mapped unit (other than the current focus) at or above this
     /// confidence but below `primary_target_min_confidence` makes the
-    /// message ambiguous: only a Socratic clarifier is allowed (seed 004 A3).
+    /// message ambiguous: only a Socratic clarifier is allowed, no card.
     /// Set it to `primary_target_min_confidence` or above to turn this off.
     pub clarify_min_confidence: f64,
     /// A prerequisite is missing until the student holds this tier in it.
@@ -230,7 +233,7 @@ pub struct ScoreWeights {
     pub in_progress: f64,
     pub tier_need: f64,
     pub drill_evidence: f64,
-    /// 1 - the BKT mastery probability. Zero keeps seed 004's score.
+    /// 1 - the BKT mastery probability. Zero keeps the five-term score.
     pub mastery_gap: f64,
 }
 
@@ -291,7 +294,7 @@ pub struct ConstraintSettings {
     pub max_key_ideas: u32,
 }
 
-/// What earns each tier (seed 004 `updateUnitMasteryTier`) and BKT.
+/// What earns each mastery tier, and BKT.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct MasterySettings {
@@ -353,7 +356,7 @@ impl BktParams {
     }
 }
 
-/// IRT-lite ability tracking (seed 002 §13.6).
+/// IRT-lite ability tracking (`engine::irt`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct IrtSettings {
@@ -526,7 +529,7 @@ pub struct ProblemSetMode {
     pub intervene_prompt: String,
 }
 
-/// How answers are checked by code (seed 003 "Code: Verify Answer").
+/// How answers are checked by code, never by the model.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct GradingSettings {
@@ -543,7 +546,7 @@ pub struct GradingSettings {
     pub equivalence_points: u32,
 }
 
-/// Seed 000 pacing directive thresholds (average mastery in \[0,1\]).
+/// Pacing directive thresholds (average mastery in \[0,1\]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct PacingSettings {
@@ -561,7 +564,7 @@ pub struct PacingSettings {
     pub trend_margin: f64,
 }
 
-/// Seed 000 student style thresholds.
+/// Student style thresholds (how much and how the student writes).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct StyleSettings {
@@ -604,7 +607,7 @@ pub const OTHER_CATEGORY: &str = "other";
 /// The region whose help resources are used when the configured one has none.
 pub const DEFAULT_REGION: &str = "default";
 
-/// The safety gate (seed 000): categories of messages that are not
+/// The safety gate: categories of messages that are not
 /// tutored as usual, how they are recognised, and what the tutor does.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -721,7 +724,8 @@ pub struct EscalationSettings {
     pub text_by_mode: BTreeMap<String, String>,
 }
 
-/// Leaked internal language (seed 000) removed from tutor text.
+/// Leaked internal language (policy field names, prompt labels, talk of
+/// "the student") removed from tutor text.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct SanitizeSettings {

@@ -1,6 +1,6 @@
-//! Routing a student message to one of the workflow's categories (seed 003).
+//! Routing a student message to one of the workflow's categories.
 //!
-//! The merge is seed 003's: the LLM's reading (or, without one, offline
+//! The merge: the LLM's reading (or, without one, offline
 //! heuristics) decides whether the message is an answer at all; when it is,
 //! code grading decides how good the answer is — the LLM's opinion of
 //! correctness is never used. Then the categories are matched exactly as

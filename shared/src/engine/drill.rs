@@ -1,4 +1,5 @@
-//! Drills end to end, without storing anything (seed 004): issue a drill
+//! Drills end to end, without storing anything (the signed token carries
+//! what grading needs): issue a drill
 //! card with its signed token, and later, from a verified token, get back
 //! what the student's answer is graded against.
 

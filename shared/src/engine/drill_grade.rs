@@ -6,7 +6,7 @@
 //! 88 for 86 is `close` and a letter picks the option it names. Every wrong
 //! answer the blueprint's mistakes can produce is recognised, shown as an
 //! option or not, and names the mistake; so confusion tags come from
-//! grading alone (seed 004). Only a blueprint graded `multiple_choice`
+//! grading alone, never from the model. Only a blueprint graded `multiple_choice`
 //! counts nothing but its options.
 
 use crate::content::blueprint::{EvaluationMethod, ItemFormat};

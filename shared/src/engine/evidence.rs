@@ -1,5 +1,6 @@
-//! Evidence: pure transitions of the snapshot for each student event (seed
-//! 004 PF-4.1, PF-5.2, "Input B/C" triggers) and the per-turn update.
+//! Evidence: pure transitions of the snapshot for each student event (a
+//! drill graded, an exam answer submitted, a memo viewed) and the per-turn
+//! update.
 //!
 //! Each function changes only the snapshot it is given, from the event, the
 //! course, the workflow and `now`; the pipeline re-applies them to a fresh
@@ -98,7 +99,7 @@ pub enum EvidenceError {
     },
 }
 
-/// Seed 004 PF-4.1: drill counters, streak, confusion tag, BKT and tier.
+/// A drill graded: drill counters, streak, confusion tag, BKT and tier.
 pub fn apply_drill_graded(
     snapshot: &mut StudentSnapshot,
     ctx: &TransitionContext<'_>,
@@ -225,8 +226,8 @@ pub fn apply_hint_before_answer(
     progress.mastery_probability
 }
 
-/// Seed 004 PF-5.2: touched, `passedByTier` and the revisit queue, BKT on
-/// the first interaction, and the tier.
+/// An exam answer submitted: touched, `passedByTier` and the revisit queue,
+/// BKT on the first interaction, and the tier.
 pub fn apply_exam_submitted(
     snapshot: &mut StudentSnapshot,
     ctx: &TransitionContext<'_>,
@@ -281,7 +282,7 @@ pub fn apply_exam_submitted(
     Ok(effect)
 }
 
-/// Seed 004 PV-AI-016: the question joins the revisit queue (the exam
+/// A support memo viewed: the question joins the revisit queue (the exam
 /// system enforces the lockout) and counts as touched.
 pub fn apply_support_viewed(
     snapshot: &mut StudentSnapshot,

@@ -1,5 +1,6 @@
 //! Validation of the tutor LLM's reply against the policy, and the
-//! deterministic fallback (seed 004 PF-3.7: no retries, no second chances).
+//! deterministic fallback (no retries, no second chances: an invalid reply
+//! is replaced at once, so a turn costs one model call at most).
 //!
 //! [`validate_reply`] runs every check and reports every violation, in a
 //! fixed order; any violation replaces the reply's action by the fallback:

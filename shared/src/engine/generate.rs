@@ -1,4 +1,4 @@
-//! Deterministic item generation from a skill blueprint (seed 002 §13.4).
+//! Deterministic item generation from a skill blueprint.
 //!
 //! `generate(blueprint, target difficulty, seed)` is a pure function: the
 //! same inputs give the same item, byte for byte, which is what lets a drill

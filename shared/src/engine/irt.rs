@@ -1,4 +1,4 @@
-//! IRT-lite (seed 002 §13.6): a per-unit ability estimate in [0, 1], moved
+//! IRT-lite: a per-unit ability estimate in [0, 1], moved
 //! after every graded generated item by an Elo-style step, and the
 //! difficulty of the next item chosen so that the student succeeds with a
 //! set probability (`irt.target_success`, 0.75 by default, as in Math Garden).

@@ -1,7 +1,9 @@
-//! The lifecycle of a question the tutor is waiting on (seed 000): it keeps
-//! its expected answer, options, attempts and previous answers, and each
-//! wrong answer escalates the phase asked → probe → hint → explain →
-//! strategy change. Seed 000's five cases are the pure transitions below.
+//! The lifecycle of a question the tutor is waiting on: it keeps its
+//! expected answer, options, attempts and previous answers, and each wrong
+//! answer escalates the phase asked → probe → hint → explain → strategy
+//! change, so a student who keeps missing gets more help rather than the
+//! same question again. The five cases a message can be (listed in
+//! [`LifecycleCase`]) are the pure transitions below.
 
 use serde::Serialize;
 
@@ -12,7 +14,7 @@ pub const MAX_PREVIOUS_ANSWERS: usize = 10;
 /// Longest previous answer kept, in characters.
 const MAX_ANSWER_CHARS: usize = 200;
 
-/// Which of seed 000's five cases a transition was.
+/// Which of the five lifecycle cases a transition was.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LifecycleCase {

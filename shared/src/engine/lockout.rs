@@ -1,4 +1,5 @@
-//! Exam lockouts and exam availability (seed 004 PF-5.3).
+//! Exam lockouts and exam availability: a failed exam question locks for a
+//! while, and the policy offers an exam only when one can be tried now.
 //!
 //! Lockouts belong to the exam system (an external exam API, or the built-in
 //! lockout table): the engine only reads them, through [`LockoutSource`],
@@ -92,7 +93,7 @@ pub struct ExamReport {
     pub next_eligible_at: Option<DateTime<Utc>>,
 }
 
-/// Seed 004 `computeExamAvailabilityForTier`: `available` when some candidate
+/// Exam availability at a tier: `available` when some candidate
 /// can be attempted now, else `locked` (with the earliest reopening) when some
 /// is locked, else `none` (no candidates, or all passed).
 pub fn exam_availability<'q>(

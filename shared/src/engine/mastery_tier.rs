@@ -1,9 +1,10 @@
-//! Mastery tiers per unit (seed 004 PF-5.1, `updateUnitMasteryTier`
-//! generalised to the workflow's `mastery.bronze/silver/gold` rules).
+//! Mastery tiers per unit, earned by the workflow's
+//! `mastery.bronze/silver/gold` rules (docs/architecture.md, "The guided
+//! policy").
 //!
-//! A tier is earned, never lost. The seed recomputes the tier from the
-//! current drill streak, so one wrong drill after a bronze exam pass would
-//! drop the unit back to `none` and re-block every unit that needs it; here
+//! A tier is earned, never lost. Recomputing the tier from the current
+//! drill streak alone would let one wrong drill after a bronze exam pass
+//! drop the unit back to `none` and re-block every unit that needs it; so
 //! the recomputed tier only ever raises the stored one.
 
 use crate::content::workflow::{MasterySettings, TierRule};
@@ -42,7 +43,8 @@ pub fn recompute_tier(progress: &mut UnitProgress, rules: &MasterySettings) -> M
     progress.mastery_tier
 }
 
-/// The exam tier to aim for next (seed 004 `desiredExamTierFromMastery`).
+/// The exam tier to aim for next: the one above the unit's mastery tier
+/// (gold stays gold).
 pub fn desired_exam_tier(tier: MasteryTier) -> ExamTier {
     match tier {
         MasteryTier::None => ExamTier::Bronze,
@@ -75,7 +77,7 @@ mod tests {
     }
 
     #[test]
-    fn seed_rules() {
+    fn default_rules() {
         let rules = MasterySettings::default();
         assert_eq!(
             earned_tier(&progress(2, 0, 0, 0), &rules),
@@ -124,7 +126,7 @@ mod tests {
     }
 
     #[test]
-    fn workflow_rules_replace_the_seed_numbers() {
+    fn workflow_rules_replace_the_default_numbers() {
         let rules = MasterySettings {
             bronze: TierRule {
                 drill_streak: 3,
@@ -147,7 +149,7 @@ mod tests {
     }
 
     #[test]
-    fn desired_tier_follows_the_seed() {
+    fn desired_tier_is_the_next_one_up() {
         assert_eq!(desired_exam_tier(MasteryTier::None), ExamTier::Bronze);
         assert_eq!(desired_exam_tier(MasteryTier::Bronze), ExamTier::Silver);
         assert_eq!(desired_exam_tier(MasteryTier::Silver), ExamTier::Gold);

@@ -1,22 +1,23 @@
-//! The deterministic tutor policy (seed 004 PF-3.2 to PF-3.4): mapped units
-//! → primary target → prerequisite blocker → focus → stuck / desired tier /
-//! exam readiness / exam availability → allowed actions and scoped units.
+//! The deterministic tutor policy (docs/architecture.md, "The guided
+//! policy"): mapped units → primary target → prerequisite blocker → focus →
+//! stuck / desired tier / exam readiness / exam availability → allowed
+//! actions and scoped units.
 //!
 //! [`compute_policy`] is a pure function of the snapshot, the course, the
 //! workflow, this turn's mapped units, `now`, a turn id and the lockout
 //! statuses of the focus unit's exam candidates. Every number comes from the
-//! workflow's `policy` settings. Where the seed is silent or self-contradictory:
+//! workflow's `policy` settings. The decisions that are not obvious:
 //!
 //! - **Mapped units outside the course** are ignored (listed in the trace): they
 //!   can be neither taught nor scoped. A unit mapped twice keeps its highest
 //!   confidence; confidences are clamped to \[0, 1\] (NaN counts as 0); ties in
 //!   confidence are broken by unit id, so the LLM's listing order never matters.
-//! - **A snapshot focus that is not a unit of the course** (the seed's
-//!   `ENTRY-00` placeholder, or a unit removed from the course) is replaced by
-//!   the most recent unit in progress that is in the course, else the
+//! - **A snapshot focus that is not a unit of the course** (a cold-start
+//!   placeholder such as `ENTRY-00`, or a unit removed from the course) is
+//!   replaced by the most recent unit in progress that is in the course, else the
 //!   course's entry unit, else its first unit.
 //! - **Primary target**: the best mapped unit at or above
-//!   `primary_target_min_confidence`, else the snapshot focus (seed), which
+//!   `primary_target_min_confidence`, else the snapshot focus, which
 //!   is the previous turn's target — the unit the student works toward. When
 //!   `advance_from_mastered` is on and that focus is already gold, the target
 //!   moves on to the best-scored unit that is not gold among the units in
@@ -26,11 +27,11 @@
 //!   ([`crate::engine::prereq::Gate`]): by default only one with evidence
 //!   of weakness, or one leading down to such a unit (a unit never worked
 //!   on is unknown, not missing); with `blocker_evidence: any_missing`,
-//!   every one below `prereq_min_tier` (seed 004). `policy.blocker` picks
-//!   among several: the first one the unit lists (seed v1) or the one with
-//!   the highest priority score. The chain is followed down until a unit
+//!   every one below `prereq_min_tier`. `policy.blocker` picks among
+//!   several: the first one the unit lists (the default) or the one with the
+//!   highest priority score. The chain is followed down until a unit
 //!   that can be started now; that unit is `prereqBlockingUnitId` and the
-//!   focus (seed A2: "focus shifts to the prereq"). So the focus is never
+//!   focus (the focus shifts to the prerequisite). So the focus is never
 //!   blocked itself.
 //! - **Prerequisite check**: with nothing blocking, a check a graded
 //!   mistake raised ([`StudentSnapshot::prereq_check`]) on a prerequisite
@@ -42,24 +43,25 @@
 //!   on it, else the next one in the course — unless the focus shows
 //!   weakness, in which case the target stays and the trace says why.
 //! - **Exam readiness** is judged on the focus: its prerequisites held and
-//!   its drill streak at `exam_ready_streak`. The seed also requires "no
-//!   blocker", but the focus *is* the blocker whenever there is one, and a
-//!   blocker only stops blocking once it earns bronze through an exam — so
-//!   that condition would lock a student out of the very exam that unblocks
-//!   them. It is dropped.
-//! - **Ambiguous mapping** (seed A3, "Socratic clarifier, no card"): when no
+//!   its drill streak at `exam_ready_streak`. It deliberately does not also
+//!   require "no blocker": the focus *is* the blocker whenever there is one,
+//!   and a blocker only stops blocking once it earns bronze through an exam
+//!   — so that condition would lock a student out of the very exam that
+//!   unblocks them.
+//! - **Ambiguous mapping** (a Socratic clarifier, no card): when no
 //!   mapped unit is confident enough but the best one, other than the target
 //!   and the focus, reaches `clarify_min_confidence`, the only allowed action is
 //!   SOCRATIC_QUESTION. The flags (stuck, examReady) are still reported as is.
 //! - **Exam availability** is only looked up when the focus is exam-ready
-//!   (seed), and the candidates are the focus unit's exam bank at the desired
-//!   tier; [`exam_questions_to_check`] names them so the pipeline can
+//!   (no lockout is read otherwise), and the candidates are the focus unit's
+//!   exam bank at the desired tier; [`exam_questions_to_check`] names them so
+//!   the pipeline can
 //!   prefetch their lockout statuses before calling [`compute_policy`].
 //!
-//! - **What the priority score decides** (seed: it "ranks candidate units"
-//!   but "does not override prereq gating", and its computePolicy never uses
-//!   it): the blocker under `blocker: highest_priority`, and the unit to
-//!   move on to from a gold focus. Every scored unit is reported in
+//! - **What the priority score decides** (it ranks candidate units but never
+//!   overrides prerequisite gating): the blocker under
+//!   `blocker: highest_priority`, and the unit to move on to from a gold
+//!   focus. Every scored unit is reported in
 //!   [`PolicyOutcome::candidates`] for the turn log and `tutorflow policy`.
 //!
 //! How the snapshot's `focusUnitId` and `unitsInProgress` change after the
@@ -122,7 +124,7 @@ pub enum MoveOn {
 #[serde(rename_all = "camelCase")]
 pub struct PolicyOutcome {
     pub policy: TutorPolicy,
-    /// Every unit scored this turn, best first (ties by unit id): the seed's
+    /// Every unit scored this turn, best first (ties by unit id): the
     /// candidate units, plus the target and the blocker chain.
     pub candidates: Vec<ScoredUnit>,
     /// The focus unit's exam candidates at the desired tier (empty when not exam-ready).
@@ -200,7 +202,7 @@ pub fn exam_question_ids<'c>(
         .map(|q| q.id.as_str())
 }
 
-/// Seed 004 `computePolicy`, with the decisions listed in the module docs.
+/// The policy of one turn, with the decisions listed in the module docs.
 pub fn compute_policy(
     input: &PolicyInput<'_>,
     lockouts: &dyn LockoutSource,
@@ -280,8 +282,8 @@ pub fn compute_policy(
     })
 }
 
-/// Whether the evidence on a unit says the student is stuck (seed 004
-/// `isStuckByEvidence`, thresholds from `policy.stuck`).
+/// Whether the evidence on a unit says the student is stuck (repeated
+/// drill attempts with no streak; thresholds from `policy.stuck`).
 pub fn is_stuck(snapshot: &StudentSnapshot, unit_id: &str, settings: &PolicySettings) -> bool {
     let drill = snapshot
         .unit_progress

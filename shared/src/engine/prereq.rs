@@ -1,12 +1,12 @@
 //! Prerequisite gating over the course DAG: where a student stands on a
 //! unit (held, learning, weak or unknown), which prerequisites block the
 //! unit that needs them, and the chain followed down from a target to the
-//! unit to teach first (seed 004 `isBlocked` and the policy's blocker).
+//! unit to teach first (the policy's blocker).
 //!
 //! A unit never worked on is *unknown*, which is not evidence of a gap.
 //! Under `policy.blocker_evidence: weak_only` (the default) only a
 //! prerequisite with evidence of weakness blocks, or one that leads down
-//! to such a unit however deep; under `any_missing` (seed 004) every
+//! to such a unit however deep; under `any_missing` (the strict rule) every
 //! prerequisite below `prereq_min_tier` does.
 
 use std::collections::BTreeMap;
@@ -140,9 +140,9 @@ impl<'a> Gate<'a> {
     /// units before it are on the way down to it.
     ///
     /// At each step `choice` picks among several: the first one listed
-    /// (seed 004 v1), or the one `priority` scores highest (ties go to the
-    /// one listed first). Following the chain to its end, rather than
-    /// stopping at the first hop as the seed does, is what guarantees the
+    /// (the simple rule), or the one `priority` scores highest (ties go to
+    /// the one listed first). Following the chain to its end, rather than
+    /// stopping at the first missing prerequisite, is what guarantees the
     /// unit tutored next is never itself blocked. A cycle (only possible in
     /// a course that skipped validation) ends the chain where it would repeat.
     pub fn blocker_chain(
@@ -224,7 +224,7 @@ mod tests {
         .unwrap()
     }
 
-    fn seed_rule() -> Workflow {
+    fn any_missing_rule() -> Workflow {
         workflow("{blocker_evidence: any_missing}")
     }
 
@@ -268,10 +268,10 @@ mod tests {
     }
 
     #[test]
-    fn under_the_seed_rule_the_chain_is_followed_down_to_a_unit_that_can_start() {
+    fn under_the_any_missing_rule_the_chain_is_followed_down_to_a_unit_that_can_start() {
         let s = holding(&[]);
         assert_eq!(
-            chain(&seed_rule(), &s, "e", BlockerChoice::FirstMissing),
+            chain(&any_missing_rule(), &s, "e", BlockerChoice::FirstMissing),
             vec!["d", "b", "a"]
         );
     }
@@ -326,7 +326,7 @@ mod tests {
     fn first_missing_follows_the_listed_order() {
         let s = holding(&[("a", MasteryTier::Gold)]);
         assert_eq!(
-            chain(&seed_rule(), &s, "d", BlockerChoice::FirstMissing),
+            chain(&any_missing_rule(), &s, "d", BlockerChoice::FirstMissing),
             vec!["b"]
         );
     }
@@ -334,7 +334,7 @@ mod tests {
     #[test]
     fn highest_priority_picks_the_best_scored_prerequisite() {
         let course = diamond();
-        let w = seed_rule();
+        let w = any_missing_rule();
         let s = holding(&[("a", MasteryTier::Gold)]);
         let mut scores = |u: &str| if u == "c" { 0.9 } else { 0.1 };
         let chain = Gate::new(&course, &w).blocker_chain(
@@ -350,7 +350,7 @@ mod tests {
     fn held_prerequisites_do_not_block_and_the_minimum_tier_is_respected() {
         let course = diamond();
         let s = holding(&[("a", MasteryTier::Bronze), ("b", MasteryTier::Bronze)]);
-        let bronze = seed_rule();
+        let bronze = any_missing_rule();
         assert_eq!(
             Gate::new(&course, &bronze).blocking_prereqs(&s, "d"),
             vec!["c"]
@@ -373,7 +373,7 @@ mod tests {
         let mut course = diamond();
         course.requires.insert("a".into(), vec!["e".into()]);
         let s = holding(&[]);
-        let w = seed_rule();
+        let w = any_missing_rule();
         let chain = Gate::new(&course, &w).blocker_chain(
             &s,
             "e",

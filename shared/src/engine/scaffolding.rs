@@ -1,8 +1,10 @@
-//! Applying a routing category's state transitions (seed 003 §1.2):
-//! scaffolding on, deeper and off; teach-back on and off; the off-topic
-//! count; and the question lifecycle's own transitions. Also what happens
-//! when the problem changes: fresh per-problem state and seed 003's hybrid
-//! memory, which keeps the last few turns of the previous problem.
+//! Applying a routing category's state transitions (each category of the
+//! workflow names the ones it makes): scaffolding on, deeper and off;
+//! teach-back on and off; the off-topic count; and the question lifecycle's
+//! own transitions. Also what happens
+//! when the problem changes: fresh per-problem state and the hybrid memory
+//! (docs/architecture.md, problem_set), which keeps the last few turns of
+//! the previous problem.
 
 use crate::content::workflow::{Category, Transition};
 use crate::engine::lifecycle;
@@ -89,7 +91,7 @@ pub fn set_scaffold_question(state: &mut SessionState, question: &str) {
     }
 }
 
-/// Moving to another problem (seed 003): its question becomes the pending
+/// Moving to another problem: its question becomes the pending
 /// one, and attempts, scaffolding and teach-back start afresh.
 pub fn start_problem(state: &mut SessionState, question: PendingQuestion) {
     state.pending_question = Some(question);
@@ -104,7 +106,7 @@ pub struct Remembered<'a, T> {
     pub previous_problem: bool,
 }
 
-/// Seed 003's hybrid memory: the current problem's turns, preceded by the
+/// The hybrid memory: the current problem's turns, preceded by the
 /// last `keep_previous` turns of the problems before it (marked as such),
 /// then the oldest dropped to stay within `limit`. `turns` are oldest first.
 pub fn hybrid_memory<'a, T>(

@@ -1,4 +1,4 @@
-//! Candidate units and scoped units (seed 004 PF-3.2).
+//! Candidate units and scoped units.
 //!
 //! Candidates are the broad set that might matter this turn (they are what
 //! gets scored); scoped units are the small, ordered list the LLM may
@@ -10,7 +10,7 @@ use crate::content::workflow::{CandidateCaps, ScopedCaps};
 use crate::engine::prereq::is_course_unit;
 use crate::model::MappedUnit;
 
-/// Seed 004 `computeCandidateUnits`: the top mapped units, the focus, the
+/// The candidate units: the top mapped units, the focus, the
 /// first units in progress, then the direct prerequisites of all of them, in
 /// that order without repeats.
 pub fn candidate_units(
@@ -53,7 +53,7 @@ pub struct ScopeInput<'a> {
     pub in_progress: &'a [&'a str],
 }
 
-/// Seed 004 `computeScopedUnitIds`. The scope holds the focus, the target,
+/// The scoped units. The scope holds the focus, the target,
 /// the blocker and its prerequisites, the top mapped units, the target's
 /// prerequisites and the first units in progress; it is ordered focus,
 /// blocker, target, top mapped, target's prerequisites, units in progress,

@@ -1,11 +1,12 @@
-//! Unit priority scoring (seed 004 PF-3.3): every signal normalised to
+//! Unit priority scoring: every signal normalised to
 //! \[0, 1\], then a weighted sum clamped to \[0, 1\]. All numbers come from the
 //! workflow's `policy` settings.
 //!
-//! The seed's weighted sum ends in a dangling `+` after the drill-evidence
-//! term. We read it as a typo, not a missing term: the score is the five
-//! seed terms, plus an optional sixth, the BKT mastery gap, whose weight
-//! (`policy.weights.mastery_gap`) defaults to 0 so the seed's score is kept.
+//! The score is five weighted terms (`policy.weights`: intent, which mixes
+//! the mapping confidence with being the focus; recency; in progress; tier
+//! need; drill evidence), plus an optional sixth, the BKT mastery gap, whose
+//! weight (`policy.weights.mastery_gap`) defaults to 0 so the five-term
+//! score is kept unless a workflow asks for it.
 
 use serde::{Deserialize, Serialize};
 
@@ -83,7 +84,7 @@ pub fn tier_need_value(tier: MasteryTier, need: &TierNeed) -> f64 {
 }
 
 /// Drill streak mapped to \[0, 1\]: 0 → 0, 1 → `streak_one`, `full_streak` or
-/// more → 1, linear in between (with the seed's `full_streak` of 2 there is
+/// more → 1, linear in between (with the default `full_streak` of 2 there is
 /// no in between). A `full_streak` of 1 reaches 1 at the first correct answer.
 pub fn drill_evidence_value(streak: u32, evidence: &DrillEvidence) -> f64 {
     let full = evidence.full_streak.max(1);
@@ -145,7 +146,7 @@ mod tests {
     }
 
     #[test]
-    fn seed_normalisers() {
+    fn default_normalisers() {
         let settings = PolicySettings::default();
         assert!(close(mapped_value(1.7), 1.0));
         assert!(close(mapped_value(-0.2), 0.0));
@@ -174,10 +175,10 @@ mod tests {
         assert!(close(drill_evidence_value(4, &evidence), 1.0));
     }
 
-    /// Seed 004 PF-3.3 by hand: mapped 0.92, focus, in progress, touched 36 h
+    /// The default weights by hand: mapped 0.92, focus, in progress, touched 36 h
     /// ago, bronze, streak 1: 0.35×(0.7×0.92+0.3) + 0.15×0.5 + 0.15 + 0.2×0.7 + 0.15×0.5.
     #[test]
-    fn the_seed_weighted_sum() {
+    fn the_default_weighted_sum() {
         let settings = PolicySettings::default();
         let signals = UnitSignals {
             mapped_confidence: 0.92,

@@ -1,4 +1,5 @@
-//! The session's timeline (seed 000's step 10): one entry per turn and per
+//! The session's timeline (docs/architecture.md, "The conversation as it is
+//! read back"): one entry per turn and per
 //! card answered between turns, the newest [`TIMELINE_KEPT`] kept, each
 //! saying what the student did, what the tutor did and what came of it —
 //! in every mode, from what the turn pipeline already decided.

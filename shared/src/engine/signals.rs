@@ -1,4 +1,4 @@
-//! Seed 000's dynamic signals for the tutor prompt: the pacing directive
+//! The dynamic signals for the tutor prompt: the pacing directive
 //! (TURN 1 / ACCELERATE / EXTEND / SIMPLIFY / CONSOLIDATE / STEADY) from
 //! mastery and trend, and the student's style (QUIET / moderate /
 //! expressive, with disengagement) from how they write. Thresholds come
@@ -63,8 +63,9 @@ pub struct Pacing {
     pub reason: String,
 }
 
-/// Seed 000's pacing table, in order, except that EXTEND is checked before
-/// ACCELERATE: once the plan is complete there are no steps left to skip.
+/// The pacing table, its rows tried in order (first match wins). EXTEND
+/// comes before ACCELERATE: once the plan is complete there are no steps
+/// left to skip.
 pub fn pacing(input: &PacingInput, settings: &PacingSettings) -> Pacing {
     let decide = |directive, reason: String| Pacing { directive, reason };
     if input.turn_number <= 1 {

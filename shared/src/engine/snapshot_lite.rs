@@ -1,4 +1,4 @@
-//! SnapshotLite (seed 004 PF-6.1): the small summary apps show beside the
+//! SnapshotLite: the small summary apps show beside the
 //! chat, so they need no DAG logic. Built from the snapshot alone (plus the
 //! revisit questions' lockout statuses), so every endpoint — turn, drill
 //! grade, exam submit, support viewed — shows the same thing for the same state.
@@ -15,8 +15,8 @@
 //!   not passed: how many are locked now, when the first of them reopens, and
 //!   the question to revisit next — the one queued earliest among those
 //!   attemptable now, else the locked one that reopens first.
-//! - `progress` counts the course's units at *exactly* each tier (seed:
-//!   "mastery distribution across the course"), so bronze + silver + gold ≤
+//! - `progress` counts the course's units at *exactly* each tier (the
+//!   mastery distribution across the course), so bronze + silver + gold ≤
 //!   total and the rest have no tier yet.
 
 use chrono::{DateTime, Utc};

@@ -1,5 +1,5 @@
-//! The turn as pure functions, the same for every mode (DESIGN "The turn,
-//! stage by stage"); what a mode does differently comes from
+//! The turn as pure functions, the same for every mode (docs/architecture.md,
+//! "The turn"); what a mode does differently comes from
 //! [`crate::engine::modes`].
 //!
 //! [`interpret`] reads the message: the safety gate, code grading,
@@ -1055,9 +1055,10 @@ fn history_of(messages: &[TutorMessage], keep: usize) -> Vec<HistoryMessage> {
         .collect()
 }
 
-/// Seed 003's hybrid memory: the conversation since the current problem
-/// was presented, after the last `keep_previous` messages from before it,
-/// cut to `keep` messages; and how many of those come from before.
+/// The hybrid memory (docs/architecture.md, problem_set): the conversation
+/// since the current problem was presented, after the last `keep_previous`
+/// messages from before it, cut to `keep` messages; and how many of those
+/// come from before.
 fn hybrid_history(
     messages: &[TutorMessage],
     cut: &MemoryCut,
@@ -1610,10 +1611,11 @@ pub fn exam_card(course: &Course, question_id: &str, env: &TurnEnv<'_>) -> Optio
 }
 
 /// Keeps the tutor's question where it belongs. During scaffolding it is
-/// the next small step, and the problem stays the pending question (seed
-/// 003); a probe or hint about a question code can grade never replaces it,
-/// so the student's next try is still graded; otherwise it is tracked for
-/// its lifecycle (seed 000).
+/// the next small step, and the problem stays the pending question (the
+/// student is still working towards its answer); a probe or hint about a
+/// question code can grade never replaces it, so the student's next try is
+/// still graded; otherwise it is tracked for its lifecycle
+/// (`engine::lifecycle`).
 ///
 /// A question with an answer code knows replaces a pending word question
 /// the student has not tried yet (the tutor moved on); once they have

@@ -214,7 +214,8 @@ impl DrillGrader for LlmDrillGrader {
             .0
             .single_prompt(LlmCall::DrillGrading, name, &values)
             .await?;
-        // Tags come from the unit's fixed list only (seed 004 PV-AI-013).
+        // Tags come from the unit's fixed list only: a made-up tag would
+        // count evidence against a mistake the unit does not know.
         if let Some(tag) = &reply.value.common_mistake_tag
             && !input.mistake_tags.iter().any(|t| &t.id == tag)
         {

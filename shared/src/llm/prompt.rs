@@ -1,4 +1,4 @@
-//! The tutor's prompt bundle (seed 004 PF-3.6, seed 000's prompt system):
+//! The tutor's prompt bundle:
 //! the workflow's templates rendered into three system messages (core
 //! rules, POLICY, CONTEXT) and one user message (conversation, student
 //! input, category guidance and the reply contract), trimmed to the

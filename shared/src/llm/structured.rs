@@ -13,7 +13,7 @@ use crate::model::{CallUsage, LlmError, Reply};
 
 /// Asks `provider` for a `T`. The reply is used only if it decodes into `T`
 /// and passes `T`'s checks; otherwise the call fails with `InvalidOutput`
-/// and is not repeated (seed 004 PF-3.7).
+/// and is not repeated: the caller falls back to the deterministic path.
 pub async fn structured_call<T: StructuredOutput>(
     provider: &dyn LlmProvider,
     call: LlmCall,

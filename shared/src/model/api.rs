@@ -58,7 +58,7 @@ pub struct CreateThreadRequest {
     pub student: Option<super::profile::StudentProfile>,
 }
 
-/// A problem supplied by the caller (seed 003 `current_problem`).
+/// A problem supplied by the caller for a problem set.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ProblemInput {
@@ -284,7 +284,9 @@ pub struct SupportViewedResponse {
     pub snapshot_lite: SnapshotLite,
 }
 
-/// Small UI summary so apps need no DAG logic (seed 004 PF-6.1).
+/// Small UI summary so apps need no DAG logic: the focus unit, a
+/// prerequisite to work on first, what to revisit and how many units are at
+/// each tier.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SnapshotLite {

@@ -1,5 +1,5 @@
 //! The structured replies of the LLM calls, validated before use: the tutor's
-//! reply (seed 004 PF-3.6.5) and the safety, drill grading, exam evaluation,
+//! reply and the safety, drill grading, exam evaluation,
 //! planner and summary replies. snake_case: this is the contract the model
 //! sees. The JSON schema each provider is given is derived from these types,
 //! so their `///` docs are written for the model (developer notes use `//`);
@@ -44,13 +44,13 @@ pub struct LlmTutorResponse {
     pub exam_suggestion: Option<LlmExamSuggestion>,
     /// The one question tutor_text asks the student to answer, with the
     /// answer you expect; null when it asks nothing to answer.
-    // Seed 000's question_asked / expected_answer: the server keeps the
-    // expected answer and grades the next message against it.
+    // The question the reply asks and its expected answer: the server keeps
+    // the expected answer and grades the next message against it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub question_asked: Option<LlmQuestionAsked>,
     /// True when the student has shown what this step needs and the lesson
     /// may move on to the next step.
-    // Seed 000's advance_to_step, as a yes/no: the mode decides which step.
+    // Whether to move on, as a yes/no: the mode decides which step is next.
     #[serde(
         default,
         deserialize_with = "null_as_default",
@@ -148,7 +148,7 @@ pub struct LlmDrillCard {
 pub struct LlmExamSuggestion {
     pub question_id: String,
     /// Must equal POLICY.desiredExamTier.
-    // Seed 004 spells this field `difficultyTier`; both spellings are read.
+    // The exam bank's camelCase spelling `difficultyTier` is read too.
     #[serde(alias = "difficultyTier")]
     pub difficulty_tier: ExamTier,
 }
@@ -162,7 +162,7 @@ pub struct LlmTurnAnalysis {
     pub suggested_prereq_units: Vec<String>,
     /// Exactly what the student answered, copied, when the message is an
     /// answer; otherwise null.
-    // Seed 003: what was SAID, not what was meant. Code grades it.
+    // What was SAID, not what was meant: code grades it, not the model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answer_text: Option<String>,
     /// When the message answers the question being worked on: whether the
@@ -192,7 +192,8 @@ where
 }
 
 /// What the student is doing with this message.
-// Seed 004's five intents plus the readings seed 003's routing and seed 000's modes need.
+// The guided policy's five intents (solve, explain, check, stuck, unknown)
+// plus the readings the routing categories and the other modes need.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum StudentIntent {
@@ -239,8 +240,8 @@ pub enum UnderstandingSignal {
     Confused,
 }
 
-// The optional safety LLM's reading of one student message (seed 000
-// `SafetyOutput`); the rule-based gate always runs first.
+// The optional safety LLM's reading of one student message; the rule-based
+// gate always runs first.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LlmSafetyVerdict {
@@ -264,7 +265,8 @@ pub enum SafetyCategory {
     Other,
 }
 
-// The drill grading LLM's verdict (seed 004 PV-AI-013).
+// The drill grading LLM's verdict. Drills are graded on demand and never
+// stored; only the evidence counters and mistake tags are kept.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LlmDrillGrade {
@@ -276,7 +278,7 @@ pub struct LlmDrillGrade {
     pub common_mistake_tag: Option<String>,
 }
 
-// The exam evaluation LLM's marking of one answer (seed 000 exam mode).
+// The exam evaluation LLM's marking of one written exam answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LlmExamEvaluation {
@@ -285,7 +287,7 @@ pub struct LlmExamEvaluation {
     pub feedback: String,
 }
 
-// The planner LLM's study plan for one unit (seed 001 PLANNER).
+// The planner LLM's study plan for one teach_me unit.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LlmStudyPlan {
@@ -303,7 +305,7 @@ pub struct LlmPlanStep {
     pub success_criteria: String,
 }
 
-// The summary LLM's account of a session (seed 001 summary endpoint).
+// The summary LLM's account of a session (`GET /threads/{id}/summary`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LlmSessionSummary {

@@ -1,4 +1,4 @@
-//! Conversation items and the interactive cards the apps render (seed 004 `TutorMessage`).
+//! Conversation items and the interactive cards the apps render.
 
 use chrono::{DateTime, Utc};
 use schemars::JsonSchema;

@@ -3,8 +3,8 @@
 //!
 //! The product's own API is camelCase on the wire and request types reject
 //! unknown fields. Two shapes keep the casing of the systems they talk to:
-//! the LLM's structured reply ([`llm`], snake_case, seed 004 PF-3.6.5) and the
-//! n8n/LMS webhook ([`webhook`], snake_case, seed 003).
+//! the LLM's structured reply ([`llm`], snake_case) and the n8n/LMS webhook
+//! ([`webhook`], snake_case, docs/webhooks.md).
 
 pub mod api;
 pub mod grade;

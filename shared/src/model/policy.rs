@@ -1,4 +1,5 @@
-//! The per-turn policy (seed 004 `TutorPolicy`): computed, never stored.
+//! The per-turn policy: what the tutor may do this turn, computed by the
+//! engine from the snapshot and the message, never stored.
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};

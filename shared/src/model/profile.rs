@@ -1,7 +1,8 @@
 //! Who the student is, as far as they chose to say: the profile a thread is
-//! personalised with (seed 000 StudentContext). Sent at thread creation or
-//! kept with `PUT /me/profile`; a thread copies it at creation, so a later
-//! profile change does not rewrite a conversation under way.
+//! personalised with (docs/architecture.md, "Who the student is"). Sent at
+//! thread creation or kept with `PUT /me/profile`; a thread copies it at
+//! creation, so a later profile change does not rewrite a conversation
+//! under way.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -28,8 +28,9 @@ use super::tier::{ExamTier, MasteryTier};
 
 /// Why an LLM call produced no usable reply. Every variant is final for the
 /// call that returned it: retries already happened inside the provider
-/// where they could help, and invalid output is never retried (seed 004
-/// PF-3.7) — the pipeline falls back to the deterministic path.
+/// where they could help, and invalid output is never retried (asking again
+/// costs time and money and may fail the same way) — the pipeline falls
+/// back to the deterministic path.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum LlmError {
     #[error("the model refused: {0}")]
@@ -117,9 +118,9 @@ pub struct Reply<T> {
 // The tutor call
 // ---------------------------------------------------------------------------
 
-/// Everything the tutor needs to decide one turn (seed 004 PF-3.6.1 plus
-/// seed 000's dynamic signals). Built by the pipeline after the policy and
-/// retrieval steps.
+/// Everything the tutor needs to decide one turn: the policy, the student's
+/// state, the retrieved content and the dynamic signals (pacing, style).
+/// Built by the pipeline after the policy and retrieval steps.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TutorTurnInput {
@@ -221,7 +222,7 @@ pub struct CourseBrief {
     pub audience: String,
 }
 
-/// The CONTEXT message (seed 004 PF-3.6.4): retrieved for this turn.
+/// The CONTEXT message of the prompt: the content retrieved for this turn.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TutorContext {
@@ -278,7 +279,8 @@ pub struct ExamCandidate {
     pub tags: Vec<String>,
 }
 
-/// Seed 004 `snapshotLiteForLLM`.
+/// The little of the student's snapshot the tutor prompt shows: the focus,
+/// the units in progress and what to revisit.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SnapshotLiteForLlm {
@@ -405,7 +407,7 @@ pub struct HistoryMessage {
     pub text: String,
 }
 
-/// Seed 004 `STUDENT_INPUT`.
+/// The STUDENT_INPUT message of the prompt: what the student sent.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StudentInput {
@@ -431,7 +433,8 @@ impl StudentInput {
     }
 }
 
-/// What code made of the message before any LLM call (DESIGN step 6).
+/// What code made of the message before any LLM call (the interpret stage,
+/// docs/architecture.md "The turn").
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CodeReading {
@@ -553,7 +556,7 @@ pub trait ExamEvaluator: Send + Sync {
     ) -> Result<Reply<Judgement<LlmExamEvaluation>>, LlmError>;
 }
 
-/// A study plan request for one unit (seed 001 PLANNER, initial or replan).
+/// A study plan request for one teach_me unit, initial or replan.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PlannerInput {

@@ -1,6 +1,7 @@
-//! What a session's summary is made of (seed 000's step 10): a timeline of
-//! its latest turns as a teacher reads them, the trend of the student's
-//! answers and the concepts the session taught.
+//! What a session's summary is made of (docs/architecture.md, "The
+//! conversation as it is read back"): a timeline of its latest turns as a
+//! teacher reads them, the trend of the student's answers and the concepts
+//! the session taught.
 
 use chrono::{DateTime, Utc};
 use schemars::JsonSchema;

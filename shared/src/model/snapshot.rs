@@ -1,4 +1,4 @@
-//! The persistent per-student, per-course record (seed 004 `StudentSnapshot`).
+//! The persistent per-student, per-course record the policy reads.
 
 use std::collections::BTreeMap;
 
@@ -93,7 +93,8 @@ pub struct UnitProgress {
     pub last_touched_at: Option<DateTime<Utc>>,
     pub drill: DrillCounters,
     pub exam: ExamCounters,
-    /// Mistake tags from drill grading only (seed 004: never from the LLM).
+    /// Mistake tags from drill grading only, never from the tutor LLM's
+    /// reading: a tag must come from a graded answer.
     pub confusion_tags: BTreeMap<String, u32>,
     /// BKT probability that the unit is learned; absent until graded evidence arrives.
     #[serde(default, skip_serializing_if = "Option::is_none")]

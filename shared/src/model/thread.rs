@@ -1,7 +1,8 @@
 //! Threads (conversations) and the session state every turn is rebuilt from.
 //!
 //! A thread's mode is fixed at creation. All state lives here, so any
-//! stateless function can pick up the conversation (seed 002).
+//! stateless function can pick up the conversation: no server keeps a
+//! session in memory between turns.
 
 use std::collections::BTreeMap;
 
@@ -12,19 +13,19 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Mode {
-    /// Seed 004's policy loop over the course DAG.
+    /// The policy's loop over the course DAG.
     #[default]
     Guided,
-    /// A study plan for one unit (seeds 000/001).
+    /// A study plan for one unit.
     TeachMe,
-    /// Student-led questions with direct answers (seed 000).
+    /// Student-led questions with direct answers.
     ClarifyDoubts,
-    /// A fixed set of questions, scored at the end (seeds 000/002).
+    /// A fixed set of questions, scored at the end.
     Exam,
-    /// A sequence of problems with scaffolding and teach-back (seed 003).
+    /// A sequence of problems with scaffolding and teach-back.
     ProblemSet,
     /// A questionnaire from the content bundle, asked in order with skip
-    /// logic; nothing is scored (seed 002).
+    /// logic; nothing is scored.
     Survey,
 }
 
@@ -165,7 +166,7 @@ pub struct SessionState {
     pub concepts_discussed: Vec<String>,
     /// What the thread's mode keeps of its own.
     pub mode_state: ModeState,
-    /// The last problem an integration sent (seed 003 webhook): it is not
+    /// The last problem an integration sent over the webhook: it is not
     /// asked again once answered.
     pub last_problem: Option<String>,
     /// What became of the conversation's recent cards (newest last,
@@ -391,7 +392,8 @@ pub struct KnownMistake {
     pub slip: bool,
 }
 
-/// Escalation of a pending question after wrong answers (seed 000).
+/// Escalation of a pending question after wrong answers: each wrong answer
+/// moves it one phase on, from asked to a change of strategy.
 #[derive(
     Debug,
     Clone,
@@ -435,7 +437,7 @@ pub struct PendingQuestion {
     pub drill_token: Option<String>,
 }
 
-/// Seed 003 scaffolding: the problem broken into smaller questions.
+/// Scaffolding: the problem broken into smaller questions.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Scaffolding {
@@ -448,7 +450,7 @@ pub struct Scaffolding {
     pub step_expects: Option<String>,
 }
 
-/// Seed 003 teach-back: after a correct answer the student explains it.
+/// Teach-back: after a correct answer the student explains it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct TeachBack {
@@ -486,7 +488,7 @@ pub struct StepProgress {
     pub taught: bool,
 }
 
-/// One step of a teach_me study plan (seed 001 todo list).
+/// One step of a teach_me study plan, kept like a to-do list item.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PlanStep {
@@ -774,7 +776,7 @@ pub enum ProblemStatus {
     Skipped,
 }
 
-/// How a problem of a problem set went (seed 003 mastery signals).
+/// How a problem of a problem set went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum MasterySignal {
@@ -834,7 +836,7 @@ pub struct ProblemProgress {
     pub skip_offered: bool,
 }
 
-/// A problem of a problem-set session (seed 003 `problem_sequence`).
+/// A problem of a problem-set session, in the order they are worked.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ProblemEntry {
@@ -885,7 +887,7 @@ pub struct ProblemSetState {
     pub report: Option<ProblemSetReport>,
 }
 
-/// The session report (seed 003 "Post-Session Report").
+/// The report a problem-set session ends with.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ProblemSetReport {

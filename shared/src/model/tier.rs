@@ -1,4 +1,5 @@
-//! Mastery tiers and exam difficulty tiers (seed 004 PF-5.1).
+//! Mastery tiers and exam difficulty tiers (docs/architecture.md, "The
+//! guided policy").
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

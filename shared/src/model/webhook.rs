@@ -1,4 +1,5 @@
-//! The n8n / LMS webhook shapes (seed 003), snake_case as those tools send them.
+//! The n8n / LMS webhook shapes (docs/webhooks.md), snake_case as those
+//! tools send them.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

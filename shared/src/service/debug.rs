@@ -1,5 +1,6 @@
 //! The policy trace a staff member sees in the web page's debug drawer
-//! (seed 004 PF-7.2): off unless the server runs with `debug.enabled`, and
+//! (docs/architecture.md, "The web page"): off unless the server runs with
+//! `debug.enabled`, and
 //! then only for tokens in the staff group.
 
 use super::Service;

@@ -1,4 +1,4 @@
-//! `POST /threads/{threadId}/drill/grade`: drills are stateless (seed 004);
+//! `POST /threads/{threadId}/drill/grade`: drills are stateless (never stored);
 //! the signed token says what was asked, the item is regenerated, and code
 //! grades the answer. Only a first, understood attempt is evidence.
 

@@ -1,5 +1,5 @@
-//! Read-only views of progress: a thread's summary (seed 001) and a
-//! student's report card for a course (seed 000).
+//! Read-only views of progress: a thread's summary and a student's report
+//! card for a course.
 
 use std::time::Duration as StdDuration;
 

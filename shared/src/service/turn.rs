@@ -56,7 +56,7 @@ use crate::store::{Expected, ThreadRecord, TurnLog, UnitOfWork, Versioned};
 pub(crate) enum Shape<'a> {
     /// The app API's `TurnResponse`.
     App,
-    /// Seed 003's webhook reply, for an n8n or LMS integration.
+    /// The webhook reply (docs/webhooks.md), for an n8n or LMS integration.
     Webhook(&'a WebhookSettings),
 }
 
@@ -936,7 +936,7 @@ impl Service {
 }
 
 /// A problem sent by an integration becomes the pending question; a new
-/// problem id starts it afresh (seed 003), the same one carries on.
+/// problem id starts it afresh, the same one carries on.
 fn with_problem(thread: &mut Thread, shape: Shape<'_>, now: DateTime<Utc>) {
     let Shape::Webhook(WebhookSettings {
         problem: Some(problem),

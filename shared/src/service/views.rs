@@ -77,7 +77,7 @@ pub fn state_view(thread: &Thread, bundle: &Bundle) -> ThreadStateView {
     }
 }
 
-/// A session's summary (seed 000's step 10), the same in every mode.
+/// A session's summary (its timeline, trend and concepts), the same in every mode.
 pub struct SessionSummary {
     /// The latest turns, oldest first.
     pub timeline: Vec<TimelineEntry>,

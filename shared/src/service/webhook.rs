@@ -1,5 +1,5 @@
-//! `POST /webhooks/turn`: a turn from an n8n or LMS integration (seed 003
-//! payload and reply). The integration is authenticated by its signature;
+//! `POST /webhooks/turn`: a turn from an n8n or LMS integration (payload
+//! and reply in docs/webhooks.md). The integration is authenticated by its signature;
 //! it acts only for its own students, and each of its sessions is a thread.
 
 use sha2::{Digest, Sha256};

@@ -248,7 +248,7 @@ fn untitled(mode: crate::model::Mode) -> &'static str {
     }
 }
 
-/// The structured record of one turn (seed 004 PF-7.1): kept for a while
+/// The structured record of one turn (the turn log): kept for a while
 /// for debugging and the logs view, then expired.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -1,5 +1,5 @@
-//! The JSON examples of seed 004 and seed 003 parse into the contracts and
-//! serialize back to the same JSON.
+//! The reference JSON examples of the app API and the n8n/LMS webhook parse
+//! into the contracts and serialize back to the same JSON.
 
 use std::path::PathBuf;
 
@@ -85,7 +85,7 @@ fn turn_request_round_trips() {
 }
 
 #[test]
-fn every_client_event_of_seed_004_round_trips() {
+fn every_client_event_round_trips() {
     let events: Vec<ClientEvent> = round_trip("client_events.json");
     assert_eq!(events.len(), 7);
     assert!(matches!(
@@ -114,17 +114,17 @@ fn exam_requests_round_trip() {
     assert_eq!(grade.response_time_ms, Some(8200));
 }
 
-/// Seed 004 let the client say whether its MCQ answer was right; here the
-/// server decides, so that field is refused by name.
+/// A client may not say whether its MCQ answer was right (the server
+/// decides), nor send the drill's text, so those fields are refused by name.
 #[test]
 fn client_verdicts_are_refused() {
     let err = serde_json::from_value::<McqSubmitRequest>(fixture(
-        "seed004_mcq_submit_with_client_verdict.json",
+        "refused_mcq_submit_with_client_verdict.json",
     ))
     .unwrap_err();
     assert!(err.to_string().contains("isCorrect"), "{err}");
     let err = serde_json::from_value::<DrillGradeRequest>(fixture(
-        "seed004_drill_grade_with_drill_text.json",
+        "refused_drill_grade_with_drill_text.json",
     ))
     .unwrap_err();
     assert!(err.to_string().contains("courseId"), "{err}");
@@ -142,7 +142,7 @@ fn unknown_fields_and_event_types_are_refused() {
 }
 
 #[test]
-fn webhook_shapes_of_seed_003_round_trip() {
+fn webhook_shapes_round_trip() {
     let request: WebhookTurnRequest = round_trip("webhook_turn_request.json");
     assert_eq!(request.current_problem.unwrap().correct_answer, "2");
     let response: WebhookTurnResponse = round_trip("webhook_turn_response.json");

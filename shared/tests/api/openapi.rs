@@ -278,8 +278,9 @@ fn schemas_are_valid_and_references_resolve() {
     }
 }
 
-/// The contract fixtures (seed 003 and 004 examples) are valid bodies by
-/// the spec, and seed 004's shapes this API refuses are refused by it too.
+/// The contract fixtures (the reference app API and webhook examples) are
+/// valid bodies by the spec, and the shapes this API refuses are refused by
+/// it too.
 #[test]
 fn contract_fixtures_match_the_schemas() {
     let spec = spec();
@@ -306,11 +307,11 @@ fn contract_fixtures_match_the_schemas() {
     // The client may not claim the verdict, nor send the drill's text.
     let refused = [
         (
-            "seed004_mcq_submit_with_client_verdict.json",
+            "refused_mcq_submit_with_client_verdict.json",
             "McqSubmitRequest",
         ),
         (
-            "seed004_drill_grade_with_drill_text.json",
+            "refused_drill_grade_with_drill_text.json",
             "DrillGradeRequest",
         ),
     ];
@@ -320,7 +321,7 @@ fn contract_fixtures_match_the_schemas() {
             "{file} should not match {schema}"
         );
     }
-    // Seed 003 also spells the answer `ans`; the server reads both, not both at once.
+    // Integrations also spell the answer `ans`; the server reads both, not both at once.
     let mut request = fixture("webhook_turn_request.json");
     let problem = request["current_problem"].as_object_mut().unwrap();
     let answer = problem.remove("correct_answer").unwrap();
@@ -863,7 +864,7 @@ async fn refusals_and_retries_answer_as_documented() {
     );
 }
 
-/// The signed webhook: a reply in the seed 003 shape, an exact replay
+/// The signed webhook: a reply in the webhook's own shape, an exact replay
 /// answered from storage, and refusals of bad signatures and other
 /// integrations' students.
 #[tokio::test]

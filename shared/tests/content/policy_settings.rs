@@ -88,7 +88,7 @@ fn assert_reported(problems: &[Diagnostic], path: &str, at: (usize, usize), word
 }
 
 #[test]
-fn the_test_bundle_is_valid_and_the_shipped_defaults_are_the_seeds() {
+fn the_test_bundle_is_valid_and_the_shipped_defaults_are_the_expected_ones() {
     let bundle = Bundle::load(&bundle("")).unwrap_or_else(|d| panic!("{d:?}"));
     let policy = &bundle.workflows["default"].policy;
     // BKT's mastery gap shares the "still to learn" weight with the tiers.

@@ -570,7 +570,7 @@ async fn bad_requests_change_nothing(h: &Harness) {
 }
 
 /// An n8n integration: signed requests only, its own students only, the
-/// seed 003 reply shape, replays answered from the store.
+/// webhook reply shape (docs/webhooks.md), replays answered from the store.
 async fn webhook_turns(h: &Harness) {
     let send = |body: &Value, timestamp: i64, secret: &str| {
         let bytes = serde_json::to_vec(body).unwrap();

@@ -1,5 +1,6 @@
 //! End to end with the outside systems the server talks to: an external
-//! exam API (authoritative for lockouts and verdicts, seed 004), an
+//! exam API (authoritative for lockouts and verdicts: the tutor only reads
+//! them), an
 //! OpenAI-style transcription API (wiremock replaying its shapes), S3
 //! presigned uploads (moto), and the read endpoints.
 

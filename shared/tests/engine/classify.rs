@@ -1,5 +1,6 @@
 //! Routing categories: the detection semantics of the workflow's comment
-//! block, seed 003's merge of code grading with the LLM's reading, and the
+//! block, the merge of code grading with the LLM's reading (the model says
+//! whether it is an answer, code says how good), and the
 //! shipped categories on realistic messages, with and without an LLM.
 
 use std::path::PathBuf;

@@ -210,19 +210,19 @@ proptest! {
     }
 
     #[test]
-    fn weak_only_never_blocks_more_than_the_seed_rule(
+    fn weak_only_never_blocks_more_than_any_missing(
         (course, snapshot, _mapped, _lockouts, knobs) in arb_scenario()
     ) {
         let mut weak = knobs.clone();
         weak.blocker_evidence = BlockerEvidence::WeakOnly;
-        let mut seed = knobs;
-        seed.blocker_evidence = BlockerEvidence::AnyMissing;
-        let (weak, seed) = (workflow_from(&weak), workflow_from(&seed));
+        let mut strict = knobs;
+        strict.blocker_evidence = BlockerEvidence::AnyMissing;
+        let (weak, strict) = (workflow_from(&weak), workflow_from(&strict));
         for unit in &course.order {
             let weak_blocks = Gate::new(&course, &weak).blocking_prereqs(&snapshot, unit);
-            let seed_blocks = Gate::new(&course, &seed).blocking_prereqs(&snapshot, unit);
-            prop_assert!(weak_blocks.iter().all(|u| seed_blocks.contains(u)),
-                "{unit}: {weak_blocks:?} not within {seed_blocks:?}");
+            let strict_blocks = Gate::new(&course, &strict).blocking_prereqs(&snapshot, unit);
+            prop_assert!(weak_blocks.iter().all(|u| strict_blocks.contains(u)),
+                "{unit}: {weak_blocks:?} not within {strict_blocks:?}");
         }
     }
 

@@ -1,6 +1,9 @@
-//! Seed 004's worked examples and every trigger of its "Exhaustive Input →
-//! Response Triggers" section (A1–A5, B1–B2, C1–C2), as table tests over
-//! synthetic courses.
+//! The policy's reference examples (the JSON in tests/fixtures/contracts)
+//! and every input → response trigger, as table tests over synthetic
+//! courses. Triggers are named by input: A for a turn (A1 a confident
+//! mapping, A2 a missing prerequisite, A3 an ambiguous mapping, A4 stuck by
+//! evidence, A5 exam-ready), B for a graded drill (B1 right, B2 wrong), C
+//! for exam events (C1 a passed question, C2 a failed one or a viewed memo).
 
 use crate::policy_support;
 
@@ -33,8 +36,9 @@ fn fixture(name: &str) -> Value {
     serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
 }
 
-/// Seed 004's DAG: ALG-00 → ALG-01 → ALG-02, with the entry unit ENTRY-00.
-fn seed_course() -> Course {
+/// The reference examples' DAG: ALG-00 → ALG-01 → ALG-02, with the entry
+/// unit ENTRY-00.
+fn reference_course() -> Course {
     let mut c = course(&[
         ("ENTRY-00", &[]),
         ("ALG-00", &[]),
@@ -46,18 +50,18 @@ fn seed_course() -> Course {
     c
 }
 
-/// Seed 004's StudentSnapshot example.
-fn seed_snapshot() -> StudentSnapshot {
+/// The reference StudentSnapshot example.
+fn reference_snapshot() -> StudentSnapshot {
     serde_json::from_value(fixture("student_snapshot.json")).unwrap()
 }
 
-fn seed_now() -> DateTime<Utc> {
+fn reference_now() -> DateTime<Utc> {
     "2026-03-01T10:05:00Z".parse().unwrap()
 }
 
-/// Seed 004's blocker rule: every prerequisite below the tier blocks,
-/// worked on or not. The seed's trigger examples are written for it.
-fn seed_rule() -> Workflow {
+/// The strict blocker rule: every prerequisite below the tier blocks,
+/// worked on or not. The reference trigger examples are written for it.
+fn any_missing_rule() -> Workflow {
     workflow_with("policy: {blocker_evidence: any_missing}")
 }
 
@@ -68,7 +72,7 @@ fn policy_at(
     now: DateTime<Utc>,
     lockouts: &BTreeMap<String, LockoutStatus>,
 ) -> PolicyOutcome {
-    let workflow = seed_rule();
+    let workflow = any_missing_rule();
     let input = PolicyInput {
         snapshot,
         course,
@@ -136,34 +140,35 @@ fn verdict(outcome: &PolicyOutcome, reply: &LlmTutorResponse) -> Verdict {
 use TutorAction::{ConceptCard, DrillCard, ExamBlock, SocraticQuestion};
 
 // ---------------------------------------------------------------------------
-// Seed 004's worked examples
+// The reference examples
 // ---------------------------------------------------------------------------
 
-/// PF-0.1's TutorPolicy example from PF-0.1's StudentSnapshot example and a
-/// message mapped to ALG-01 at 0.92. Every field agrees with the seed's JSON
-/// except two where its JSON contradicts its own computePolicy (PF-3.4):
-/// the focus is the blocker ALG-00 ("A2: focus shifts to prereq"; the JSON's
-/// stuck=false and desiredExamTier=bronze only hold for ALG-00, since ALG-01
-/// is bronze with a broken streak), so it also leads the scoped list; and
-/// examAvailability is `none` because the focus is not exam-ready.
+/// The reference TutorPolicy example from the reference StudentSnapshot and
+/// a message mapped to ALG-01 at 0.92. Every field agrees with the example
+/// JSON (kept as it was given) except two, where it contradicts the
+/// policy's own rules: the focus is the blocker ALG-00 (A2: the focus
+/// shifts to the prerequisite; the JSON's stuck=false and
+/// desiredExamTier=bronze only hold for ALG-00, since ALG-01 is bronze with
+/// a broken streak), so it also leads the scoped list; and examAvailability
+/// is `none` because the focus is not exam-ready.
 #[test]
-fn the_seed_policy_example() {
+fn the_reference_policy_example() {
     let outcome = policy_at(
-        &seed_course(),
-        &seed_snapshot(),
+        &reference_course(),
+        &reference_snapshot(),
         &mapped(&[("ALG-01", 0.92)]),
-        seed_now(),
+        reference_now(),
         &BTreeMap::new(),
     );
     let p = &outcome.policy;
-    let seed: TutorPolicy = serde_json::from_value(fixture("tutor_policy.json")).unwrap();
-    assert_eq!(p.primary_target_unit_id, seed.primary_target_unit_id);
-    assert_eq!(p.prereq_blocking_unit_id, seed.prereq_blocking_unit_id);
-    assert_eq!(p.allowed_actions, seed.allowed_actions);
-    assert_eq!(p.stuck, seed.stuck);
-    assert_eq!(p.exam_ready, seed.exam_ready);
-    assert_eq!(p.desired_exam_tier, seed.desired_exam_tier);
-    assert_eq!(p.constraints, seed.constraints);
+    let example: TutorPolicy = serde_json::from_value(fixture("tutor_policy.json")).unwrap();
+    assert_eq!(p.primary_target_unit_id, example.primary_target_unit_id);
+    assert_eq!(p.prereq_blocking_unit_id, example.prereq_blocking_unit_id);
+    assert_eq!(p.allowed_actions, example.allowed_actions);
+    assert_eq!(p.stuck, example.stuck);
+    assert_eq!(p.exam_ready, example.exam_ready);
+    assert_eq!(p.desired_exam_tier, example.desired_exam_tier);
+    assert_eq!(p.constraints, example.constraints);
     assert_eq!(p.focus_unit_id, "ALG-00");
     assert_eq!(p.scoped_unit_ids, vec!["ALG-00", "ALG-01"]);
     assert_eq!(p.exam_availability, ExamAvailability::None);
@@ -173,17 +178,17 @@ fn the_seed_policy_example() {
         TargetReason::Mapped { confidence: 0.92 }
     );
 
-    // The seed's LLM reply example (a drill on ALG-01) obeys this policy.
-    let seed_reply: LlmTutorResponse =
+    // The reference LLM reply example (a drill on ALG-01) obeys this policy.
+    let example_reply: LlmTutorResponse =
         serde_json::from_value(fixture("llm_tutor_response.json")).unwrap();
-    assert_eq!(verdict(&outcome, &seed_reply), Verdict::Valid);
+    assert_eq!(verdict(&outcome, &example_reply), Verdict::Valid);
 }
 
-/// PF-6.1's SnapshotLite example, reproduced exactly from the seed snapshot
-/// grown to 12 bronze, 4 silver and 1 gold units in a 40-unit course, with
-/// two locked revisit questions.
+/// The reference SnapshotLite example, reproduced exactly from the
+/// reference snapshot grown to 12 bronze, 4 silver and 1 gold units in a
+/// 40-unit course, with two locked revisit questions.
 #[test]
-fn the_seed_snapshot_lite_example() {
+fn the_reference_snapshot_lite_example() {
     let mut edges: Vec<(String, Vec<String>)> = vec![
         ("ENTRY-00".into(), vec![]),
         ("ALG-00".into(), vec![]),
@@ -200,7 +205,7 @@ fn the_seed_snapshot_lite_example() {
     c.units.get_mut("ALG-00").unwrap().title = "Inverse Operations".into();
     c.units.get_mut("ALG-01").unwrap().title = "Linear Equations".into();
 
-    let mut s = seed_snapshot();
+    let mut s = reference_snapshot();
     for i in 0..11 {
         progress(&mut s, &format!("X-{i:02}"), MasteryTier::Bronze, 2, 2);
     }
@@ -226,7 +231,7 @@ fn the_seed_snapshot_lite_example() {
     .map(|(q, until)| (q.to_owned(), LockoutStatus::Locked { until }))
     .collect();
 
-    let lite = build_snapshot_lite(&s, &c, &seed_rule(), &lockouts, seed_now());
+    let lite = build_snapshot_lite(&s, &c, &any_missing_rule(), &lockouts, reference_now());
     assert_eq!(
         serde_json::to_value(&lite).unwrap(),
         fixture("snapshot_lite.json")
@@ -820,7 +825,7 @@ fn snapshot_with_gold_fractions() -> StudentSnapshot {
 #[test]
 fn a_focus_outside_the_course_and_mapped_units_outside_it_are_handled() {
     let c = a_course();
-    // The seed's cold-start placeholder focus.
+    // The reference examples' cold-start placeholder focus.
     let s = snapshot("ENTRY-00");
     let outcome = policy(&c, &s, &mapped(&[("graphs", 0.99)]));
     assert_eq!(outcome.policy.focus_unit_id, "fractions");

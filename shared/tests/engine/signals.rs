@@ -1,4 +1,4 @@
-//! Seed 000's dynamic signals, row by row: the pacing directive table and
+//! The dynamic signals, row by row: the pacing directive table and
 //! the student style rules, with the shipped thresholds.
 
 use tutorflow::content::workflow::{PacingSettings, StyleSettings};
@@ -29,7 +29,7 @@ fn directive(
 }
 
 #[test]
-fn seed_000_pacing_table() {
+fn pacing_table() {
     use PacingDirective::*;
     use Trend::{Declining, Improving, Steady as Flat};
     // TURN 1: the first turn, whatever else holds.
@@ -120,7 +120,7 @@ fn the_trend_compares_newer_answers_with_older_ones() {
 }
 
 #[test]
-fn seed_000_student_style() {
+fn student_style() {
     let settings = StyleSettings::default();
     let style = |m: &[&str]| signals::student_style(m, &settings);
     // QUIET: five words or fewer on average.

@@ -1,7 +1,7 @@
-//! State transitions, case by case against the seeds: seed 003 §1.2
-//! (scaffolding and teach-back, driven by the shipped categories), seed
-//! 000's question lifecycle (five cases, phase progression) and seed 003's
-//! hybrid memory on a problem change.
+//! State transitions, case by case: the routing categories' transitions
+//! (scaffolding and teach-back, driven by the shipped categories), the
+//! question lifecycle (five cases, phase progression) and the hybrid memory
+//! on a problem change.
 
 use std::path::PathBuf;
 
@@ -61,7 +61,7 @@ fn route(workflow: &Workflow, state: &mut SessionState, id: &str, answer: &str) 
 }
 
 #[test]
-fn seed_003_scaffolding_and_teach_back() {
+fn scaffolding_and_teach_back() {
     let workflow = default_workflow();
     let mut state = SessionState {
         pending_question: Some(question("adding integers", "What is -7 + 3?", "-4")),
@@ -110,7 +110,7 @@ fn seed_003_scaffolding_and_teach_back() {
 }
 
 #[test]
-fn seed_003_off_topic_count() {
+fn off_topic_count() {
     let workflow = default_workflow();
     let mut state = SessionState::default();
     route(&workflow, &mut state, "off_topic", "");
@@ -121,7 +121,7 @@ fn seed_003_off_topic_count() {
 }
 
 #[test]
-fn seed_000_phase_progression() {
+fn phase_progression() {
     let workflow = default_workflow();
     let mut state = SessionState {
         pending_question: Some(question("adding integers", "What is -3 + 5?", "2")),
@@ -162,7 +162,7 @@ fn seed_000_phase_progression() {
 }
 
 #[test]
-fn seed_000_five_lifecycle_cases() {
+fn five_lifecycle_cases() {
     let mut state = SessionState::default();
     // 3. New question, none pending → tracked.
     let first = question("adding integers", "What is -3 + 5?", "2");
@@ -249,7 +249,7 @@ struct Turn {
 }
 
 #[test]
-fn seed_003_hybrid_memory_on_a_problem_change() {
+fn hybrid_memory_on_a_problem_change() {
     let turns: Vec<Turn> = [
         ("p1", "hi"),
         ("p1", "idk"),

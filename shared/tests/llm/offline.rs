@@ -1,5 +1,5 @@
 //! The offline tutor: for every policy, context and message it returns a
-//! reply the policy accepts (seed 004 PF-3.7's rules, checked here directly),
+//! reply the policy accepts (the fallback's rules, checked here directly),
 //! reads like a tutor (no internal names), is deterministic for a seed and
 //! varies across seeds, and follows the question phase.
 
@@ -34,8 +34,8 @@ fn tutor(bundle: &std::sync::Arc<Bundle>) -> OfflineTutor {
     OfflineTutor::new(bundle.clone(), "default")
 }
 
-/// Everything wrong with `reply`: the policy validator's violations (seed
-/// 004 PF-3.7, `engine::fallback`), the reply's own checks, and what an
+/// Everything wrong with `reply`: the policy validator's violations
+/// (`engine::fallback`), the reply's own checks, and what an
 /// offline reply must do besides (present the server's practice item,
 /// invent no answer).
 fn violations(bundle: &Bundle, input: &TutorTurnInput, reply: &LlmTutorResponse) -> Vec<String> {

@@ -431,7 +431,7 @@ fn the_lesson_block_carries_the_pacing_of_the_step() {
     assert!(!steady.contains(lesson.simplify.trim()) && !steady.contains(lesson.accelerate.trim()));
 }
 
-/// Seed 003's hybrid memory as the model reads it: the problem in the mode
+/// The hybrid memory as the model reads it: the problem in the mode
 /// block, the turns kept from the previous problem marked as such, the
 /// current problem's turns not; trimming the history drops the earlier
 /// problem's turns first.

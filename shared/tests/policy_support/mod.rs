@@ -23,7 +23,7 @@ pub fn hours_ago(hours: i64) -> DateTime<Utc> {
     now() - Duration::hours(hours)
 }
 
-/// A workflow with every setting at its default (the seed's numbers).
+/// A workflow with every setting at its default (the reference numbers).
 pub fn workflow() -> Workflow {
     workflow_with("")
 }

@@ -224,12 +224,13 @@ export interface paths {
         put?: never;
         /**
          * A turn from an integration (n8n, LMS)
-         * @description The seed 003 webhook: an integration posts a student's message in its
-         *     own snake_case shape and gets the tutor's words back as one text, with
-         *     the session's progression. Each `session_id` of an integration is a
-         *     thread in the integration's course, created on its first message: a
-         *     problem set when that message sends `problems`, `problem_set_id` or a
-         *     `current_problem`, else a guided conversation. An integration may act
+         * @description The integration webhook (docs/webhooks.md): an integration posts a
+         *     student's message in its own snake_case shape and gets the tutor's
+         *     words back as one text, with the session's progression. Each
+         *     `session_id` of an integration is a thread in the integration's
+         *     course, created on its first message: a problem set when that
+         *     message sends `problems`, `problem_set_id` or a `current_problem`,
+         *     else a guided conversation. An integration may act
          *     only for students whose id starts with its configured prefix. Its
          *     students are its own: a student token whose subject equals one of
          *     their ids is another student and cannot reach their threads.
@@ -1179,7 +1180,7 @@ export interface components {
             threadId: string;
         };
         /**
-         * @description How a problem of a problem set went (seed 003 mastery signals).
+         * @description How a problem of a problem set went.
          *
          *     - `mastered`: Right on the first attempt, with no help.
          *     - `learned`: Right after wrong tries, hints or scaffolding.
@@ -1220,13 +1221,13 @@ export interface components {
             unitId: string;
         };
         /**
-         * @description - `guided`: Seed 004's policy loop over the course DAG.
-         *     - `teach_me`: A study plan for one unit (seeds 000/001).
-         *     - `clarify_doubts`: Student-led questions with direct answers (seed 000).
-         *     - `exam`: A fixed set of questions, scored at the end (seeds 000/002).
-         *     - `problem_set`: A sequence of problems with scaffolding and teach-back (seed 003).
+         * @description - `guided`: The policy's loop over the course DAG.
+         *     - `teach_me`: A study plan for one unit.
+         *     - `clarify_doubts`: Student-led questions with direct answers.
+         *     - `exam`: A fixed set of questions, scored at the end.
+         *     - `problem_set`: A sequence of problems with scaffolding and teach-back.
          *     - `survey`: A questionnaire from the content bundle, asked in order with skip
-         *     logic; nothing is scored (seed 002).
+         *     logic; nothing is scored.
          * @enum {string}
          */
         Mode: "guided" | "teach_me" | "clarify_doubts" | "exam" | "problem_set" | "survey";
@@ -1254,7 +1255,7 @@ export interface components {
             from: string;
             to: string;
         };
-        /** @description A problem supplied by the caller (seed 003 `current_problem`). */
+        /** @description A problem supplied by the caller for a problem set. */
         ProblemInput: {
             /** @description Checked by code: a number, fraction, expression or equation. */
             correctAnswer: string;
@@ -1284,7 +1285,7 @@ export interface components {
             /** Format: uint64 */
             timeSeconds: number;
         };
-        /** @description The session report (seed 003 "Post-Session Report"). */
+        /** @description The report a problem-set session ends with. */
         ProblemSetReport: {
             /**
              * Format: double
@@ -1377,7 +1378,8 @@ export interface components {
          */
         ProgressionAction: "ADVANCE" | "CONTINUE" | "INTERVENE" | "SKIP";
         /**
-         * @description Escalation of a pending question after wrong answers (seed 000).
+         * @description Escalation of a pending question after wrong answers: each wrong answer
+         *     moves it one phase on, from asked to a change of strategy.
          * @enum {string}
          */
         QuestionPhase: "asked" | "probe" | "hint" | "explain" | "strategy_change";
@@ -1459,7 +1461,11 @@ export interface components {
          * @enum {string}
          */
         SessionEnd: "completed" | "abandoned";
-        /** @description Small UI summary so apps need no DAG logic (seed 004 PF-6.1). */
+        /**
+         * @description Small UI summary so apps need no DAG logic: the focus unit, a
+         *     prerequisite to work on first, what to revisit and how many units are at
+         *     each tier.
+         */
         SnapshotLite: {
             focus: components["schemas"]["FocusSummary"];
             prereqNudge: components["schemas"]["UnitRef"] | null;

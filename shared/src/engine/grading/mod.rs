@@ -4,7 +4,7 @@
 //! English number words, LaTeX, units, answers inside sentences, algebraic
 //! expressions and equations, multiple-choice picks — and compares it with
 //! the expected answer of the pending question. The result is one of
-//! `correct`, `close` (seed 003's threshold, from the workflow's `grading`
+//! `correct`, `close` (a near miss, by the threshold in the workflow's `grading`
 //! section), `wrong` or `unverifiable`, with the text that was graded, its
 //! normalised form, slip tags and a reason. `unverifiable` always says why:
 //! an answer the grader could not understand is never marked wrong.

@@ -1,6 +1,7 @@
 //! Comparing a number with the expected one: units first (`1.2 m` against
-//! `120 cm`), then equality, accepted roundings, seed 003's `close`
-//! threshold, and the slips worth naming (sign, decimal place, reciprocal).
+//! `120 cm`), then equality, accepted roundings, the `close` threshold (a
+//! near miss, within the workflow's tolerance), and the slips worth naming
+//! (sign, decimal place, reciprocal).
 
 use super::extract::Form;
 use super::literal::Literal;
@@ -374,7 +375,7 @@ mod tests {
     }
 
     #[test]
-    fn seed_003_threshold() {
+    fn the_close_threshold() {
         use GradeOutcome::*;
         assert_eq!(verdict("10", r(10, 1)).0, Correct);
         assert_eq!(verdict("11.9", r(10, 1)).0, Close);

@@ -1,5 +1,5 @@
 //! The clarify_doubts mode: the student leads with questions about a unit
-//! or the course, and the tutor answers each one directly (seed 000).
+//! or the course, and the tutor answers each one directly, not Socratically.
 //!
 //! - `start` remembers the student's latest earlier question sessions on
 //!   the course, so the context can build on them.

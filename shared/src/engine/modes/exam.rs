@@ -1,7 +1,7 @@
-//! The exam mode: an evaluation the server runs (seeds 000 and 002). The
-//! questions are chosen by code (see [`exam_select`]), their answers stay in
-//! the thread's state, and the mode writes its replies itself, so no answer
-//! ever reaches the tutor model. Every answer is graded by code, except a
+//! The exam mode: an evaluation the server runs. The questions are chosen
+//! by code (see [`exam_select`]), their answers stay in the thread's state,
+//! and the mode writes its replies itself, so no answer ever reaches the
+//! tutor model. Every answer is graded by code, except a
 //! written one (an explanation, a word answer): the turn's one LLM call is
 //! then the `exam_evaluation` call on that question alone, with the offline
 //! judge's mark standing when the call fails (see [`exam_judge`]).

@@ -302,7 +302,7 @@ pub struct ModeBlock {
     /// The problem being worked on (its `earlierMessages` is filled in
     /// when the history is cut).
     pub problem: Option<ProblemBrief>,
-    /// Seed 003's hybrid memory: the history keeps only the last few
+    /// The hybrid memory: the history keeps only the last few
     /// messages from before the current problem.
     pub memory: Option<MemoryCut>,
 }

@@ -1,4 +1,4 @@
-//! The problem_set mode (seed 003 §3): a session of a few problems worked
+//! The problem_set mode: a session of a few problems worked
 //! through in order, each with the guided routing (scaffolding when stuck,
 //! teach-back after a right answer), and a progression decision after
 //! every turn.
@@ -9,7 +9,8 @@
 //!   decides, before the tutor is asked, whether the session moves on: a
 //!   reply that finishes a problem answers as the workflow's solved (or
 //!   skipped) category, since the next problem follows it. The history is
-//!   cut as seed 003's hybrid memory says.
+//!   cut by the hybrid memory (docs/architecture.md, problem_set): the
+//!   current problem in full, a few turns of the problems before it.
 //! - `apply` records the problem's progress and carries out the decision:
 //!   the next problem (or the end of the set, with its report) is added to
 //!   the same reply, a teacher alert raised when the student is stuck, a
@@ -576,8 +577,8 @@ fn initial_state(start: &Start<'_>) -> Result<ProblemSetState, StartError> {
     })
 }
 
-/// A session an integration starts with the problem it sent (seed 003
-/// `current_problem`).
+/// A session an integration starts with the problem it sent
+/// (`current_problem` of the webhook).
 pub fn from_webhook(
     problem: &WebhookProblem,
     session: &mut SessionState,
@@ -791,7 +792,7 @@ pub struct Decision {
     pub offer_skip: bool,
 }
 
-/// Seed 003's progression rules, given the problem's progress before this
+/// The progression rules, given the problem's progress before this
 /// message and what the message says:
 /// - right on the first attempt with no help: mastered, ADVANCE;
 /// - right after wrong tries, hints or scaffolding: learned, ADVANCE, or
@@ -932,7 +933,7 @@ pub fn end_session(
     report
 }
 
-/// The session report (seed 003 "Post-Session Report").
+/// The report a problem-set session ends with.
 pub fn report(
     state: &ProblemSetState,
     end: SessionEnd,

@@ -1,5 +1,5 @@
-//! A teach_me study plan's rules (seed 001): how a plan is drafted and
-//! checked, which step is current, how an answer moves a step along
+//! A teach_me study plan's rules: how a plan is drafted and checked, which
+//! step is current, how an answer moves a step along
 //! (pending → in_progress → completed, or blocked after repeated
 //! failures), and the evaluator's decision after each answer: continue,
 //! advance, or replan (a blocked step, or a student racing ahead).

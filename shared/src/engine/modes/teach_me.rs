@@ -1,5 +1,5 @@
 //! The teach_me mode: a structured lesson on one unit, following a study
-//! plan of 3 to 5 steps (seeds 000 and 001).
+//! plan of 3 to 5 steps.
 //!
 //! - `start` sets up the plan: the unit's authored plan, else the
 //!   planner's (checked), else the workflow's default plan.

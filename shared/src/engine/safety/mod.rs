@@ -1,5 +1,6 @@
-//! The safety gate that runs before anything else (seed 000), and the
-//! sanitizer that removes leaked internal language from tutor text.
+//! The safety gate that runs before anything else (docs/architecture.md,
+//! "The turn", step 3), and the sanitizer that removes leaked internal
+//! language from tutor text.
 //!
 //! The gate sorts a message into one of the workflow's safety categories
 //! (self-harm, abuse, violence, sexual content, bullying and hate,

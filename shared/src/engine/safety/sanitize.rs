@@ -1,5 +1,7 @@
 //! The sanitizer that removes leaked internal language from tutor text
-//! (seed 000), compiled once per content version.
+//! (policy field names, prompt section labels, talk of "the student" or a
+//! mastery score: words a student should never read), compiled once per
+//! content version.
 
 use regex::Regex;
 

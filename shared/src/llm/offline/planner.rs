@@ -1,5 +1,5 @@
 //! The offline planner: the unit's authored study plan, or the workflow's
-//! default plan (seed 000: explain → check → explain → practice) built from
+//! default plan (explain → check → explain → practice) built from
 //! the unit's key ideas.
 
 use async_trait::async_trait;

@@ -211,14 +211,14 @@ fn preference(input: &TutorTurnInput, follow_up: FollowUp) -> Vec<TutorAction> {
         FollowUp::TeachBack if lesson_item && fading => &[DrillCard, SocraticQuestion],
         FollowUp::Continue => match input.context.client_event {
             ClientEvent::RequestDrill { .. } => &[DrillCard, SocraticQuestion],
-            // Seed 004's exam block: after a failed exam question, back to
+            // After a failed (now locked) exam question: back to
             // drills rather than straight into another exam question.
             ClientEvent::ExamContinue {
                 result: Some(ExamResult::Locked),
                 ..
             } => &[DrillCard, SocraticQuestion],
             _ if policy.exam_ready => &[ExamBlock, DrillCard, SocraticQuestion],
-            // Seed 004 A4: drills keep going wrong, so "Continue" brings the
+            // Stuck (drills keep going wrong): "Continue" brings the
             // concept card; its "Try a drill" button then asks for a drill.
             _ if policy.stuck => &[ConceptCard, DrillCard, SocraticQuestion],
             ClientEvent::DrillContinue { .. } => &[DrillCard, SocraticQuestion],
@@ -228,7 +228,7 @@ fn preference(input: &TutorTurnInput, follow_up: FollowUp) -> Vec<TutorAction> {
             _ => &[SocraticQuestion, DrillCard],
         },
         // A smaller step of the item itself beats a card about the unit,
-        // unless the drills say the student is stuck (seed 004: a card).
+        // unless the drills say the student is stuck (then a card teaches).
         FollowUp::Scaffold if has_item_help(input) && !policy.stuck => {
             &[SocraticQuestion, ConceptCard]
         }

@@ -43,7 +43,7 @@ type Row = (
     bool,
 );
 
-/// Seed 003 §3.5, row by row: progress before, the message, then the
+/// The progression table, row by row: progress before, the message, then the
 /// signal, the action and whether skipping is offered.
 #[test]
 fn the_progression_rules() {
