@@ -176,6 +176,16 @@ fn attr_s<'a>(item: &'a Item, name: &str, of: &ItemRef) -> Result<&'a str, Store
     }
 }
 
+/// The id of the thread an index entry stands for (its table key names it).
+fn indexed_thread_id(item: &Item) -> Result<String, StoreError> {
+    let unknown = ItemRef::Thread {
+        thread_id: String::new(),
+    };
+    Ok(attr_s(item, TABLE_LAYOUT.partition_key, &unknown)?
+        .trim_start_matches("THREAD#")
+        .to_owned())
+}
+
 fn attr_n<T: std::str::FromStr>(item: &Item, name: &str, of: &ItemRef) -> Result<T, StoreError> {
     match item.get(name) {
         Some(AttributeValue::N(v)) => v.parse().map_err(|_| {
@@ -815,44 +825,19 @@ impl ThreadStore for DynamoStore {
             }
             None => "GSI1PK = :pk",
         };
-        let mut rows = Vec::new();
-        let mut start = None;
-        loop {
-            let out = self
-                .client
-                .query()
-                .table_name(&self.table)
-                .index_name(TABLE_LAYOUT.index_name)
-                .key_condition_expression(condition)
-                .set_expression_attribute_values(Some(values.clone()))
-                .scan_index_forward(false)
-                .limit(i32::try_from(limit + 1 - rows.len()).unwrap_or(i32::MAX))
-                .set_exclusive_start_key(start.take())
-                .send()
-                .await
-                .map_err(|e| sdk_error("Query", e))?;
-            for item in out.items.unwrap_or_default() {
-                let of = ItemRef::Thread {
-                    thread_id: attr_s(
-                        &item,
-                        TABLE_LAYOUT.partition_key,
-                        &ItemRef::Thread {
-                            thread_id: String::new(),
-                        },
-                    )?
-                    .trim_start_matches("THREAD#")
-                    .to_owned(),
-                };
-                let position = attr_s(&item, TABLE_LAYOUT.index_sort_key, &of)?.to_owned();
-                rows.push((
-                    position,
-                    decode(attr_s(&item, SUMMARY_ATTRIBUTE, &of)?, &of)?,
-                ));
-            }
-            match out.last_evaluated_key {
-                Some(last) if rows.len() <= limit => start = Some(last),
-                _ => break,
-            }
+        let items = self
+            .query_index(TABLE_LAYOUT.index_name, condition, values, false, limit + 1)
+            .await?;
+        let mut rows = Vec::with_capacity(items.len());
+        for item in items {
+            let of = ItemRef::Thread {
+                thread_id: indexed_thread_id(&item)?,
+            };
+            let position = attr_s(&item, TABLE_LAYOUT.index_sort_key, &of)?.to_owned();
+            rows.push((
+                position,
+                decode(attr_s(&item, SUMMARY_ATTRIBUTE, &of)?, &of)?,
+            ));
         }
         Ok(paginate(rows, limit, &listing))
     }
@@ -882,6 +867,41 @@ impl ThreadStore for DynamoStore {
 }
 
 impl DynamoStore {
+    /// Up to `want` items of `index` matching `condition`, in index order
+    /// (`forward`: ascending), read page by page.
+    async fn query_index(
+        &self,
+        index: &str,
+        condition: &str,
+        values: HashMap<String, AttributeValue>,
+        forward: bool,
+        want: usize,
+    ) -> Result<Vec<Item>, StoreError> {
+        let mut items = Vec::new();
+        let mut start = None;
+        loop {
+            let out = self
+                .client
+                .query()
+                .table_name(&self.table)
+                .index_name(index)
+                .key_condition_expression(condition)
+                .set_expression_attribute_values(Some(values.clone()))
+                .scan_index_forward(forward)
+                .limit(i32::try_from(want - items.len()).unwrap_or(i32::MAX))
+                .set_exclusive_start_key(start.take())
+                .send()
+                .await
+                .map_err(|e| sdk_error("Query", e))?;
+            items.extend(out.items.unwrap_or_default());
+            match out.last_evaluated_key {
+                Some(last) if items.len() < want => start = Some(last),
+                _ => break,
+            }
+        }
+        Ok(items)
+    }
+
     /// Up to `limit` entries of one active-index partition updated before
     /// `idle_before` and positioned after `after`, oldest first.
     async fn idle_in_shard(
@@ -904,43 +924,27 @@ impl DynamoStore {
             }
             None => "GSI2PK = :pk AND GSI2SK < :before",
         };
-        let mut idle = Vec::new();
-        let mut start = None;
-        loop {
-            let out = self
-                .client
-                .query()
-                .table_name(&self.table)
-                .index_name(TABLE_LAYOUT.active_index_name)
-                .key_condition_expression(condition)
-                .set_expression_attribute_values(Some(values.clone()))
-                .scan_index_forward(true)
-                .limit(i32::try_from(limit + 1).unwrap_or(i32::MAX))
-                .set_exclusive_start_key(start.take())
-                .send()
-                .await
-                .map_err(|e| sdk_error("Query", e))?;
-            for item in out.items.unwrap_or_default() {
-                let unknown = ItemRef::Thread {
-                    thread_id: String::new(),
-                };
-                let thread_id = attr_s(&item, TABLE_LAYOUT.partition_key, &unknown)?
-                    .trim_start_matches("THREAD#")
-                    .to_owned();
-                let of = ItemRef::Thread {
-                    thread_id: thread_id.clone(),
-                };
-                let position = attr_s(&item, TABLE_LAYOUT.active_index_sort_key, &of)?.to_owned();
-                if Some(position.as_str()) != after {
-                    idle.push(IdleThread {
-                        thread_id,
-                        position,
-                    });
-                }
-            }
-            match out.last_evaluated_key {
-                Some(last) if idle.len() < limit => start = Some(last),
-                _ => break,
+        let items = self
+            .query_index(
+                TABLE_LAYOUT.active_index_name,
+                condition,
+                values,
+                true,
+                limit + 1,
+            )
+            .await?;
+        let mut idle = Vec::with_capacity(items.len());
+        for item in items {
+            let thread_id = indexed_thread_id(&item)?;
+            let of = ItemRef::Thread {
+                thread_id: thread_id.clone(),
+            };
+            let position = attr_s(&item, TABLE_LAYOUT.active_index_sort_key, &of)?.to_owned();
+            if Some(position.as_str()) != after {
+                idle.push(IdleThread {
+                    thread_id,
+                    position,
+                });
             }
         }
         idle.truncate(limit);
