@@ -7,6 +7,7 @@ use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use tutorflow::engine::classify::{self, MessageReading};
 use tutorflow::engine::grading;
+use tutorflow::engine::mapping::UnitMapper;
 use tutorflow::model::{
     AnswerKind, ExpectedAnswer, PendingQuestion, QuestionPhase, Scaffolding, SessionState,
     StudentIntent, TeachBack,
@@ -179,8 +180,12 @@ async fn classify_message(args: &Args) -> Result<String, String> {
         &session,
         &args.message,
         reading.as_ref(),
-        // Without a course nothing says whether the message is about it.
-        false,
+        // Without a course nothing says whether the message is about it;
+        // a greeting is one whatever the course.
+        classify::MessageKind {
+            unrelated: false,
+            greeting: UnitMapper::is_greeting(&args.message),
+        },
     );
     if args.json {
         let value = serde_json::json!({

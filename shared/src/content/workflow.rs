@@ -113,6 +113,9 @@ pub struct Detection {
     /// nothing in the course, yet says more than a greeting or a "thanks":
     /// chatter about something else.
     pub unrelated: bool,
+    /// Selects the category when the message is nothing but a greeting
+    /// ("hi", "hello there", "good morning!", "hey, how are you?").
+    pub greeting: bool,
     /// Match only when a question is (or is not) pending.
     pub pending_question: Option<bool>,
     pub scaffolding: Option<bool>,
@@ -145,6 +148,10 @@ pub enum Transition {
     /// The student's last right answer was a guess: it no longer counts
     /// towards their drill streak.
     RetractGuess,
+    /// The reply asks what the student would like to work on: an
+    /// invitation, not a question with an answer, so it is never kept as
+    /// the pending question (whatever was pending stays).
+    InviteChoice,
 }
 
 /// Which blocking prerequisite becomes the focus when several are missing.

@@ -121,9 +121,20 @@ pub struct ClassifyInput<'a> {
     pub grade: Option<&'a Grade>,
     /// The LLM's reading, if there is one.
     pub reading: Option<&'a MessageReading>,
-    /// The message holds no maths and names nothing in the course
+    /// What the message is, beyond its words.
+    pub kind: MessageKind,
+}
+
+/// What kind of message it is, as the unit mapper reads it, for the
+/// categories that select on it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MessageKind {
+    /// No maths and nothing in the course, yet more than small talk
     /// ([`crate::engine::mapping::UnitMapper::is_unrelated`]).
     pub unrelated: bool,
+    /// Nothing but a greeting
+    /// ([`crate::engine::mapping::UnitMapper::is_greeting`]).
+    pub greeting: bool,
 }
 
 /// The grade and category of one message.
@@ -142,7 +153,7 @@ pub fn interpret(
     session: &SessionState,
     message: &str,
     reading: Option<&MessageReading>,
-    unrelated: bool,
+    kind: MessageKind,
 ) -> Interpretation {
     let grade = answer_grade(&workflow.grading, session, message, reading);
     let classification = classify(&ClassifyInput {
@@ -151,7 +162,7 @@ pub fn interpret(
         message,
         grade: grade.as_ref(),
         reading,
-        unrelated,
+        kind,
     });
     Interpretation {
         grade,
@@ -211,7 +222,7 @@ fn interpret_as(
         message,
         grade: None,
         reading: Some(&reading),
-        unrelated: false,
+        kind: MessageKind::default(),
     });
     classification.intent_source = IntentSource::Heuristics;
     classification.intent_reason = reason.to_owned();
@@ -296,7 +307,7 @@ pub fn classify(input: &ClassifyInput) -> Classification {
                 answer_grade,
                 intent,
                 &text,
-                input.unrelated,
+                input.kind,
             )
         })
         .collect();
@@ -354,7 +365,7 @@ fn check(
     grade: Option<GradeOutcome>,
     intent: StudentIntent,
     text: &str,
-    unrelated: bool,
+    kind: MessageKind,
 ) -> CategoryCheck {
     let verdict = |matched: bool, detail: String| CategoryCheck {
         id: category.id.clone(),
@@ -391,8 +402,11 @@ fn check(
     if detect.intents.contains(&intent) {
         signals.push(format!("intent {}", intent.as_str()));
     }
-    if detect.unrelated && unrelated {
+    if detect.unrelated && kind.unrelated {
         signals.push("unrelated to the course".to_owned());
+    }
+    if detect.greeting && kind.greeting {
+        signals.push("a greeting".to_owned());
     }
     signals.extend(
         detect

@@ -306,6 +306,31 @@ const SMALL_TALK: &[&str] = &[
     "thanks", "thx", "ty", "wait", "yeah", "yep", "yo", "yup",
 ];
 
+/// Words that start a greeting, one of which a greeting must have.
+const GREETINGS: &[&str] = &[
+    "hi",
+    "hello",
+    "hey",
+    "hiya",
+    "heya",
+    "howdy",
+    "yo",
+    "sup",
+    "morning",
+    "afternoon",
+    "evening",
+    "greetings",
+    "hola",
+];
+
+/// What else a greeting may say: "hello there", "good morning, sir",
+/// "hey, how are you?", "hi again".
+const GREETING_WORDS: &[&str] = &[
+    "there", "everyone", "all", "again", "good", "tutor", "sir", "miss", "teacher", "how", "are",
+    "is", "it", "going", "you", "u", "r", "ya", "doing", "today", "whats", "what's", "how's",
+    "what", "up",
+];
+
 /// A sound of thinking, however it is spelt: "hmm", "hmmmm", "umm", "uh",
 /// "erm", "ah", "oh". A student saying it is thinking, not changing topic.
 fn is_filler(word: &str) -> bool {
@@ -573,6 +598,19 @@ impl UnitMapper {
                 !STOPWORDS.contains(&w.as_str())
                     && !SMALL_TALK.contains(&w.as_str())
                     && !is_filler(w)
+            })
+    }
+
+    /// Whether the message is nothing but a greeting: a greeting word, and
+    /// no word beyond greetings and fillers.
+    pub fn is_greeting(message: &str) -> bool {
+        let read = words(message);
+        !message.chars().any(|c| c.is_ascii_digit())
+            && read.iter().any(|w| GREETINGS.contains(&w.as_str()))
+            && read.iter().all(|w| {
+                GREETINGS.contains(&w.as_str())
+                    || GREETING_WORDS.contains(&w.as_str())
+                    || is_filler(w)
             })
     }
 

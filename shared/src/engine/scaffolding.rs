@@ -80,6 +80,8 @@ fn apply(state: &mut SessionState, transition: Transition, context: TransitionCo
         Transition::Easier => state.difficulty_shift = (state.difficulty_shift - 1).max(-MAX_SHIFT),
         // Evidence, not session state: the turn retracts it from the snapshot.
         Transition::RetractGuess => {}
+        // About the reply's question, which the turn then leaves untracked.
+        Transition::InviteChoice => {}
     }
 }
 

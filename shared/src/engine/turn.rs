@@ -33,6 +33,7 @@ use crate::engine::irt;
 use crate::engine::item_help;
 use crate::engine::lifecycle;
 use crate::engine::lockout::{LockoutSource, LockoutStatus};
+use crate::engine::mapping::UnitMapper;
 use crate::engine::modes::{self, MemoryCut, ModeBlock, ModePlan, ModeTurn, Outcome, SessionMode};
 use crate::engine::outside_math;
 use crate::engine::policy::{
@@ -316,7 +317,10 @@ pub fn interpret(
             session,
             text,
             None,
-            rt.index.mapper.is_unrelated(text),
+            classify::MessageKind {
+                unrelated: rt.index.mapper.is_unrelated(text),
+                greeting: UnitMapper::is_greeting(text),
+            },
         )),
         _ => None,
     };
@@ -1262,7 +1266,11 @@ pub fn apply(
         .unit(&reply.target_unit_id)
         .ok_or_else(|| TurnError::UnknownUnit(reply.target_unit_id.clone()))?;
     let text = rt.sanitizer.clean(&reply.tutor_text).text;
+    let invites = workflow
+        .category(&plan.category)
+        .is_some_and(|c| c.transitions.contains(&Transition::InviteChoice));
     let card = match reply.action {
+        TutorAction::SocraticQuestion if invites => None,
         TutorAction::SocraticQuestion => {
             let named = reply
                 .question_asked

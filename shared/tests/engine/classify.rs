@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use chrono::{TimeZone, Utc};
 use tutorflow::content::{Bundle, ContentSource, FsSource, Workflow};
-use tutorflow::engine::classify::{self, ClassifyInput, IntentSource, MessageReading};
+use tutorflow::engine::classify::{self, ClassifyInput, IntentSource, MessageKind, MessageReading};
 use tutorflow::engine::grading;
 use tutorflow::model::{
     ExpectedAnswer, GradeOutcome, PendingQuestion, QuestionPhase, SessionState, StudentIntent,
@@ -84,9 +84,15 @@ fn category(
         intent,
         answer_text: text.map(str::to_owned),
     });
-    classify::interpret(workflow, &session(state), message, reading.as_ref(), false)
-        .classification
-        .category
+    classify::interpret(
+        workflow,
+        &session(state),
+        message,
+        reading.as_ref(),
+        MessageKind::default(),
+    )
+    .classification
+    .category
 }
 
 #[test]
@@ -196,7 +202,13 @@ fn the_llm_decides_whether_it_is_an_answer_and_code_how_good() {
         intent: Unknown,
         answer_text: None,
     };
-    let result = classify::interpret(&workflow, &session(Pending), "x = 4", Some(&reading), false);
+    let result = classify::interpret(
+        &workflow,
+        &session(Pending),
+        "x = 4",
+        Some(&reading),
+        MessageKind::default(),
+    );
     assert_eq!(
         result.classification.intent_source,
         IntentSource::Heuristics
@@ -224,7 +236,7 @@ fn detection_semantics_conditions_priority_and_declaration_order() {
                 intent,
                 answer_text: None,
             }),
-            unrelated: false,
+            kind: MessageKind::default(),
         })
     };
     // Every matching category is reported; the highest priority wins.
@@ -276,7 +288,13 @@ fn detection_semantics_conditions_priority_and_declaration_order() {
 #[test]
 fn the_explanation_names_intent_grade_rule_and_every_category() {
     let workflow = default_workflow();
-    let result = classify::interpret(&workflow, &session(State::Pending), "x = 5", None, false);
+    let result = classify::interpret(
+        &workflow,
+        &session(State::Pending),
+        "x = 5",
+        None,
+        MessageKind::default(),
+    );
     let text = result.classification.explain();
     for needle in [
         "category: wrong_operation",
@@ -318,7 +336,7 @@ mod properties {
                 StudentIntent::OffTopic, StudentIntent::Done, StudentIntent::Unknown,
             ];
             let reading = intent.map(|i| MessageReading { intent: intents[i], answer_text });
-            let result = classify::interpret(&WORKFLOW, &session(state), &message, reading.as_ref(), false);
+            let result = classify::interpret(&WORKFLOW, &session(state), &message, reading.as_ref(), MessageKind::default());
             let category = &result.classification.category;
             prop_assert!(WORKFLOW.category(category).is_some(), "{category}");
             prop_assert_eq!(result.classification.checks.len(), WORKFLOW.categories.len());
@@ -546,7 +564,7 @@ fn student_replies_to_pending_items() {
     after_stuck.scaffolding.active = true;
     for (message, expected) in explains {
         let got = |session: &SessionState| {
-            classify::interpret(&workflow, session, message, None, false)
+            classify::interpret(&workflow, session, message, None, MessageKind::default())
                 .classification
                 .category
         };
@@ -566,7 +584,7 @@ fn student_replies_to_pending_items() {
         .iter()
         .filter_map(|(item, scaffolding, message, expected, counts)| {
             let session = pending_on(*item, *scaffolding);
-            let result = classify::interpret(&workflow, &session, message, None, false);
+            let result = classify::interpret(&workflow, &session, message, None, MessageKind::default());
             let got = result.classification.category;
             let graded = result
                 .classification

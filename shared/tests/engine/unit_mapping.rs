@@ -6,6 +6,7 @@
 use std::path::PathBuf;
 
 use tutorflow::content::{Bundle, ContentSource, FsSource};
+use tutorflow::engine::mapping::UnitMapper;
 use tutorflow::engine::retrieve::CourseIndex;
 
 const CASES: &str = include_str!("../data/unit_mapping.tsv");
@@ -103,5 +104,32 @@ fn thinking_aloud_is_not_chatter_but_chatter_is() {
     }
     for chatter in ["did u watch the football", "lol", "whats ur favourite food"] {
         assert!(index.mapper.is_unrelated(chatter), "{chatter}");
+    }
+}
+
+#[test]
+fn a_greeting_is_only_a_greeting() {
+    for greeting in [
+        "hi",
+        "Hello there!",
+        "hey, how are you?",
+        "good morning sir",
+        "hiya",
+        "yo what's up",
+        "hi again :)",
+    ] {
+        assert!(UnitMapper::is_greeting(greeting), "{greeting}");
+    }
+    for not_only in [
+        "hi can you help me with fractions",
+        "hi 2+2",
+        "hello what is 3/4 of 20",
+        "thanks",
+        "ok",
+        "how are you",
+        "my mum says hi",
+        "",
+    ] {
+        assert!(!UnitMapper::is_greeting(not_only), "{not_only}");
     }
 }

@@ -113,6 +113,7 @@ impl Checker<'_> {
             && d.intents.is_empty()
             && d.phrases.is_empty()
             && !d.unrelated
+            && !d.greeting
             && !c.set_by_mode
             && !answered_as
         {
@@ -120,7 +121,7 @@ impl Checker<'_> {
                 doc,
                 &at.key("detect"),
                 format!(
-                    "category `{}` can never be detected: give it grades, intents, phrases or unrelated",
+                    "category `{}` can never be detected: give it grades, intents, phrases, unrelated or greeting",
                     c.id
                 ),
             );
@@ -786,5 +787,6 @@ fn transition_name(t: Transition) -> &'static str {
         Transition::Harder => "harder",
         Transition::Easier => "easier",
         Transition::RetractGuess => "retract_guess",
+        Transition::InviteChoice => "invite_choice",
     }
 }

@@ -260,11 +260,15 @@ fn explaining(input: &TutorTurnInput) -> bool {
         .as_ref()
         .and_then(|l| l.step.as_ref())
         .is_some_and(|s| s.kind == StepKind::Explain);
-    let no_problem = input
+    !has_item_help(input) && (on_idea || !on_a_problem(input))
+}
+
+/// Whether the pending question is a problem with steps of its own.
+fn on_a_problem(input: &TutorTurnInput) -> bool {
+    input
         .question
         .as_ref()
-        .is_none_or(|q| q.help.steps.is_empty());
-    !has_item_help(input) && (on_idea || no_problem)
+        .is_some_and(|q| !q.help.steps.is_empty())
 }
 
 /// Whether the pending item offers a step or another view of itself.
@@ -415,6 +419,9 @@ fn compose(
             FollowUp::Scaffold if explaining(input) => Some(PhraseSlot::Example),
             FollowUp::Scaffold => Some(PhraseSlot::Scaffold),
             FollowUp::Clarify => Some(PhraseSlot::Clarify),
+            // Back to the lesson: to the problem the student was working
+            // on, if any ("Does that make sense?" is not one to go back to).
+            FollowUp::Redirect if on_a_problem(input) => Some(PhraseSlot::AskPending),
             FollowUp::Redirect => Some(PhraseSlot::Redirect),
             FollowUp::WrapUp => Some(PhraseSlot::WrapUp),
             FollowUp::Answer if values.map.contains_key("solution_steps") => {
