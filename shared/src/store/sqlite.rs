@@ -128,6 +128,9 @@ fn db_error(e: rusqlite::Error) -> StoreError {
     StoreError::Unavailable(format!("sqlite: {e}"))
 }
 
+/// More than the store's distinct statements.
+const STATEMENT_CACHE: usize = 64;
+
 fn connect(path: Option<&Path>) -> Result<Connection, StoreError> {
     let conn = match path {
         Some(path) => Connection::open(path),
@@ -136,6 +139,9 @@ fn connect(path: Option<&Path>) -> Result<Connection, StoreError> {
     .map_err(db_error)?;
     conn.busy_timeout(std::time::Duration::from_secs(10))
         .map_err(db_error)?;
+    // Every statement the store runs stays prepared on its connection: a
+    // turn would otherwise parse a dozen statements again.
+    conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
     if path.is_some() {
         conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0))
             .map_err(db_error)?;
@@ -150,7 +156,9 @@ fn migrate(conn: &mut Connection, now: DateTime<Utc>) -> Result<(), StoreError> 
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(db_error)?;
     let version: i64 = tx
-        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .prepare_cached("PRAGMA user_version")
+        .map_err(db_error)?
+        .query_row([], |r| r.get(0))
         .map_err(db_error)?;
     if version > SCHEMA_VERSION {
         return Err(StoreError::Unavailable(format!(
@@ -162,11 +170,17 @@ fn migrate(conn: &mut Connection, now: DateTime<Utc>) -> Result<(), StoreError> 
         .map_err(db_error)?;
     // SQLite has no TTL: expired records are dropped whenever a process opens the file.
     let now_ms = millis(now);
-    tx.execute("DELETE FROM idempotency WHERE expires_ms <= ?1", [now_ms])
+    tx.prepare_cached("DELETE FROM idempotency WHERE expires_ms <= ?1")
+        .map_err(db_error)?
+        .execute([now_ms])
         .map_err(db_error)?;
-    tx.execute("DELETE FROM turn_logs WHERE expires_ms <= ?1", [now_ms])
+    tx.prepare_cached("DELETE FROM turn_logs WHERE expires_ms <= ?1")
+        .map_err(db_error)?
+        .execute([now_ms])
         .map_err(db_error)?;
-    tx.execute("DELETE FROM lockouts WHERE locked_until_ms <= ?1", [now_ms])
+    tx.prepare_cached("DELETE FROM lockouts WHERE locked_until_ms <= ?1")
+        .map_err(db_error)?
+        .execute([now_ms])
         .map_err(db_error)?;
     tx.commit().map_err(db_error)
 }
@@ -380,21 +394,27 @@ fn apply(tx: &rusqlite::Transaction<'_>, write: Write) -> Result<(), StoreError>
             data,
         } => {
             let current: Option<i64> = tx
-                .query_row(
+                .prepare_cached(
                     "SELECT version FROM snapshots WHERE student_id = ?1 AND course_id = ?2",
-                    params![student_id, course_id],
-                    |r| r.get(0),
                 )
+                .map_err(db_error)?
+                .query_row(params![student_id, course_id], |r| r.get(0))
                 .optional()
                 .map_err(db_error)?;
             if !version_matches(current.map(to_version), expected) {
                 return Err(StoreError::Conflict(item));
             }
-            tx.execute(
+            tx.prepare_cached(
                 "INSERT OR REPLACE INTO snapshots (student_id, course_id, version, data)
                  VALUES (?1, ?2, ?3, ?4)",
-                params![student_id, course_id, to_sql(expected.next_version()), data],
             )
+            .map_err(db_error)?
+            .execute(params![
+                student_id,
+                course_id,
+                to_sql(expected.next_version()),
+                data
+            ])
             .map_err(db_error)?;
         }
         Write::Thread {
@@ -409,37 +429,37 @@ fn apply(tx: &rusqlite::Transaction<'_>, write: Write) -> Result<(), StoreError>
             messages,
         } => {
             let current: Option<i64> = tx
-                .query_row(
-                    "SELECT version FROM threads WHERE thread_id = ?1",
-                    [&thread_id],
-                    |r| r.get(0),
-                )
+                .prepare_cached("SELECT version FROM threads WHERE thread_id = ?1")
+                .map_err(db_error)?
+                .query_row([&thread_id], |r| r.get(0))
                 .optional()
                 .map_err(db_error)?;
             if !version_matches(current.map(to_version), expected) {
                 return Err(StoreError::Conflict(item));
             }
-            tx.execute(
+            tx.prepare_cached(
                 "INSERT OR REPLACE INTO threads
                  (thread_id, student_id, list_key, version, message_count, data, summary)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                params![
-                    thread_id,
-                    student_id,
-                    list_key,
-                    to_sql(expected.next_version()),
-                    to_sql(message_count),
-                    data,
-                    summary
-                ],
             )
+            .map_err(db_error)?
+            .execute(params![
+                thread_id,
+                student_id,
+                list_key,
+                to_sql(expected.next_version()),
+                to_sql(message_count),
+                data,
+                summary
+            ])
             .map_err(db_error)?;
             for (seq, data) in messages {
                 let inserted = tx
-                    .execute(
+                    .prepare_cached(
                         "INSERT OR IGNORE INTO messages (thread_id, seq, data) VALUES (?1, ?2, ?3)",
-                        params![thread_id, to_sql(seq), data],
                     )
+                    .map_err(db_error)?
+                    .execute(params![thread_id, to_sql(seq), data])
                     .map_err(db_error)?;
                 if inserted == 0 {
                     return Err(StoreError::Conflict(ItemRef::Message {
@@ -458,21 +478,22 @@ fn apply(tx: &rusqlite::Transaction<'_>, write: Write) -> Result<(), StoreError>
             response,
         } => {
             let updated = tx
-                .execute(
+                .prepare_cached(
                     "UPDATE idempotency SET status = ?1, lock_expires_ms = ?2, expires_ms = ?3,
                      response = ?4
                      WHERE student_id = ?5 AND key_digest = ?6 AND lock_token = ?7 AND status = ?8",
-                    params![
-                        record.status.as_str(),
-                        millis(record.lock_expires_at),
-                        millis(record.expires_at),
-                        response,
-                        student_id,
-                        digest,
-                        token,
-                        RecordStatus::InProgress.as_str()
-                    ],
                 )
+                .map_err(db_error)?
+                .execute(params![
+                    record.status.as_str(),
+                    millis(record.lock_expires_at),
+                    millis(record.expires_at),
+                    response,
+                    student_id,
+                    digest,
+                    token,
+                    RecordStatus::InProgress.as_str()
+                ])
                 .map_err(db_error)?;
             if updated == 0 {
                 return Err(StoreError::Conflict(item));
@@ -486,11 +507,12 @@ fn apply(tx: &rusqlite::Transaction<'_>, write: Write) -> Result<(), StoreError>
             data,
         } => {
             let inserted = tx
-                .execute(
+                .prepare_cached(
                     "INSERT OR IGNORE INTO turn_logs (thread_id, sort_key, expires_ms, data)
                      VALUES (?1, ?2, ?3, ?4)",
-                    params![thread_id, sort_key, expires_ms, data],
                 )
+                .map_err(db_error)?
+                .execute(params![thread_id, sort_key, expires_ms, data])
                 .map_err(db_error)?;
             if inserted == 0 {
                 return Err(StoreError::Conflict(item));
@@ -503,9 +525,12 @@ fn apply(tx: &rusqlite::Transaction<'_>, write: Write) -> Result<(), StoreError>
             data,
         } => {
             let current: Option<i64> = tx
-                .query_row(
+                .prepare_cached(
                     "SELECT version FROM lockouts
                      WHERE student_id = ?1 AND course_id = ?2 AND question_id = ?3",
+                )
+                .map_err(db_error)?
+                .query_row(
                     params![lockout.student_id, lockout.course_id, lockout.question_id],
                     |r| r.get(0),
                 )
@@ -514,19 +539,20 @@ fn apply(tx: &rusqlite::Transaction<'_>, write: Write) -> Result<(), StoreError>
             if !version_matches(current.map(to_version), expected) {
                 return Err(StoreError::Conflict(item));
             }
-            tx.execute(
+            tx.prepare_cached(
                 "INSERT OR REPLACE INTO lockouts
                  (student_id, course_id, question_id, version, locked_until_ms, data)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![
-                    lockout.student_id,
-                    lockout.course_id,
-                    lockout.question_id,
-                    to_sql(expected.next_version()),
-                    millis(lockout.locked_until),
-                    data
-                ],
             )
+            .map_err(db_error)?
+            .execute(params![
+                lockout.student_id,
+                lockout.course_id,
+                lockout.question_id,
+                to_sql(expected.next_version()),
+                millis(lockout.locked_until),
+                data
+            ])
             .map_err(db_error)?;
         }
         Write::Profile {
@@ -536,20 +562,19 @@ fn apply(tx: &rusqlite::Transaction<'_>, write: Write) -> Result<(), StoreError>
             data,
         } => {
             let current: Option<i64> = tx
-                .query_row(
-                    "SELECT version FROM profiles WHERE student_id = ?1",
-                    params![student_id],
-                    |r| r.get(0),
-                )
+                .prepare_cached("SELECT version FROM profiles WHERE student_id = ?1")
+                .map_err(db_error)?
+                .query_row(params![student_id], |r| r.get(0))
                 .optional()
                 .map_err(db_error)?;
             if !version_matches(current.map(to_version), expected) {
                 return Err(StoreError::Conflict(item));
             }
-            tx.execute(
+            tx.prepare_cached(
                 "INSERT OR REPLACE INTO profiles (student_id, version, data) VALUES (?1, ?2, ?3)",
-                params![student_id, to_sql(expected.next_version()), data],
             )
+            .map_err(db_error)?
+            .execute(params![student_id, to_sql(expected.next_version()), data])
             .map_err(db_error)?;
         }
     }
@@ -594,11 +619,13 @@ impl SnapshotStore for SqliteStore {
         let (student_id, course_id) = (student_id.to_owned(), course_id.to_owned());
         let row: Option<(i64, String)> = self
             .run(move |conn| {
-                conn.query_row(
+                conn.prepare_cached(
                     "SELECT version, data FROM snapshots WHERE student_id = ?1 AND course_id = ?2",
-                    params![student_id, course_id],
-                    |r| Ok((r.get(0)?, r.get(1)?)),
                 )
+                .map_err(db_error)?
+                .query_row(params![student_id, course_id], |r| {
+                    Ok((r.get(0)?, r.get(1)?))
+                })
                 .optional()
                 .map_err(db_error)
             })
@@ -631,18 +658,18 @@ impl ThreadStore for SqliteStore {
                 // One read transaction: the thread and its messages as of one moment.
                 let tx = conn.transaction().map_err(db_error)?;
                 let meta: Option<(i64, i64, String)> = tx
-                    .query_row(
+                    .prepare_cached(
                         "SELECT version, message_count, data FROM threads WHERE thread_id = ?1",
-                        [&id],
-                        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
                     )
+                    .map_err(db_error)?
+                    .query_row([&id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
                     .optional()
                     .map_err(db_error)?;
                 let Some((version, count, data)) = meta else {
                     return Ok(None);
                 };
                 let mut stmt = tx
-                    .prepare(
+                    .prepare_cached(
                         "SELECT seq, data FROM messages WHERE thread_id = ?1
                          ORDER BY seq DESC LIMIT ?2",
                     )
@@ -703,7 +730,7 @@ impl ThreadStore for SqliteStore {
         let id = thread_id.to_owned();
         let rows: Vec<(i64, String)> = self
             .run(move |conn| {
-                let mut stmt = conn.prepare(sql).map_err(db_error)?;
+                let mut stmt = conn.prepare_cached(sql).map_err(db_error)?;
                 stmt.query_map(params![id, start, (limit + 1) as i64], |r| {
                     Ok((r.get(0)?, r.get(1)?))
                 })
@@ -742,7 +769,7 @@ impl ThreadStore for SqliteStore {
         let rows: Vec<(String, String, String)> = self
             .run(move |conn| {
                 let mut stmt = conn
-                    .prepare(
+                    .prepare_cached(
                         "SELECT list_key, thread_id, summary FROM threads
                          WHERE student_id = ?1 AND list_key < ?2
                          ORDER BY list_key DESC LIMIT ?3",
@@ -777,7 +804,7 @@ impl ThreadStore for SqliteStore {
         let rows: Vec<(String, String)> = self
             .run(move |conn| {
                 let mut stmt = conn
-                    .prepare(
+                    .prepare_cached(
                         "SELECT list_key, thread_id FROM threads
                          WHERE json_extract(data, '$.status') = 'active'
                            AND json_extract(data, '$.mode') = ?1
@@ -826,21 +853,21 @@ fn read_record(
 ) -> Result<Option<IdempotencyRecord>, StoreError> {
     type Row = (String, String, String, i64, i64, Option<String>);
     let row: Option<Row> = tx
-        .query_row(
+        .prepare_cached(
             "SELECT status, payload_hash, lock_token, lock_expires_ms, expires_ms, response
              FROM idempotency WHERE student_id = ?1 AND key_digest = ?2",
-            params![student_id, digest],
-            |r| {
-                Ok((
-                    r.get(0)?,
-                    r.get(1)?,
-                    r.get(2)?,
-                    r.get(3)?,
-                    r.get(4)?,
-                    r.get(5)?,
-                ))
-            },
         )
+        .map_err(db_error)?
+        .query_row(params![student_id, digest], |r| {
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                r.get(2)?,
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+            ))
+        })
         .optional()
         .map_err(db_error)?;
     let Some((status, payload_hash, lock_token, lock_ms, expires_ms, response)) = row else {
@@ -886,21 +913,22 @@ impl IdempotencyStore for SqliteStore {
                         return Ok(Some(found));
                     }
                 }
-                tx.execute(
+                tx.prepare_cached(
                     "INSERT OR REPLACE INTO idempotency (student_id, key_digest, client_key,
                      status, payload_hash, lock_token, lock_expires_ms, expires_ms, response)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, NULL)",
-                    params![
-                        student_id,
-                        digest,
-                        client_key,
-                        record.status.as_str(),
-                        record.payload_hash,
-                        record.lock_token,
-                        millis(record.lock_expires_at),
-                        millis(record.expires_at)
-                    ],
                 )
+                .map_err(db_error)?
+                .execute(params![
+                    student_id,
+                    digest,
+                    client_key,
+                    record.status.as_str(),
+                    record.payload_hash,
+                    record.lock_token,
+                    millis(record.lock_expires_at),
+                    millis(record.expires_at)
+                ])
                 .map_err(db_error)?;
                 tx.commit().map_err(db_error)?;
                 Ok(None)
@@ -916,11 +944,17 @@ impl IdempotencyStore for SqliteStore {
         let (student_id, digest) = (lock.key.student_id().to_owned(), lock.key.digest());
         let token = lock.token.clone();
         self.run(move |conn| {
-            conn.execute(
+            conn.prepare_cached(
                 "DELETE FROM idempotency WHERE student_id = ?1 AND key_digest = ?2
                  AND lock_token = ?3 AND status = ?4",
-                params![student_id, digest, token, RecordStatus::InProgress.as_str()],
             )
+            .map_err(db_error)?
+            .execute(params![
+                student_id,
+                digest,
+                token,
+                RecordStatus::InProgress.as_str()
+            ])
             .map(drop)
             .map_err(db_error)
         })
@@ -963,7 +997,7 @@ impl TurnLogStore for SqliteStore {
         let now_ms = millis(now);
         let rows: Vec<(String, String)> = self
             .run(move |conn| {
-                let mut stmt = conn.prepare(sql).map_err(db_error)?;
+                let mut stmt = conn.prepare_cached(sql).map_err(db_error)?;
                 stmt.query_map(params![id, start, now_ms, (limit + 1) as i64], |r| {
                     Ok((r.get(0)?, r.get(1)?))
                 })
@@ -1006,7 +1040,7 @@ impl LockoutStore for SqliteStore {
                 let mut rows = Vec::new();
                 {
                     let mut stmt = tx
-                        .prepare(
+                        .prepare_cached(
                             "SELECT version, data FROM lockouts
                              WHERE student_id = ?1 AND course_id = ?2 AND question_id = ?3",
                         )
@@ -1054,13 +1088,11 @@ impl ProfileStore for SqliteStore {
         let sid = student_id.to_owned();
         let row: Option<(i64, String)> = self
             .run(move |conn| {
-                conn.query_row(
-                    "SELECT version, data FROM profiles WHERE student_id = ?1",
-                    params![sid],
-                    |r| Ok((r.get(0)?, r.get(1)?)),
-                )
-                .optional()
-                .map_err(db_error)
+                conn.prepare_cached("SELECT version, data FROM profiles WHERE student_id = ?1")
+                    .map_err(db_error)?
+                    .query_row(params![sid], |r| Ok((r.get(0)?, r.get(1)?)))
+                    .optional()
+                    .map_err(db_error)
             })
             .await?;
         let item = ItemRef::Profile {
