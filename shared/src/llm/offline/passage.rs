@@ -10,7 +10,9 @@
 //! reason), and the worked example is used only when it does the asked
 //! operation.
 
-use std::collections::BTreeSet;
+use std::cell::RefCell;
+use std::collections::{BTreeSet, HashMap};
+use std::rc::Rc;
 use std::sync::LazyLock;
 
 use regex::Regex;
@@ -95,7 +97,7 @@ pub struct Asked {
 impl Asked {
     pub fn new(question: &str) -> Self {
         let opening = question.trim_start().to_lowercase();
-        let topic = stems(question);
+        let topic = stems(question).as_ref().clone();
         let mut operations = operations_in(&topic);
         // "3/4 as a decimal", "write 0.2 as a fraction".
         if [
@@ -138,7 +140,7 @@ impl Asked {
     /// the idea together.
     pub fn and(&self, lead: &str) -> Asked {
         let mut more = self.clone();
-        more.topic.extend(stems(lead));
+        more.topic.extend(stems(lead).iter().cloned());
         more
     }
 
@@ -307,10 +309,32 @@ fn operations_in(stems: &BTreeSet<String>) -> BTreeSet<Operation> {
         .collect()
 }
 
+/// Texts whose stems each worker thread keeps: the course's passages are
+/// read again every turn, and stemming them was a tenth of a served turn.
+const STEMS_KEPT: usize = 4_096;
+
+/// [`stemmed`] of `text`, kept per thread (bounded: cleared when full).
+fn stems(text: &str) -> Rc<BTreeSet<String>> {
+    thread_local! {
+        static KEPT: RefCell<HashMap<String, Rc<BTreeSet<String>>>> = RefCell::new(HashMap::new());
+    }
+    KEPT.with_borrow_mut(|kept| {
+        if let Some(found) = kept.get(text) {
+            return Rc::clone(found);
+        }
+        if kept.len() >= STEMS_KEPT {
+            kept.clear();
+        }
+        let read = Rc::new(stemmed(text));
+        kept.insert(text.to_owned(), Rc::clone(&read));
+        read
+    })
+}
+
 /// The topic words of `text`: lower-cased, stemmed, stopwords dropped,
 /// everyday words and signs for an operation folded into the operation
 /// (`×` is multiplying, `-3` a negative number).
-fn stems(text: &str) -> BTreeSet<String> {
+fn stemmed(text: &str) -> BTreeSet<String> {
     static STEMMER: LazyLock<Stemmer> = LazyLock::new(|| Stemmer::create(Algorithm::English));
     static NEGATIVE: LazyLock<Regex> =
         LazyLock::new(|| Regex::new(r"(^|[\s(=,:])[-−]\d").expect("a valid pattern"));
