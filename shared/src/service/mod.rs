@@ -40,7 +40,7 @@ pub use lifecycle::{LifecycleChange, LifecycleResponse};
 pub use logs::{LogFormat, ThreadLogs, TurnLogView};
 pub use notifications::event_id;
 pub use reports::{ConfusionLine, ReportCard, RevisitLine, ThreadSummaryReport, UnitLine};
-pub use sweep::{SWEEP_MAX_THREADS, SweepReport};
+pub use sweep::SweepReport;
 pub use threads::ThreadFilter;
 pub use transcribe::{TranscriptBody, UploadRequest, UploadTicket, UploadedAudio};
 pub use turn::StreamedTurn;

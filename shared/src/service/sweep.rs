@@ -15,7 +15,7 @@ const SWEEP_PAGE: usize = 100;
 
 /// Threads one sweep looks at, so a run ends well inside a function's
 /// timeout; the next run goes on where the index still lists threads.
-pub const SWEEP_MAX_THREADS: usize = 1_000;
+const SWEEP_MAX_THREADS: usize = 1_000;
 
 /// What one sweep did.
 #[derive(Debug, Default, Clone, PartialEq, Eq, Serialize)]
