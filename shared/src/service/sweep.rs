@@ -28,13 +28,13 @@ pub struct SweepReport {
     /// Threads that could not be read or ended (logged); the next sweep
     /// tries them again.
     pub failed: usize,
-    /// The sweep stopped at [`SWEEP_MAX_THREADS`] with more listed.
+    /// The sweep stopped at its per-run limit with more threads listed.
     pub more: bool,
 }
 
 impl Service {
     /// Ends every session idle past its time to live, oldest first, up to
-    /// [`SWEEP_MAX_THREADS`] threads. Each thread is read afresh and ended
+    /// a thousand threads per run. Each thread is read afresh and ended
     /// exactly as opening it would end it; a student writing at the same
     /// moment wins (the version-conditioned write refuses the sweep's).
     /// Returns once the notifications it raised are sent or queued.
