@@ -304,7 +304,7 @@ impl Grader<'_> {
     }
 
     fn solutions(&self, variable: &str, values: &[Number], candidates: &[Candidate]) -> Graded {
-        if !candidates.iter().any(|c| !c.negated && is_solution(c)) {
+        if !candidates.iter().any(|c| c.offered() && is_solution(c)) {
             return self.unsolved_only(variable, values, candidates);
         }
         if values.len() == 1 {
@@ -312,7 +312,7 @@ impl Grader<'_> {
         }
         let solved: Vec<&Candidate> = candidates
             .iter()
-            .filter(|c| !c.negated && solves_for(c, variable))
+            .filter(|c| c.offered() && solves_for(c, variable))
             .collect();
         if solved.is_empty() {
             let verdict = Verdict {
@@ -375,7 +375,7 @@ impl Grader<'_> {
         // Values for the right letter first; else any, to name the slip.
         let right_letter = candidates
             .iter()
-            .any(|c| !c.negated && solves_for(c, variable));
+            .any(|c| c.offered() && solves_for(c, variable));
         let preferred = |c: &Candidate| {
             if right_letter {
                 solves_for(c, variable)
@@ -390,7 +390,7 @@ impl Grader<'_> {
             Pick::Ambiguous(_) if !self.hedged => {
                 let claimed: Vec<&Candidate> = candidates
                     .iter()
-                    .filter(|c| !c.negated && preferred(c))
+                    .filter(|c| c.offered() && preferred(c))
                     .collect();
                 let values: Vec<Number> = claimed
                     .iter()

@@ -60,6 +60,9 @@ pub(super) struct Candidate {
     pub cued: bool,
     /// Rejected by the student (`not 6`).
     pub negated: bool,
+    /// A number the move is made with (`subtract 5`, `divide both sides by
+    /// 3`): the student describes a step, not its result.
+    pub operand: bool,
     /// Offered as an alternative to the previous candidate (`7 or 8`).
     pub or_joined: bool,
     /// What the parser read.
@@ -69,6 +72,11 @@ pub(super) struct Candidate {
 }
 
 impl Candidate {
+    /// Whether the student offers this value as an answer at all.
+    pub fn offered(&self) -> bool {
+        !self.negated && !self.operand
+    }
+
     /// The last side of a chain, or the value itself.
     pub fn final_value(&self) -> Option<&Expr> {
         match self.shape.as_ref().ok()? {
@@ -181,6 +189,42 @@ const REFERENCES: &[&str] = &[
     "question", "problem", "step", "part", "page", "exercise", "q", "no", "number", "line",
 ];
 
+/// Verbs of a move on the numbers: the number right after one is what the
+/// move is made with (`subtract 5`, `take 5 from both sides`).
+const OPERATIONS: &[&str] = &[
+    "add",
+    "adding",
+    "added",
+    "subtract",
+    "subtracting",
+    "subtracted",
+    "take",
+    "taking",
+    "took",
+    "away",
+    "multiply",
+    "multiplying",
+    "divide",
+    "dividing",
+    "undo",
+];
+
+/// Words that carry the second number of a move (`divide both sides by 3`,
+/// `subtract 5 from 20`) when the gap before the number names the move.
+const OPERATION_LINKS: &[&str] = &["by", "from", "to"];
+
+/// Whether the words before a number make it an operand of a described
+/// move rather than a result: `subtract 5`, `divide both sides by 3`, and
+/// the `20` of `subtract 5 from 20` (`in_a_move`: the number before was one).
+fn names_an_operand(gap_words: &[&str], in_a_move: bool) -> bool {
+    let Some(last) = gap_words.last() else {
+        return false;
+    };
+    OPERATIONS.contains(last)
+        || (OPERATION_LINKS.contains(last)
+            && (in_a_move || gap_words.iter().any(|w| OPERATIONS.contains(w))))
+}
+
 /// Words that may surround `or` between two alternatives.
 const HEDGES: &[&str] = &["or", "maybe", "perhaps", "possibly", "is", "it", "either"];
 
@@ -195,6 +239,7 @@ fn candidates(text: &Text, context: &Context) -> Vec<Candidate> {
     let runs = runs(&tokens);
     let mut out: Vec<Candidate> = Vec::new();
     let mut previous_end = 0;
+    let mut in_a_move = false;
     for (n, run) in runs.iter().enumerate() {
         let first_char = tokens[run.start].range.start;
         let gap = text.slice(previous_end..first_char);
@@ -221,9 +266,12 @@ fn candidates(text: &Text, context: &Context) -> Vec<Candidate> {
         if is_modifier(&tokens[run.clone()], text) {
             continue;
         }
+        let operand = !ends_with_cue && !post_cued && names_an_operand(&gap_words, in_a_move);
+        in_a_move = operand;
         for mut candidate in build(&tokens[run.clone()]) {
             candidate.cued |= ends_with_cue || post_cued;
             candidate.negated = negated;
+            candidate.operand = operand;
             candidate.or_joined |= or_joined;
             out.push(candidate);
         }
@@ -294,6 +342,7 @@ fn build(run: &[Token]) -> Vec<Candidate> {
                 form: form_of(&value_side),
                 cued,
                 negated: false,
+                operand: false,
                 or_joined: count > 1 && n > 0,
                 rendered,
                 original: String::new(),
@@ -652,6 +701,9 @@ mod tests {
                 if c.negated {
                     s.push_str(" not");
                 }
+                if c.operand {
+                    s.push_str(" operand");
+                }
                 if c.or_joined {
                     s.push_str(" or");
                 }
@@ -677,5 +729,24 @@ mod tests {
         assert_eq!(read("1,234.5", Number), ["1234.5"]);
         assert_eq!(read("four and a half", Number), ["4.5"]);
         assert_eq!(read("I have no idea", Number), Vec::<String>::new());
+    }
+
+    #[test]
+    fn numbers_a_move_is_made_with_are_not_answers() {
+        use AnswerKind::*;
+        assert_eq!(read("subtract 5", Number), ["5 operand"]);
+        assert_eq!(read("take 5 from both sides", Number), ["5 operand"]);
+        assert_eq!(read("divide both sides by 3", Equation), ["3 operand"]);
+        assert_eq!(
+            read("I subtracted 5 and got 15", Number),
+            ["5 operand", "15 cued"]
+        );
+        assert_eq!(
+            read("subtract 5 from 20", Number),
+            ["5 operand", "20 operand"]
+        );
+        // A cue still makes it the answer; `by` alone is not a move.
+        assert_eq!(read("take away, so 15", Number), ["15 cued"]);
+        assert_eq!(read("it went up by 3", Number), ["3"]);
     }
 }

@@ -9,7 +9,8 @@ pub(super) enum Pick<'a> {
     Nothing,
 }
 
-/// Chooses the answer among `candidates`: rejected ones (`not 6`) are out;
+/// Chooses the answer among `candidates`: rejected ones (`not 6`) and the
+/// numbers a described move is made with (`subtract 5`) are out;
 /// among those `preferred`, the last one introduced as the answer wins, else
 /// the last one. Alternatives (`7 or 8`) or several different values with
 /// nothing to tell them apart make the message ambiguous.
@@ -18,9 +19,9 @@ pub(super) fn pick<'a>(
     key: impl Fn(&Candidate) -> String,
     preferred: impl Fn(&Candidate) -> bool,
 ) -> Pick<'a> {
-    let live: Vec<&Candidate> = candidates.iter().filter(|c| !c.negated).collect();
+    let live: Vec<&Candidate> = candidates.iter().filter(|c| c.offered()).collect();
     if live.is_empty() {
-        return if candidates.is_empty() {
+        return if candidates.iter().all(|c| c.operand) {
             Pick::Nothing
         } else {
             Pick::Ambiguous("every value in the message is rejected (`not …`)".to_owned())
