@@ -98,7 +98,7 @@ pub struct Category {
 }
 
 /// When a category applies: every condition that is set (`pending_question`,
-/// `scaffolding`, `teach_back`) must hold, and at least one signal must match
+/// `answer_expected`, `scaffolding`, `teach_back`) must hold, and at least one signal must match
 /// (a listed grade, a listed intent, or one of the phrases).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -118,6 +118,9 @@ pub struct Detection {
     pub greeting: bool,
     /// Match only when a question is (or is not) pending.
     pub pending_question: Option<bool>,
+    /// Match only when the pending question has (or has not) an answer
+    /// code checks: a problem, not a "Does that make sense?".
+    pub answer_expected: Option<bool>,
     pub scaffolding: Option<bool>,
     pub teach_back: Option<bool>,
 }
@@ -544,6 +547,9 @@ pub struct GradingSettings {
     /// max(`close_min_difference`, `close_relative` × |expected|).
     pub close_relative: f64,
     pub close_min_difference: f64,
+    /// `close_min_difference` counts only for expected values at least
+    /// this large: below 1 a floor of 0.3 would call 1/2 close to 3/11.
+    pub close_min_difference_from: f64,
     /// A decimal that rounds a non-terminating expected value (1/3 as 0.33,
     /// 9π as 28.3) is correct with this many significant figures ...
     pub rounding_min_significant: u32,
@@ -1085,6 +1091,7 @@ impl Default for GradingSettings {
         GradingSettings {
             close_relative: 0.2,
             close_min_difference: 0.3,
+            close_min_difference_from: 1.0,
             rounding_min_significant: 3,
             rounding_min_decimals: 2,
             equivalence_points: 8,

@@ -141,6 +141,7 @@ fn apply_method(item: &Item, answer: &str, grade: &mut Grade, settings: &Grading
         let loose = GradingSettings {
             close_relative: 0.0,
             close_min_difference: tolerance,
+            close_min_difference_from: 0.0,
             ..settings.clone()
         };
         if grading::grade(&within, answer, None, &loose).result == GradeOutcome::Close {

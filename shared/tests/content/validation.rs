@@ -265,6 +265,14 @@ fn grading_thresholds_are_checked() {
     let files = mutated(
         &shipped(),
         WORKFLOW,
+        "close_min_difference_from: 1.0",
+        "close_min_difference_from: -0.5",
+    );
+    let (line, column) = position_of(&files, WORKFLOW, "-0.5\n");
+    assert_reported(&problems(&files), WORKFLOW, line, column, "zero or more");
+    let files = mutated(
+        &shipped(),
+        WORKFLOW,
         "equivalence_points: 8",
         "equivalence_points: 1",
     );

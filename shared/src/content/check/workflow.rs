@@ -233,12 +233,16 @@ impl Checker<'_> {
         let root = YamlPath::root();
         let grading = &w.grading;
         let grading_at = root.key("grading");
-        if !(grading.close_min_difference >= 0.0 && grading.close_min_difference.is_finite()) {
-            self.at(
-                doc,
-                &grading_at.key("close_min_difference"),
-                "must be zero or more",
-            );
+        for (key, value) in [
+            ("close_min_difference", grading.close_min_difference),
+            (
+                "close_min_difference_from",
+                grading.close_min_difference_from,
+            ),
+        ] {
+            if !(value >= 0.0 && value.is_finite()) {
+                self.at(doc, &grading_at.key(key), "must be zero or more");
+            }
         }
         if !(1..=15).contains(&grading.rounding_min_significant) {
             self.at(

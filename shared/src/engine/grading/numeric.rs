@@ -158,9 +158,12 @@ pub(super) fn compare(
         }
     }
     let difference = (value.to_f64() - target.to_f64()).abs();
-    let threshold = settings
-        .close_min_difference
-        .max(settings.close_relative * target.to_f64().abs());
+    let relative = settings.close_relative * target.to_f64().abs();
+    let threshold = if target.to_f64().abs() >= settings.close_min_difference_from {
+        settings.close_min_difference.max(relative)
+    } else {
+        relative
+    };
     // Beside a wrong unit, a factor of 100 is the unit's doing, not a slip.
     if !tags.contains(&SlipTag::WrongUnit) {
         tags.extend(slips(
@@ -383,6 +386,8 @@ mod tests {
         assert_eq!(verdict("12.01", r(10, 1)).0, Wrong);
         assert_eq!(verdict("1.3", r(1, 1)).0, Close, "the 0.3 floor");
         assert_eq!(verdict("1.31", r(1, 1)).0, Wrong);
+        assert_eq!(verdict("0.5", r(3, 11)).0, Wrong, "no floor below 1");
+        assert_eq!(verdict("0.3", r(3, 11)).0, Close, "within 20% of 3/11");
     }
 
     #[test]
