@@ -41,6 +41,10 @@ pub struct PendingAnswer {
     phrase: Option<String>,
     /// A multiple-choice answer's option id (`B`), named as "option B".
     option_id: Option<String>,
+    /// For an item the student has not seen yet: the numbers its question
+    /// states. A text gives its answer away only when it works that very
+    /// problem (states them all); "2:3" in a lesson answers no drill.
+    unseen_question: Vec<f64>,
 }
 
 impl PendingAnswer {
@@ -78,6 +82,7 @@ impl PendingAnswer {
             question_forms,
             phrase,
             option_id: None,
+            unseen_question: Vec::new(),
         })
     }
 
@@ -90,6 +95,7 @@ impl PendingAnswer {
             question_forms: Vec::new(),
             phrase: None,
             option_id: None,
+            unseen_question: Vec::new(),
         }
     }
 
@@ -126,8 +132,32 @@ impl PendingAnswer {
         }
     }
 
+    /// The answer of an item offered to the tutor but not shown yet (the
+    /// practice item): only a text working its very problem gives it away.
+    pub fn for_unseen_item(
+        owner: impl Into<String>,
+        question: &str,
+        expected: &ExpectedAnswer,
+    ) -> Option<PendingAnswer> {
+        let mut pending = PendingAnswer::for_expected(owner, question, expected)?;
+        pending.unseen_question = numbers(question).into_iter().map(|n| n.value).collect();
+        Some(pending)
+    }
+
+    /// Whether a text with the numbers `found` could be about this answer's
+    /// question: always, except for an unseen item whose numbers it does
+    /// not all state.
+    fn could_work(&self, found: &[Found]) -> bool {
+        self.unseen_question
+            .iter()
+            .all(|v| found.iter().any(|n| same(n.value, *v)))
+    }
+
     /// Whether `text` gives this answer away.
     pub fn found_in(&self, text: &str) -> bool {
+        if !self.could_work(&numbers(text)) {
+            return false;
+        }
         if !self.values.is_empty() {
             let present = self.values_in(text);
             if self
@@ -173,6 +203,9 @@ impl PendingAnswer {
     /// [`Self::mask`] given the numbers of `text`; `None` when it would
     /// leave `text` as it is.
     fn mask_found(&self, text: &str, found: &[Found]) -> Option<String> {
+        if !self.could_work(found) {
+            return None;
+        }
         let mut hits = found
             .iter()
             .filter(|n| {

@@ -301,9 +301,50 @@ const ARITHMETIC: &[&str] = &[
 /// Greetings, thanks and short replies: a message of only these (and
 /// stopwords) is part of the conversation, not chatter about something else.
 const SMALL_TALK: &[&str] = &[
-    "aha", "alright", "bye", "cheers", "cool", "fine", "good", "great", "hello", "hey", "hi",
-    "hiya", "k", "morning", "nah", "nice", "nope", "ok", "okay", "right", "sure", "thank",
-    "thanks", "thx", "ty", "wait", "yeah", "yep", "yo", "yup",
+    "aha",
+    "alright",
+    "awesome",
+    "bye",
+    "cheers",
+    "clear",
+    "clearer",
+    "cool",
+    "fine",
+    "good",
+    "got",
+    "gotcha",
+    "great",
+    "hello",
+    "helped",
+    "helps",
+    "hey",
+    "hi",
+    "hiya",
+    "k",
+    "make",
+    "makes",
+    "morning",
+    "nah",
+    "nice",
+    "nope",
+    "ok",
+    "okay",
+    "perfect",
+    "right",
+    "see",
+    "sense",
+    "sure",
+    "thank",
+    "thanks",
+    "thx",
+    "ty",
+    "understand",
+    "understood",
+    "wait",
+    "yeah",
+    "yep",
+    "yo",
+    "yup",
 ];
 
 /// Words that start a greeting, one of which a greeting must have.
@@ -593,7 +634,7 @@ impl UnitMapper {
             && !message.chars().any(|c| c.is_ascii_digit())
             && !read.iter().any(|w| ARITHMETIC.contains(&w.as_str()))
             && self.rank(message).is_empty()
-            && self.outside_match(message).is_none()
+            && self.outside_named(message).is_empty()
             && read.iter().any(|w| {
                 !STOPWORDS.contains(&w.as_str())
                     && !SMALL_TALK.contains(&w.as_str())
@@ -660,15 +701,39 @@ impl UnitMapper {
     /// place" is about rounding, not decimals; "simplify with common
     /// factors" stays with the course).
     pub fn outside_topic(&self, message: &str) -> Option<usize> {
-        let (topic, score) = self.outside_match(message)?;
-        let course = self.rank(message).first().map_or(0.0, |m| m.score);
-        (score > course).then_some(topic)
+        self.outside_topics(message).first().copied()
     }
 
-    /// The outside topic named most specifically, and how strongly (a
-    /// phrase as strongly as a unit's tag of several words): the topic of
-    /// the longest phrase in the message, the first topic among equals.
-    fn outside_match(&self, message: &str) -> Option<(usize, f64)> {
+    /// [`Self::outside_topic`], and a second outside topic when the message
+    /// sets two side by side ("the difference between area and perimeter"):
+    /// the question is about both.
+    pub fn outside_topics(&self, message: &str) -> Vec<usize> {
+        let named = self.outside_named(message);
+        let Some(&(topic, _, score)) = named.first() else {
+            return Vec::new();
+        };
+        let course = self.rank(message).first().map_or(0.0, |m| m.score);
+        if score <= course {
+            return Vec::new();
+        }
+        let lower = message.to_lowercase();
+        let sets_side_by_side = [" and ", " vs ", " versus ", "between", "compare"]
+            .iter()
+            .any(|w| lower.contains(w));
+        let second = named
+            .iter()
+            .skip(1)
+            .find(|(other, _, _)| *other != topic)
+            .filter(|_| sets_side_by_side)
+            .map(|(other, _, _)| *other);
+        std::iter::once(topic).chain(second).collect()
+    }
+
+    /// Every outside topic the message names, the most specifically named
+    /// first (the topic of the longest phrase, the first among equals),
+    /// with its phrase's length and weight. A topic named only inside a
+    /// longer phrase of another ("area" in "area of a circle") is left out.
+    fn outside_named(&self, message: &str) -> Vec<(usize, usize, f64)> {
         // A number stays in place as a word of its own, so "the 7 mean"
         // is not "the mean".
         let stems: Vec<String> = words_and_numbers(message)
@@ -681,21 +746,32 @@ impl UnitMapper {
                 }
             })
             .collect();
-        let mut best: Option<(usize, usize, f64)> = None;
-        for (i, terms) in self.outside.iter().enumerate() {
-            let Some(named) = terms
+        let mut named: Vec<(usize, &Term)> = self
+            .outside
+            .iter()
+            .enumerate()
+            .filter_map(|(i, terms)| {
+                terms
+                    .iter()
+                    .filter(|t| contains_run(&stems, &t.stems))
+                    .max_by_key(|t| t.stems.len())
+                    .map(|t| (i, t))
+            })
+            .collect();
+        // Stable: the first topic stays first among phrases as long.
+        named.sort_by_key(|(_, t)| std::cmp::Reverse(t.stems.len()));
+        let mut kept: Vec<(usize, &Term)> = Vec::new();
+        for (i, term) in named {
+            if !kept
                 .iter()
-                .filter(|t| contains_run(&stems, &t.stems))
-                .max_by_key(|t| t.stems.len())
-            else {
-                continue;
-            };
-            let length = named.stems.len();
-            if best.is_none_or(|(_, longest, _)| length > longest) {
-                best = Some((i, length, named.weight));
+                .any(|(_, k)| contains_run(&k.stems, &term.stems))
+            {
+                kept.push((i, term));
             }
         }
-        best.map(|(i, _, weight)| (i, weight))
+        kept.into_iter()
+            .map(|(i, t)| (i, t.stems.len(), t.weight))
+            .collect()
     }
 
     fn profile(&self, unit_id: &str) -> Option<&UnitProfile> {

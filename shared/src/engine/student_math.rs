@@ -1513,11 +1513,20 @@ fn first_step(run: &MathRun, variable: char) -> String {
                 piece_text(a).unwrap_or_default()
             ),
         },
-        (ProblemShape::WholeMulDiv, [a, Op('÷' | '/'), b]) => format!(
-            "Division asks how many {b}s make {a}. Start with a guess: what is {b} × 10, and is that too many or too few?",
-            a = piece_text(a).unwrap_or_default(),
-            b = piece_text(b).unwrap_or_default()
-        ),
+        (ProblemShape::WholeMulDiv, [a, Op('÷' | '/'), b]) => match (whole(a), whole(b)) {
+            (Some(0), Some(b)) if b != 0 => format!(
+                "Division shares the first number into equal groups. If there is nothing to share, how much is in each of the {b} groups?"
+            ),
+            // A small answer is found by counting up, not by guessing from 10 lots.
+            (Some(a), Some(b)) if b > 0 && a <= b * 10 => format!(
+                "Division asks how many {b}s make {a}. Count up in {b}s, starting at {b}. How many {b}s do you need to reach {a}?"
+            ),
+            _ => format!(
+                "Division asks how many {b}s make {a}. Start with a guess: what is {b} × 10, and is that too many or too few?",
+                a = piece_text(a).unwrap_or_default(),
+                b = piece_text(b).unwrap_or_default()
+            ),
+        },
         (ProblemShape::MixedOperations, _) => format!(
             "Brackets come first, then × and ÷, then + and -. Which part of {text} do you work out first?"
         ),
@@ -2179,6 +2188,8 @@ mod tests {
             ("2:3 share 40", &["2 + 3", "40"]),
             ("12 x 3", &["10 × 3", "2 × 3"]),
             ("2 + 3 × 4", &["2 + 3 × 4", "first"]),
+            ("12 ÷ 2", &["Count up in 2s", "reach 12"]),
+            ("156 ÷ 12", &["12 × 10"]),
         ];
         for (message, words) in cases {
             let p = student_problem(message).unwrap();
@@ -2194,6 +2205,17 @@ mod tests {
                 p.first_step
             );
         }
+    }
+
+    #[test]
+    fn nothing_divided_is_shared_out_not_guessed() {
+        let p = student_problem("0 ÷ 5").unwrap();
+        assert!(
+            p.first_step.contains("nothing to share"),
+            "{}",
+            p.first_step
+        );
+        assert!(!p.first_step.contains("× 10"), "{}", p.first_step);
     }
 
     #[test]

@@ -58,7 +58,7 @@ use crate::model::{
 };
 
 /// The category of a question about maths outside the course.
-const BEYOND_COURSE: &str = "beyond_course";
+pub(crate) const BEYOND_COURSE: &str = "beyond_course";
 /// Units a message may map to, at most.
 const MAPPED_UNITS: usize = 3;
 /// Content chunks put in front of the tutor, at most (the prompt trims further).
@@ -200,10 +200,10 @@ pub struct Interpreted {
     /// A problem the student brought as their own, worked out once here
     /// for every later step that asks.
     pub own_problem: Option<student_math::StudentProblem>,
-    /// The maths topic outside the course the message asks about (an
-    /// index into the workflow's `beyond_course`), when it names one more
-    /// strongly than any unit of the course.
-    pub beyond_course: Option<usize>,
+    /// The maths topics outside the course the message asks about (indices
+    /// into the workflow's `beyond_course`), when it names one more
+    /// strongly than any unit of the course: one, or two set side by side.
+    pub beyond_course: Vec<usize>,
     pub category: String,
     pub mapped_units: Vec<MappedUnit>,
     /// The exam questions whose lockout statuses planning reads: the caller
@@ -301,7 +301,8 @@ pub fn interpret(
     let own_problem = own_problem(session, said.as_deref());
     let beyond_course = said
         .as_deref()
-        .and_then(|s| rt.index.mapper.outside_topic(s));
+        .map(|s| rt.index.mapper.outside_topics(s))
+        .unwrap_or_default();
 
     // A message that pauses tutoring is not graded or read for intent.
     let interpretation = match (&said, &safety) {
@@ -328,7 +329,7 @@ pub fn interpret(
         .or_else(|| {
             beyond_course_category(
                 workflow,
-                beyond_course,
+                beyond_course.first().copied(),
                 said.as_deref(),
                 interpretation.as_ref(),
             )
@@ -433,7 +434,7 @@ pub fn plan_interpreted(
         &read.mapped_units,
         read.interpretation.as_ref(),
         read.own_problem.as_ref(),
-        read.beyond_course,
+        &read.beyond_course,
         practice.as_ref(),
         block,
     );
@@ -475,16 +476,20 @@ pub fn plan_interpreted(
     {
         pending_answers.push(answer);
     }
-    let practice_answer = practice.as_ref().and_then(|d| {
-        PendingAnswer::for_expected(
-            "practice item",
-            &format!("{} {}", d.card.prompt, d.card.question_latex),
-            &drill_grade::expected_answer(&d.item),
-        )
+    let practice_question = practice
+        .as_ref()
+        .map(|d| (format!("{} {}", d.card.prompt, d.card.question_latex), d));
+    // The context is masked before the student has seen the practice item;
+    // a reply that shows it is checked for its answer anywhere.
+    let unseen_practice = practice_question.as_ref().and_then(|(q, d)| {
+        PendingAnswer::for_unseen_item("practice item", q, &drill_grade::expected_answer(&d.item))
+    });
+    let practice_answer = practice_question.as_ref().and_then(|(q, d)| {
+        PendingAnswer::for_expected("practice item", q, &drill_grade::expected_answer(&d.item))
     });
     answer_guard::mask_input(
         &mut input,
-        pending_answers.iter().chain(practice_answer.as_ref()),
+        pending_answers.iter().chain(unseen_practice.as_ref()),
     );
     let exam_answers = policy
         .exam
@@ -805,7 +810,7 @@ fn compose(
     mapped_units: &[MappedUnit],
     interpretation: Option<&Interpretation>,
     own_problem: Option<&student_math::StudentProblem>,
-    beyond_course: Option<usize>,
+    beyond_course: &[usize],
     practice: Option<&IssuedDrill>,
     block: ModeBlock,
 ) -> TutorTurnInput {
@@ -941,7 +946,10 @@ fn compose(
                 workflow,
                 interpretation,
                 said.as_deref(),
-                beyond_course.and_then(|i| workflow.beyond_course.get(i)),
+                &beyond_course
+                    .iter()
+                    .filter_map(|&i| workflow.beyond_course.get(i))
+                    .collect::<Vec<_>>(),
             ),
             own_problem: own.map(|p| p.text.clone()).unwrap_or_default(),
             own_problem_step: own.map(|p| p.first_step.clone()).unwrap_or_default(),
@@ -985,7 +993,7 @@ fn code_note(
     workflow: &Workflow,
     interpretation: Option<&Interpretation>,
     said: Option<&str>,
-    beyond_course: Option<&BeyondCourse>,
+    beyond_course: &[&BeyondCourse],
 ) -> String {
     let title = |unit: &str| {
         course
@@ -1021,7 +1029,7 @@ fn code_note(
             .category(category)
             .is_none_or(|c| !c.detect.grades.is_empty());
     if category == BEYOND_COURSE
-        && let Some(beyond) = beyond_course
+        && let Some(beyond) = beyond_course.first()
     {
         let offer = beyond
             .nearest_unit
@@ -1036,10 +1044,15 @@ fn code_note(
             .unwrap_or_else(|| {
                 " It goes beyond this course. What would you like to work on?".to_owned()
             });
-        // Worked in the student's own numbers where code can; else the rule.
-        let answer = said
-            .and_then(outside_math::worked)
-            .unwrap_or_else(|| beyond.answer.trim().to_owned());
+        // Worked in the student's own numbers where code can; else the
+        // rule of each topic asked about.
+        let answer = said.and_then(outside_math::worked).unwrap_or_else(|| {
+            beyond_course
+                .iter()
+                .map(|b| b.answer.trim())
+                .collect::<Vec<_>>()
+                .join(" ")
+        });
         return format!("{answer}{offer}");
     }
     match said.and_then(student_math::claim) {

@@ -21,7 +21,7 @@ use crate::engine::modes::{
     welcome,
 };
 use crate::engine::policy::PolicyOutcome;
-use crate::engine::turn::{Interpreted, Plan, TurnEvent};
+use crate::engine::turn::{BEYOND_COURSE, Interpreted, Plan, TurnEvent};
 use crate::model::{
     ClarifyBrief, ClarifySession, ExamAvailability, LlmTutorResponse, Mode, ModeState,
     PastDiscussion, Role, SessionState, StudentIntent, Thread, ThreadStatus, TutorAction,
@@ -126,6 +126,10 @@ impl SessionMode for ClarifyDoubts {
             Some(settings.closing_category.clone())
         } else if boundary || event.message_text.is_none() && event.message_latex.is_none() {
             None
+        } else if read.category == BEYOND_COURSE {
+            // Maths the course does not teach is answered with its own rule,
+            // not with the nearest lesson passage.
+            Some(read.category.clone())
         } else {
             Some(settings.answer_category.clone())
         };
@@ -169,6 +173,9 @@ impl SessionMode for ClarifyDoubts {
         let mut session = clarify_of(&thread.session).cloned().unwrap_or_default();
         // A question session waits on nothing: the student leads.
         thread.session.pending_question = None;
+        if plan.category == BEYOND_COURSE {
+            session.questions_answered = session.questions_answered.saturating_add(1);
+        }
         if plan.category == settings.answer_category {
             session.questions_answered = session.questions_answered.saturating_add(1);
             if let Some(unit) = turn.rt.course().unit(&reply.target_unit_id) {
