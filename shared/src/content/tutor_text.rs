@@ -371,6 +371,10 @@ pub struct Moves {
     pub ask_pending: Vec<String>,
     pub teach_back: Vec<String>,
     pub scaffold: Vec<String>,
+    /// Each further step once a problem is being worked in small steps:
+    /// the step itself, without the scaffold's introduction said again.
+    #[serde(default)]
+    pub scaffold_next: Vec<String>,
     pub clarify: Vec<String>,
     pub redirect: Vec<String>,
     pub wrap_up: Vec<String>,
@@ -412,6 +416,7 @@ pub enum PhraseSlot {
     AskPending,
     TeachBack,
     Scaffold,
+    ScaffoldNext,
     Clarify,
     Redirect,
     WrapUp,
@@ -453,7 +458,7 @@ impl PhraseSlot {
             PhraseSlot::Ask => &["unit_title", "key_idea", "explanation", "example_problem"],
             PhraseSlot::AskPending => &["unit_title", "question"],
             PhraseSlot::TeachBack => &["unit_title", "key_idea", "student_name"],
-            PhraseSlot::Scaffold => &[
+            PhraseSlot::Scaffold | PhraseSlot::ScaffoldNext => &[
                 "unit_title",
                 "key_idea",
                 "question",
@@ -524,6 +529,7 @@ impl PhraseSlot {
             PhraseSlot::AskPending => "ask_pending",
             PhraseSlot::TeachBack => "teach_back",
             PhraseSlot::Scaffold => "scaffold",
+            PhraseSlot::ScaffoldNext => "scaffold_next",
             PhraseSlot::Clarify => "clarify",
             PhraseSlot::Redirect => "redirect",
             PhraseSlot::WrapUp => "wrap_up",
@@ -549,6 +555,7 @@ impl Moves {
             PhraseSlot::AskPending => &mut self.ask_pending,
             PhraseSlot::TeachBack => &mut self.teach_back,
             PhraseSlot::Scaffold => &mut self.scaffold,
+            PhraseSlot::ScaffoldNext => &mut self.scaffold_next,
             PhraseSlot::Clarify => &mut self.clarify,
             PhraseSlot::Redirect => &mut self.redirect,
             PhraseSlot::WrapUp => &mut self.wrap_up,
@@ -571,6 +578,7 @@ impl Moves {
             PhraseSlot::AskPending => &self.ask_pending,
             PhraseSlot::TeachBack => &self.teach_back,
             PhraseSlot::Scaffold => &self.scaffold,
+            PhraseSlot::ScaffoldNext => &self.scaffold_next,
             PhraseSlot::Clarify => &self.clarify,
             PhraseSlot::Redirect => &self.redirect,
             PhraseSlot::WrapUp => &self.wrap_up,
@@ -589,11 +597,12 @@ impl Moves {
     }
 
     /// Every move slot, in YAML order.
-    pub const SLOTS: [PhraseSlot; 17] = [
+    pub const SLOTS: [PhraseSlot; 18] = [
         PhraseSlot::Ask,
         PhraseSlot::AskPending,
         PhraseSlot::TeachBack,
         PhraseSlot::Scaffold,
+        PhraseSlot::ScaffoldNext,
         PhraseSlot::Clarify,
         PhraseSlot::Redirect,
         PhraseSlot::WrapUp,

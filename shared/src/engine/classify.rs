@@ -381,6 +381,14 @@ fn check(
             session.pending_question.is_some(),
         ),
         (
+            "a pending question with an answer to check",
+            detect.answer_expected,
+            session
+                .pending_question
+                .as_ref()
+                .is_some_and(|q| q.expected.is_some()),
+        ),
+        (
             "scaffolding",
             detect.scaffolding,
             session.scaffolding.active,

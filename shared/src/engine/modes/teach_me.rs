@@ -344,6 +344,9 @@ fn evidence(
     match read.classification.intent {
         StudentIntent::Stuck => StepEvidence::Stuck,
         StudentIntent::OffTopic => StepEvidence::Nothing,
+        // A question about an idea is answered on the step it is about:
+        // the next idea's card would leave it unanswered.
+        StudentIntent::Question if step == Some(StepKind::Explain) => StepEvidence::Nothing,
         StudentIntent::Answer
             if step.is_some_and(|k| k != StepKind::Explain)
                 && unit.is_some_and(|u| u.blueprints.is_empty()) =>

@@ -221,14 +221,36 @@ pub fn lesson_sentences(asked: &Asked, chunks: &[&ContentChunk]) -> Option<(Stri
         }
     }
     let (sentences, at, score, _) = best?;
-    let quoted: Vec<&str> = sentences
+    let mut quoted: Vec<&str> = sentences
         .iter()
         .skip(at)
         .take(EXPLANATION_SENTENCES)
         .take_while(|s| !hides_a_number(s))
         .copied()
         .collect();
+    // "Take 36/48." without the working it introduces reads as cut off.
+    let more_follows = at + quoted.len() < sentences.len();
+    if quoted.len() > 1 && more_follows && quoted.last().is_some_and(|s| sets_up_next(s)) {
+        quoted.pop();
+    }
     Some((quoted.join(" "), score))
+}
+
+/// Whether `sentence` only introduces what comes after it: an example to
+/// take, or a colon.
+pub(super) fn sets_up_next(sentence: &str) -> bool {
+    const OPENINGS: &[&str] = &[
+        "take ",
+        "consider ",
+        "look at ",
+        "suppose ",
+        "for example",
+        "here is ",
+        "here's ",
+        "try ",
+    ];
+    let sentence = sentence.trim().to_lowercase();
+    sentence.ends_with(':') || OPENINGS.iter().any(|o| sentence.starts_with(o))
 }
 
 /// Whether a number of `text` is hidden (an answer still pending is

@@ -16,6 +16,7 @@ use crate::content::tutor_text::{
     FollowUp, ITEM_PLACEHOLDERS, OfflinePhrases, PhraseSlot, list_in_words,
 };
 use crate::content::workflow::Workflow;
+use crate::engine::answer_guard;
 use crate::engine::fallback::{self, ValidationContext};
 use crate::engine::student_math;
 use crate::llm::offline::passage;
@@ -376,7 +377,18 @@ fn compose(
         .then(|| input.student.said())
         .flatten()
         .map(|said| passage::Asked::new(&said));
-    let values = Values::new(input, unit, &pick, asked.as_ref());
+    let mut values = Values::new(input, unit, &pick, asked.as_ref());
+    // Shown in the last reply already: asked again, the idea is put
+    // another way rather than the same example repeated word for word.
+    if values
+        .map
+        .get("example_problem")
+        .is_some_and(|problem| said_last(input, problem))
+    {
+        for key in ["example_problem", "example_steps", "example_answer"] {
+            values.map.remove(key);
+        }
+    }
 
     let reaction = phrases.reaction(&input.category.id);
     let mut parts = Vec::new();
@@ -417,6 +429,10 @@ fn compose(
             // Stuck on an idea with no problem to break down: the idea is
             // shown at work in the unit's worked example.
             FollowUp::Scaffold if explaining(input) => Some(PhraseSlot::Example),
+            // Already working in steps: the next step, not the introduction again.
+            FollowUp::Scaffold if input.category.scaffold_depth > 1 => {
+                Some(PhraseSlot::ScaffoldNext)
+            }
             FollowUp::Scaffold => Some(PhraseSlot::Scaffold),
             FollowUp::Clarify => Some(PhraseSlot::Clarify),
             // Back to the lesson: to the problem the student was working
@@ -475,8 +491,9 @@ fn compose(
             list
         };
         let mut said = pick.phrase(slot.name(), list, &values.map);
-        // A phrasebook without examples scaffolds as it always did.
-        if said.is_empty() && slot == PhraseSlot::Example {
+        // A phrasebook without examples, or with no next step to say,
+        // scaffolds as it always did.
+        if said.is_empty() && matches!(slot, PhraseSlot::Example | PhraseSlot::ScaffoldNext) {
             said = pick.phrase(
                 PhraseSlot::Scaffold.name(),
                 phrases.moves.phrases(PhraseSlot::Scaffold),
@@ -880,6 +897,16 @@ fn answering(
     }
 }
 
+/// Whether the tutor's last message contains `text`.
+fn said_last(input: &TutorTurnInput, text: &str) -> bool {
+    input
+        .history
+        .iter()
+        .rev()
+        .find(|m| m.role == Role::Assistant)
+        .is_some_and(|m| !text.trim().is_empty() && m.text.contains(text.trim()))
+}
+
 /// `passage` without the sentences that mostly repeat `said` (more than
 /// two thirds of their content words are in it).
 fn without_repeats(passage: &str, said: &str) -> String {
@@ -932,7 +959,8 @@ fn closest_idea<'a>(ideas: &[&'a String], asked: &str) -> Option<&'a String> {
 }
 
 /// The opening of the best-ranked lesson passage about `unit`, unless it
-/// works the very problem the student is on; else the unit's anchor.
+/// works the very problem the student is on or has a hidden answer in it
+/// (it would read broken); else the unit's anchor.
 fn explanation(input: &TutorTurnInput, unit: &UnitAnchor) -> String {
     input
         .context
@@ -940,8 +968,14 @@ fn explanation(input: &TutorTurnInput, unit: &UnitAnchor) -> String {
         .iter()
         .filter(|c| c.unit_id == unit.unit_id)
         .map(|c| first_sentences(&c.text, 2))
-        .find(|text| !text.is_empty() && !overlaps_question(input, text))
+        .find(|text| quotable(input, text))
         .unwrap_or_else(|| first_sentences(&unit.anchor_text, 2))
+}
+
+/// Whether a passage may be quoted to the student: it says something,
+/// does not work the pending problem and hides no answer.
+fn quotable(input: &TutorTurnInput, text: &str) -> bool {
+    !text.is_empty() && !overlaps_question(input, text) && !text.contains(answer_guard::MASK)
 }
 
 /// The opening of the retrieved lesson passage about `unit` that shares
@@ -956,7 +990,7 @@ fn explanation_near(input: &TutorTurnInput, unit: &UnitAnchor, idea: &str) -> St
         .filter(|c| c.unit_id == unit.unit_id)
     {
         let text = first_sentences(&chunk.text, 2);
-        if text.is_empty() || overlaps_question(input, &text) {
+        if !quotable(input, &text) {
             continue;
         }
         let shared = content_words(&text).intersection(&topic).count();
@@ -1013,6 +1047,7 @@ fn math_runs(text: &str) -> Vec<String> {
 fn first_sentences(text: &str, count: usize) -> String {
     let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
     let mut end = text.len();
+    let mut last_start = 0;
     let mut seen = 0;
     let chars: Vec<(usize, char)> = text.char_indices().collect();
     for (i, &(at, c)) in chars.iter().enumerate() {
@@ -1023,9 +1058,15 @@ fn first_sentences(text: &str, count: usize) -> String {
                 end = at + c.len_utf8();
                 break;
             }
+            last_start = at + c.len_utf8();
         }
     }
-    let mut out = text[..end].to_owned();
+    // A last sentence that sets up what follows ("Take 36/48.") reads as
+    // cut off without it.
+    if end < text.len() && last_start > 0 && passage::sets_up_next(&text[last_start..end]) {
+        end = last_start;
+    }
+    let mut out = text[..end].trim_end().to_owned();
     if out.chars().count() > MAX_EXPLANATION_CHARS {
         let cut = out
             .char_indices()
@@ -1137,6 +1178,19 @@ fn splitmix64(mut x: u64) -> u64 {
 /// question.
 fn asked(question: &str) -> String {
     let text = question.trim();
+    // A drill's prompt followed by its maths in LaTeX: a sentence already,
+    // with the maths marked for the page to typeset.
+    let sentence_end = [". ", "? ", "! "]
+        .iter()
+        .filter_map(|p| text.rfind(p))
+        .max();
+    if let Some(end) = sentence_end {
+        let (sentence, maths) = text.split_at(end + 1);
+        let maths = maths.trim();
+        if maths.contains('\\') && !maths.contains("\\(") && !maths.contains('$') {
+            return format!("{sentence} \\({maths}\\)");
+        }
+    }
     if text.ends_with(['?', '.', '!']) {
         text.to_owned()
     } else if text.contains('=') {
@@ -1159,6 +1213,14 @@ mod tests {
             asked("Write 16/22 in its simplest form."),
             "Write 16/22 in its simplest form."
         );
+        assert_eq!(
+            asked("Simplify the fraction 6/14 as far as possible. \\frac{6}{14}"),
+            "Simplify the fraction 6/14 as far as possible. \\(\\frac{6}{14}\\)"
+        );
+        assert_eq!(
+            asked("Work out. 3.5 \\times 2"),
+            "Work out. \\(3.5 \\times 2\\)"
+        );
     }
 
     #[test]
@@ -1175,6 +1237,14 @@ mod tests {
             "It costs 2.50 dollars. Then more."
         );
         assert_eq!(first_sentences("No full stop", 2), "No full stop");
+        assert_eq!(
+            first_sentences("Divide by a common factor. Take 36/48. Both halve.", 2),
+            "Divide by a common factor."
+        );
+        assert_eq!(
+            first_sentences("Divide by a common factor. Take 36/48.", 2),
+            "Divide by a common factor. Take 36/48."
+        );
     }
 
     #[test]
