@@ -10,6 +10,7 @@
 pub mod answer_guard;
 pub mod bkt;
 pub mod classify;
+pub mod comparison;
 pub mod content_check;
 pub mod drill;
 pub mod drill_grade;

@@ -23,6 +23,7 @@ use crate::content::workflow::{BeyondCourse, Transition};
 use crate::content::{Blueprint, Bundle, Course, Unit, Workflow};
 use crate::engine::answer_guard::{self, PendingAnswer};
 use crate::engine::classify::{self, Interpretation};
+use crate::engine::comparison;
 use crate::engine::drill::{self, IssuedDrill};
 use crate::engine::drill_grade::{self, DrillVerdict};
 use crate::engine::drill_token::{self, TokenKeys};
@@ -1055,10 +1056,16 @@ fn code_note(
         });
         return format!("{answer}{offer}");
     }
-    match said.and_then(student_math::claim) {
-        Some(claim) if !graded => claim.verdict(),
-        _ => String::new(),
+    // A problem of their own is worked with them, not answered here.
+    let own_problem =
+        interpretation.is_some_and(|i| i.classification.intent == StudentIntent::Solve);
+    if graded {
+        return String::new();
     }
+    said.and_then(student_math::claim)
+        .map(|claim| claim.verdict())
+        .or_else(|| said.filter(|_| !own_problem).and_then(comparison::answer))
+        .unwrap_or_default()
 }
 
 fn history_of(messages: &[TutorMessage], keep: usize) -> Vec<HistoryMessage> {
