@@ -35,6 +35,8 @@ impl SessionMode for Guided {
         read: &Interpreted,
         policy: PolicyOutcome,
     ) -> ModePlan {
+        let mut policy = policy;
+        answer_an_ambiguous_question(turn, read, &mut policy);
         let practice = practice_item(turn, read, &policy, &event.client_event, None, false);
         ModePlan {
             policy,
@@ -55,6 +57,42 @@ impl SessionMode for Guided {
         _reply: &LlmTutorResponse,
         _outcome: &mut Outcome<'_>,
     ) {
+    }
+}
+
+/// A question whose words belong to several units equally ("what does
+/// simplify mean?": fractions, adding fractions, expressions) is answered
+/// about the first of them in teaching order, the most basic meaning,
+/// rather than about whatever the student was last working on.
+fn answer_an_ambiguous_question(
+    turn: &ModeTurn<'_>,
+    read: &Interpreted,
+    policy: &mut PolicyOutcome,
+) {
+    let asks = read
+        .interpretation
+        .as_ref()
+        .is_some_and(|i| i.classification.intent == StudentIntent::Question);
+    if !asks || !policy.trace.ambiguous_mapping {
+        return;
+    }
+    let Some(top) = read.mapped_units.first().map(|m| m.confidence) else {
+        return;
+    };
+    let course = turn.rt.course();
+    let tied: Vec<&str> = read
+        .mapped_units
+        .iter()
+        .filter(|m| (m.confidence - top).abs() < 1e-9)
+        .map(|m| m.unit_id.as_str())
+        .collect();
+    let Some(first) = course.order.iter().find(|u| tied.contains(&u.as_str())) else {
+        return;
+    };
+    let p = &mut policy.policy;
+    p.primary_target_unit_id = first.clone();
+    if !p.scoped_unit_ids.contains(first) {
+        p.scoped_unit_ids.insert(0, first.clone());
     }
 }
 
