@@ -185,6 +185,7 @@ async fn classify_message(args: &Args) -> Result<String, String> {
         classify::MessageKind {
             unrelated: false,
             greeting: UnitMapper::is_greeting(&args.message),
+            names_a_unit: false,
         },
     );
     if args.json {

@@ -98,7 +98,7 @@ pub struct Category {
 }
 
 /// When a category applies: every condition that is set (`pending_question`,
-/// `answer_expected`, `scaffolding`, `teach_back`) must hold, and at least one signal must match
+/// `answer_expected`, `scaffolding`, `teach_back`, `unit_named`) must hold, and at least one signal must match
 /// (a listed grade, a listed intent, or one of the phrases).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -123,6 +123,10 @@ pub struct Detection {
     pub answer_expected: Option<bool>,
     pub scaffolding: Option<bool>,
     pub teach_back: Option<bool>,
+    /// Match only when the message names (or does not name) a unit of the
+    /// course: "can you help me?" asks for help, "can you help me with
+    /// fractions?" already says with what.
+    pub unit_named: Option<bool>,
 }
 
 /// A state change a category causes. A fixed vocabulary that the engine

@@ -135,6 +135,8 @@ pub struct MessageKind {
     /// Nothing but a greeting
     /// ([`crate::engine::mapping::UnitMapper::is_greeting`]).
     pub greeting: bool,
+    /// The message names a unit of the course ("help me with fractions").
+    pub names_a_unit: bool,
 }
 
 /// The grade and category of one message.
@@ -394,6 +396,7 @@ fn check(
             session.scaffolding.active,
         ),
         ("teach-back", detect.teach_back, session.teach_back.active),
+        ("a unit named", detect.unit_named, kind.names_a_unit),
     ];
     for (name, wanted, actual) in conditions {
         if let Some(wanted) = wanted
