@@ -29,6 +29,7 @@ pub mod mapping;
 pub mod mastery_tier;
 pub mod modes;
 pub mod outside_math;
+pub mod place_value;
 pub mod policy;
 pub mod prereq;
 pub mod progression;

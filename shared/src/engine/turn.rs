@@ -37,6 +37,7 @@ use crate::engine::lockout::{LockoutSource, LockoutStatus};
 use crate::engine::mapping::UnitMapper;
 use crate::engine::modes::{self, MemoryCut, ModeBlock, ModePlan, ModeTurn, Outcome, SessionMode};
 use crate::engine::outside_math;
+use crate::engine::place_value;
 use crate::engine::policy::{
     MoveOn, PolicyError, PolicyInput, PolicyOutcome, StudentRequest, compute_policy,
 };
@@ -322,6 +323,7 @@ pub fn interpret(
             classify::MessageKind {
                 unrelated: rt.index.mapper.is_unrelated(text),
                 greeting: UnitMapper::is_greeting(text),
+                names_a_unit: !rt.index.mapper.rank(text).is_empty(),
             },
         )),
         _ => None,
@@ -1065,6 +1067,7 @@ fn code_note(
     said.and_then(student_math::claim)
         .map(|claim| claim.verdict())
         .or_else(|| said.filter(|_| !own_problem).and_then(comparison::answer))
+        .or_else(|| said.and_then(place_value::answer))
         .unwrap_or_default()
 }
 

@@ -248,6 +248,11 @@ pub(super) fn sets_up_next(sentence: &str) -> bool {
         "here is ",
         "here's ",
         "try ",
+        "work out ",
+        "find ",
+        "solve ",
+        "calculate ",
+        "evaluate ",
     ];
     let sentence = sentence.trim().to_lowercase();
     sentence.ends_with(':') || OPENINGS.iter().any(|o| sentence.starts_with(o))
@@ -499,5 +504,13 @@ mod tests {
             sentences("So 35% is 0.35. Then 0.5 is a half!"),
             vec!["So 35% is 0.35.", "Then 0.5 is a half!"]
         );
+    }
+
+    #[test]
+    fn a_sentence_that_sets_up_an_example_is_not_quoted_without_it() {
+        assert!(sets_up_next("Work out 5/6 - 1/4."));
+        assert!(sets_up_next("Take 36/48."));
+        assert!(sets_up_next("Here is how:"));
+        assert!(!sets_up_next("Subtraction follows the same steps."));
     }
 }
