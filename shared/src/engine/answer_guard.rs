@@ -721,6 +721,28 @@ mod tests {
         assert!(p.found_in("choose option C"));
     }
 
+    #[test]
+    fn an_unseen_item_is_given_away_only_by_its_own_problem() {
+        let expected = ExpectedAnswer {
+            kind: crate::model::AnswerKind::Number,
+            value: "2".into(),
+            unit: None,
+            options: Vec::new(),
+            mistakes: Vec::new(),
+        };
+        let question = "Share 10 sweets in the ratio 1:4. How many get the first share?";
+        let unseen = PendingAnswer::for_unseen_item("practice item", question, &expected).unwrap();
+        let lesson = "Ana and Ben share sweets in the ratio 2:3.";
+        assert!(!unseen.found_in(lesson));
+        assert_eq!(unseen.mask(lesson), lesson);
+        let worked = "Share 10 in the ratio 1:4: 5 parts of 2, so the first share is 2.";
+        assert!(unseen.found_in(worked));
+        assert!(unseen.mask(worked).contains(MASK));
+        // Once shown, any text that states it gives it away.
+        let seen = PendingAnswer::for_expected("practice item", question, &expected).unwrap();
+        assert!(seen.found_in(lesson));
+    }
+
     proptest! {
         /// Masking every pending answer in one pass, reading the text for
         /// numbers only after a change, is masking them one by one.
