@@ -6,7 +6,8 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use crate::math::{self, Number, ParseOptions, Value};
+use crate::engine::student_math::value_of;
+use crate::math::Number;
 
 /// A number as students write one to compare: `-7`, `0.25`, `2/3`.
 static NUMBER: LazyLock<Regex> =
@@ -57,7 +58,7 @@ pub fn answer(message: &str) -> Option<String> {
         .find_iter(&lower[at + phrase.len()..])
         .next()
         .map(squeezed)?;
-    let (a, b) = (value(&left)?, value(&right)?);
+    let (a, b) = (value_of(&left)?, value_of(&right)?);
     let equal = a.approx_eq(b);
     let bigger = !equal && a.to_f64() > b.to_f64();
     let yes = match asked {
@@ -97,14 +98,6 @@ pub fn answer(message: &str) -> Option<String> {
         format!("{more} is bigger than {less}")
     };
     Some(format!("{verdict}: {said}.{why}"))
-}
-
-fn value(text: &str) -> Option<Number> {
-    let expr = math::parse(text, ParseOptions::student()).ok()?;
-    match math::evaluate(&expr, &|_| None).ok()? {
-        Value::Num(n) => Some(n),
-        Value::Bool(_) => None,
-    }
 }
 
 fn fraction(text: &str) -> Option<(i64, i64)> {

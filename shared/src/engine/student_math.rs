@@ -1868,7 +1868,8 @@ pub fn claim(message: &str) -> Option<Claim> {
     })
 }
 
-fn value_of(text: &str) -> Option<Number> {
+/// The value of a number or expression as a student writes it.
+pub(crate) fn value_of(text: &str) -> Option<Number> {
     let expr = math::parse(text, ParseOptions::student()).ok()?;
     match math::evaluate(&expr, &|_| None).ok()? {
         Value::Num(n) => Some(n),
