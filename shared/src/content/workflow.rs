@@ -108,7 +108,7 @@ pub struct Detection {
     /// Intents from the LLM's reading (or the offline heuristics).
     pub intents: Vec<StudentIntent>,
     /// Offline heuristics: case-insensitive phrases; a match selects the category.
-    pub phrases: Vec<String>,
+    pub phrases: Vec<Phrase>,
     /// Selects the category when the message holds no maths and names
     /// nothing in the course, yet says more than a greeting or a "thanks":
     /// chatter about something else.
@@ -127,6 +127,39 @@ pub struct Detection {
     /// course: "can you help me?" asks for help, "can you help me with
     /// fractions?" already says with what.
     pub unit_named: Option<bool>,
+}
+
+/// A routing phrase as the author wrote it, and folded once at load
+/// (lowercase, straight apostrophes, single spaces) for the comparison
+/// every turn makes against every category's phrases.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(from = "String", into = "String")]
+pub struct Phrase {
+    written: String,
+    folded: String,
+}
+
+impl Phrase {
+    pub fn as_written(&self) -> &str {
+        &self.written
+    }
+
+    pub fn folded(&self) -> &str {
+        &self.folded
+    }
+}
+
+impl From<String> for Phrase {
+    fn from(written: String) -> Self {
+        let folded = crate::text::fold(&written);
+        Phrase { written, folded }
+    }
+}
+
+impl From<Phrase> for String {
+    fn from(phrase: Phrase) -> Self {
+        phrase.written
+    }
 }
 
 /// A state change a category causes. A fixed vocabulary that the engine

@@ -9,6 +9,8 @@
 //! priority wins and declaration order breaks ties. No category matching
 //! means the workflow's default category.
 
+use std::collections::HashSet;
+
 use serde::Serialize;
 
 use crate::content::Workflow;
@@ -17,6 +19,7 @@ use crate::engine::grading::{self, Grade, SlipTag};
 use crate::model::{
     AnswerKind, ExpectedAnswer, GradeOutcome, LlmTurnAnalysis, SessionState, StudentIntent,
 };
+use crate::text::fold;
 
 /// The LLM's reading of the message, when there is one.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -298,6 +301,7 @@ pub fn classify(input: &ClassifyInput) -> Classification {
     let is_answer = matches!(intent, StudentIntent::Answer | StudentIntent::Check);
     let answer_grade = input.grade.filter(|_| is_answer).map(|g| g.result);
     let text = fold(input.message);
+    let message = FoldedMessage::new(&text);
     let checks: Vec<CategoryCheck> = input
         .workflow
         .categories
@@ -308,7 +312,7 @@ pub fn classify(input: &ClassifyInput) -> Classification {
                 input.session,
                 answer_grade,
                 intent,
-                &text,
+                &message,
                 input.kind,
             )
         })
@@ -366,7 +370,7 @@ fn check(
     session: &SessionState,
     grade: Option<GradeOutcome>,
     intent: StudentIntent,
-    text: &str,
+    message: &FoldedMessage<'_>,
     kind: MessageKind,
 ) -> CategoryCheck {
     let verdict = |matched: bool, detail: String| CategoryCheck {
@@ -423,8 +427,8 @@ fn check(
         detect
             .phrases
             .iter()
-            .filter(|p| contains_phrase(text, &fold(p)))
-            .map(|p| format!("phrase \"{}\"", p.trim())),
+            .filter(|p| message.contains_phrase(p.folded()))
+            .map(|p| format!("phrase \"{}\"", p.as_written().trim())),
     );
     if signals.is_empty() {
         verdict(false, "no signal matched".to_owned())
@@ -433,15 +437,32 @@ fn check(
     }
 }
 
-/// Lowercase, straight apostrophes, single spaces.
-fn fold(text: &str) -> String {
-    let lower = text.to_lowercase().replace(['’', '‘', '`'], "'");
-    let mut out = lower.split_whitespace().collect::<Vec<_>>().join(" ");
-    // Keep a phrase's deliberate trailing space (`"why "`).
-    if text.ends_with(' ') && !out.is_empty() {
-        out.push(' ');
+/// A folded message and its words, read once for the whole workflow's
+/// phrases: most phrases' first word is not among them, which settles the
+/// phrase without a search of the text.
+struct FoldedMessage<'a> {
+    text: &'a str,
+    words: HashSet<&'a str>,
+}
+
+impl<'a> FoldedMessage<'a> {
+    fn new(text: &'a str) -> Self {
+        FoldedMessage {
+            text,
+            words: text.split(|c| !is_word_char(c)).collect(),
+        }
     }
-    out
+
+    /// [`contains_phrase`]: a phrase that starts with a word can only
+    /// match where that whole word stands in the message.
+    fn contains_phrase(&self, phrase: &str) -> bool {
+        let first = phrase.split(|c| !is_word_char(c)).next().unwrap_or("");
+        (first.is_empty() || self.words.contains(first)) && contains_phrase(self.text, phrase)
+    }
+}
+
+fn is_word_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '\''
 }
 
 /// Whether `phrase` occurs in `text` starting and ending at word boundaries
@@ -450,7 +471,7 @@ fn contains_phrase(text: &str, phrase: &str) -> bool {
     if phrase.trim().is_empty() {
         return false;
     }
-    let is_word = |c: char| c.is_alphanumeric() || c == '\'';
+    let is_word = is_word_char;
     text.match_indices(phrase).any(|(at, _)| {
         let before = text[..at].chars().next_back();
         let after = text[at + phrase.len()..].chars().next();

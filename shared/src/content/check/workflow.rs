@@ -127,7 +127,7 @@ impl Checker<'_> {
             );
         }
         for (j, phrase) in d.phrases.iter().enumerate() {
-            if phrase.trim().is_empty() {
+            if phrase.folded().trim().is_empty() {
                 self.at(
                     doc,
                     &at.key("detect").key("phrases").index(j),
