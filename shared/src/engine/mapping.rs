@@ -580,7 +580,13 @@ impl UnitMapper {
     /// the student starts at the beginning of the topic. Other units get
     /// confidence in proportion to their score.
     pub fn map(&self, message: &str, limit: usize) -> Vec<MappedUnit> {
-        let mut ranked = self.rank(message);
+        self.map_ranked(self.rank(message), limit)
+    }
+
+    /// [`Self::map`] from the message's [`Self::rank`], for a caller that
+    /// has it already.
+    pub fn map_ranked(&self, ranked: Vec<UnitMatch>, limit: usize) -> Vec<MappedUnit> {
+        let mut ranked = ranked;
         let Some(best) = ranked.first().map(|m| m.score) else {
             return Vec::new();
         };
@@ -629,11 +635,16 @@ impl UnitMapper {
     /// or outside topic named, and some word beyond greetings, thanks and
     /// stopwords ("did u watch the football", "lol").
     pub fn is_unrelated(&self, message: &str) -> bool {
+        self.is_unrelated_ranked(message, &self.rank(message))
+    }
+
+    /// [`Self::is_unrelated`], given the message's [`Self::rank`].
+    pub fn is_unrelated_ranked(&self, message: &str, ranked: &[UnitMatch]) -> bool {
         let read = words(message);
-        student_math::math_runs(message).is_empty()
+        ranked.is_empty()
             && !message.chars().any(|c| c.is_ascii_digit())
             && !read.iter().any(|w| ARITHMETIC.contains(&w.as_str()))
-            && self.rank(message).is_empty()
+            && student_math::math_runs(message).is_empty()
             && self.outside_named(message).is_empty()
             && read.iter().any(|w| {
                 !STOPWORDS.contains(&w.as_str())
@@ -708,11 +719,16 @@ impl UnitMapper {
     /// sets two side by side ("the difference between area and perimeter"):
     /// the question is about both.
     pub fn outside_topics(&self, message: &str) -> Vec<usize> {
+        self.outside_topics_ranked(message, &self.rank(message))
+    }
+
+    /// [`Self::outside_topics`], given the message's [`Self::rank`].
+    pub fn outside_topics_ranked(&self, message: &str, ranked: &[UnitMatch]) -> Vec<usize> {
         let named = self.outside_named(message);
         let Some(&(topic, _, score)) = named.first() else {
             return Vec::new();
         };
-        let course = self.rank(message).first().map_or(0.0, |m| m.score);
+        let course = ranked.first().map_or(0.0, |m| m.score);
         if score <= course {
             return Vec::new();
         }

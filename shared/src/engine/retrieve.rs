@@ -65,9 +65,11 @@ impl CourseIndex {
         scope: &[String],
         limit: usize,
     ) -> Vec<RankedChunk> {
+        // One search serves both picks: it scores the whole course anyway.
+        let found = self.search(query);
         let own = [target.to_owned()];
-        let mut ranked = self.chunks_for(query, &own, limit.div_ceil(2));
-        for chunk in self.chunks_for(query, scope, limit) {
+        let mut ranked = self.pick(&found, &own, limit.div_ceil(2));
+        for chunk in self.pick(&found, scope, limit) {
             if ranked.len() == limit {
                 break;
             }
@@ -82,16 +84,27 @@ impl CourseIndex {
     /// When the query matches nothing in scope, the first chunks of the scoped
     /// units (in scope order) are returned, so the tutor always has material.
     pub fn chunks_for(&self, query: &str, scope: &[String], limit: usize) -> Vec<RankedChunk> {
-        let mut ranked: Vec<RankedChunk> = self
-            .chunks
+        self.pick(&self.search(query), scope, limit)
+    }
+
+    /// Every chunk that matches `query`, best first: (chunk document, score).
+    fn search(&self, query: &str) -> Vec<(usize, f32)> {
+        self.chunks
             .search(query, None)
             .into_iter()
-            .filter_map(|r| {
-                let (unit_id, chunk) = &self.chunk_refs[r.document.id];
+            .map(|r| (r.document.id, r.score))
+            .collect()
+    }
+
+    fn pick(&self, found: &[(usize, f32)], scope: &[String], limit: usize) -> Vec<RankedChunk> {
+        let mut ranked: Vec<RankedChunk> = found
+            .iter()
+            .filter_map(|&(doc, score)| {
+                let (unit_id, chunk) = &self.chunk_refs[doc];
                 scope.contains(unit_id).then(|| RankedChunk {
                     unit_id: unit_id.clone(),
                     chunk: *chunk,
-                    score: r.score,
+                    score,
                 })
             })
             .take(limit)

@@ -34,7 +34,7 @@ use crate::engine::irt;
 use crate::engine::item_help;
 use crate::engine::lifecycle;
 use crate::engine::lockout::{LockoutSource, LockoutStatus};
-use crate::engine::mapping::UnitMapper;
+use crate::engine::mapping::{UnitMapper, UnitMatch};
 use crate::engine::modes::{self, MemoryCut, ModeBlock, ModePlan, ModeTurn, Outcome, SessionMode};
 use crate::engine::outside_math;
 use crate::engine::place_value;
@@ -301,9 +301,15 @@ pub fn interpret(
     let said = event.student_input().said();
     let safety = said.as_deref().and_then(|s| rt.safety.classify(s));
     let own_problem = own_problem(session, said.as_deref());
+    // Read once: unit mapping, the outside topics and the chatter check
+    // all weigh the same ranking.
+    let ranked = said
+        .as_deref()
+        .map(|s| rt.index.mapper.rank(s))
+        .unwrap_or_default();
     let beyond_course = said
         .as_deref()
-        .map(|s| rt.index.mapper.outside_topics(s))
+        .map(|s| rt.index.mapper.outside_topics_ranked(s, &ranked))
         .unwrap_or_default();
 
     // A message that pauses tutoring is not graded or read for intent.
@@ -321,9 +327,9 @@ pub fn interpret(
             text,
             None,
             classify::MessageKind {
-                unrelated: rt.index.mapper.is_unrelated(text),
+                unrelated: rt.index.mapper.is_unrelated_ranked(text, &ranked),
                 greeting: UnitMapper::is_greeting(text),
-                names_a_unit: !rt.index.mapper.rank(text).is_empty(),
+                names_a_unit: !ranked.is_empty(),
             },
         )),
         _ => None,
@@ -344,7 +350,7 @@ pub fn interpret(
         })
         .unwrap_or_else(|| workflow.default_category.clone());
 
-    let mapped_units = map_units(rt, state.snapshot, said.as_deref(), &event.client_event);
+    let mapped_units = map_units(rt, state.snapshot, ranked, &event.client_event);
     let mut exam_questions = crate::engine::policy::exam_questions_to_check(&PolicyInput {
         snapshot: state.snapshot,
         course: rt.course(),
@@ -698,12 +704,10 @@ pub(crate) fn event_unit(event: &ClientEvent) -> Option<&str> {
 fn map_units(
     rt: &CourseRuntime,
     snapshot: &StudentSnapshot,
-    said: Option<&str>,
+    ranked: Vec<UnitMatch>,
     event: &ClientEvent,
 ) -> Vec<MappedUnit> {
-    let mut mapped: Vec<MappedUnit> = said
-        .map(|s| rt.index.map_message(s, MAPPED_UNITS))
-        .unwrap_or_default();
+    let mut mapped = rt.index.mapper.map_ranked(ranked, MAPPED_UNITS);
     // "Next" after practice on a prerequisite of the student's goal goes
     // back towards the goal: the policy returns to the prerequisite only
     // while it still blocks.
