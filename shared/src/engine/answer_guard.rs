@@ -484,6 +484,12 @@ fn numbers(text: &str) -> Vec<Found> {
     let mut found: Vec<Found> = Vec::new();
     let mut i = 0;
     while i < bytes.len() {
+        // Most of a lesson is letters and spaces: skip them byte by byte
+        // (a vulgar fraction is never ASCII).
+        if bytes[i].is_ascii() && !bytes[i].is_ascii_digit() {
+            i += 1;
+            continue;
+        }
         if let Some((value, len)) = vulgar_fraction(&text[i..]) {
             // "1½" is one and a half.
             match found.last_mut() {

@@ -241,6 +241,45 @@ fn equation_shape(left: &[Piece], right: &[Piece]) -> Option<ProblemShape> {
 
 /// The runs of mathematics in `message`, in order.
 pub fn math_runs(message: &str) -> Vec<MathRun> {
+    thread_local! {
+        static RECENT: Recent<Vec<MathRun>> = const { Recent::new() };
+    }
+    RECENT.with(|recent| recent.get_or(message, || read_math_runs(message)))
+}
+
+/// Results of the last few readings, per thread: a turn reads one message
+/// in several stages (own problem, claim, unit mapping, classification,
+/// the reply), and each would parse it again.
+struct Recent<T> {
+    kept: std::cell::RefCell<std::collections::VecDeque<(String, T)>>,
+}
+
+/// How many readings [`Recent`] keeps: the message, the pending question
+/// and the tutor's question fit with room to spare.
+const RECENT_KEPT: usize = 8;
+
+impl<T: Clone> Recent<T> {
+    const fn new() -> Self {
+        Recent {
+            kept: std::cell::RefCell::new(std::collections::VecDeque::new()),
+        }
+    }
+
+    fn get_or(&self, text: &str, read: impl FnOnce() -> T) -> T {
+        if let Some((_, found)) = self.kept.borrow().iter().find(|(t, _)| t == text) {
+            return found.clone();
+        }
+        let value = read();
+        let mut kept = self.kept.borrow_mut();
+        if kept.len() == RECENT_KEPT {
+            kept.pop_front();
+        }
+        kept.push_back((text.to_owned(), value.clone()));
+        value
+    }
+}
+
+fn read_math_runs(message: &str) -> Vec<MathRun> {
     let text = prepared(message);
     let chars: Vec<char> = text.chars().collect();
     let mut runs = Vec::new();
@@ -615,6 +654,13 @@ pub fn own_solution(problem: &StudentProblem) -> Solution {
 /// The first problem in `message` that code can work out: arithmetic with
 /// at least one operation, or a linear equation in one unknown.
 pub fn student_problem(message: &str) -> Option<StudentProblem> {
+    thread_local! {
+        static RECENT: Recent<Option<StudentProblem>> = const { Recent::new() };
+    }
+    RECENT.with(|recent| recent.get_or(message, || read_student_problem(message)))
+}
+
+fn read_student_problem(message: &str) -> Option<StudentProblem> {
     let message = &plain_fractions(message);
     if let Some(problem) = shared_in_ratio(message) {
         return Some(problem);
