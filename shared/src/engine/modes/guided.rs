@@ -110,14 +110,16 @@ pub(super) fn practice_item(
 ) -> Option<IssuedDrill> {
     let (rt, state, env) = (turn.rt, turn.state, turn.env);
     let p = &policy.policy;
-    // A question is answered before anything is practised: a turn in a
-    // category that answers questions offers no item (the next turn can),
-    // so the content stays whole rather than hiding an item's answer.
+    // A question is answered, and a problem the student brought is worked,
+    // before anything is practised: such a turn offers no item (the next
+    // turn can), so the content stays whole rather than hiding an item's
+    // answer, and the student meets one problem at a time.
     let answers_a_question = rt
         .workflow()
         .category(&read.category)
         .is_some_and(|c| c.detect.intents.contains(&StudentIntent::Question));
-    if !p.allows(TutorAction::DrillCard) || answers_a_question {
+    let answers_the_student = answers_a_question || read.own_problem.is_some();
+    if !p.allows(TutorAction::DrillCard) || answers_the_student {
         return None;
     }
     // "Next" on a drill card names the card's unit, but a prerequisite the
