@@ -10,7 +10,7 @@ use super::threads::snapshot_or_new;
 use super::{Output, Service};
 use crate::content::{Course, Workflow};
 use crate::engine::bkt;
-use crate::engine::snapshot_lite::{build_snapshot_lite, revisit_question_ids};
+use crate::engine::snapshot_lite::build_snapshot_lite;
 use crate::model::{MasteryTier, Mode, Principal, SnapshotLite, UnitStatus};
 
 /// `GET /courses`.
@@ -156,12 +156,7 @@ impl Service {
         let now = self.clock.now();
         let lockouts = self
             .exams
-            .statuses(
-                self.store.as_ref(),
-                &snapshot,
-                &revisit_question_ids(&snapshot),
-                now,
-            )
+            .revisit_statuses(self.store.as_ref(), &snapshot, now)
             .await?;
         let lite = build_snapshot_lite(&snapshot, course, workflow, &lockouts, now);
         let head = summary(course, workflow);

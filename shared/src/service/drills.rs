@@ -18,7 +18,7 @@ use crate::engine::drill_token::{self, DrillTokenError};
 use crate::engine::evidence::{self, DrillGraded, TransitionContext};
 use crate::engine::grading::SlipTag;
 use crate::engine::lifecycle;
-use crate::engine::snapshot_lite::{build_snapshot_lite, revisit_question_ids};
+use crate::engine::snapshot_lite::build_snapshot_lite;
 use crate::engine::thread_learning;
 use crate::engine::turn::{record_ability, remember_drill};
 use crate::model::{
@@ -224,12 +224,7 @@ impl Service {
             }
             let lockouts = self
                 .exams
-                .statuses(
-                    self.store.as_ref(),
-                    &snapshot,
-                    &revisit_question_ids(&snapshot),
-                    now,
-                )
+                .revisit_statuses(self.store.as_ref(), &snapshot, now)
                 .await?;
             let response = DrillGradeResponse {
                 result: verdict.outcome,

@@ -18,7 +18,7 @@ use crate::engine::modes::exam::{self, exam_of};
 use crate::engine::modes::problem_set;
 use crate::engine::modes::survey;
 use crate::engine::modes::teach_me::study_plan_of;
-use crate::engine::snapshot_lite::{build_snapshot_lite, revisit_question_ids};
+use crate::engine::snapshot_lite::build_snapshot_lite;
 use crate::model::{
     ConceptTaught, ExamReportView, ExamTier, HistoryMessage, MasteryTier, Principal,
     ProblemSetReport, ProblemStatus, RevisitReason, Role, SessionStats, SnapshotLite, StepStatus,
@@ -377,12 +377,7 @@ impl Service {
         );
         let lockouts = self
             .exams
-            .statuses(
-                self.store.as_ref(),
-                &snapshot,
-                &revisit_question_ids(&snapshot),
-                now,
-            )
+            .revisit_statuses(self.store.as_ref(), &snapshot, now)
             .await?;
         let lines: Vec<UnitLine> = course
             .order

@@ -9,6 +9,7 @@ use super::lease::backoff;
 use super::timeline::with_card_states;
 use super::views;
 use super::{Output, Service};
+use crate::content::workflow::ProblemSetMode;
 use crate::content::{Course, Workflow};
 use crate::engine::lockout::{LockoutStatus, NoLockouts};
 use crate::engine::modes::{self, Start, StartCall, StartReply};
@@ -96,6 +97,25 @@ impl FirstRead {
             None => owned_thread(service, who, thread_id, RECENT_MESSAGES).await,
         }
     }
+}
+
+/// The workflow's bounds on the problems a request sends for a problem set
+/// (creating a thread, or a webhook turn).
+pub(crate) fn check_problem_count(
+    count: usize,
+    settings: &ProblemSetMode,
+) -> Result<(), ServiceError> {
+    let (min, max) = (
+        settings.min_problems as usize,
+        settings.max_problems as usize,
+    );
+    if count < min || count > max {
+        return Err(ServiceError::invalid_field(
+            "problems",
+            format!("a problem set has {min} to {max} problems; this one has {count}"),
+        ));
+    }
+    Ok(())
 }
 
 /// The student's snapshot for a course, or a fresh one at the entry unit.
@@ -193,19 +213,7 @@ fn check_problems(
         )),
         (None, _) => Ok(()),
         (Some(problems), None) => {
-            let (min, max) = (
-                settings.min_problems as usize,
-                settings.max_problems as usize,
-            );
-            if problems.len() < min || problems.len() > max {
-                return Err(ServiceError::invalid_field(
-                    "problems",
-                    format!(
-                        "a problem set has {min} to {max} problems; this one has {}",
-                        problems.len()
-                    ),
-                ));
-            }
+            check_problem_count(problems.len(), settings)?;
             let mut ids = std::collections::BTreeSet::new();
             for (i, p) in problems.iter().enumerate() {
                 let at = |name: &str| format!("problems[{i}].{name}");
