@@ -25,7 +25,8 @@ impl Simulation<'_> {
         let (token, _) = self.last_drill_expected(step)?;
         let path = format!("/threads/{}/drill/grade", self.thread_id);
         let graded: DrillGradeResponse = self
-            .post(
+            .post_step(
+                step,
                 &path,
                 &DrillGradeRequest {
                     drill_token: token,
@@ -33,10 +34,8 @@ impl Simulation<'_> {
                     response_time_ms: None,
                 },
                 Function::DrillGrade,
-                &step.number.to_string(),
             )
-            .await
-            .map_err(|r| r.at(step.at, "this step"))?;
+            .await?;
         self.last_drill_result = Some(if graded.is_correct {
             DrillResult::Correct
         } else {
@@ -107,7 +106,8 @@ impl Simulation<'_> {
         })?;
         let path = format!("/threads/{}/exam/mcq-submit", self.thread_id);
         let submitted: McqSubmitResponse = self
-            .post(
+            .post_step(
+                step,
                 &path,
                 &McqSubmitRequest {
                     question_id: card.question_id.clone(),
@@ -117,10 +117,8 @@ impl Simulation<'_> {
                     difficulty_tier: Some(card.tier),
                 },
                 Function::ExamSubmit,
-                &step.number.to_string(),
             )
-            .await
-            .map_err(|r| r.at(step.at, "this step"))?;
+            .await?;
         self.last_exam_result = Some(if submitted.is_correct {
             ExamResult::Passed
         } else {
@@ -150,9 +148,8 @@ impl Simulation<'_> {
     ) -> Result<Outcome, StepError> {
         let path = format!("/threads/{}/{}", self.thread_id, change.key());
         let response: Value = self
-            .post(&path, &json!({}), Function::Turn, &step.number.to_string())
-            .await
-            .map_err(|r| r.at(step.at, "this step"))?;
+            .post_step(step, &path, &json!({}), Function::Turn)
+            .await?;
         let unexpected = |what: &str| {
             self.error(
                 step,
@@ -191,7 +188,8 @@ impl Simulation<'_> {
         let (card, _) = self.last_exam(step)?;
         let path = format!("/threads/{}/exam/support-viewed", self.thread_id);
         let viewed: SupportViewedResponse = self
-            .post(
+            .post_step(
+                step,
                 &path,
                 &SupportViewedRequest {
                     question_id: card.question_id.clone(),
@@ -200,10 +198,8 @@ impl Simulation<'_> {
                     unit_id: Some(card.unit_id.clone()),
                 },
                 Function::SupportViewed,
-                &step.number.to_string(),
             )
-            .await
-            .map_err(|r| r.at(step.at, "this step"))?;
+            .await?;
         Ok(Outcome::Memo(MemoOutcome {
             question_id: viewed.question_id,
             locked: viewed.locked_until.is_some(),

@@ -27,6 +27,32 @@ pub(super) const JWT_SECRET: &str = "tutorflow-simulate-jwt-secret";
 const DRILL_SECRET_VAR: &str = "TUTORFLOW_SIMULATE_DRILL_SECRET";
 pub(super) const DRILL_SECRET: &str = "tutorflow-simulate-drill-secret";
 
+/// The options of the commands that play scripts (`simulate`, `test`).
+#[derive(clap::Args)]
+pub struct SetupArgs {
+    /// Configuration file: chooses the LLM providers (offline by default).
+    #[arg(long, env = "TUTORFLOW_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// Bundle root (holding workflows/ and prompts/) [default: the
+    /// configuration's content.dir, which defaults to .].
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+}
+
+impl SetupArgs {
+    /// The [`Setup`] these options name; what stops it loading is printed
+    /// as an error.
+    pub async fn load(&self) -> Option<Setup> {
+        match Setup::load(self.config.as_deref(), self.dir.as_deref()).await {
+            Ok(setup) => Some(setup),
+            Err(message) => {
+                eprintln!("error: {message}");
+                None
+            }
+        }
+    }
+}
+
 /// What every run shares: the configuration and the content, loaded once.
 pub struct Setup {
     pub(super) config: Config,

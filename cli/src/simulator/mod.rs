@@ -26,7 +26,7 @@ use tutorflow::store::Store;
 use crate::script::Script;
 
 use deployment::ScriptClock;
-pub use deployment::Setup;
+pub use deployment::{Setup, SetupArgs};
 
 /// Why a step could not be played, where the script asks for it.
 #[derive(Debug, Clone, PartialEq)]

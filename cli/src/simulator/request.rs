@@ -12,6 +12,7 @@ use tutorflow::api::routes::Function;
 use tutorflow::content::yaml_index::Position;
 
 use super::{Simulation, StepError};
+use crate::script::Step;
 
 /// The API refused a request.
 pub(super) struct Refused {
@@ -34,6 +35,20 @@ impl Refused {
 }
 
 impl Simulation<'_> {
+    /// POSTs a step's request, keyed by the step for idempotency; a
+    /// refusal is the step's error.
+    pub(super) async fn post_step<T: DeserializeOwned>(
+        &self,
+        step: &Step,
+        path: &str,
+        body: &impl Serialize,
+        function: Function,
+    ) -> Result<T, StepError> {
+        self.post(path, body, function, &step.number.to_string())
+            .await
+            .map_err(|r| r.at(step.at, "this step"))
+    }
+
     /// POSTs `body` as the student's app would, through the handler of
     /// `function`, and reads the reply.
     pub(super) async fn post<T: DeserializeOwned>(
