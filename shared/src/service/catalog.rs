@@ -6,7 +6,6 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::error::ServiceError;
-use super::threads::snapshot_or_new;
 use super::{Output, Service};
 use crate::content::{Course, Workflow};
 use crate::engine::bkt;
@@ -119,13 +118,7 @@ impl Service {
         let bundle = self.bundle().await;
         let rt = self.runtime(&bundle, course_id)?;
         let (course, workflow) = (rt.course(), rt.workflow());
-        let read = self.store.get_snapshot(&who.student_id, &course.id).await?;
-        let snapshot = snapshot_or_new(
-            read.as_ref(),
-            &who.student_id,
-            &course.id,
-            &course.entry_unit,
-        );
+        let (read, snapshot) = self.read_snapshot(who, course).await?;
         let units = course
             .order
             .iter()

@@ -131,6 +131,26 @@ pub(crate) fn snapshot_or_new(
     )
 }
 
+impl Service {
+    /// The student's stored snapshot for `course`, if any (a write's
+    /// condition, or whether they have started), and the snapshot to work
+    /// from: that one, or a fresh one at the entry unit.
+    pub(crate) async fn read_snapshot(
+        &self,
+        who: &Principal,
+        course: &Course,
+    ) -> Result<(Option<Versioned<StudentSnapshot>>, StudentSnapshot), ServiceError> {
+        let read = self.store.get_snapshot(&who.student_id, &course.id).await?;
+        let snapshot = snapshot_or_new(
+            read.as_ref(),
+            &who.student_id,
+            &course.id,
+            &course.entry_unit,
+        );
+        Ok((read, snapshot))
+    }
+}
+
 /// Runs `attempt` (read, compute, build a unit of work) and commits it; on
 /// a version conflict reads and computes again, a few times, after a
 /// jittered pause so that requests in conflict do not collide again in step.
