@@ -2,7 +2,20 @@
 
 use std::path::Path;
 
-use tutorflow::content::{Bundle, ContentSource, FsSource, Workflow};
+use tutorflow::content::{Bundle, ContentFiles, ContentSource, FsSource, Workflow};
+
+/// The files of the bundle under `dir`, unchecked; what stops them being
+/// read is printed as an error.
+pub async fn fetch(dir: &Path) -> Option<(FsSource, ContentFiles)> {
+    let source = FsSource::new(dir);
+    match source.fetch().await {
+        Ok(files) => Some((source, files)),
+        Err(e) => {
+            eprintln!("error: {e}");
+            None
+        }
+    }
+}
 
 /// The validated bundle under `dir`, or a message saying what is wrong.
 pub async fn load(dir: &Path) -> Result<Bundle, String> {

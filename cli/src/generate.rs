@@ -14,9 +14,11 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
 use tutorflow::content::blueprint::ItemFormat;
-use tutorflow::content::{Bundle, ContentSource, FsSource};
+use tutorflow::content::{Bundle, ContentSource};
 use tutorflow::engine::generate::{Item, generate_themed};
 use tutorflow::model::ExampleTheme;
+
+use crate::bundle;
 
 /// Most items one run prints.
 const MAX_COUNT: u64 = 100_000;
@@ -68,13 +70,8 @@ fn parse_theme(text: &str) -> Result<ExampleTheme, String> {
 }
 
 pub async fn run(args: Args) -> ExitCode {
-    let source = FsSource::new(&args.dir);
-    let files = match source.fetch().await {
-        Ok(files) => files,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::FAILURE;
-        }
+    let Some((source, files)) = bundle::fetch(&args.dir).await else {
+        return ExitCode::FAILURE;
     };
     let bundle = match Bundle::load(&files) {
         Ok(bundle) => bundle,

@@ -3,9 +3,10 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use tutorflow::content::{Bundle, ContentSource, FsSource};
+use tutorflow::content::Bundle;
 use tutorflow::store::{self, PublishError};
 
+use crate::bundle;
 use crate::validate::print_problems;
 
 #[derive(clap::Args)]
@@ -28,13 +29,8 @@ pub struct Args {
 }
 
 pub async fn run(args: Args) -> ExitCode {
-    let source = FsSource::new(&args.dir);
-    let files = match source.fetch().await {
-        Ok(files) => files,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::FAILURE;
-        }
+    let Some((source, files)) = bundle::fetch(&args.dir).await else {
+        return ExitCode::FAILURE;
     };
     // Validate as `tutorflow validate` does, before connecting anywhere:
     // invalid content is never uploaded.

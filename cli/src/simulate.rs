@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use crate::script;
-use crate::simulator::{Setup, Simulation};
+use crate::simulator::{SetupArgs, Simulation};
 
 const AFTER_HELP: &str = "\
 Each line: step, at (path:line:column), do (the step's key), then
@@ -36,22 +36,13 @@ pub struct Args {
     /// The script to play.
     #[arg(long, value_name = "FILE.yaml")]
     script: PathBuf,
-    /// Configuration file: chooses the LLM providers (offline by default).
-    #[arg(long, env = "TUTORFLOW_CONFIG")]
-    config: Option<PathBuf>,
-    /// Bundle root (holding workflows/ and prompts/) [default: the
-    /// configuration's content.dir, which defaults to .].
-    #[arg(long, value_name = "DIR")]
-    dir: Option<PathBuf>,
+    #[command(flatten)]
+    setup: SetupArgs,
 }
 
 pub async fn run(args: Args) -> ExitCode {
-    let setup = match Setup::load(args.config.as_deref(), args.dir.as_deref()).await {
-        Ok(setup) => setup,
-        Err(message) => {
-            eprintln!("error: {message}");
-            return ExitCode::FAILURE;
-        }
+    let Some(setup) = args.setup.load().await else {
+        return ExitCode::FAILURE;
     };
     let path = args.script.display().to_string();
     let text = match std::fs::read_to_string(&args.script) {

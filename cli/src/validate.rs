@@ -7,6 +7,8 @@ use tutorflow::content::yaml_index::YamlIndex;
 use tutorflow::content::{Bundle, ContentFiles, ContentSource, Diagnostics, FsSource};
 use tutorflow::engine::answer_guard;
 
+use crate::bundle;
+
 #[derive(clap::Args)]
 pub struct Args {
     /// Bundle root (holding workflows/ and prompts/) or its workflows/ directory.
@@ -15,13 +17,8 @@ pub struct Args {
 }
 
 pub async fn run(args: Args) -> ExitCode {
-    let source = FsSource::new(&args.dir);
-    let files = match source.fetch().await {
-        Ok(files) => files,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::FAILURE;
-        }
+    let Some((source, files)) = bundle::fetch(&args.dir).await else {
+        return ExitCode::FAILURE;
     };
     match Bundle::validate(&files) {
         Ok(bundle) => {

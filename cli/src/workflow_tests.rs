@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use tutorflow::content::Diagnostic;
 
 use crate::script::{self, Script};
-use crate::simulator::{Setup, Simulation};
+use crate::simulator::{Setup, SetupArgs, Simulation};
 
 /// Where a bundle keeps its workflow tests.
 const TESTS_DIR: &str = "workflows/tests";
@@ -18,25 +18,16 @@ pub struct Args {
     /// [default: workflows/tests under the bundle root].
     #[arg(value_name = "PATH")]
     paths: Vec<PathBuf>,
-    /// Configuration file: chooses the LLM providers (offline by default).
-    #[arg(long, env = "TUTORFLOW_CONFIG")]
-    config: Option<PathBuf>,
-    /// Bundle root (holding workflows/ and prompts/) [default: the
-    /// configuration's content.dir, which defaults to .].
-    #[arg(long, value_name = "DIR")]
-    dir: Option<PathBuf>,
+    #[command(flatten)]
+    setup: SetupArgs,
 }
 
 pub async fn run(args: Args) -> ExitCode {
-    let setup = match Setup::load(args.config.as_deref(), args.dir.as_deref()).await {
-        Ok(setup) => setup,
-        Err(message) => {
-            eprintln!("error: {message}");
-            return ExitCode::FAILURE;
-        }
+    let Some(setup) = args.setup.load().await else {
+        return ExitCode::FAILURE;
     };
     let roots = if args.paths.is_empty() {
-        vec![args.dir.unwrap_or_default().join(TESTS_DIR)]
+        vec![args.setup.dir.unwrap_or_default().join(TESTS_DIR)]
     } else {
         args.paths
     };

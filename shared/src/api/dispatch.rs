@@ -347,19 +347,11 @@ async fn grade_drill(
     incoming: &Incoming,
     idempotency: &Idempotency,
 ) -> Result<Output, Failure> {
-    let who = student(caller)?;
-    if route != Route::DrillGrade {
-        return Err(not_mutating(route));
-    }
-    let limit = app.service.config.limits.max_body_bytes;
+    let (who, thread_id, request) =
+        card_request(app, route, Route::DrillGrade, caller, params, incoming)?;
     Ok(app
         .service
-        .grade_drill(
-            who,
-            param(params, "threadId")?,
-            body(incoming, limit)?,
-            idempotency,
-        )
+        .grade_drill(who, thread_id, request, idempotency)
         .await?)
 }
 
@@ -371,19 +363,11 @@ async fn submit_mcq(
     incoming: &Incoming,
     idempotency: &Idempotency,
 ) -> Result<Output, Failure> {
-    let who = student(caller)?;
-    if route != Route::McqSubmit {
-        return Err(not_mutating(route));
-    }
-    let limit = app.service.config.limits.max_body_bytes;
+    let (who, thread_id, request) =
+        card_request(app, route, Route::McqSubmit, caller, params, incoming)?;
     Ok(app
         .service
-        .mcq_submit(
-            who,
-            param(params, "threadId")?,
-            body(incoming, limit)?,
-            idempotency,
-        )
+        .mcq_submit(who, thread_id, request, idempotency)
         .await?)
 }
 
@@ -395,20 +379,30 @@ async fn view_support(
     incoming: &Incoming,
     idempotency: &Idempotency,
 ) -> Result<Output, Failure> {
+    let (who, thread_id, request) =
+        card_request(app, route, Route::SupportViewed, caller, params, incoming)?;
+    Ok(app
+        .service
+        .support_viewed(who, thread_id, request, idempotency)
+        .await?)
+}
+
+/// The student, thread and JSON body of a request to `served`, the one
+/// route of a card's function (drill grade, MCQ submit, support viewed).
+fn card_request<'a, T: DeserializeOwned>(
+    app: &App,
+    route: Route,
+    served: Route,
+    caller: &'a Caller<'_>,
+    params: &'a PathParams,
+    incoming: &Incoming,
+) -> Result<(&'a Principal, &'a str, T), Failure> {
     let who = student(caller)?;
-    if route != Route::SupportViewed {
+    if route != served {
         return Err(not_mutating(route));
     }
     let limit = app.service.config.limits.max_body_bytes;
-    Ok(app
-        .service
-        .support_viewed(
-            who,
-            param(params, "threadId")?,
-            body(incoming, limit)?,
-            idempotency,
-        )
-        .await?)
+    Ok((who, param(params, "threadId")?, body(incoming, limit)?))
 }
 
 async fn transcribe(

@@ -10,14 +10,14 @@ use serde_json::{Map, Value, json};
 use tokio::time::Instant;
 
 use super::http::{
-    Failure, HttpJson, RetryPolicy, clip, failure_for_status, read_events, retry_after_header,
+    Failure, HttpJson, RetryPolicy, clip, event_json, failure_for_status, mid_stream_error,
+    read_events, retry_after_header,
 };
 use super::provider::{
     ChatRole, Completion, CompletionRequest, Endpoint, LlmProvider, TokenUsage, model_for,
-    system_text,
+    reply_json, system_text, thinking_budget,
 };
 use super::schema::SchemaDialect;
-use crate::content::workflow::ReasoningEffort;
 use crate::model::LlmError;
 
 const API_VERSION: &str = "2023-06-01";
@@ -59,15 +59,6 @@ pub fn output_mode(model: &str) -> AnthropicOutput {
     match major {
         Some(major) if (major, minor) >= (4, 5) => AnthropicOutput::Native,
         _ => AnthropicOutput::ForcedTool,
-    }
-}
-
-/// Extended-thinking budget per effort (the API's minimum is 1024).
-fn thinking_budget(effort: ReasoningEffort) -> u32 {
-    match effort {
-        ReasoningEffort::Low => 1024,
-        ReasoningEffort::Medium => 4096,
-        ReasoningEffort::High => 16384,
     }
 }
 
@@ -179,17 +170,23 @@ impl AnthropicProvider {
             .await?;
         let mut message = StreamedMessage::new(mode, &request.schema.name);
         read_events(response, |event| message.read(&event.data, &mut *chunks)).await?;
-        let whole = message.into_body();
-        let value = parse_reply(&whole, mode, &request.schema.name)?;
-        let count = |key: &str| {
-            whole
-                .pointer(&format!("/usage/{key}"))
-                .and_then(Value::as_u64)
-                .map_or(0, |n| u32::try_from(n).unwrap_or(u32::MAX))
-        };
+        self.completion(request, &message.into_body(), mode, started, attempts)
+    }
+
+    /// A whole Messages response (or a stream rebuilt into one) as a completion.
+    fn completion(
+        &self,
+        request: &CompletionRequest,
+        body: &Value,
+        mode: AnthropicOutput,
+        started: Instant,
+        attempts: u32,
+    ) -> Result<Completion, LlmError> {
+        let value = parse_reply(body, mode, &request.schema.name)?;
+        let count = |key: &str| TokenUsage::count(body.pointer(&format!("/usage/{key}")));
         Ok(Completion {
             value,
-            model: whole
+            model: body
                 .get("model")
                 .and_then(Value::as_str)
                 .unwrap_or_else(|| model_for(request, self))
@@ -232,8 +229,7 @@ impl<'a> StreamedMessage<'a> {
         data: &str,
         chunks: &mut (dyn for<'s> FnMut(&'s str) + Send),
     ) -> Result<bool, LlmError> {
-        let event: Value = serde_json::from_str(data)
-            .map_err(|e| LlmError::InvalidOutput(format!("a stream event is not JSON: {e}")))?;
+        let event = event_json(data)?;
         match event["type"].as_str().unwrap_or("") {
             "message_start" => self.message = event["message"].clone(),
             "content_block_start" => {
@@ -282,7 +278,7 @@ impl<'a> StreamedMessage<'a> {
                     .unwrap_or("");
                 return Err(match kind {
                     Some("rate_limit_error") => LlmError::RateLimited { retry_after: None },
-                    _ => LlmError::Unavailable(format!("error mid-stream: {}", clip(message))),
+                    _ => mid_stream_error(message),
                 });
             }
             // `ping`, `content_block_stop`, and event types added later.
@@ -335,29 +331,7 @@ impl LlmProvider for AnthropicProvider {
                 classify,
             )
             .await?;
-        let value = parse_reply(&reply.body, mode, &request.schema.name)?;
-        let count = |key: &str| {
-            reply
-                .body
-                .pointer(&format!("/usage/{key}"))
-                .and_then(Value::as_u64)
-                .map_or(0, |n| u32::try_from(n).unwrap_or(u32::MAX))
-        };
-        Ok(Completion {
-            value,
-            model: reply
-                .body
-                .get("model")
-                .and_then(Value::as_str)
-                .unwrap_or_else(|| model_for(request, self))
-                .to_owned(),
-            usage: TokenUsage {
-                input: count("input_tokens"),
-                output: count("output_tokens"),
-            },
-            latency: started.elapsed(),
-            attempts: reply.attempts,
-        })
+        self.completion(request, &reply.body, mode, started, reply.attempts)
     }
 
     async fn complete_streaming(
@@ -404,8 +378,7 @@ fn parse_reply(body: &Value, mode: AnthropicOutput, tool: &str) -> Result<Value,
             if text.trim().is_empty() {
                 return Err(LlmError::InvalidOutput("the reply has no text".into()));
             }
-            serde_json::from_str(&text)
-                .map_err(|e| LlmError::InvalidOutput(format!("the reply is not JSON: {e}")))
+            reply_json(&text)
         }
     }
 }

@@ -8,30 +8,20 @@ use serde_json::{Map, Value, json};
 use tokio::time::Instant;
 
 use super::http::{
-    Failure, HttpJson, RetryPolicy, clip, failure_for_status, parse_proto_duration, read_events,
-    retry_after_header,
+    Failure, HttpJson, RetryPolicy, clip, event_json, failure_for_status, mid_stream_error,
+    parse_proto_duration, read_events, retry_after_header,
 };
 use super::provider::{
     ChatRole, Completion, CompletionRequest, Endpoint, LlmProvider, TokenUsage, model_for,
+    reply_json, thinking_budget,
 };
 use super::schema::SchemaDialect;
-use crate::content::workflow::ReasoningEffort;
 use crate::model::LlmError;
 
 #[derive(Debug)]
 pub struct GeminiProvider {
     endpoint: Endpoint,
     http: HttpJson,
-}
-
-/// Thinking budget per effort; thinking tokens count against the output
-/// limit, so the budget is added to it.
-fn thinking_budget(effort: ReasoningEffort) -> u32 {
-    match effort {
-        ReasoningEffort::Low => 1024,
-        ReasoningEffort::Medium => 4096,
-        ReasoningEffort::High => 16384,
-    }
 }
 
 impl GeminiProvider {
@@ -142,14 +132,10 @@ impl LlmProvider for GeminiProvider {
         let mut whole = json!({});
         let mut text = String::new();
         read_events(response, |event| {
-            let part: Value = serde_json::from_str(&event.data)
-                .map_err(|e| LlmError::InvalidOutput(format!("a stream event is not JSON: {e}")))?;
+            let part = event_json(&event.data)?;
             if let Some(error) = part.get("error") {
                 let message = error.get("message").and_then(Value::as_str).unwrap_or("");
-                return Err(LlmError::Unavailable(format!(
-                    "error mid-stream: {}",
-                    clip(message)
-                )));
+                return Err(mid_stream_error(message));
             }
             for key in ["usageMetadata", "modelVersion", "promptFeedback"] {
                 if let Some(value) = part.get(key) {
@@ -201,11 +187,7 @@ fn completion(
     attempts: u32,
 ) -> Result<Completion, LlmError> {
     let value = parse_reply(body)?;
-    let count = |key: &str| {
-        body.pointer(&format!("/usageMetadata/{key}"))
-            .and_then(Value::as_u64)
-            .map_or(0, |n| u32::try_from(n).unwrap_or(u32::MAX))
-    };
+    let count = |key: &str| TokenUsage::count(body.pointer(&format!("/usageMetadata/{key}")));
     Ok(Completion {
         value,
         model: body
@@ -259,8 +241,7 @@ fn parse_reply(body: &Value) -> Result<Value, LlmError> {
     if text.trim().is_empty() {
         return Err(LlmError::InvalidOutput("the reply has no text".into()));
     }
-    serde_json::from_str(&text)
-        .map_err(|e| LlmError::InvalidOutput(format!("the reply is not JSON: {e}")))
+    reply_json(&text)
 }
 
 /// Google's error body: `{"error": {"code", "message", "status", "details": [...]}}`.

@@ -146,6 +146,17 @@ pub(crate) fn clip(message: &str) -> String {
     }
 }
 
+/// A stream event's data as JSON.
+pub(crate) fn event_json(data: &str) -> Result<Value, LlmError> {
+    serde_json::from_str(data)
+        .map_err(|e| LlmError::InvalidOutput(format!("a stream event is not JSON: {e}")))
+}
+
+/// An error the provider reports inside a stream it had started.
+pub(crate) fn mid_stream_error(message: &str) -> LlmError {
+    LlmError::Unavailable(format!("error mid-stream: {}", clip(message)))
+}
+
 /// A successful JSON response and how many attempts it took.
 #[derive(Debug)]
 pub(crate) struct JsonReply {

@@ -8,10 +8,12 @@ use serde_json::{Map, Value, json};
 use tokio::time::Instant;
 
 use super::http::{
-    Failure, HttpJson, RetryPolicy, clip, failure_for_status, read_events, retry_after_header,
+    Failure, HttpJson, RetryPolicy, clip, event_json, failure_for_status, mid_stream_error,
+    read_events, retry_after_header,
 };
 use super::provider::{
     ChatRole, Completion, CompletionRequest, Endpoint, LlmProvider, TokenUsage, model_for,
+    reply_json,
 };
 use super::schema::SchemaDialect;
 use crate::content::workflow::ReasoningEffort;
@@ -205,25 +207,16 @@ impl StreamedReply {
         if data.trim() == "[DONE]" {
             return Ok(true);
         }
-        let chunk: Value = serde_json::from_str(data)
-            .map_err(|e| LlmError::InvalidOutput(format!("a stream event is not JSON: {e}")))?;
+        let chunk = event_json(data)?;
         if let Some(error) = chunk.get("error") {
             let message = error.get("message").and_then(Value::as_str).unwrap_or("");
-            return Err(LlmError::Unavailable(format!(
-                "error mid-stream: {}",
-                clip(message)
-            )));
+            return Err(mid_stream_error(message));
         }
         if let Some(model) = chunk.get("model").and_then(Value::as_str) {
             self.model = Some(model.to_owned());
         }
         if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
-            let count = |key: &str| {
-                usage
-                    .get(key)
-                    .and_then(Value::as_u64)
-                    .map_or(0, |n| u32::try_from(n).unwrap_or(u32::MAX))
-            };
+            let count = |key: &str| TokenUsage::count(usage.get(key));
             self.usage = TokenUsage {
                 input: count("prompt_tokens"),
                 output: count("completion_tokens"),
@@ -264,9 +257,7 @@ impl StreamedReply {
         if self.text.trim().is_empty() {
             return Err(LlmError::InvalidOutput("the reply has no content".into()));
         }
-        let value = serde_json::from_str(&self.text)
-            .map_err(|e| LlmError::InvalidOutput(format!("the reply is not JSON: {e}")))?;
-        Ok((value, self.usage))
+        Ok((reply_json(&self.text)?, self.usage))
     }
 }
 
@@ -291,13 +282,8 @@ fn parse_reply(body: &Value) -> Result<(Value, Option<String>, TokenUsage), LlmE
         .and_then(Value::as_str)
         .filter(|c| !c.trim().is_empty())
         .ok_or_else(|| LlmError::InvalidOutput("the reply has no content".into()))?;
-    let value = serde_json::from_str(content)
-        .map_err(|e| LlmError::InvalidOutput(format!("the reply is not JSON: {e}")))?;
-    let count = |key: &str| {
-        body.pointer(&format!("/usage/{key}"))
-            .and_then(Value::as_u64)
-            .map_or(0, |n| u32::try_from(n).unwrap_or(u32::MAX))
-    };
+    let value = reply_json(content)?;
+    let count = |key: &str| TokenUsage::count(body.pointer(&format!("/usage/{key}")));
     let usage = TokenUsage {
         input: count("prompt_tokens"),
         output: count("completion_tokens"),

@@ -162,6 +162,16 @@ pub struct TokenUsage {
     pub output: u32,
 }
 
+impl TokenUsage {
+    /// One count of a provider's usage object: 0 when absent, clamped to
+    /// `u32::MAX`.
+    pub(crate) fn count(value: Option<&Value>) -> u32 {
+        value
+            .and_then(Value::as_u64)
+            .map_or(0, |n| u32::try_from(n).unwrap_or(u32::MAX))
+    }
+}
+
 /// A parsed JSON reply (not yet checked against the reply type).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Completion {
@@ -205,6 +215,23 @@ pub(crate) fn model_for<'a>(
         provider.default_model()
     } else {
         &request.settings.model
+    }
+}
+
+/// The reply's text as JSON (checked against the reply type later).
+pub(crate) fn reply_json(text: &str) -> Result<Value, LlmError> {
+    serde_json::from_str(text)
+        .map_err(|e| LlmError::InvalidOutput(format!("the reply is not JSON: {e}")))
+}
+
+/// Thinking tokens per reasoning effort, for the APIs that take a budget
+/// (Anthropic's minimum is 1024). The budget counts against the output
+/// limit, so each provider adds it to the reply's.
+pub(crate) fn thinking_budget(effort: ReasoningEffort) -> u32 {
+    match effort {
+        ReasoningEffort::Low => 1024,
+        ReasoningEffort::Medium => 4096,
+        ReasoningEffort::High => 16384,
     }
 }
 

@@ -6,11 +6,10 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::error::ServiceError;
-use super::threads::snapshot_or_new;
 use super::{Output, Service};
 use crate::content::{Course, Workflow};
 use crate::engine::bkt;
-use crate::engine::snapshot_lite::{build_snapshot_lite, revisit_question_ids};
+use crate::engine::snapshot_lite::build_snapshot_lite;
 use crate::model::{MasteryTier, Mode, Principal, SnapshotLite, UnitStatus};
 
 /// `GET /courses`.
@@ -119,13 +118,7 @@ impl Service {
         let bundle = self.bundle().await;
         let rt = self.runtime(&bundle, course_id)?;
         let (course, workflow) = (rt.course(), rt.workflow());
-        let read = self.store.get_snapshot(&who.student_id, &course.id).await?;
-        let snapshot = snapshot_or_new(
-            read.as_ref(),
-            &who.student_id,
-            &course.id,
-            &course.entry_unit,
-        );
+        let (read, snapshot) = self.read_snapshot(who, course).await?;
         let units = course
             .order
             .iter()
@@ -156,12 +149,7 @@ impl Service {
         let now = self.clock.now();
         let lockouts = self
             .exams
-            .statuses(
-                self.store.as_ref(),
-                &snapshot,
-                &revisit_question_ids(&snapshot),
-                now,
-            )
+            .revisit_statuses(self.store.as_ref(), &snapshot, now)
             .await?;
         let lite = build_snapshot_lite(&snapshot, course, workflow, &lockouts, now);
         let head = summary(course, workflow);

@@ -6,9 +6,7 @@ use chrono::Duration;
 
 use super::error::ServiceError;
 use super::idempotency::Idempotency;
-use super::threads::{
-    FirstRead, RECENT_MESSAGES, commit_with_retries, owned_thread, snapshot_or_new,
-};
+use super::threads::{FirstRead, RECENT_MESSAGES, commit_with_retries, owned_thread};
 use super::timeline::{card_message, card_state, event_message, set_card_state};
 use super::{Output, Service};
 use crate::content::Unit;
@@ -18,7 +16,7 @@ use crate::engine::drill_token::{self, DrillTokenError};
 use crate::engine::evidence::{self, DrillGraded, TransitionContext};
 use crate::engine::grading::SlipTag;
 use crate::engine::lifecycle;
-use crate::engine::snapshot_lite::{build_snapshot_lite, revisit_question_ids};
+use crate::engine::snapshot_lite::build_snapshot_lite;
 use crate::engine::thread_learning;
 use crate::engine::turn::{record_ability, remember_drill};
 use crate::model::{
@@ -132,13 +130,7 @@ impl Service {
         commit_with_retries(self, |_| async {
             let now = self.clock.now();
             let fresh = first_read.or_fresh(self, who, thread_id).await?;
-            let read = self.store.get_snapshot(&who.student_id, &course.id).await?;
-            let mut snapshot = snapshot_or_new(
-                read.as_ref(),
-                &who.student_id,
-                &course.id,
-                &course.entry_unit,
-            );
+            let (read, mut snapshot) = self.read_snapshot(who, course).await?;
             let mut thread = fresh.thread.clone();
             let first_attempt =
                 understood && !thread.session.graded_drills.contains(&verified.replay_key);
@@ -224,12 +216,7 @@ impl Service {
             }
             let lockouts = self
                 .exams
-                .statuses(
-                    self.store.as_ref(),
-                    &snapshot,
-                    &revisit_question_ids(&snapshot),
-                    now,
-                )
+                .revisit_statuses(self.store.as_ref(), &snapshot, now)
                 .await?;
             let response = DrillGradeResponse {
                 result: verdict.outcome,

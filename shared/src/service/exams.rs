@@ -57,6 +57,18 @@ impl ExamGateway {
         }
     }
 
+    /// Statuses of the questions `snapshot` waits to revisit, which its
+    /// snapshot lite shows.
+    pub async fn revisit_statuses(
+        &self,
+        store: &dyn LockoutStore,
+        snapshot: &StudentSnapshot,
+        now: DateTime<Utc>,
+    ) -> Result<BTreeMap<String, LockoutStatus>, ServiceError> {
+        self.statuses(store, snapshot, &revisit_question_ids(snapshot), now)
+            .await
+    }
+
     /// Statuses of `question_ids` as the authority reports them; an
     /// unreachable external API is an error. With the built-in store, a
     /// question touched and not waiting for a revisit has been passed.
@@ -363,7 +375,7 @@ impl Service {
             .map_err(|e| ServiceError::invalid_request(e.to_string()))?;
             let lite_status = self
                 .exams
-                .statuses(&lockouts_read, &snapshot, &revisit_question_ids(&snapshot), now)
+                .revisit_statuses(&lockouts_read, &snapshot, now)
                 .await?;
             let mut lockouts = lite_status;
             if let Some(until) = verdict.locked_until {
@@ -540,12 +552,7 @@ impl Service {
             .map_err(|e| ServiceError::invalid_request(e.to_string()))?;
             let mut lockouts = self
                 .exams
-                .statuses(
-                    &lockouts_read,
-                    &snapshot,
-                    &revisit_question_ids(&snapshot),
-                    now,
-                )
+                .revisit_statuses(&lockouts_read, &snapshot, now)
                 .await?;
             if let Some(until) = locked_until {
                 lockouts.insert(item.id.clone(), LockoutStatus::Locked { until });

@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use super::error::ServiceError;
 use super::idempotency::Idempotency;
-use super::threads::{commit_with_retries, owned_thread, snapshot_or_new};
+use super::threads::{commit_with_retries, owned_thread};
 use super::views::state_view;
 use super::{Output, Service};
 use crate::content::Bundle;
@@ -189,13 +189,7 @@ impl Service {
         let Some((course, workflow)) = course.zip(workflow) else {
             return Ok(Ended::default());
         };
-        let read = self.store.get_snapshot(&who.student_id, &course.id).await?;
-        let before = snapshot_or_new(
-            read.as_ref(),
-            &who.student_id,
-            &course.id,
-            &course.entry_unit,
-        );
+        let (read, before) = self.read_snapshot(who, course).await?;
         let mut snapshot = before.clone();
         let ended = modes::for_mode(thread.mode).end(&mut Ending {
             course,

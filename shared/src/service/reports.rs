@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::error::ServiceError;
-use super::threads::{RECENT_MESSAGES, owned_thread, snapshot_or_new};
+use super::threads::{RECENT_MESSAGES, owned_thread};
 use super::views::session_summary;
 use super::{Output, Service};
 use crate::content::Course;
@@ -18,7 +18,7 @@ use crate::engine::modes::exam::{self, exam_of};
 use crate::engine::modes::problem_set;
 use crate::engine::modes::survey;
 use crate::engine::modes::teach_me::study_plan_of;
-use crate::engine::snapshot_lite::{build_snapshot_lite, revisit_question_ids};
+use crate::engine::snapshot_lite::build_snapshot_lite;
 use crate::model::{
     ConceptTaught, ExamReportView, ExamTier, HistoryMessage, MasteryTier, Principal,
     ProblemSetReport, ProblemStatus, RevisitReason, Role, SessionStats, SnapshotLite, StepStatus,
@@ -198,13 +198,7 @@ impl Service {
         let bundle = self.bundle().await;
         let rt = self.runtime(&bundle, &record.thread.course_id)?;
         let (course, workflow) = (rt.course(), rt.workflow());
-        let read = self.store.get_snapshot(&who.student_id, &course.id).await?;
-        let snapshot = snapshot_or_new(
-            read.as_ref(),
-            &who.student_id,
-            &course.id,
-            &course.entry_unit,
-        );
+        let (_, snapshot) = self.read_snapshot(who, course).await?;
         let thread_units: Vec<ThreadUnitLine> = record
             .thread
             .session
@@ -368,21 +362,10 @@ impl Service {
         let rt = self.runtime(&bundle, course_id)?;
         let (course, workflow) = (rt.course(), rt.workflow());
         let now = self.clock.now();
-        let read = self.store.get_snapshot(&who.student_id, &course.id).await?;
-        let snapshot = snapshot_or_new(
-            read.as_ref(),
-            &who.student_id,
-            &course.id,
-            &course.entry_unit,
-        );
+        let (read, snapshot) = self.read_snapshot(who, course).await?;
         let lockouts = self
             .exams
-            .statuses(
-                self.store.as_ref(),
-                &snapshot,
-                &revisit_question_ids(&snapshot),
-                now,
-            )
+            .revisit_statuses(self.store.as_ref(), &snapshot, now)
             .await?;
         let lines: Vec<UnitLine> = course
             .order

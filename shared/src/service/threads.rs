@@ -9,6 +9,7 @@ use super::lease::backoff;
 use super::timeline::with_card_states;
 use super::views;
 use super::{Output, Service};
+use crate::content::workflow::ProblemSetMode;
 use crate::content::{Course, Workflow};
 use crate::engine::lockout::{LockoutStatus, NoLockouts};
 use crate::engine::modes::{self, Start, StartCall, StartReply};
@@ -98,6 +99,25 @@ impl FirstRead {
     }
 }
 
+/// The workflow's bounds on the problems a request sends for a problem set
+/// (creating a thread, or a webhook turn).
+pub(crate) fn check_problem_count(
+    count: usize,
+    settings: &ProblemSetMode,
+) -> Result<(), ServiceError> {
+    let (min, max) = (
+        settings.min_problems as usize,
+        settings.max_problems as usize,
+    );
+    if count < min || count > max {
+        return Err(ServiceError::invalid_field(
+            "problems",
+            format!("a problem set has {min} to {max} problems; this one has {count}"),
+        ));
+    }
+    Ok(())
+}
+
 /// The student's snapshot for a course, or a fresh one at the entry unit.
 pub(crate) fn snapshot_or_new(
     read: Option<&Versioned<StudentSnapshot>>,
@@ -109,6 +129,26 @@ pub(crate) fn snapshot_or_new(
         || StudentSnapshot::new(student_id, course_id, entry_unit),
         |v| v.value.clone(),
     )
+}
+
+impl Service {
+    /// The student's stored snapshot for `course`, if any (a write's
+    /// condition, or whether they have started), and the snapshot to work
+    /// from: that one, or a fresh one at the entry unit.
+    pub(crate) async fn read_snapshot(
+        &self,
+        who: &Principal,
+        course: &Course,
+    ) -> Result<(Option<Versioned<StudentSnapshot>>, StudentSnapshot), ServiceError> {
+        let read = self.store.get_snapshot(&who.student_id, &course.id).await?;
+        let snapshot = snapshot_or_new(
+            read.as_ref(),
+            &who.student_id,
+            &course.id,
+            &course.entry_unit,
+        );
+        Ok((read, snapshot))
+    }
 }
 
 /// Runs `attempt` (read, compute, build a unit of work) and commits it; on
@@ -193,19 +233,7 @@ fn check_problems(
         )),
         (None, _) => Ok(()),
         (Some(problems), None) => {
-            let (min, max) = (
-                settings.min_problems as usize,
-                settings.max_problems as usize,
-            );
-            if problems.len() < min || problems.len() > max {
-                return Err(ServiceError::invalid_field(
-                    "problems",
-                    format!(
-                        "a problem set has {min} to {max} problems; this one has {}",
-                        problems.len()
-                    ),
-                ));
-            }
+            check_problem_count(problems.len(), settings)?;
             let mut ids = std::collections::BTreeSet::new();
             for (i, p) in problems.iter().enumerate() {
                 let at = |name: &str| format!("problems[{i}].{name}");

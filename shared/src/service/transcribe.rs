@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::error::ServiceError;
 use super::{Output, Service};
-use crate::llm::transcription::{AudioClip, AudioFormat, TranscriptionError};
+use crate::llm::transcription::{AudioClip, AudioFormat, OpenAiTranscriber, TranscriptionError};
 use crate::model::Principal;
 use crate::store::AudioFetchError;
 
@@ -88,16 +88,7 @@ impl Service {
             bytes: body,
             content_type: content_type.map(str::to_owned),
         };
-        let transcript = transcriber
-            .transcribe(&clip, language, Some(self.transcription_deadline()))
-            .await
-            .map_err(transcription_problem)?;
-        Output::json(
-            200,
-            &TranscriptBody {
-                text: transcript.text,
-            },
-        )
+        self.transcript(transcriber, &clip, language).await
     }
 
     /// A recording the student uploaded with a presigned URL.
@@ -126,12 +117,19 @@ impl Service {
             bytes: stored.bytes,
             content_type: stored.content_type,
         };
+        self.transcript(transcriber, &clip, request.language.as_deref())
+            .await
+    }
+
+    /// The text of `clip`, however the recording came.
+    async fn transcript(
+        &self,
+        transcriber: &OpenAiTranscriber,
+        clip: &AudioClip,
+        language: Option<&str>,
+    ) -> Result<Output, ServiceError> {
         let transcript = transcriber
-            .transcribe(
-                &clip,
-                request.language.as_deref(),
-                Some(self.transcription_deadline()),
-            )
+            .transcribe(clip, language, Some(self.transcription_deadline()))
             .await
             .map_err(transcription_problem)?;
         Output::json(

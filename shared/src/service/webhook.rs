@@ -6,7 +6,7 @@ use sha2::{Digest, Sha256};
 
 use super::error::ServiceError;
 use super::idempotency::Idempotency;
-use super::threads::snapshot_or_new;
+use super::threads::{check_problem_count, snapshot_or_new};
 use super::turn::{Shape, WebhookSettings};
 use super::{Output, Service};
 use crate::config::WebhookIntegration;
@@ -269,19 +269,7 @@ fn problem_set_of(
             state
         };
     if let Some(problems) = &request.problems {
-        let (min, max) = (
-            settings.min_problems as usize,
-            settings.max_problems as usize,
-        );
-        if problems.len() < min || problems.len() > max {
-            return Err(ServiceError::invalid_field(
-                "problems",
-                format!(
-                    "a problem set has {min} to {max} problems; this one has {}",
-                    problems.len()
-                ),
-            ));
-        }
+        check_problem_count(problems.len(), settings)?;
         let mut seen = std::collections::BTreeSet::new();
         for p in problems {
             if p.id.trim().is_empty() || !seen.insert(p.id.as_str()) {

@@ -28,8 +28,8 @@ use super::idempotency::{
 };
 use super::types::{
     ExamLockout, Expected, IdleThread, Order, Page, PageRequest, SavedProfile, ThreadRecord,
-    ThreadSummary, TurnLog, Versioned, check_id, check_idle_listing, check_limit, from_millis,
-    list_key, millis, plus, time_key, turn_log_key,
+    ThreadSummary, TurnLog, Versioned, check_id, check_idle_listing, check_limit,
+    check_lockout_ids, from_millis, list_key, millis, plus, time_key, turn_log_key,
 };
 use super::unit_of_work::{Change, Encoder, UnitOfWork, decode};
 use super::{
@@ -770,11 +770,11 @@ impl ThreadStore for DynamoStore {
         page: &PageRequest,
     ) -> Result<Page<TutorMessage>, StoreError> {
         check_id("thread id", thread_id)?;
-        let limit = page.checked_limit()?;
         let listing = cursor::messages_listing(thread_id, order);
-        let start = match &page.cursor {
-            Some(c) => {
-                let seq: u64 = cursor::decode(&listing, c)?
+        let (limit, from) = page.open(&listing)?;
+        let start = match from {
+            Some(position) => {
+                let seq: u64 = position
                     .parse()
                     .map_err(|_| StoreError::InvalidInput("malformed page cursor".into()))?;
                 Some(key(
@@ -810,13 +810,8 @@ impl ThreadStore for DynamoStore {
         page: &PageRequest,
     ) -> Result<Page<ThreadSummary>, StoreError> {
         check_id("student id", student_id)?;
-        let limit = page.checked_limit()?;
         let listing = cursor::threads_listing(student_id);
-        let before = page
-            .cursor
-            .as_deref()
-            .map(|c| cursor::decode(&listing, c))
-            .transpose()?;
+        let (limit, before) = page.open(&listing)?;
         let mut values = HashMap::from([(":pk".to_owned(), s(student_pk(student_id)))]);
         let condition = match before {
             Some(before) => {
@@ -1041,14 +1036,10 @@ impl TurnLogStore for DynamoStore {
         now: DateTime<Utc>,
     ) -> Result<Page<TurnLog>, StoreError> {
         check_id("thread id", thread_id)?;
-        let limit = page.checked_limit()?;
         let listing = cursor::turn_logs_listing(thread_id, order);
-        let start = page
-            .cursor
-            .as_deref()
-            .map(|c| cursor::decode(&listing, c))
-            .transpose()?
-            .map(|position| key(thread_pk(thread_id), format!("{LOG_PREFIX}{position}")));
+        let (limit, from) = page.open(&listing)?;
+        let start =
+            from.map(|position| key(thread_pk(thread_id), format!("{LOG_PREFIX}{position}")));
         // TTL deletes late: expired logs are filtered out here.
         let items = self
             .query_thread(
@@ -1093,11 +1084,7 @@ impl LockoutStore for DynamoStore {
         course_id: &str,
         question_ids: &[String],
     ) -> Result<BTreeMap<String, Versioned<ExamLockout>>, StoreError> {
-        check_id("student id", student_id)?;
-        check_id("course id", course_id)?;
-        for q in question_ids {
-            check_id("question id", q)?;
-        }
+        check_lockout_ids(student_id, course_id, question_ids)?;
         let mut unique: Vec<&String> = question_ids.iter().collect();
         unique.sort();
         unique.dedup();

@@ -22,8 +22,8 @@ use super::idempotency::{
 };
 use super::types::{
     ExamLockout, Expected, IdleThread, Order, Page, PageRequest, SavedProfile, ThreadRecord,
-    ThreadSummary, TurnLog, Versioned, check_id, check_idle_listing, check_limit, from_millis,
-    list_key, millis, plus, time_key, turn_log_key,
+    ThreadSummary, TurnLog, Versioned, check_id, check_idle_listing, check_limit,
+    check_lockout_ids, from_millis, list_key, millis, plus, time_key, turn_log_key,
 };
 use super::unit_of_work::{Change, Encoder, UnitOfWork, decode};
 use super::{
@@ -703,11 +703,11 @@ impl ThreadStore for SqliteStore {
         page: &PageRequest,
     ) -> Result<Page<TutorMessage>, StoreError> {
         check_id("thread id", thread_id)?;
-        let limit = page.checked_limit()?;
         let listing = cursor::messages_listing(thread_id, order);
-        let after: Option<i64> = match &page.cursor {
-            Some(c) => Some(
-                cursor::decode(&listing, c)?
+        let (limit, from) = page.open(&listing)?;
+        let after: Option<i64> = match from {
+            Some(position) => Some(
+                position
                     .parse()
                     .map_err(|_| StoreError::InvalidInput("malformed page cursor".into()))?,
             ),
@@ -758,13 +758,10 @@ impl ThreadStore for SqliteStore {
         page: &PageRequest,
     ) -> Result<Page<ThreadSummary>, StoreError> {
         check_id("student id", student_id)?;
-        let limit = page.checked_limit()?;
         let listing = cursor::threads_listing(student_id);
-        let before = match &page.cursor {
-            Some(c) => cursor::decode(&listing, c)?,
-            // Above every time key.
-            None => "\u{10FFFF}".to_owned(),
-        };
+        let (limit, from) = page.open(&listing)?;
+        // Above every time key.
+        let before = from.unwrap_or_else(|| "\u{10FFFF}".to_owned());
         let id = student_id.to_owned();
         let rows: Vec<(String, String, String)> = self
             .run(move |conn| {
@@ -972,13 +969,8 @@ impl TurnLogStore for SqliteStore {
         now: DateTime<Utc>,
     ) -> Result<Page<TurnLog>, StoreError> {
         check_id("thread id", thread_id)?;
-        let limit = page.checked_limit()?;
         let listing = cursor::turn_logs_listing(thread_id, order);
-        let from = page
-            .cursor
-            .as_deref()
-            .map(|c| cursor::decode(&listing, c))
-            .transpose()?;
+        let (limit, from) = page.open(&listing)?;
         let (sql, start) = match order {
             Order::OldestFirst => (
                 "SELECT sort_key, data FROM turn_logs
@@ -1027,11 +1019,7 @@ impl LockoutStore for SqliteStore {
         course_id: &str,
         question_ids: &[String],
     ) -> Result<BTreeMap<String, Versioned<ExamLockout>>, StoreError> {
-        check_id("student id", student_id)?;
-        check_id("course id", course_id)?;
-        for q in question_ids {
-            check_id("question id", q)?;
-        }
+        check_lockout_ids(student_id, course_id, question_ids)?;
         let (sid, cid) = (student_id.to_owned(), course_id.to_owned());
         let qids = question_ids.to_vec();
         let rows: Vec<(String, i64, String)> = self

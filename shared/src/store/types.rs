@@ -4,6 +4,7 @@
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
 
+use super::cursor;
 use super::error::StoreError;
 use crate::model::{Mode, RevisitReason, Thread, TutorMessage};
 
@@ -98,8 +99,16 @@ impl PageRequest {
         }
     }
 
-    pub(crate) fn checked_limit(&self) -> Result<usize, StoreError> {
-        check_limit(self.limit, "page limit")
+    /// The checked limit, and the position the cursor continues `listing`
+    /// from (`None` on the first page): what every store reads a page with.
+    pub(crate) fn open(&self, listing: &str) -> Result<(usize, Option<String>), StoreError> {
+        let limit = check_limit(self.limit, "page limit")?;
+        let from = self
+            .cursor
+            .as_deref()
+            .map(|c| cursor::decode(listing, c))
+            .transpose()?;
+        Ok((limit, from))
     }
 }
 
@@ -311,6 +320,21 @@ pub(crate) fn check_id(what: &str, id: &str) -> Result<(), StoreError> {
         return Err(StoreError::InvalidInput(format!(
             "{what} contains a control character"
         )));
+    }
+    Ok(())
+}
+
+/// Checks a lockout read's ids: the student's, the course's and every
+/// question's.
+pub(crate) fn check_lockout_ids(
+    student_id: &str,
+    course_id: &str,
+    question_ids: &[String],
+) -> Result<(), StoreError> {
+    check_id("student id", student_id)?;
+    check_id("course id", course_id)?;
+    for q in question_ids {
+        check_id("question id", q)?;
     }
     Ok(())
 }
