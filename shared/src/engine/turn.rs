@@ -446,6 +446,7 @@ pub fn plan_interpreted(
         &read.beyond_course,
         practice.as_ref(),
         block,
+        scripted.is_none(),
     );
     let item_help = preview
         .pending_question
@@ -820,6 +821,7 @@ fn compose(
     beyond_course: &[usize],
     practice: Option<&IssuedDrill>,
     block: ModeBlock,
+    asks_the_tutor: bool,
 ) -> TutorTurnInput {
     let course = rt.course();
     let workflow = rt.workflow();
@@ -835,23 +837,28 @@ fn compose(
         .clone()
         .or_else(|| focus.map(|u| u.anchor.clone()))
         .unwrap_or_default();
-    let chunks = rt
-        .index
-        .chunks_about(
-            &query,
-            &p.primary_target_unit_id,
-            &p.scoped_unit_ids,
-            CONTEXT_CHUNKS,
-        )
-        .into_iter()
-        .filter_map(|c| {
-            let unit = course.unit(&c.unit_id)?;
-            Some(ContentChunk::from_unit_chunk(
-                &unit.id,
-                unit.chunks.get(c.chunk)?,
-            ))
-        })
-        .collect();
+    // Lesson text is for the tutor's prompt: a reply the mode wrote itself
+    // (an exam's marks) has no prompt to put it in.
+    let chunks = if !asks_the_tutor {
+        Vec::new()
+    } else {
+        rt.index
+            .chunks_about(
+                &query,
+                &p.primary_target_unit_id,
+                &p.scoped_unit_ids,
+                CONTEXT_CHUNKS,
+            )
+            .into_iter()
+            .filter_map(|c| {
+                let unit = course.unit(&c.unit_id)?;
+                Some(ContentChunk::from_unit_chunk(
+                    &unit.id,
+                    unit.chunks.get(c.chunk)?,
+                ))
+            })
+            .collect()
+    };
     let exam_candidates = policy
         .exam
         .available_question_ids
