@@ -155,11 +155,20 @@ impl PendingAnswer {
 
     /// Whether `text` gives this answer away.
     pub fn found_in(&self, text: &str) -> bool {
-        if !self.could_work(&numbers(text)) {
+        self.found_among(text, &numbers(text))
+    }
+
+    /// [`Self::found_in`] given the numbers of `text`.
+    fn found_among(&self, text: &str, found: &[Found]) -> bool {
+        if !self.could_work(found) {
             return false;
         }
         if !self.values.is_empty() {
-            let present = self.values_in(text);
+            let present: Vec<f64> = found
+                .iter()
+                .filter(|n| !self.is_question_form(text, n))
+                .map(|n| n.value)
+                .collect();
             if self
                 .values
                 .iter()
@@ -178,20 +187,12 @@ impl PendingAnswer {
             .is_some_and(|id| names_option(text, id))
     }
 
-    /// The numbers of `text` that are not the question's, as written.
-    fn numbers_in(&self, text: &str) -> Vec<Found> {
-        numbers(text)
-            .into_iter()
-            .filter(|n| {
-                !self
-                    .question_forms
-                    .contains(&squeeze(&text[n.start..n.end]))
-            })
-            .collect()
-    }
-
-    fn values_in(&self, text: &str) -> Vec<f64> {
-        self.numbers_in(text).into_iter().map(|n| n.value).collect()
+    /// Whether the number `n` of `text` is written as one of the question's.
+    fn is_question_form(&self, text: &str, n: &Found) -> bool {
+        let written = &text[n.start..n.end];
+        self.question_forms
+            .iter()
+            .any(|form| squeezed(written).eq(form.chars()))
     }
 
     /// `text` with this answer's numbers and wording replaced by [`MASK`].
@@ -209,10 +210,7 @@ impl PendingAnswer {
         let mut hits = found
             .iter()
             .filter(|n| {
-                self.values.iter().any(|v| same(*v, n.value))
-                    && !self
-                        .question_forms
-                        .contains(&squeeze(&text[n.start..n.end]))
+                self.values.iter().any(|v| same(*v, n.value)) && !self.is_question_form(text, n)
             })
             .peekable();
         if hits.peek().is_none() && self.phrase.is_none() {
@@ -301,9 +299,19 @@ pub fn mask_input<'p>(
 fn guard_anchor(anchor: &mut UnitAnchor, pending: &[&PendingAnswer]) {
     let mask = |text: &mut String| mask_all(pending, text);
     mask(&mut anchor.anchor_text);
-    let states_answer = |idea: &String| pending.iter().any(|p| p.found_in(idea));
-    if anchor.key_ideas.iter().any(|i| !states_answer(i)) {
-        anchor.key_ideas.retain(|i| !states_answer(i));
+    let states: Vec<bool> = anchor
+        .key_ideas
+        .iter()
+        .map(|idea| {
+            let found = numbers(idea);
+            pending.iter().any(|p| p.found_among(idea, &found))
+        })
+        .collect();
+    if states.contains(&false) {
+        let mut states = states.into_iter();
+        anchor
+            .key_ideas
+            .retain(|_| !states.next().expect("one per idea"));
     }
     anchor.key_ideas.iter_mut().for_each(mask);
     if anchor.worked_example.as_ref().is_some_and(|e| {
@@ -420,10 +428,14 @@ fn same(a: f64, b: f64) -> bool {
 }
 
 fn squeeze(text: &str) -> String {
+    squeezed(text).collect()
+}
+
+/// The characters of [`squeeze`], without collecting them.
+fn squeezed(text: &str) -> impl Iterator<Item = char> + '_ {
     text.chars()
         .filter(|c| !c.is_whitespace())
         .flat_map(char::to_lowercase)
-        .collect()
 }
 
 /// "option B", "choice B", "answer B", "answer is B", "(B)".
@@ -572,17 +584,17 @@ fn numbers(text: &str) -> Vec<Found> {
 /// Digits with thousands commas and a decimal part, from `at`.
 fn plain_number(bytes: &[u8], at: usize) -> (f64, usize) {
     let mut end = at;
-    let mut digits = String::new();
+    let mut commas = false;
     while end < bytes.len() {
         let b = bytes[end];
         if b.is_ascii_digit() {
-            digits.push(char::from(b));
             end += 1;
         } else if b == b','
             && bytes.len() >= end + 4
             && bytes[end + 1..end + 4].iter().all(u8::is_ascii_digit)
             && !bytes.get(end + 4).is_some_and(u8::is_ascii_digit)
         {
+            commas = true;
             end += 1;
         } else {
             break;
@@ -592,14 +604,27 @@ fn plain_number(bytes: &[u8], at: usize) -> (f64, usize) {
         && bytes.get(end + 1).is_some_and(u8::is_ascii_digit)
         && !dotted_after(bytes, end + 1)
     {
-        digits.push('.');
         end += 1;
         while end < bytes.len() && bytes[end].is_ascii_digit() {
-            digits.push(char::from(bytes[end]));
             end += 1;
         }
     }
-    (digits.parse().unwrap_or(f64::NAN), end)
+    let written = &bytes[at..end];
+    // Most numbers in a lesson are short whole numbers: exact as f64.
+    if written.len() <= 15 && written.iter().all(u8::is_ascii_digit) {
+        let whole = written
+            .iter()
+            .fold(0u64, |n, d| n * 10 + u64::from(d - b'0'));
+        return (whole as f64, end);
+    }
+    // Only ASCII digits, commas and a point: always UTF-8.
+    let written = std::str::from_utf8(written).unwrap_or_default();
+    let value = if commas {
+        written.replace(',', "").parse()
+    } else {
+        written.parse()
+    };
+    (value.unwrap_or(f64::NAN), end)
 }
 
 /// Whether the digits from `at` are followed by another `.digit` (an address).
