@@ -427,6 +427,8 @@ pub struct UnitMapper {
     vocabulary: BTreeSet<String>,
     /// Their stems: a word with one of these needs no correction.
     vocabulary_stems: BTreeSet<String>,
+    /// How many units each problem shape belongs to.
+    shape_units: BTreeMap<ProblemShape, usize>,
     stemmer: Stemmer,
 }
 
@@ -501,7 +503,14 @@ impl UnitMapper {
             }
         }
         let vocabulary_stems = vocabulary.iter().map(|w| stem(&stemmer, w)).collect();
+        let mut shape_units: BTreeMap<ProblemShape, usize> = BTreeMap::new();
+        for unit in &units {
+            for shape in &unit.shapes {
+                *shape_units.entry(*shape).or_default() += 1;
+            }
+        }
         UnitMapper {
+            shape_units,
             units,
             outside: Vec::new(),
             vocabulary,
@@ -523,19 +532,13 @@ impl UnitMapper {
             .map(|w| self.corrected(w))
             .collect();
         let stems: Vec<String> = read.iter().map(|w| stem(&self.stemmer, w)).collect();
-        let mut shape_units: BTreeMap<ProblemShape, usize> = BTreeMap::new();
-        for unit in &self.units {
-            for shape in &unit.shapes {
-                *shape_units.entry(*shape).or_default() += 1;
-            }
-        }
         let mut ranked: Vec<UnitMatch> = Vec::new();
         for unit in &self.units {
             let mut score = 0.0;
             let mut because = Vec::new();
             let mut specific = false;
             for shape in shapes.iter().filter(|s| unit.shapes.contains(s)) {
-                score += SHAPE_WEIGHT / shape_units.get(shape).copied().unwrap_or(1) as f64;
+                score += SHAPE_WEIGHT / self.shape_units.get(shape).copied().unwrap_or(1) as f64;
                 because.push(format!("shape {}", shape_name(*shape)));
                 specific = true;
             }
@@ -809,12 +812,24 @@ impl UnitMapper {
         if self.vocabulary_stems.contains(&stem(&self.stemmer, &word)) {
             return word;
         }
-        let allowed = if heard.chars().count() >= 8 { 2 } else { 1 };
-        let first = heard.chars().next();
+        let length = heard.chars().count();
+        let allowed = if length >= 8 { 2 } else { 1 };
+        let Some(first) = heard.chars().next() else {
+            return word;
+        };
         let mut best: Option<(usize, &String)> = None;
         let mut tied = false;
-        for known in &self.vocabulary {
-            if known.chars().next() != first || known.chars().count() < 4 {
+        // Only words with the same first letter, which sort together; an
+        // edit distance is at least the difference in length.
+        let mut initial = [0u8; 4];
+        let initial: &str = first.encode_utf8(&mut initial);
+        let same_initial = self
+            .vocabulary
+            .range::<str, _>((std::ops::Bound::Included(initial), std::ops::Bound::Unbounded))
+            .take_while(|known| known.starts_with(first));
+        for known in same_initial {
+            let known_length = known.chars().count();
+            if known_length < 4 || known_length.abs_diff(length) > allowed {
                 continue;
             }
             let distance = strsim::damerau_levenshtein(&heard, known);
