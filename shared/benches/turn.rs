@@ -11,11 +11,12 @@
 //!
 //! `cargo bench -p tutorflow --bench turn` prints criterion's estimates;
 //! `cargo bench -p tutorflow --bench turn -- --percentiles` also times
-//! 20,000 turns one by one and prints p50/p99.
+//! 20,000 turns one by one and prints p50/p99 (`--percentiles guided`:
+//! only the cases whose names contain `guided`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::hint::black_box;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 use std::time::Instant;
 
 use chrono::{Duration, TimeZone, Utc};
@@ -223,16 +224,19 @@ fn fixture() -> Fixture {
     }
 }
 
+/// Derived once, as a server derives them at start-up.
+static TOKEN_KEYS: LazyLock<TokenKeys> =
+    LazyLock::new(|| TokenKeys::single(b"bench-drill-key-0123456789abcdef").unwrap());
+
 /// One whole turn, as the service runs it between its read and its commit.
 fn one_turn(f: &Fixture, lockouts: &BTreeMap<String, LockoutStatus>, seed: u64) -> usize {
     let personalization = Personalization::default();
     let now = Utc.with_ymd_and_hms(2026, 3, 1, 11, 0, 0).unwrap();
-    let token_keys = TokenKeys::single(b"bench-drill-key-0123456789abcdef").unwrap();
     let env = TurnEnv {
         now,
         turn_id: "bench-turn",
         seed,
-        token_keys: &token_keys,
+        token_keys: &TOKEN_KEYS,
         drill_ttl: Duration::hours(24),
         lockouts,
         personalization: &personalization,
@@ -292,7 +296,8 @@ fn bench_turn(c: &mut Criterion) {
 }
 
 /// p50 and p99 of single turns: criterion reports means and medians only.
-fn percentiles() {
+/// Any other argument names the cases to time (all of them when none).
+fn percentiles(only: &[String]) {
     // What the first turn on a course pays once per content version and
     // process (a Lambda sandbox): the bundle loaded and checked, then the
     // course's search index, unit mapper and safety gate built.
@@ -314,7 +319,9 @@ fn percentiles() {
         ("exam", exam(false)),
         ("exam_written", exam(true)),
     ] {
-        percentiles_of(name, &f);
+        if only.is_empty() || only.iter().any(|o| name.contains(o.as_str())) {
+            percentiles_of(name, &f);
+        }
     }
 }
 
@@ -344,8 +351,10 @@ fn percentiles_of(name: &str, f: &Fixture) {
 criterion_group!(benches, bench_turn);
 
 fn main() {
-    if std::env::args().any(|a| a == "--percentiles") {
-        percentiles();
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|a| a == "--percentiles") {
+        let only: Vec<String> = args.into_iter().filter(|a| !a.starts_with('-')).collect();
+        percentiles(&only);
         return;
     }
     benches();
