@@ -13,7 +13,8 @@ use crate::engine::modes::{
 };
 use crate::engine::policy::PolicyOutcome;
 use crate::engine::scaffolding;
-use crate::engine::turn::{Interpreted, Plan, TurnEvent, event_unit};
+use crate::engine::turn::interpret::event_unit;
+use crate::engine::turn::{Interpreted, Plan, TurnEvent};
 use crate::model::{ClientEvent, LlmTutorResponse, Mode, SessionState, StudentIntent, TutorAction};
 
 /// The guided mode.
