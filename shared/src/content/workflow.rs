@@ -403,7 +403,7 @@ impl BktParams {
     }
 }
 
-/// IRT-lite ability tracking (`engine::irt`).
+/// IRT-lite ability tracking (`engine::mastery::irt`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct IrtSettings {

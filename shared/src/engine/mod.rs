@@ -8,25 +8,22 @@
 //! The engine never imports an adapter (`store`, `llm`, `api`).
 
 pub mod answer_guard;
-pub mod bkt;
 pub mod classify;
 pub mod comparison;
 pub mod content_check;
 pub mod drill;
 pub mod drill_grade;
 pub mod drill_token;
-pub mod evidence;
 pub mod exam_cards;
 pub mod exam_judge;
 pub mod fallback;
 pub mod generate;
 pub mod grading;
-pub mod irt;
 pub mod item_help;
 pub mod lifecycle;
 pub mod lockout;
 pub mod mapping;
-pub mod mastery_tier;
+pub mod mastery;
 pub mod modes;
 pub mod outside_math;
 pub mod place_value;
@@ -42,10 +39,8 @@ pub mod scope;
 pub mod score;
 pub mod session_timeline;
 pub mod signals;
-pub mod snapshot_lite;
 pub mod solution;
 pub mod student_math;
-pub mod thread_learning;
 pub mod turn;
 pub mod turn_log;
 pub mod worded_problems;

@@ -65,16 +65,16 @@
 //!   [`PolicyOutcome::candidates`] for the turn log and `tutorflow policy`.
 //!
 //! How the snapshot's `focusUnitId` and `unitsInProgress` change after the
-//! turn is [`crate::engine::evidence::apply_turn`]'s job.
+//! turn is [`crate::engine::mastery::evidence::apply_turn`]'s job.
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::content::workflow::PolicySettings;
 use crate::content::{Course, Workflow};
-use crate::engine::bkt;
 use crate::engine::lockout::{ExamReport, LockoutSource, exam_availability};
-use crate::engine::mastery_tier::desired_exam_tier;
+use crate::engine::mastery::bkt;
+use crate::engine::mastery::mastery_tier::desired_exam_tier;
 use crate::engine::prereq::{Gate, Standing, is_course_unit};
 use crate::engine::scope::{ScopeInput, candidate_units, scoped_units};
 use crate::engine::score::{self, ScoredUnit, UnitSignals, unit_interval};

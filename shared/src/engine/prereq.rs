@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::content::workflow::{BlockerChoice, BlockerEvidence};
 use crate::content::{Course, Workflow};
-use crate::engine::bkt;
+use crate::engine::mastery::bkt;
 use crate::model::{RevisitReason, StudentSnapshot};
 
 /// Whether `unit_id` is a unit of the course's graph.

@@ -13,11 +13,11 @@ use crate::content::Unit;
 use crate::engine::drill::{self, DrillError, Expected};
 use crate::engine::drill_grade::{DrillVerdict, grade_drill};
 use crate::engine::drill_token::{self, DrillTokenError};
-use crate::engine::evidence::{self, DrillGraded, TransitionContext};
 use crate::engine::grading::SlipTag;
 use crate::engine::lifecycle;
-use crate::engine::snapshot_lite::build_snapshot_lite;
-use crate::engine::thread_learning;
+use crate::engine::mastery::evidence::{self, DrillGraded, TransitionContext};
+use crate::engine::mastery::snapshot_lite::build_snapshot_lite;
+use crate::engine::mastery::thread_learning;
 use crate::engine::turn::{record_ability, remember_drill};
 use crate::model::{
     CardState, DrillCardState, DrillGradeRequest, DrillGradeResponse, DrillGradingInput,

@@ -28,11 +28,11 @@ use super::{Output, Service};
 use crate::content::Bundle;
 use crate::engine::drill_token::TokenKeys;
 use crate::engine::lockout::LockoutStatus;
+use crate::engine::mastery::snapshot_lite::build_snapshot_lite;
 use crate::engine::modes::{self, problem_set};
 use crate::engine::progression::progression;
 use crate::engine::safety::{FlagSource, SafetyHit, StreamGuard};
 use crate::engine::session_timeline::{self, SessionClose};
-use crate::engine::snapshot_lite::build_snapshot_lite;
 use crate::engine::turn::{
     self, CourseRuntime, Plan, ReplyOrigin, TurnEnv, TurnError, TurnEvent, TurnState,
 };

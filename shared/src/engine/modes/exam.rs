@@ -25,11 +25,12 @@ use chrono::{DateTime, Duration, Utc};
 use crate::content::{Course, ExamItem, Unit};
 use crate::engine::drill::Expected;
 use crate::engine::drill_grade;
-use crate::engine::evidence::{self, DrillGraded, ExamSubmitted, TransitionContext};
 use crate::engine::exam_judge::{self, JudgeRequest, Judging, Verdict};
 use crate::engine::generate::generate;
 use crate::engine::grading;
-use crate::engine::irt;
+use crate::engine::mastery::evidence::{self, DrillGraded, ExamSubmitted, TransitionContext};
+use crate::engine::mastery::irt;
+use crate::engine::mastery::thread_learning;
 use crate::engine::modes::exam_select::{self, Pool};
 use crate::engine::modes::{
     Ended, Ending, InvalidParam, ModeBlock, ModePlan, ModeTurn, Outcome, SessionMode, Start,
@@ -37,7 +38,6 @@ use crate::engine::modes::{
 };
 use crate::engine::policy::PolicyOutcome;
 use crate::engine::solution;
-use crate::engine::thread_learning;
 use crate::engine::turn::{Interpreted, Plan, TurnEvent, record_ability};
 use crate::model::{
     AbilityEstimate, AnswerKind, ClientEvent, ExamBreakdownLine, ExamEnd, ExamEvaluationInput,

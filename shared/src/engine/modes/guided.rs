@@ -6,7 +6,7 @@
 
 use crate::content::Workflow;
 use crate::engine::drill::{self, IssuedDrill};
-use crate::engine::irt;
+use crate::engine::mastery::irt;
 use crate::engine::modes::{
     ModeBlock, ModePlan, ModeTurn, Outcome, SessionMode, Start, StartError, Started, study_plan,
     welcome,

@@ -12,15 +12,15 @@ use super::{Applied, Plan, ReplyOrigin, TurnEnv, TurnError, TurnState, mode_of};
 use crate::content::Workflow;
 use crate::content::workflow::Transition;
 use crate::engine::drill_token;
-use crate::engine::evidence::{self, DrillGraded, TransitionContext};
 use crate::engine::exam_cards;
-use crate::engine::irt;
 use crate::engine::item_help;
+use crate::engine::mastery::evidence::{self, DrillGraded, TransitionContext};
+use crate::engine::mastery::irt;
+use crate::engine::mastery::thread_learning;
 use crate::engine::modes::{ModeTurn, Outcome};
 use crate::engine::safety::{ReplyContext, SafetyGate, SafetyHit};
 use crate::engine::scaffolding;
 use crate::engine::session_timeline;
-use crate::engine::thread_learning;
 use crate::model::{
     ConceptCard, GradeOutcome, LlmTutorResponse, MappedUnit, QuestionPhase, Role, SessionState,
     StudentSnapshot, Thread, ThreadStatus, TurnAnalysis, TutorAction, TutorCard, TutorMessage,

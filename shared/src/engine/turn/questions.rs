@@ -8,9 +8,9 @@ use chrono::{DateTime, Utc};
 use super::Plan;
 use crate::content::{Course, Unit};
 use crate::engine::lifecycle;
+use crate::engine::mastery::thread_learning;
 use crate::engine::scaffolding;
 use crate::engine::student_math;
-use crate::engine::thread_learning;
 use crate::model::{
     AnswerKind, ExpectedAnswer, GradeOutcome, LlmTutorResponse, PendingQuestion, QuestionPhase,
     SessionState, StudentIntent,

@@ -4,7 +4,7 @@
 //! grade, exam submit, support viewed — shows the same thing for the same state.
 //!
 //! - `focus` is the snapshot's focus: the unit the student is working toward
-//!   (see [`crate::engine::evidence::apply_turn`]), with the policy's
+//!   (see [`crate::engine::mastery::evidence::apply_turn`]), with the policy's
 //!   stand-in when it is not a unit of the course.
 //! - `prereqNudge` is what must be learned first: the end of the focus's
 //!   chain of blocking prerequisites (the unit the tutor is teaching in its
