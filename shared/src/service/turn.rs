@@ -26,10 +26,10 @@ use super::threads::{RECENT_MESSAGES, commit_with_retries, owned_thread, snapsho
 use super::views::state_view;
 use super::{Output, Service};
 use crate::content::Bundle;
-use crate::engine::drill_token::TokenKeys;
 use crate::engine::lockout::LockoutStatus;
 use crate::engine::mastery::snapshot_lite::build_snapshot_lite;
 use crate::engine::modes::{self, problem_set};
+use crate::engine::practice::drill_token::TokenKeys;
 use crate::engine::progression::progression;
 use crate::engine::safety::{FlagSource, SafetyHit, StreamGuard};
 use crate::engine::session_timeline::{self, SessionClose};

@@ -15,7 +15,7 @@ use tutorflow::api::auth::dev_token;
 use tutorflow::api::server;
 use tutorflow::config::{Config, ContentSourceKind, StoreBackend, WebhookIntegration};
 use tutorflow::content::{ContentSource, FsSource};
-use tutorflow::engine::{drill, drill_token};
+use tutorflow::engine::practice::{drill, drill_token};
 
 pub use store_support::{Aws, Cleanup, aws, sdk_config};
 

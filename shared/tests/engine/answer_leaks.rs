@@ -12,13 +12,14 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use tutorflow::content::{Bundle, ContentSource, Course, ExamItem, FsSource};
-use tutorflow::engine::drill_token::TokenKeys;
 use tutorflow::engine::fallback::{Verdict, Violation};
 use tutorflow::engine::lockout::LockoutStatus;
+use tutorflow::engine::practice::drill_token::TokenKeys;
+use tutorflow::engine::practice::{drill, drill_grade};
 use tutorflow::engine::turn::{
     self, CourseRuntime, Plan, ReplyOrigin, TurnEnv, TurnEvent, TurnState,
 };
-use tutorflow::engine::{drill, drill_grade, exam_cards, reply};
+use tutorflow::engine::{exam_cards, reply};
 use tutorflow::llm::OfflineTutor;
 use tutorflow::llm::prompt::tutor_prompt;
 use tutorflow::model::{

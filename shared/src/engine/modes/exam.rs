@@ -23,10 +23,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use chrono::{DateTime, Duration, Utc};
 
 use crate::content::{Course, ExamItem, Unit};
-use crate::engine::drill::Expected;
-use crate::engine::drill_grade;
 use crate::engine::exam_judge::{self, JudgeRequest, Judging, Verdict};
-use crate::engine::generate::generate;
 use crate::engine::grading;
 use crate::engine::mastery::evidence::{self, DrillGraded, ExamSubmitted, TransitionContext};
 use crate::engine::mastery::irt;
@@ -37,7 +34,10 @@ use crate::engine::modes::{
     StartError, Started, welcome,
 };
 use crate::engine::policy::PolicyOutcome;
-use crate::engine::solution;
+use crate::engine::practice::drill::Expected;
+use crate::engine::practice::drill_grade;
+use crate::engine::practice::generate::generate;
+use crate::engine::practice::solution;
 use crate::engine::turn::{Interpreted, Plan, TurnEvent, record_ability};
 use crate::model::{
     AbilityEstimate, AnswerKind, ClientEvent, ExamBreakdownLine, ExamEnd, ExamEvaluationInput,
@@ -1472,7 +1472,7 @@ mod tests {
         assert_eq!(snapshot, before);
     }
 
-    use crate::engine::drill_token::TokenKeys;
+    use crate::engine::practice::drill_token::TokenKeys;
     use crate::engine::turn::{self, CourseRuntime, TurnEnv, TurnState};
     use crate::model::{JudgedBy, Personalization};
     use std::collections::BTreeMap;

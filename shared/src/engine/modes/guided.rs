@@ -5,13 +5,13 @@
 //! updates, so it keeps no state of its own in the session.
 
 use crate::content::Workflow;
-use crate::engine::drill::{self, IssuedDrill};
 use crate::engine::mastery::irt;
 use crate::engine::modes::{
     ModeBlock, ModePlan, ModeTurn, Outcome, SessionMode, Start, StartError, Started, study_plan,
     welcome,
 };
 use crate::engine::policy::PolicyOutcome;
+use crate::engine::practice::drill::{self, IssuedDrill};
 use crate::engine::scaffolding;
 use crate::engine::turn::interpret::event_unit;
 use crate::engine::turn::{Interpreted, Plan, TurnEvent};

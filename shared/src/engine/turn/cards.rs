@@ -3,9 +3,9 @@
 
 use super::{Plan, TurnEnv};
 use crate::content::{Course, Unit};
-use crate::engine::drill;
-use crate::engine::drill_grade;
 use crate::engine::lockout::LockoutStatus;
+use crate::engine::practice::drill;
+use crate::engine::practice::drill_grade;
 use crate::model::{
     ExamCard, ExamOption, ExpectedAnswer, LlmTutorResponse, PendingQuestion, QuestionPhase, Thread,
     TutorCard,

@@ -15,17 +15,17 @@ use crate::content::Workflow;
 use crate::content::workflow::Transition;
 use crate::engine::answer_guard::{self, PendingAnswer};
 use crate::engine::classify::{self, Interpretation};
-use crate::engine::drill;
-use crate::engine::drill_grade;
-use crate::engine::drill_token;
 use crate::engine::exam_cards;
-use crate::engine::item_help;
 use crate::engine::mapping::{UnitMapper, UnitMatch};
 use crate::engine::modes::{ModePlan, ModeTurn};
 use crate::engine::outside_math;
 use crate::engine::policy::{PolicyInput, PolicyOutcome, StudentRequest, compute_policy};
+use crate::engine::practice::drill;
+use crate::engine::practice::drill_grade;
+use crate::engine::practice::drill_token;
+use crate::engine::practice::item_help;
+use crate::engine::practice::solution::Solution;
 use crate::engine::scaffolding;
-use crate::engine::solution::Solution;
 use crate::engine::student_math;
 use crate::model::{
     ClientEvent, GradeOutcome, MappedUnit, MasteryTier, PendingQuestion, SessionState,

@@ -35,15 +35,15 @@ use serde::Serialize;
 
 use crate::engine::answer_guard::PendingAnswer;
 use crate::engine::classify::Interpretation;
-use crate::engine::drill::IssuedDrill;
-use crate::engine::drill_grade::DrillVerdict;
-use crate::engine::drill_token::TokenKeys;
 use crate::engine::exam_judge::{JudgeRequest, Judging, Verdict};
-use crate::engine::item_help;
 use crate::engine::lockout::LockoutSource;
 use crate::engine::mastery::evidence::EvidenceEffect;
 use crate::engine::modes::{self, ModeTurn, SessionMode};
 use crate::engine::policy::{PolicyError, PolicyOutcome};
+use crate::engine::practice::drill::IssuedDrill;
+use crate::engine::practice::drill_grade::DrillVerdict;
+use crate::engine::practice::drill_token::TokenKeys;
+use crate::engine::practice::item_help;
 use crate::engine::safety::SafetyHit;
 use crate::engine::student_math;
 use crate::model::{

@@ -14,7 +14,7 @@ use crate::content::course::MistakeTag;
 use crate::content::workflow::GradingSettings;
 use crate::engine::answer_guard::PendingAnswer;
 use crate::engine::grading::Grade;
-use crate::engine::solution::{self, HintStep, Solution};
+use crate::engine::practice::solution::{self, HintStep, Solution};
 use crate::model::{GradeOutcome, ItemHelp, PendingQuestion, QuestionPhase};
 
 /// What the tutor may use this turn, and what the step it offers works
@@ -132,8 +132,8 @@ pub fn for_question(
 mod tests {
     use super::*;
     use crate::content::blueprint::Blueprint;
-    use crate::engine::drill_grade;
-    use crate::engine::generate::{Item, generate};
+    use crate::engine::practice::drill_grade;
+    use crate::engine::practice::generate::{Item, generate};
 
     fn item(blueprint: &str, seed: u64) -> Item {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))

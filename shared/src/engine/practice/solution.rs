@@ -12,10 +12,10 @@
 use serde::Serialize;
 
 use super::generate::Item;
-use super::grading;
 use super::worked::ItemRepresentation;
 use crate::content::course::MistakeTag;
 use crate::content::workflow::GradingSettings;
+use crate::engine::grading;
 use crate::model::{AnswerKind, ExpectedAnswer, GradeOutcome, KnownMistake};
 
 /// One step of a solution, as it may be used while the item is pending.
@@ -250,7 +250,7 @@ pub fn explanation_of(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::worked::WorkedStep;
+    use crate::engine::practice::worked::WorkedStep;
 
     fn step(text: &str, open: &str, value: &str, gives_answer: bool) -> WorkedStep {
         WorkedStep {

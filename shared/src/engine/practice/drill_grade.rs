@@ -11,9 +11,9 @@
 
 use crate::content::blueprint::{EvaluationMethod, ItemFormat};
 use crate::content::workflow::GradingSettings;
-use crate::engine::drill::Expected;
-use crate::engine::generate::Item;
 use crate::engine::grading::{self, Grade, SlipTag};
+use crate::engine::practice::drill::Expected;
+use crate::engine::practice::generate::Item;
 use crate::model::{AnswerKind, ExpectedAnswer, GradeOutcome, KnownMistake};
 
 /// What code grading made of a drill answer.

@@ -25,12 +25,12 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Serialize, Serializer};
 
-use super::rng::SplitMix64;
 use super::worked::{self, ItemRepresentation, WorkedStep};
 use crate::content::blueprint::{
     Answer, AnswerKind, Blueprint, BuiltinStrategy, Distractor, EvaluationMethod, Formula,
     Formulas, ItemFormat, MAX_PLACES, Parameter, ParameterKind, Representation, Scenario, Step,
 };
+use crate::engine::rng::SplitMix64;
 use crate::math::{Number, Rational, Value, evaluate};
 use crate::text::template::{Format, Template, format_number, format_rational};
 
