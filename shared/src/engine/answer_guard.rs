@@ -12,7 +12,7 @@ use chrono::{DateTime, Duration, Utc};
 
 use crate::content::yaml_index::YamlPath;
 use crate::content::{Course, ExamItem, Unit};
-use crate::engine::exam_cards;
+use crate::engine::exam::exam_cards;
 use crate::model::{
     ExpectedAnswer, LlmTutorResponse, PendingQuestion, SessionState, TutorTurnInput, UnitAnchor,
 };

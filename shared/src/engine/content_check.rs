@@ -11,7 +11,7 @@ use crate::content::check::blueprint::scenario_path;
 use crate::content::course::{ExamItem, Unit};
 use crate::content::yaml_index::YamlPath;
 use crate::content::{Bundle, ContentFiles, Diagnostics, EngineChecks, Finding};
-use crate::engine::exam_judge;
+use crate::engine::exam::exam_judge;
 use crate::engine::modes::study_plan::{self, StepDraft};
 use crate::engine::practice::generate::{self, Item, MIN_ACCEPTANCE};
 use crate::model::{AuthoredStep, ExamEvaluationInput};

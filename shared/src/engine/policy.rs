@@ -72,7 +72,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::content::workflow::PolicySettings;
 use crate::content::{Course, Workflow};
-use crate::engine::lockout::{ExamReport, LockoutSource, exam_availability};
+use crate::engine::exam::lockout::{ExamReport, LockoutSource, exam_availability};
 use crate::engine::mastery::bkt;
 use crate::engine::mastery::mastery_tier::desired_exam_tier;
 use crate::engine::prereq::{Gate, Standing, is_course_unit};

@@ -12,7 +12,7 @@ use super::threads::{RECENT_MESSAGES, owned_thread};
 use super::views::session_summary;
 use super::{Output, Service};
 use crate::content::Course;
-use crate::engine::lockout::LockoutStatus;
+use crate::engine::exam::lockout::LockoutStatus;
 use crate::engine::mastery::bkt;
 use crate::engine::mastery::snapshot_lite::build_snapshot_lite;
 use crate::engine::modes::exam::{self, exam_of};

@@ -10,8 +10,8 @@ use policy_support::*;
 use proptest::prelude::*;
 use tutorflow::content::workflow::{BlockerChoice, BlockerEvidence};
 use tutorflow::content::{Course, Workflow};
+use tutorflow::engine::exam::lockout::LockoutStatus;
 use tutorflow::engine::fallback::{ValidationContext, Verdict, validate_reply};
-use tutorflow::engine::lockout::LockoutStatus;
 use tutorflow::engine::mastery::evidence::{
     DrillGraded, ExamSubmitted, SupportViewed, TransitionContext, apply_drill_graded,
     apply_exam_submitted, apply_support_viewed, apply_turn,

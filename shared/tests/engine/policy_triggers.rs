@@ -13,10 +13,10 @@ use chrono::{DateTime, Duration, Utc};
 use policy_support::*;
 use serde_json::{Value, json};
 use tutorflow::content::{Course, Workflow};
+use tutorflow::engine::exam::lockout::{LockoutStatus, NoLockouts};
 use tutorflow::engine::fallback::{
     FallbackRule, FallbackTarget, ValidationContext, Verdict, Violation, validate_reply,
 };
-use tutorflow::engine::lockout::{LockoutStatus, NoLockouts};
 use tutorflow::engine::mastery::evidence::{
     DrillGraded, ExamSubmitted, SupportViewed, TransitionContext, apply_drill_graded,
     apply_exam_submitted, apply_hint_before_answer, apply_support_viewed, apply_turn,

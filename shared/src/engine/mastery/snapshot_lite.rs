@@ -22,7 +22,7 @@
 use chrono::{DateTime, Utc};
 
 use crate::content::{Course, Workflow};
-use crate::engine::lockout::{LockoutSource, LockoutStatus};
+use crate::engine::exam::lockout::{LockoutSource, LockoutStatus};
 use crate::engine::policy::{PolicyInput, StudentRequest, resolve_focus, score_unit};
 use crate::engine::prereq::{Gate, is_course_unit};
 use crate::model::{

@@ -23,7 +23,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use chrono::{DateTime, Duration, Utc};
 
 use crate::content::{Course, ExamItem, Unit};
-use crate::engine::exam_judge::{self, JudgeRequest, Judging, Verdict};
+use crate::engine::exam::exam_judge::{self, JudgeRequest, Judging, Verdict};
 use crate::engine::grading;
 use crate::engine::mastery::evidence::{self, DrillGraded, ExamSubmitted, TransitionContext};
 use crate::engine::mastery::irt;
@@ -1509,7 +1509,8 @@ mod tests {
     fn answer(thread: &Thread, said: &str, verdict: Option<Verdict>) -> Judged {
         let rt = CourseRuntime::new(Arc::new(bundle()), "prealgebra").unwrap();
         let keys = TokenKeys::single(b"exam-judge-test-key-32-bytes-long!").unwrap();
-        let lockouts: BTreeMap<String, crate::engine::lockout::LockoutStatus> = BTreeMap::new();
+        let lockouts: BTreeMap<String, crate::engine::exam::lockout::LockoutStatus> =
+            BTreeMap::new();
         let personalization = Personalization::default();
         let env = TurnEnv {
             now: at(4),
@@ -1634,7 +1635,8 @@ mod tests {
         let mut other = before.0.clone().unwrap().request;
         other.input.student_answer = "something else".into();
         let keys = TokenKeys::single(b"exam-judge-test-key-32-bytes-long!").unwrap();
-        let lockouts: BTreeMap<String, crate::engine::lockout::LockoutStatus> = BTreeMap::new();
+        let lockouts: BTreeMap<String, crate::engine::exam::lockout::LockoutStatus> =
+            BTreeMap::new();
         let personalization = Personalization::default();
         let env = TurnEnv {
             now: at(4),

@@ -11,7 +11,7 @@ use super::runtime::CourseRuntime;
 use super::{Applied, Plan, ReplyOrigin, TurnEnv, TurnError, TurnState, mode_of};
 use crate::content::Workflow;
 use crate::content::workflow::Transition;
-use crate::engine::exam_cards;
+use crate::engine::exam::exam_cards;
 use crate::engine::mastery::evidence::{self, DrillGraded, TransitionContext};
 use crate::engine::mastery::irt;
 use crate::engine::mastery::thread_learning;

@@ -3,7 +3,7 @@
 
 use super::{Plan, TurnEnv};
 use crate::content::{Course, Unit};
-use crate::engine::lockout::LockoutStatus;
+use crate::engine::exam::lockout::LockoutStatus;
 use crate::engine::practice::drill;
 use crate::engine::practice::drill_grade;
 use crate::model::{

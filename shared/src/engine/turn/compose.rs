@@ -10,7 +10,7 @@ use crate::content::workflow::{BeyondCourse, Transition};
 use crate::content::{Course, Unit, Workflow};
 use crate::engine::classify::Interpretation;
 use crate::engine::comparison;
-use crate::engine::lockout::LockoutStatus;
+use crate::engine::exam::lockout::LockoutStatus;
 use crate::engine::modes::{MemoryCut, ModeBlock};
 use crate::engine::outside_math;
 use crate::engine::place_value;

@@ -15,7 +15,7 @@ use crate::content::Workflow;
 use crate::content::workflow::Transition;
 use crate::engine::answer_guard::{self, PendingAnswer};
 use crate::engine::classify::{self, Interpretation};
-use crate::engine::exam_cards;
+use crate::engine::exam::exam_cards;
 use crate::engine::mapping::{UnitMapper, UnitMatch};
 use crate::engine::modes::{ModePlan, ModeTurn};
 use crate::engine::outside_math;

@@ -35,8 +35,8 @@ use serde::Serialize;
 
 use crate::engine::answer_guard::PendingAnswer;
 use crate::engine::classify::Interpretation;
-use crate::engine::exam_judge::{JudgeRequest, Judging, Verdict};
-use crate::engine::lockout::LockoutSource;
+use crate::engine::exam::exam_judge::{JudgeRequest, Judging, Verdict};
+use crate::engine::exam::lockout::LockoutSource;
 use crate::engine::mastery::evidence::EvidenceEffect;
 use crate::engine::modes::{self, ModeTurn, SessionMode};
 use crate::engine::policy::{PolicyError, PolicyOutcome};
