@@ -12,7 +12,7 @@ use crate::engine::modes::{
 };
 use crate::engine::policy::PolicyOutcome;
 use crate::engine::practice::drill::{self, IssuedDrill};
-use crate::engine::scaffolding;
+use crate::engine::session::scaffolding;
 use crate::engine::turn::interpret::event_unit;
 use crate::engine::turn::{Interpreted, Plan, TurnEvent};
 use crate::model::{ClientEvent, LlmTutorResponse, Mode, SessionState, StudentIntent, TutorAction};

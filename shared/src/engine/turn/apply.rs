@@ -19,8 +19,8 @@ use crate::engine::modes::{ModeTurn, Outcome};
 use crate::engine::practice::drill_token;
 use crate::engine::practice::item_help;
 use crate::engine::safety::{ReplyContext, SafetyGate, SafetyHit};
-use crate::engine::scaffolding;
-use crate::engine::session_timeline;
+use crate::engine::session::scaffolding;
+use crate::engine::session::session_timeline;
 use crate::model::{
     ConceptCard, GradeOutcome, LlmTutorResponse, MappedUnit, QuestionPhase, Role, SessionState,
     StudentSnapshot, Thread, ThreadStatus, TurnAnalysis, TutorAction, TutorCard, TutorMessage,

@@ -16,7 +16,7 @@ use crate::engine::outside_math;
 use crate::engine::place_value;
 use crate::engine::policy::{MoveOn, PolicyOutcome};
 use crate::engine::practice::drill::IssuedDrill;
-use crate::engine::scaffolding;
+use crate::engine::session::scaffolding;
 use crate::engine::signals::{self, PacingInput, Trend};
 use crate::engine::student_math;
 use crate::model::{

@@ -25,7 +25,7 @@ use crate::engine::practice::drill_grade;
 use crate::engine::practice::drill_token;
 use crate::engine::practice::item_help;
 use crate::engine::practice::solution::Solution;
-use crate::engine::scaffolding;
+use crate::engine::session::scaffolding;
 use crate::engine::student_math;
 use crate::model::{
     ClientEvent, GradeOutcome, MappedUnit, MasteryTier, PendingQuestion, SessionState,

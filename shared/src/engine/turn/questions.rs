@@ -7,9 +7,9 @@ use chrono::{DateTime, Utc};
 
 use super::Plan;
 use crate::content::{Course, Unit};
-use crate::engine::lifecycle;
 use crate::engine::mastery::thread_learning;
-use crate::engine::scaffolding;
+use crate::engine::session::lifecycle;
+use crate::engine::session::scaffolding;
 use crate::engine::student_math;
 use crate::model::{
     AnswerKind, ExpectedAnswer, GradeOutcome, LlmTutorResponse, PendingQuestion, QuestionPhase,
@@ -21,7 +21,7 @@ use crate::model::{
 /// student is still working towards its answer); a probe or hint about a
 /// question code can grade never replaces it, so the student's next try is
 /// still graded; otherwise it is tracked for its lifecycle
-/// (`engine::lifecycle`).
+/// (`engine::session::lifecycle`).
 ///
 /// A question with an answer code knows replaces a pending word question
 /// the student has not tried yet (the tutor moved on); once they have

@@ -7,7 +7,7 @@
 //! the previous problem.
 
 use crate::content::workflow::{Category, Transition};
-use crate::engine::lifecycle;
+use crate::engine::session::lifecycle;
 use crate::model::{PendingQuestion, Scaffolding, SessionState, TeachBack};
 
 /// What the transitions may need from the turn.
