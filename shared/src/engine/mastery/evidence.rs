@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 use crate::content::{Course, Workflow};
 use crate::engine::mastery::bkt;
 use crate::engine::mastery::mastery_tier::recompute_tier;
-use crate::engine::prereq::{Gate, is_course_unit};
+use crate::engine::policy::prereq::{Gate, is_course_unit};
 use crate::model::{
     ExamTier, MasteryTier, PrereqCheck, RevisitEntry, RevisitReason, StudentSnapshot, TutorPolicy,
     UnitStatus,

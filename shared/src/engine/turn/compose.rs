@@ -14,10 +14,10 @@ use crate::engine::exam::lockout::LockoutStatus;
 use crate::engine::modes::{MemoryCut, ModeBlock};
 use crate::engine::outside_math;
 use crate::engine::place_value;
+use crate::engine::policy::signals::{self, PacingInput, Trend};
 use crate::engine::policy::{MoveOn, PolicyOutcome};
 use crate::engine::practice::drill::IssuedDrill;
 use crate::engine::session::scaffolding;
-use crate::engine::signals::{self, PacingInput, Trend};
 use crate::engine::student_math;
 use crate::model::{
     CategoryCue, CodeReading, ContentChunk, CourseBrief, ExamCandidate, GradeOutcome,
