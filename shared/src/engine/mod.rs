@@ -7,12 +7,10 @@
 //! reading of a message) arrives as data or through a trait it is given.
 //! The engine never imports an adapter (`store`, `llm`, `api`).
 
-pub mod answer_guard;
 pub mod classify;
 pub mod comparison;
 pub mod content_check;
 pub mod exam;
-pub mod fallback;
 pub mod grading;
 pub mod mapping;
 pub mod mastery;

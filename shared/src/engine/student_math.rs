@@ -1455,8 +1455,9 @@ fn signed(n: i64) -> String {
 /// names no number of its own.
 fn safe_step(run: &MathRun, answer: &str, step: String) -> String {
     let text = run.display();
-    let leaks = crate::engine::answer_guard::PendingAnswer::new("own problem", &text, answer)
-        .is_some_and(|a| a.found_in(&step));
+    let leaks =
+        crate::engine::reply::answer_guard::PendingAnswer::new("own problem", &text, answer)
+            .is_some_and(|a| a.found_in(&step));
     if leaks {
         format!("What is the very first thing you would work out in {text}?")
     } else {
@@ -2245,7 +2246,8 @@ mod tests {
             }
             assert!(p.first_step.ends_with('?'), "{}", p.first_step);
             let guard =
-                crate::engine::answer_guard::PendingAnswer::new("own", &p.text, &p.answer).unwrap();
+                crate::engine::reply::answer_guard::PendingAnswer::new("own", &p.text, &p.answer)
+                    .unwrap();
             assert!(
                 !guard.found_in(&p.first_step),
                 "{message}: {}",

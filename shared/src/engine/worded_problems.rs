@@ -671,7 +671,8 @@ mod tests {
         ] {
             let (_, p) = worked(message);
             let guard =
-                crate::engine::answer_guard::PendingAnswer::new("own", &p.text, &p.answer).unwrap();
+                crate::engine::reply::answer_guard::PendingAnswer::new("own", &p.text, &p.answer)
+                    .unwrap();
             assert!(
                 !guard.found_in(&p.first_step),
                 "{message}: {}",

@@ -14,10 +14,10 @@ use chrono::{DateTime, Duration, TimeZone, Utc};
 use tutorflow::content::{Bundle, ContentSource, Course, ExamItem, FsSource};
 use tutorflow::engine::exam::exam_cards;
 use tutorflow::engine::exam::lockout::LockoutStatus;
-use tutorflow::engine::fallback::{Verdict, Violation};
 use tutorflow::engine::practice::drill_token::TokenKeys;
 use tutorflow::engine::practice::{drill, drill_grade};
 use tutorflow::engine::reply;
+use tutorflow::engine::reply::fallback::{Verdict, Violation};
 use tutorflow::engine::turn::{
     self, CourseRuntime, Plan, ReplyOrigin, TurnEnv, TurnEvent, TurnState,
 };
@@ -273,7 +273,7 @@ fn no_exam_answer_reaches_the_prompt_or_the_student_while_its_card_is_open() {
 }
 
 fn answer_guard_mask() -> &'static str {
-    tutorflow::engine::answer_guard::MASK
+    tutorflow::engine::reply::answer_guard::MASK
 }
 
 /// A model that quotes the question's worked solution has its reply

@@ -11,7 +11,6 @@ use proptest::prelude::*;
 use tutorflow::content::workflow::{BlockerChoice, BlockerEvidence};
 use tutorflow::content::{Course, Workflow};
 use tutorflow::engine::exam::lockout::LockoutStatus;
-use tutorflow::engine::fallback::{ValidationContext, Verdict, validate_reply};
 use tutorflow::engine::mastery::evidence::{
     DrillGraded, ExamSubmitted, SupportViewed, TransitionContext, apply_drill_graded,
     apply_exam_submitted, apply_support_viewed, apply_turn,
@@ -21,6 +20,7 @@ use tutorflow::engine::policy::prereq::{Gate, Standing, is_course_unit};
 use tutorflow::engine::policy::{
     PolicyInput, PolicyOutcome, StudentRequest, compute_policy, exam_questions_to_check,
 };
+use tutorflow::engine::reply::fallback::{ValidationContext, Verdict, validate_reply};
 use tutorflow::model::*;
 
 const MAX_UNITS: usize = 12;

@@ -12,9 +12,9 @@
 
 use crate::content::course::MistakeTag;
 use crate::content::workflow::GradingSettings;
-use crate::engine::answer_guard::PendingAnswer;
 use crate::engine::grading::Grade;
 use crate::engine::practice::solution::{self, HintStep, Solution};
+use crate::engine::reply::answer_guard::PendingAnswer;
 use crate::model::{GradeOutcome, ItemHelp, PendingQuestion, QuestionPhase};
 
 /// What the tutor may use this turn, and what the step it offers works

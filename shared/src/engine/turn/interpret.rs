@@ -13,7 +13,6 @@ use super::{
 };
 use crate::content::Workflow;
 use crate::content::workflow::Transition;
-use crate::engine::answer_guard::{self, PendingAnswer};
 use crate::engine::classify::{self, Interpretation};
 use crate::engine::exam::exam_cards;
 use crate::engine::mapping::{UnitMapper, UnitMatch};
@@ -25,6 +24,7 @@ use crate::engine::practice::drill_grade;
 use crate::engine::practice::drill_token;
 use crate::engine::practice::item_help;
 use crate::engine::practice::solution::Solution;
+use crate::engine::reply::answer_guard::{self, PendingAnswer};
 use crate::engine::session::scaffolding;
 use crate::engine::student_math;
 use crate::model::{

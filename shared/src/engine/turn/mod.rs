@@ -33,7 +33,6 @@ pub use runtime::CourseRuntime;
 use chrono::{DateTime, Duration, Utc};
 use serde::Serialize;
 
-use crate::engine::answer_guard::PendingAnswer;
 use crate::engine::classify::Interpretation;
 use crate::engine::exam::exam_judge::{JudgeRequest, Judging, Verdict};
 use crate::engine::exam::lockout::LockoutSource;
@@ -44,6 +43,7 @@ use crate::engine::practice::drill::IssuedDrill;
 use crate::engine::practice::drill_grade::DrillVerdict;
 use crate::engine::practice::drill_token::TokenKeys;
 use crate::engine::practice::item_help;
+use crate::engine::reply::answer_guard::PendingAnswer;
 use crate::engine::safety::SafetyHit;
 use crate::engine::student_math;
 use crate::model::{
@@ -145,7 +145,7 @@ pub struct Plan {
     pub chat_drill: Option<ChatDrill>,
     /// The tutor's input, pending answers masked.
     pub input: TutorTurnInput,
-    /// Answers the reply must not state (see `engine::answer_guard`).
+    /// Answers the reply must not state (see `engine::reply::answer_guard`).
     pub pending_answers: Vec<PendingAnswer>,
     /// The practice item's answer: guarded only in a reply that shows the
     /// item (another reply may state the same number for other reasons).

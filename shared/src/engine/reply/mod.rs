@@ -2,11 +2,14 @@
 //! invalid or failed reply is replaced by the fallback tutor's reply for the
 //! fallback action; the model is never asked a second time.
 
+pub mod answer_guard;
+pub mod fallback;
+
 use serde_json::json;
 
 use crate::content::Workflow;
-use crate::engine::answer_guard::{self, PendingAnswer};
-use crate::engine::fallback::{self, ValidationContext, Verdict, Violation};
+use crate::engine::reply::answer_guard::PendingAnswer;
+use crate::engine::reply::fallback::{ValidationContext, Verdict, Violation};
 use crate::engine::turn::{Plan, ReplyOrigin};
 use crate::model::{
     ClientEvent, FallbackTutor, LlmError, LlmTutorResponse, Reply, TutorAction, UnderstandingSignal,
