@@ -7,24 +7,17 @@
 //! reading of a message) arrives as data or through a trait it is given.
 //! The engine never imports an adapter (`store`, `llm`, `api`).
 
-pub mod classify;
-pub mod comparison;
 pub mod content_check;
 pub mod exam;
 pub mod grading;
-pub mod mapping;
+pub mod interpret;
 pub mod mastery;
 pub mod modes;
-pub mod outside_math;
-pub mod place_value;
 pub mod policy;
 pub mod practice;
 pub mod reply;
-pub mod retrieve;
 pub mod rng;
 pub mod safety;
 pub mod session;
-pub mod student_math;
 pub mod turn;
 pub mod turn_log;
-pub mod worded_problems;

@@ -229,7 +229,7 @@ mod tests {
 
     #[test]
     fn an_own_problem_is_helped_step_by_step_without_its_answer() {
-        use crate::engine::student_math::{own_solution, student_problem};
+        use crate::engine::interpret::student_math::{own_solution, student_problem};
         let settings = GradingSettings::default();
         for message in [
             "2x + 3 = 11",
@@ -290,7 +290,7 @@ mod tests {
 
     #[test]
     fn a_step_worked_out_by_the_student_skips_its_smaller_question() {
-        use crate::engine::student_math::{own_solution, student_problem};
+        use crate::engine::interpret::student_math::{own_solution, student_problem};
         let settings = GradingSettings::default();
         let problem = student_problem("2x + 3 = 11").unwrap();
         let solution = own_solution(&problem);

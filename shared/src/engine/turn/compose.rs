@@ -8,17 +8,17 @@ use super::runtime::CourseRuntime;
 use super::{BEYOND_COURSE, TurnEnv, TurnEvent, TurnState};
 use crate::content::workflow::{BeyondCourse, Transition};
 use crate::content::{Course, Unit, Workflow};
-use crate::engine::classify::Interpretation;
-use crate::engine::comparison;
 use crate::engine::exam::lockout::LockoutStatus;
+use crate::engine::interpret::classify::Interpretation;
+use crate::engine::interpret::comparison;
+use crate::engine::interpret::outside_math;
+use crate::engine::interpret::place_value;
+use crate::engine::interpret::student_math;
 use crate::engine::modes::{MemoryCut, ModeBlock};
-use crate::engine::outside_math;
-use crate::engine::place_value;
 use crate::engine::policy::signals::{self, PacingInput, Trend};
 use crate::engine::policy::{MoveOn, PolicyOutcome};
 use crate::engine::practice::drill::IssuedDrill;
 use crate::engine::session::scaffolding;
-use crate::engine::student_math;
 use crate::model::{
     CategoryCue, CodeReading, ContentChunk, CourseBrief, ExamCandidate, GradeOutcome,
     HistoryMessage, MappedUnit, PracticeItem, ProblemBrief, QuestionPhase, QuestionState,

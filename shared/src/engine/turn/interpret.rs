@@ -13,11 +13,12 @@ use super::{
 };
 use crate::content::Workflow;
 use crate::content::workflow::Transition;
-use crate::engine::classify::{self, Interpretation};
 use crate::engine::exam::exam_cards;
-use crate::engine::mapping::{UnitMapper, UnitMatch};
+use crate::engine::interpret::classify::{self, Interpretation};
+use crate::engine::interpret::mapping::{UnitMapper, UnitMatch};
+use crate::engine::interpret::outside_math;
+use crate::engine::interpret::student_math;
 use crate::engine::modes::{ModePlan, ModeTurn};
-use crate::engine::outside_math;
 use crate::engine::policy::{PolicyInput, PolicyOutcome, StudentRequest, compute_policy};
 use crate::engine::practice::drill;
 use crate::engine::practice::drill_grade;
@@ -26,7 +27,6 @@ use crate::engine::practice::item_help;
 use crate::engine::practice::solution::Solution;
 use crate::engine::reply::answer_guard::{self, PendingAnswer};
 use crate::engine::session::scaffolding;
-use crate::engine::student_math;
 use crate::model::{
     ClientEvent, GradeOutcome, MappedUnit, MasteryTier, PendingQuestion, SessionState,
     StudentIntent, StudentSnapshot, Thread, TutorAction,

@@ -33,9 +33,10 @@ pub use runtime::CourseRuntime;
 use chrono::{DateTime, Duration, Utc};
 use serde::Serialize;
 
-use crate::engine::classify::Interpretation;
 use crate::engine::exam::exam_judge::{JudgeRequest, Judging, Verdict};
 use crate::engine::exam::lockout::LockoutSource;
+use crate::engine::interpret::classify::Interpretation;
+use crate::engine::interpret::student_math;
 use crate::engine::mastery::evidence::EvidenceEffect;
 use crate::engine::modes::{self, ModeTurn, SessionMode};
 use crate::engine::policy::{PolicyError, PolicyOutcome};
@@ -45,7 +46,6 @@ use crate::engine::practice::drill_token::TokenKeys;
 use crate::engine::practice::item_help;
 use crate::engine::reply::answer_guard::PendingAnswer;
 use crate::engine::safety::SafetyHit;
-use crate::engine::student_math;
 use crate::model::{
     ClientEvent, LlmTutorResponse, MappedUnit, OutboundEvent, Personalization, StudentInput,
     StudentSnapshot, Thread, TutorMessage, TutorTurnInput,

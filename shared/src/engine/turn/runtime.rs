@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::content::{Blueprint, Bundle, Course, Workflow};
-use crate::engine::retrieve::CourseIndex;
+use crate::engine::interpret::retrieve::CourseIndex;
 use crate::engine::safety::{SafetyGate, Sanitizer};
 
 /// A course's content with what is derived from it once per content

@@ -133,10 +133,10 @@ pub struct ClassifyInput<'a> {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct MessageKind {
     /// No maths and nothing in the course, yet more than small talk
-    /// ([`crate::engine::mapping::UnitMapper::is_unrelated`]).
+    /// ([`crate::engine::interpret::mapping::UnitMapper::is_unrelated`]).
     pub unrelated: bool,
     /// Nothing but a greeting
-    /// ([`crate::engine::mapping::UnitMapper::is_greeting`]).
+    /// ([`crate::engine::interpret::mapping::UnitMapper::is_greeting`]).
     pub greeting: bool,
     /// The message names a unit of the course ("help me with fractions").
     pub names_a_unit: bool,
@@ -812,7 +812,7 @@ pub fn heuristic_intent(
     if has_math
         && session.pending_question.is_none()
         && (has_any(text, SOLVE).is_some() || !asks)
-        && crate::engine::student_math::student_problem(text).is_some()
+        && crate::engine::interpret::student_math::student_problem(text).is_some()
     {
         return (
             StudentIntent::Solve,

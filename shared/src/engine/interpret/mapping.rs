@@ -30,7 +30,7 @@ use serde::Serialize;
 
 use crate::content::Course;
 use crate::content::course::ProblemShape;
-use crate::engine::student_math;
+use crate::engine::interpret::student_math;
 use crate::model::MappedUnit;
 
 /// Confidence given to a message that clearly names one unit. Below 1

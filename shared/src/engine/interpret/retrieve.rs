@@ -6,7 +6,7 @@
 use bm25::{Language, SearchEngine, SearchEngineBuilder};
 
 use crate::content::Course;
-use crate::engine::mapping::UnitMapper;
+use crate::engine::interpret::mapping::UnitMapper;
 use crate::model::MappedUnit;
 
 /// Search indexes of one course.

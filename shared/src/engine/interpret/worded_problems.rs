@@ -10,8 +10,8 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use crate::content::course::ProblemShape;
-use crate::engine::outside_math::listed;
-use crate::engine::student_math::{SmallerSteps, StudentProblem};
+use crate::engine::interpret::outside_math::listed;
+use crate::engine::interpret::student_math::{SmallerSteps, StudentProblem};
 use crate::math::{self, Rational};
 use crate::text::template::plain;
 

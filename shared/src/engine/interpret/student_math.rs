@@ -10,8 +10,8 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use crate::content::course::ProblemShape;
+use crate::engine::interpret::worded_problems::worded_problem;
 use crate::engine::practice::solution::{HintStep, Solution};
-use crate::engine::worded_problems::worded_problem;
 use crate::math::{self, Number, ParseOptions, Value};
 use crate::model::AnswerKind;
 

@@ -6,7 +6,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use crate::engine::student_math::value_of;
+use crate::engine::interpret::student_math::value_of;
 use crate::math::Number;
 
 /// A number as students write one to compare: `-7`, `0.25`, `2/3`.
