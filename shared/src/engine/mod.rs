@@ -6,6 +6,13 @@
 //! whatever the engine needs from the outside world (lockouts, the LLM's
 //! reading of a message) arrives as data or through a trait it is given.
 //! The engine never imports an adapter (`store`, `llm`, `api`).
+//!
+//! [`turn`] runs a turn; the folders beside it hold what its steps call,
+//! one kind of work each: reading the message ([`interpret`]), deciding
+//! what the tutor may do ([`policy`]), practice items ([`practice`]), the
+//! student's record ([`mastery`]), what a conversation carries between
+//! turns ([`session`]), exams ([`exam`]), checking the reply ([`reply`]),
+//! and [`grading`], [`safety`] and the session [`modes`].
 
 pub mod content_check;
 pub mod exam;

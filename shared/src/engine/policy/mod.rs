@@ -66,6 +66,10 @@
 //!
 //! How the snapshot's `focusUnitId` and `unitsInProgress` change after the
 //! turn is [`crate::engine::mastery::evidence::apply_turn`]'s job.
+//!
+//! Its parts: [`prereq`] (where a student stands and what blocks),
+//! [`score`] (unit priority), [`scope`] (candidate and scoped units) and
+//! [`signals`] (the pacing and style the prompt is given).
 
 pub mod prereq;
 pub mod scope;

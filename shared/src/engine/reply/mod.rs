@@ -1,6 +1,10 @@
 //! Step 10 of the turn: the tutor's reply checked against the policy. An
 //! invalid or failed reply is replaced by the fallback tutor's reply for the
 //! fallback action; the model is never asked a second time.
+//!
+//! Its checks: [`fallback`] validates the reply against the policy and
+//! writes the fallback, [`answer_guard`] keeps pending answers out of the
+//! reply and the tutor's input.
 
 pub mod answer_guard;
 pub mod fallback;
