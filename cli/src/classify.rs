@@ -5,9 +5,9 @@ use std::process::ExitCode;
 
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
-use tutorflow::engine::classify::{self, MessageReading};
 use tutorflow::engine::grading;
-use tutorflow::engine::mapping::UnitMapper;
+use tutorflow::engine::interpret::classify::{self, MessageReading};
+use tutorflow::engine::interpret::mapping::UnitMapper;
 use tutorflow::model::{
     AnswerKind, ExpectedAnswer, PendingQuestion, QuestionPhase, Scaffolding, SessionState,
     StudentIntent, TeachBack,

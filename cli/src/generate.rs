@@ -15,7 +15,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde_json::{Value, json};
 use tutorflow::content::blueprint::ItemFormat;
 use tutorflow::content::{Bundle, ContentSource};
-use tutorflow::engine::generate::{Item, generate_themed};
+use tutorflow::engine::practice::generate::{Item, generate_themed};
 use tutorflow::model::ExampleTheme;
 
 use crate::bundle;

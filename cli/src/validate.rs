@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use tutorflow::content::yaml_index::YamlIndex;
 use tutorflow::content::{Bundle, ContentFiles, ContentSource, Diagnostics, FsSource};
-use tutorflow::engine::answer_guard;
+use tutorflow::engine::reply::answer_guard;
 
 use crate::bundle;
 

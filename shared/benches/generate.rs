@@ -13,10 +13,10 @@ use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use tutorflow::content::check::blueprint::check;
 use tutorflow::content::{Bundle, ContentFiles, ContentSource, FsSource};
 use tutorflow::engine::content_check::{Probe, Trials};
-use tutorflow::engine::drill::Expected;
-use tutorflow::engine::drill_grade::grade_drill;
-use tutorflow::engine::drill_token::{self, DrillClaims, DrillSource, TokenKeys};
-use tutorflow::engine::generate::generate;
+use tutorflow::engine::practice::drill::Expected;
+use tutorflow::engine::practice::drill_grade::grade_drill;
+use tutorflow::engine::practice::drill_token::{self, DrillClaims, DrillSource, TokenKeys};
+use tutorflow::engine::practice::generate::generate;
 
 const KEY: &[u8] = b"0123456789abcdef0123456789abcdef";
 

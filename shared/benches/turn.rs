@@ -22,10 +22,10 @@ use std::time::Instant;
 use chrono::{Duration, TimeZone, Utc};
 use criterion::{Criterion, criterion_group};
 use tutorflow::content::{Bundle, ContentSource, FsSource};
-use tutorflow::engine::drill_token::TokenKeys;
-use tutorflow::engine::fallback::{ValidationContext, validate_reply};
-use tutorflow::engine::lockout::LockoutStatus;
+use tutorflow::engine::exam::lockout::LockoutStatus;
 use tutorflow::engine::modes::{self, Start};
+use tutorflow::engine::practice::drill_token::TokenKeys;
+use tutorflow::engine::reply::fallback::{ValidationContext, validate_reply};
 use tutorflow::engine::turn::{self, CourseRuntime, ReplyOrigin, TurnEnv, TurnEvent, TurnState};
 use tutorflow::llm::OfflineTutor;
 use tutorflow::model::{

@@ -2,10 +2,10 @@
 //! close or wrong answer rather than writing one: found by grading.
 
 use tutorflow::content::workflow::GradingSettings;
-use tutorflow::engine::drill::{self, Expected};
-use tutorflow::engine::drill_grade::{self, grade_drill};
-use tutorflow::engine::drill_token;
-use tutorflow::engine::generate::generate;
+use tutorflow::engine::practice::drill::{self, Expected};
+use tutorflow::engine::practice::drill_grade::{self, grade_drill};
+use tutorflow::engine::practice::drill_token;
+use tutorflow::engine::practice::generate::generate;
 use tutorflow::model::{ExamItemSource, GradeOutcome, ModeState};
 
 use super::deployment::DRILL_SECRET;

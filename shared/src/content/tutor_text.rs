@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::model::{Mode, PacingDirective, QuestionPhase, TutorLanguage, Verbosity};
 
 /// Texts the tutor prompt's `{{pacing_directive}}`, `{{student_style}}` and
-/// `{{mode_rules}}` are filled with (the dynamic signals, `engine::signals`).
+/// `{{mode_rules}}` are filled with (the dynamic signals, `engine::policy::signals`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PromptSignals {

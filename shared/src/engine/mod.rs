@@ -6,47 +6,25 @@
 //! whatever the engine needs from the outside world (lockouts, the LLM's
 //! reading of a message) arrives as data or through a trait it is given.
 //! The engine never imports an adapter (`store`, `llm`, `api`).
+//!
+//! [`turn`] runs a turn; the folders beside it hold what its steps call,
+//! one kind of work each: reading the message ([`interpret`]), deciding
+//! what the tutor may do ([`policy`]), practice items ([`practice`]), the
+//! student's record ([`mastery`]), what a conversation carries between
+//! turns ([`session`]), exams ([`exam`]), checking the reply ([`reply`]),
+//! and [`grading`], [`safety`] and the session [`modes`].
 
-pub mod answer_guard;
-pub mod bkt;
-pub mod classify;
-pub mod comparison;
 pub mod content_check;
-pub mod drill;
-pub mod drill_grade;
-pub mod drill_token;
-pub mod evidence;
-pub mod exam_cards;
-pub mod exam_judge;
-pub mod fallback;
-pub mod generate;
+pub mod exam;
 pub mod grading;
-pub mod irt;
-pub mod item_help;
-pub mod lifecycle;
-pub mod lockout;
-pub mod mapping;
-pub mod mastery_tier;
+pub mod interpret;
+pub mod mastery;
 pub mod modes;
-pub mod outside_math;
-pub mod place_value;
 pub mod policy;
-pub mod prereq;
-pub mod progression;
+pub mod practice;
 pub mod reply;
-pub mod retrieve;
 pub mod rng;
 pub mod safety;
-pub mod scaffolding;
-pub mod scope;
-pub mod score;
-pub mod session_timeline;
-pub mod signals;
-pub mod snapshot_lite;
-pub mod solution;
-pub mod student_math;
-pub mod thread_learning;
+pub mod session;
 pub mod turn;
 pub mod turn_log;
-pub mod worded_problems;
-pub mod worked;

@@ -4,7 +4,7 @@
 use serde::Serialize;
 use serde_json::json;
 
-use crate::engine::evidence::EvidenceEffect;
+use crate::engine::mastery::evidence::EvidenceEffect;
 use crate::engine::reply::Decision;
 use crate::engine::turn::Plan;
 use crate::model::SafetyMark;

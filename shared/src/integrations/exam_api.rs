@@ -9,7 +9,7 @@ use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::config::ExamApiConfig;
-use crate::engine::lockout::LockoutStatus;
+use crate::engine::exam::lockout::LockoutStatus;
 use crate::model::SupportType;
 use crate::secrets::{self, UnresolvedSecret};
 

@@ -57,7 +57,7 @@ impl TutorMessage {
 pub enum TimelineEvent {
     /// A drill card's answer was checked.
     DrillGraded {
-        /// The graded token's replay key (`engine::drill_token::replay_key_of`).
+        /// The graded token's replay key (`engine::practice::drill_token::replay_key_of`).
         drill_key: String,
         unit_id: String,
         #[serde(flatten)]

@@ -10,14 +10,14 @@ use super::threads::{FirstRead, RECENT_MESSAGES, commit_with_retries, owned_thre
 use super::timeline::{card_message, card_state, event_message, set_card_state};
 use super::{Output, Service};
 use crate::content::Unit;
-use crate::engine::drill::{self, DrillError, Expected};
-use crate::engine::drill_grade::{DrillVerdict, grade_drill};
-use crate::engine::drill_token::{self, DrillTokenError};
-use crate::engine::evidence::{self, DrillGraded, TransitionContext};
 use crate::engine::grading::SlipTag;
-use crate::engine::lifecycle;
-use crate::engine::snapshot_lite::build_snapshot_lite;
-use crate::engine::thread_learning;
+use crate::engine::mastery::evidence::{self, DrillGraded, TransitionContext};
+use crate::engine::mastery::snapshot_lite::build_snapshot_lite;
+use crate::engine::mastery::thread_learning;
+use crate::engine::practice::drill::{self, DrillError, Expected};
+use crate::engine::practice::drill_grade::{DrillVerdict, grade_drill};
+use crate::engine::practice::drill_token::{self, DrillTokenError};
+use crate::engine::session::lifecycle;
 use crate::engine::turn::{record_ability, remember_drill};
 use crate::model::{
     CardState, DrillCardState, DrillGradeRequest, DrillGradeResponse, DrillGradingInput,

@@ -13,11 +13,11 @@ use super::threads::{
 use super::timeline::{card_message, card_state, event_message, exam_state, set_card_state};
 use super::{Output, Service};
 use crate::content::{Course, ExamItem, Unit};
-use crate::engine::evidence::{self, ExamSubmitted, SupportViewed, TransitionContext};
-use crate::engine::exam_cards::{self, CardRefusal};
-use crate::engine::lockout::LockoutStatus;
-use crate::engine::snapshot_lite::{build_snapshot_lite, revisit_question_ids};
-use crate::engine::thread_learning;
+use crate::engine::exam::exam_cards::{self, CardRefusal};
+use crate::engine::exam::lockout::LockoutStatus;
+use crate::engine::mastery::evidence::{self, ExamSubmitted, SupportViewed, TransitionContext};
+use crate::engine::mastery::snapshot_lite::{build_snapshot_lite, revisit_question_ids};
+use crate::engine::mastery::thread_learning;
 use crate::integrations::exam_api::{ExamApi, ExamApiError, ExamVerdict};
 use crate::model::{
     ExamCardState, ExamCardStatus, McqSubmitRequest, McqSubmitResponse, Principal, RevisitReason,

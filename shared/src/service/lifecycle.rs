@@ -16,7 +16,7 @@ use super::views::state_view;
 use super::{Output, Service};
 use crate::content::Bundle;
 use crate::engine::modes::{self, Ended, Ending};
-use crate::engine::session_timeline::{self, SessionClose};
+use crate::engine::session::session_timeline::{self, SessionClose};
 use crate::model::{Principal, Role, Thread, ThreadStateView, ThreadStatus, TutorMessage};
 use crate::store::{Expected, UnitOfWork};
 

@@ -5,7 +5,7 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::engine::session_timeline;
+use crate::engine::session::session_timeline;
 use crate::model::{
     CardState, ExamCardState, RecordedCardState, Role, SessionState, Thread, TimelineEvent,
     TutorCard, TutorMessage,

@@ -26,18 +26,20 @@ use super::threads::{RECENT_MESSAGES, commit_with_retries, owned_thread, snapsho
 use super::views::state_view;
 use super::{Output, Service};
 use crate::content::Bundle;
-use crate::engine::drill_token::TokenKeys;
-use crate::engine::lockout::LockoutStatus;
+use crate::engine::exam::exam_judge;
+use crate::engine::exam::lockout::LockoutStatus;
+use crate::engine::mastery::snapshot_lite::build_snapshot_lite;
 use crate::engine::modes::{self, problem_set};
-use crate::engine::progression::progression;
+use crate::engine::practice::drill_token::TokenKeys;
 use crate::engine::safety::{FlagSource, SafetyHit, StreamGuard};
-use crate::engine::session_timeline::{self, SessionClose};
-use crate::engine::snapshot_lite::build_snapshot_lite;
+use crate::engine::session::progression::progression;
+use crate::engine::session::scaffolding;
+use crate::engine::session::session_timeline::{self, SessionClose};
 use crate::engine::turn::{
     self, CourseRuntime, Plan, ReplyOrigin, TurnEnv, TurnError, TurnEvent, TurnState,
 };
 use crate::engine::turn_log::{StageTimings, TokenCount};
-use crate::engine::{exam_judge, grading, reply, scaffolding, turn_log};
+use crate::engine::{grading, reply, turn_log};
 use crate::llm::OfflineTutor;
 use crate::llm::prompt::tutor_prompt;
 use crate::llm::provider::LlmCall;

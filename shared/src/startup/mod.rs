@@ -13,7 +13,7 @@ use crate::api::routes::Function;
 use crate::api::webhook::WebhookVerifier;
 use crate::api::{AllRoutes, App, Routes};
 use crate::config::{Config, ConfigError};
-use crate::engine::drill_token::TokenKeys;
+use crate::engine::practice::drill_token::TokenKeys;
 use crate::integrations::exam_api::ExamApi;
 use crate::integrations::outbound::{NotificationQueue, Outbound};
 use crate::integrations::teacher::TeacherAlerts;

@@ -14,7 +14,7 @@ use proptest::prelude::*;
 use regex::Regex;
 use tutorflow::content::blueprint::{AnswerKind, Blueprint};
 use tutorflow::content::{Bundle, ContentSource, FsSource};
-use tutorflow::engine::generate::{Item, generate, generate_in_scenario};
+use tutorflow::engine::practice::generate::{Item, generate, generate_in_scenario};
 
 static BLUEPRINTS: LazyLock<BTreeMap<String, Blueprint>> = LazyLock::new(|| {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");

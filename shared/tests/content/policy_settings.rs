@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use tutorflow::content::{Bundle, ContentFiles, Diagnostic};
-use tutorflow::engine::bkt;
+use tutorflow::engine::mastery::bkt;
 use tutorflow::model::MasteryTier;
 
 fn repo_root() -> PathBuf {

@@ -13,8 +13,8 @@ use std::sync::LazyLock;
 
 use tutorflow::content::blueprint::Blueprint;
 use tutorflow::engine::content_check::item_problems;
-use tutorflow::engine::generate::{Item, generate_in_scenario};
-use tutorflow::engine::worked::{self, WorkedStep, answer_free};
+use tutorflow::engine::practice::generate::{Item, generate_in_scenario};
+use tutorflow::engine::practice::worked::{self, WorkedStep, answer_free};
 use tutorflow::math::{Number, ParseOptions, Rational, Value, evaluate, parse};
 use tutorflow::text::mentions;
 

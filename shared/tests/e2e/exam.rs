@@ -12,8 +12,8 @@ use crate::e2e_support;
 
 use e2e_support::Harness;
 use serde_json::{Value, json};
-use tutorflow::engine::answer_guard::PendingAnswer;
 use tutorflow::engine::grading;
+use tutorflow::engine::reply::answer_guard::PendingAnswer;
 use tutorflow::model::{
     AnswerKind, ExamQuestion, ExamQuestionStatus, ExamSession, GradeOutcome, ModeState,
 };

@@ -11,7 +11,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use chrono::Utc;
 use e2e_support::{Harness, drill_answer};
 use serde_json::json;
-use tutorflow::engine::drill_token::{self, DrillClaims, DrillSource, TokenKeys};
+use tutorflow::engine::practice::drill_token::{self, DrillClaims, DrillSource, TokenKeys};
 
 async fn sealed_tokens_hide_their_item_and_refuse_tampering(h: &Harness) {
     let student = "student-tokens";

@@ -15,7 +15,7 @@ use tutorflow::api::auth::dev_token;
 use tutorflow::api::server;
 use tutorflow::config::{Config, ContentSourceKind, StoreBackend, WebhookIntegration};
 use tutorflow::content::{ContentSource, FsSource};
-use tutorflow::engine::{drill, drill_token};
+use tutorflow::engine::practice::{drill, drill_token};
 
 pub use store_support::{Aws, Cleanup, aws, sdk_config};
 
@@ -371,7 +371,7 @@ impl Harness {
             .expect("the thread exists");
         let mut updated = record.thread.clone();
         for id in question_ids {
-            tutorflow::engine::exam_cards::record_shown(
+            tutorflow::engine::exam::exam_cards::record_shown(
                 &mut updated.session,
                 id,
                 chrono::Utc::now(),

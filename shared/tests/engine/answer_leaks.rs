@@ -12,13 +12,15 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use tutorflow::content::{Bundle, ContentSource, Course, ExamItem, FsSource};
-use tutorflow::engine::drill_token::TokenKeys;
-use tutorflow::engine::fallback::{Verdict, Violation};
-use tutorflow::engine::lockout::LockoutStatus;
+use tutorflow::engine::exam::exam_cards;
+use tutorflow::engine::exam::lockout::LockoutStatus;
+use tutorflow::engine::practice::drill_token::TokenKeys;
+use tutorflow::engine::practice::{drill, drill_grade};
+use tutorflow::engine::reply;
+use tutorflow::engine::reply::fallback::{Verdict, Violation};
 use tutorflow::engine::turn::{
     self, CourseRuntime, Plan, ReplyOrigin, TurnEnv, TurnEvent, TurnState,
 };
-use tutorflow::engine::{drill, drill_grade, exam_cards, reply};
 use tutorflow::llm::OfflineTutor;
 use tutorflow::llm::prompt::tutor_prompt;
 use tutorflow::model::{
@@ -271,7 +273,7 @@ fn no_exam_answer_reaches_the_prompt_or_the_student_while_its_card_is_open() {
 }
 
 fn answer_guard_mask() -> &'static str {
-    tutorflow::engine::answer_guard::MASK
+    tutorflow::engine::reply::answer_guard::MASK
 }
 
 /// A model that quotes the question's worked solution has its reply
@@ -461,7 +463,7 @@ fn a_practice_item_is_guarded_only_where_it_is_shown() {
 /// reply says nothing of the mark, whichever verdict comes back.
 #[test]
 fn a_judged_exam_answer_reaches_only_the_evaluation_call() {
-    use tutorflow::engine::exam_judge::Verdict as Mark;
+    use tutorflow::engine::exam::exam_judge::Verdict as Mark;
     use tutorflow::engine::modes::{self, Start};
     use tutorflow::model::{CreateThreadRequest, ExamQuestionStatus, JudgedBy, QuestionResult};
     let rt = runtime();

@@ -7,8 +7,10 @@ use std::path::PathBuf;
 
 use chrono::{TimeZone, Utc};
 use tutorflow::content::{Bundle, ContentSource, FsSource, Workflow};
-use tutorflow::engine::classify::{self, ClassifyInput, IntentSource, MessageKind, MessageReading};
 use tutorflow::engine::grading;
+use tutorflow::engine::interpret::classify::{
+    self, ClassifyInput, IntentSource, MessageKind, MessageReading,
+};
 use tutorflow::model::{
     ExpectedAnswer, GradeOutcome, PendingQuestion, QuestionPhase, SessionState, StudentIntent,
 };

@@ -6,9 +6,9 @@ use std::path::PathBuf;
 
 use tutorflow::content::blueprint::ItemFormat;
 use tutorflow::content::{Bundle, ContentSource, FsSource};
-use tutorflow::engine::drill::Expected;
-use tutorflow::engine::drill_grade::grade_drill;
-use tutorflow::engine::generate::generate;
+use tutorflow::engine::practice::drill::Expected;
+use tutorflow::engine::practice::drill_grade::grade_drill;
+use tutorflow::engine::practice::generate::generate;
 use tutorflow::model::GradeOutcome;
 
 fn bundle() -> Bundle {
@@ -173,8 +173,8 @@ fn typed_answers_are_graded_by_value_against_every_mistake() {
 
 fn item_with(
     blueprint: &str,
-    wanted: impl Fn(&tutorflow::engine::generate::Item) -> bool,
-) -> tutorflow::engine::generate::Item {
+    wanted: impl Fn(&tutorflow::engine::practice::generate::Item) -> bool,
+) -> tutorflow::engine::practice::generate::Item {
     let bundle = bundle();
     let bp = &bundle.blueprints[blueprint];
     (0..2000u64)
@@ -219,7 +219,7 @@ fn a_near_number_that_is_no_option_is_close_and_a_sum_for_a_difference_is_wrong_
 }
 
 /// The item's `a` and `b` (for blueprints written by digits, rebuilt).
-fn value(item: &tutorflow::engine::generate::Item, name: &str) -> i128 {
+fn value(item: &tutorflow::engine::practice::generate::Item, name: &str) -> i128 {
     let digit = |n: &str| item.parameter(n).map_or(0, |v| v.numer());
     match name {
         "a" => 100 * digit("ah") + 10 * digit("at") + digit("ao"),
@@ -232,8 +232,8 @@ fn value(item: &tutorflow::engine::generate::Item, name: &str) -> i128 {
 /// typed answer; the item's hints carry its numbers and never its answer.
 #[test]
 fn every_computed_mistake_is_explained_and_every_item_has_hints() {
-    use tutorflow::engine::drill_grade::expected_answer;
-    use tutorflow::engine::solution::{Solution, explain_mistake, hint_for};
+    use tutorflow::engine::practice::drill_grade::expected_answer;
+    use tutorflow::engine::practice::solution::{Solution, explain_mistake, hint_for};
     let bundle = bundle();
     let settings = &bundle.workflows["default"].grading;
     let mut explained = 0;

@@ -15,8 +15,8 @@ use chrono::{DateTime, Duration, TimeZone, Utc};
 use proptest::prelude::*;
 use tutorflow::content::blueprint::Blueprint;
 use tutorflow::content::{Bundle, ContentSource, FsSource};
-use tutorflow::engine::drill::{self, DrillError, DrillRequest, Expected};
-use tutorflow::engine::drill_token::{
+use tutorflow::engine::practice::drill::{self, DrillError, DrillRequest, Expected};
+use tutorflow::engine::practice::drill_token::{
     self, DrillClaims, DrillSource, DrillTokenError, MAX_CLOCK_SKEW_SECONDS, MAX_TOKEN_CHARS,
     TokenKeys,
 };

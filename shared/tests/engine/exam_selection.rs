@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use proptest::prelude::*;
 use tutorflow::content::{Bundle, ContentSource, FsSource, Unit};
-use tutorflow::engine::irt;
+use tutorflow::engine::mastery::irt;
 use tutorflow::engine::modes::exam_select::{Pool, apportion, choose_fixed, choose_next};
 use tutorflow::model::{Difficulty, ExamItemSource, ExamQuestion};
 

@@ -10,17 +10,17 @@ use policy_support::*;
 use proptest::prelude::*;
 use tutorflow::content::workflow::{BlockerChoice, BlockerEvidence};
 use tutorflow::content::{Course, Workflow};
-use tutorflow::engine::evidence::{
+use tutorflow::engine::exam::lockout::LockoutStatus;
+use tutorflow::engine::mastery::evidence::{
     DrillGraded, ExamSubmitted, SupportViewed, TransitionContext, apply_drill_graded,
     apply_exam_submitted, apply_support_viewed, apply_turn,
 };
-use tutorflow::engine::fallback::{ValidationContext, Verdict, validate_reply};
-use tutorflow::engine::lockout::LockoutStatus;
+use tutorflow::engine::mastery::snapshot_lite::build_snapshot_lite;
+use tutorflow::engine::policy::prereq::{Gate, Standing, is_course_unit};
 use tutorflow::engine::policy::{
     PolicyInput, PolicyOutcome, StudentRequest, compute_policy, exam_questions_to_check,
 };
-use tutorflow::engine::prereq::{Gate, Standing, is_course_unit};
-use tutorflow::engine::snapshot_lite::build_snapshot_lite;
+use tutorflow::engine::reply::fallback::{ValidationContext, Verdict, validate_reply};
 use tutorflow::model::*;
 
 const MAX_UNITS: usize = 12;
@@ -606,7 +606,7 @@ proptest! {
         p in 0.0..=1.0f64,
         q in 0.0..=1.0f64,
     ) {
-        use tutorflow::engine::score::{UnitSignals, components, priority};
+        use tutorflow::engine::policy::score::{UnitSignals, components, priority};
         let mut w = workflow();
         w.policy.weights.tier_need = 0.10;
         w.policy.weights.mastery_gap = 0.10;

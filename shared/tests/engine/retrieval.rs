@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use tutorflow::content::{Bundle, ContentSource, FsSource};
-use tutorflow::engine::retrieve::CourseIndex;
+use tutorflow::engine::interpret::retrieve::CourseIndex;
 
 fn bundle() -> Bundle {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");

@@ -2,7 +2,7 @@
 //! the student style rules, with the shipped thresholds.
 
 use tutorflow::content::workflow::{PacingSettings, StyleSettings};
-use tutorflow::engine::signals::{self, PacingInput, Trend};
+use tutorflow::engine::policy::signals::{self, PacingInput, Trend};
 use tutorflow::model::GradeOutcome::{self, *};
 use tutorflow::model::{PacingDirective, Verbosity};
 

@@ -7,8 +7,8 @@ use std::path::PathBuf;
 
 use chrono::{TimeZone, Utc};
 use tutorflow::content::{Bundle, ContentSource, FsSource, Workflow};
-use tutorflow::engine::lifecycle::{self, LifecycleCase};
-use tutorflow::engine::scaffolding::{self, TransitionContext};
+use tutorflow::engine::session::lifecycle::{self, LifecycleCase};
+use tutorflow::engine::session::scaffolding::{self, TransitionContext};
 use tutorflow::model::{AnswerKind, ExpectedAnswer, PendingQuestion, QuestionPhase, SessionState};
 
 fn default_workflow() -> Workflow {

@@ -6,8 +6,8 @@
 use std::path::PathBuf;
 
 use tutorflow::content::{Bundle, ContentSource, FsSource};
-use tutorflow::engine::mapping::UnitMapper;
-use tutorflow::engine::retrieve::CourseIndex;
+use tutorflow::engine::interpret::mapping::UnitMapper;
+use tutorflow::engine::interpret::retrieve::CourseIndex;
 
 const CASES: &str = include_str!("../data/unit_mapping.tsv");
 

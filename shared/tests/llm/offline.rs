@@ -11,7 +11,7 @@ use proptest::prelude::*;
 use regex::Regex;
 use tutorflow::content::Bundle;
 use tutorflow::content::course::Unit;
-use tutorflow::engine::fallback::{self, ValidationContext};
+use tutorflow::engine::reply::fallback::{self, ValidationContext};
 use tutorflow::llm::{OfflineDrillGrader, OfflineExamEvaluator, OfflineSafetyJudge, OfflineTutor};
 use tutorflow::model::{
     CheckReply, ClientEvent, DrillGrader, DrillGradingInput, ExamAvailability, ExamEvaluationInput,
@@ -35,7 +35,7 @@ fn tutor(bundle: &std::sync::Arc<Bundle>) -> OfflineTutor {
 }
 
 /// Everything wrong with `reply`: the policy validator's violations
-/// (`engine::fallback`), the reply's own checks, and what an
+/// (`engine::reply::fallback`), the reply's own checks, and what an
 /// offline reply must do besides (present the server's practice item,
 /// invent no answer).
 fn violations(bundle: &Bundle, input: &TutorTurnInput, reply: &LlmTutorResponse) -> Vec<String> {

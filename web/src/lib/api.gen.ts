@@ -1850,7 +1850,7 @@ export interface components {
             correctAnswer?: string;
             /** @description Whether it counted as evidence (only a first attempt does). */
             counted: boolean;
-            /** @description The graded token's replay key (`engine::drill_token::replay_key_of`). */
+            /** @description The graded token's replay key (`engine::practice::drill_token::replay_key_of`). */
             drillKey: string;
             feedbackText: string;
             isCorrect: boolean;

@@ -23,21 +23,21 @@ use std::collections::{BTreeMap, BTreeSet};
 use chrono::{DateTime, Duration, Utc};
 
 use crate::content::{Course, ExamItem, Unit};
-use crate::engine::drill::Expected;
-use crate::engine::drill_grade;
-use crate::engine::evidence::{self, DrillGraded, ExamSubmitted, TransitionContext};
-use crate::engine::exam_judge::{self, JudgeRequest, Judging, Verdict};
-use crate::engine::generate::generate;
+use crate::engine::exam::exam_judge::{self, JudgeRequest, Judging, Verdict};
 use crate::engine::grading;
-use crate::engine::irt;
+use crate::engine::mastery::evidence::{self, DrillGraded, ExamSubmitted, TransitionContext};
+use crate::engine::mastery::irt;
+use crate::engine::mastery::thread_learning;
 use crate::engine::modes::exam_select::{self, Pool};
 use crate::engine::modes::{
     Ended, Ending, InvalidParam, ModeBlock, ModePlan, ModeTurn, Outcome, SessionMode, Start,
     StartError, Started, welcome,
 };
 use crate::engine::policy::PolicyOutcome;
-use crate::engine::solution;
-use crate::engine::thread_learning;
+use crate::engine::practice::drill::Expected;
+use crate::engine::practice::drill_grade;
+use crate::engine::practice::generate::generate;
+use crate::engine::practice::solution;
 use crate::engine::turn::{Interpreted, Plan, TurnEvent, record_ability};
 use crate::model::{
     AbilityEstimate, AnswerKind, ClientEvent, ExamBreakdownLine, ExamEnd, ExamEvaluationInput,
@@ -1472,7 +1472,7 @@ mod tests {
         assert_eq!(snapshot, before);
     }
 
-    use crate::engine::drill_token::TokenKeys;
+    use crate::engine::practice::drill_token::TokenKeys;
     use crate::engine::turn::{self, CourseRuntime, TurnEnv, TurnState};
     use crate::model::{JudgedBy, Personalization};
     use std::collections::BTreeMap;
@@ -1509,7 +1509,8 @@ mod tests {
     fn answer(thread: &Thread, said: &str, verdict: Option<Verdict>) -> Judged {
         let rt = CourseRuntime::new(Arc::new(bundle()), "prealgebra").unwrap();
         let keys = TokenKeys::single(b"exam-judge-test-key-32-bytes-long!").unwrap();
-        let lockouts: BTreeMap<String, crate::engine::lockout::LockoutStatus> = BTreeMap::new();
+        let lockouts: BTreeMap<String, crate::engine::exam::lockout::LockoutStatus> =
+            BTreeMap::new();
         let personalization = Personalization::default();
         let env = TurnEnv {
             now: at(4),
@@ -1634,7 +1635,8 @@ mod tests {
         let mut other = before.0.clone().unwrap().request;
         other.input.student_answer = "something else".into();
         let keys = TokenKeys::single(b"exam-judge-test-key-32-bytes-long!").unwrap();
-        let lockouts: BTreeMap<String, crate::engine::lockout::LockoutStatus> = BTreeMap::new();
+        let lockouts: BTreeMap<String, crate::engine::exam::lockout::LockoutStatus> =
+            BTreeMap::new();
         let personalization = Personalization::default();
         let env = TurnEnv {
             now: at(4),

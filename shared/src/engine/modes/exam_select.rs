@@ -14,8 +14,8 @@ use std::collections::BTreeSet;
 
 use crate::content::workflow::DifficultyMix;
 use crate::content::{Bundle, Course, ExamItem, Unit};
-use crate::engine::drill_grade;
-use crate::engine::generate::{Item, generate_themed};
+use crate::engine::practice::drill_grade;
+use crate::engine::practice::generate::{Item, generate_themed};
 use crate::engine::rng::SplitMix64;
 use crate::model::{
     AnswerFormat, AnswerKind, Difficulty, ExamItemSource, ExamQuestion, ExamQuestionStatus,

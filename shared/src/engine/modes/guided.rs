@@ -5,15 +5,16 @@
 //! updates, so it keeps no state of its own in the session.
 
 use crate::content::Workflow;
-use crate::engine::drill::{self, IssuedDrill};
-use crate::engine::irt;
+use crate::engine::mastery::irt;
 use crate::engine::modes::{
     ModeBlock, ModePlan, ModeTurn, Outcome, SessionMode, Start, StartError, Started, study_plan,
     welcome,
 };
 use crate::engine::policy::PolicyOutcome;
-use crate::engine::scaffolding;
-use crate::engine::turn::{Interpreted, Plan, TurnEvent, event_unit};
+use crate::engine::practice::drill::{self, IssuedDrill};
+use crate::engine::session::scaffolding;
+use crate::engine::turn::interpret::event_unit;
+use crate::engine::turn::{Interpreted, Plan, TurnEvent};
 use crate::model::{ClientEvent, LlmTutorResponse, Mode, SessionState, StudentIntent, TutorAction};
 
 /// The guided mode.

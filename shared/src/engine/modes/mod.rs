@@ -30,9 +30,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use chrono::{DateTime, Utc};
 
 use crate::content::{Bundle, Course, Unit, Workflow};
-use crate::engine::drill::IssuedDrill;
-use crate::engine::exam_judge::{Judging, Verdict};
+use crate::engine::exam::exam_judge::{Judging, Verdict};
 use crate::engine::policy::PolicyOutcome;
+use crate::engine::practice::drill::IssuedDrill;
 use crate::engine::turn::{CourseRuntime, Interpreted, Plan, TurnEnv, TurnEvent, TurnState};
 use crate::model::{
     ClarifyBrief, ClientEvent, CreateThreadRequest, LessonBrief, LlmStudyPlan, LlmTutorResponse,

@@ -33,7 +33,7 @@ use crate::engine::modes::{
     StartError, Started, welcome,
 };
 use crate::engine::policy::PolicyOutcome;
-use crate::engine::scaffolding;
+use crate::engine::session::scaffolding;
 use crate::engine::turn::{Interpreted, Plan, TurnEvent};
 use crate::model::{
     ExamAvailability, ExpectedAnswer, GradeOutcome, LlmTutorResponse, MasterySignal, Mode,

@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 
 use crate::content::Unit;
 use crate::content::workflow::TeachMeMode;
-use crate::engine::classify::Interpretation;
+use crate::engine::interpret::classify::Interpretation;
 use crate::engine::modes::guided::practice_item;
 use crate::engine::modes::study_plan::{self, StepDraft, StepEvidence};
 use crate::engine::modes::{

@@ -10,7 +10,7 @@
 use regex::Regex;
 
 use super::sanitize::Sanitizer;
-use crate::engine::answer_guard::PendingAnswer;
+use crate::engine::reply::answer_guard::PendingAnswer;
 
 /// Characters of an unfinished sentence held back: more than any leak
 /// pattern's match is long, so a match found later starts in held-back text.

@@ -18,7 +18,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 use rust_stemmers::{Algorithm, Stemmer};
 
-use crate::engine::answer_guard;
+use crate::engine::reply::answer_guard;
 use crate::model::{ContentChunk, ExampleBrief};
 
 /// Sentences of a lesson passage quoted after the key idea, at most.

@@ -16,9 +16,9 @@ use crate::content::tutor_text::{
     FollowUp, ITEM_PLACEHOLDERS, OfflinePhrases, PhraseSlot, list_in_words,
 };
 use crate::content::workflow::Workflow;
-use crate::engine::answer_guard;
-use crate::engine::fallback::{self, ValidationContext};
-use crate::engine::student_math;
+use crate::engine::interpret::student_math;
+use crate::engine::reply::answer_guard;
+use crate::engine::reply::fallback::{self, ValidationContext};
 use crate::llm::offline::passage;
 use crate::model::{
     CallUsage, CheckReply, ClientEvent, ContentChunk, ExamCandidate, ExamResult, LlmConceptCard,

@@ -1,0 +1,7 @@
+//! Exam questions in a conversation: the cards shown and answered, the
+//! marking of a written answer, and the lockouts that decide which
+//! questions may be tried now.
+
+pub mod exam_cards;
+pub mod exam_judge;
+pub mod lockout;

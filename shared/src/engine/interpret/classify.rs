@@ -1,0 +1,851 @@
+//! Routing a student message to one of the workflow's categories.
+//!
+//! The merge: the LLM's reading (or, without one, offline
+//! heuristics) decides whether the message is an answer at all; when it is,
+//! code grading decides how good the answer is — the LLM's opinion of
+//! correctness is never used. Then the categories are matched exactly as
+//! the workflow's comment block defines: every condition that is set must
+//! hold, at least one signal (grade, intent, phrase) must match, the highest
+//! priority wins and declaration order breaks ties. No category matching
+//! means the workflow's default category.
+
+use std::collections::HashSet;
+
+use serde::Serialize;
+
+use crate::content::Workflow;
+use crate::content::workflow::{Category, GradingSettings};
+use crate::engine::grading::{self, Grade, SlipTag};
+use crate::model::{
+    AnswerKind, ExpectedAnswer, GradeOutcome, LlmTurnAnalysis, SessionState, StudentIntent,
+};
+use crate::text::fold;
+
+/// The LLM's reading of the message, when there is one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MessageReading {
+    pub intent: StudentIntent,
+    /// What the student literally answered, if the message is an answer.
+    pub answer_text: Option<String>,
+}
+
+impl From<&LlmTurnAnalysis> for MessageReading {
+    fn from(analysis: &LlmTurnAnalysis) -> Self {
+        MessageReading {
+            intent: analysis.student_intent,
+            answer_text: analysis.answer_text.clone(),
+        }
+    }
+}
+
+/// Where the intent came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IntentSource {
+    Llm,
+    Heuristics,
+}
+
+/// One category's verdict, for the explanation.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CategoryCheck {
+    pub id: String,
+    pub priority: i32,
+    pub matched: bool,
+    /// The signals that matched, or why the category did not apply.
+    pub detail: String,
+}
+
+/// The chosen category and why.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Classification {
+    pub category: String,
+    pub intent: StudentIntent,
+    pub intent_source: IntentSource,
+    pub intent_reason: String,
+    /// The code grade, when the message was read as an answer to the
+    /// pending question.
+    pub answer_grade: Option<GradeOutcome>,
+    /// Every category in declaration order, matched or not.
+    pub checks: Vec<CategoryCheck>,
+    /// Which rule chose the category.
+    pub rule: String,
+}
+
+impl Classification {
+    /// A few lines a person can read (`tutorflow classify`).
+    pub fn explain(&self) -> String {
+        let mut lines = vec![
+            format!("category: {}", self.category),
+            format!(
+                "intent: {} ({}: {})",
+                self.intent.as_str(),
+                match self.intent_source {
+                    IntentSource::Llm => "LLM reading",
+                    IntentSource::Heuristics => "offline heuristics",
+                },
+                self.intent_reason
+            ),
+        ];
+        if let Some(outcome) = self.answer_grade {
+            lines.push(format!("answer graded by code: {}", outcome_name(outcome)));
+        }
+        lines.push(format!("rule: {}", self.rule));
+        lines.push("categories:".to_owned());
+        for check in &self.checks {
+            lines.push(format!(
+                "  {} {} (priority {}): {}",
+                if check.matched { "+" } else { "-" },
+                check.id,
+                check.priority,
+                check.detail
+            ));
+        }
+        lines.join("\n")
+    }
+}
+
+fn outcome_name(outcome: GradeOutcome) -> &'static str {
+    match outcome {
+        GradeOutcome::Correct => "correct",
+        GradeOutcome::Close => "close",
+        GradeOutcome::Wrong => "wrong",
+        GradeOutcome::Unverifiable => "unverifiable",
+    }
+}
+
+/// What the classifier looks at.
+#[derive(Debug, Clone, Copy)]
+pub struct ClassifyInput<'a> {
+    pub workflow: &'a Workflow,
+    pub session: &'a SessionState,
+    pub message: &'a str,
+    /// Code grading of the answer to the pending question, if there is one.
+    pub grade: Option<&'a Grade>,
+    /// The LLM's reading, if there is one.
+    pub reading: Option<&'a MessageReading>,
+    /// What the message is, beyond its words.
+    pub kind: MessageKind,
+}
+
+/// What kind of message it is, as the unit mapper reads it, for the
+/// categories that select on it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MessageKind {
+    /// No maths and nothing in the course, yet more than small talk
+    /// ([`crate::engine::interpret::mapping::UnitMapper::is_unrelated`]).
+    pub unrelated: bool,
+    /// Nothing but a greeting
+    /// ([`crate::engine::interpret::mapping::UnitMapper::is_greeting`]).
+    pub greeting: bool,
+    /// The message names a unit of the course ("help me with fractions").
+    pub names_a_unit: bool,
+}
+
+/// The grade and category of one message.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Interpretation {
+    pub grade: Option<Grade>,
+    pub classification: Classification,
+}
+
+/// Grades the message against the pending question (if any) and classifies
+/// it. When code finds no answer in the message but the LLM reading quotes
+/// one (`answer_text`), that text is graded instead: the LLM extracts what
+/// was said, code decides whether it is right.
+pub fn interpret(
+    workflow: &Workflow,
+    session: &SessionState,
+    message: &str,
+    reading: Option<&MessageReading>,
+    kind: MessageKind,
+) -> Interpretation {
+    let grade = answer_grade(&workflow.grading, session, message, reading);
+    let classification = classify(&ClassifyInput {
+        workflow,
+        session,
+        message,
+        grade: grade.as_ref(),
+        reading,
+        kind,
+    });
+    Interpretation {
+        grade,
+        classification,
+    }
+}
+
+/// A problem the student brings as their own while another is pending
+/// ("and how do I solve 3x - 5 = 10"): not graded against the pending
+/// question, and read as a problem to solve whatever else it says.
+pub fn interpret_own_problem(
+    workflow: &Workflow,
+    session: &SessionState,
+    message: &str,
+) -> Interpretation {
+    interpret_as(
+        workflow,
+        session,
+        message,
+        StudentIntent::Solve,
+        "brings a problem of their own",
+    )
+}
+
+/// The student explains an idea in words after asking about it: not
+/// off topic, whatever words they use, and not an answer to grade.
+pub fn interpret_explanation(
+    workflow: &Workflow,
+    session: &SessionState,
+    message: &str,
+) -> Interpretation {
+    interpret_as(
+        workflow,
+        session,
+        message,
+        StudentIntent::Explain,
+        "explains the idea just asked about",
+    )
+}
+
+/// `message` classified as `intent`, known from the conversation rather
+/// than read from the words, and not graded.
+fn interpret_as(
+    workflow: &Workflow,
+    session: &SessionState,
+    message: &str,
+    intent: StudentIntent,
+    reason: &str,
+) -> Interpretation {
+    let reading = MessageReading {
+        intent,
+        answer_text: None,
+    };
+    let mut classification = classify(&ClassifyInput {
+        workflow,
+        session,
+        message,
+        grade: None,
+        reading: Some(&reading),
+        kind: MessageKind::default(),
+    });
+    classification.intent_source = IntentSource::Heuristics;
+    classification.intent_reason = reason.to_owned();
+    Interpretation {
+        grade: None,
+        classification,
+    }
+}
+
+fn answer_grade(
+    settings: &GradingSettings,
+    session: &SessionState,
+    message: &str,
+    reading: Option<&MessageReading>,
+) -> Option<Grade> {
+    let question = session.pending_question.as_ref()?;
+    let from_message = grading::grade_pending(question, message, settings)?;
+    // The answer to the smaller step the tutor offered is progress on
+    // the problem, not a wrong try at it.
+    if from_message.result != GradeOutcome::Correct && answers_step(session, message, settings) {
+        return None;
+    }
+    let quoted = reading
+        .and_then(|r| r.answer_text.as_deref())
+        .filter(|t| !t.trim().is_empty());
+    match quoted {
+        Some(text)
+            if from_message.result == GradeOutcome::Unverifiable
+                && from_message.tags.is_empty() =>
+        {
+            grading::grade_pending(question, text, settings).or(Some(from_message))
+        }
+        _ => Some(from_message),
+    }
+}
+
+/// Whether `message` gives the result of the step being scaffolded.
+fn answers_step(session: &SessionState, message: &str, settings: &GradingSettings) -> bool {
+    let Some(value) = session
+        .scaffolding
+        .step_expects
+        .as_deref()
+        .filter(|_| session.scaffolding.active)
+    else {
+        return false;
+    };
+    let step = ExpectedAnswer {
+        kind: AnswerKind::Number,
+        value: value.to_owned(),
+        unit: None,
+        options: Vec::new(),
+        mistakes: Vec::new(),
+    };
+    grading::grade(&step, message, None, settings).result == GradeOutcome::Correct
+}
+
+/// Chooses the category of a message.
+pub fn classify(input: &ClassifyInput) -> Classification {
+    let (intent, intent_source, intent_reason) = match input.reading {
+        Some(reading) if reading.intent != StudentIntent::Unknown => (
+            reading.intent,
+            IntentSource::Llm,
+            "as the LLM read the message".to_owned(),
+        ),
+        _ => {
+            let (intent, reason) = heuristic_intent(input.message, input.session, input.grade);
+            (intent, IntentSource::Heuristics, reason)
+        }
+    };
+    // The reading decides whether this is an answer; code grades it.
+    let is_answer = matches!(intent, StudentIntent::Answer | StudentIntent::Check);
+    let answer_grade = input.grade.filter(|_| is_answer).map(|g| g.result);
+    let text = fold(input.message);
+    let message = FoldedMessage::new(&text);
+    let checks: Vec<CategoryCheck> = input
+        .workflow
+        .categories
+        .iter()
+        .map(|category| {
+            check(
+                category,
+                input.session,
+                answer_grade,
+                intent,
+                &message,
+                input.kind,
+            )
+        })
+        .collect();
+    let winner = checks
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.matched)
+        // Highest priority; among equals the first declared (max_by_key keeps the last).
+        .max_by_key(|(i, c)| (c.priority, std::cmp::Reverse(*i)));
+    let (category, rule) = match winner {
+        Some((i, chosen)) => {
+            let matched: Vec<&CategoryCheck> = checks.iter().filter(|c| c.matched).collect();
+            let tied: Vec<&str> = matched
+                .iter()
+                .filter(|c| c.priority == chosen.priority && c.id != chosen.id)
+                .map(|c| c.id.as_str())
+                .collect();
+            let rule = if matched.len() == 1 {
+                "the only matching category".to_owned()
+            } else if tied.is_empty() {
+                format!(
+                    "highest priority ({}) of {} matching categories",
+                    chosen.priority,
+                    matched.len()
+                )
+            } else {
+                format!(
+                    "tied at priority {} with {}; declared first (category {} in the file)",
+                    chosen.priority,
+                    tied.join(", "),
+                    i + 1
+                )
+            };
+            (chosen.id.clone(), rule)
+        }
+        None => (
+            input.workflow.default_category.clone(),
+            "no category matched: the workflow's default_category".to_owned(),
+        ),
+    };
+    Classification {
+        category,
+        intent,
+        intent_source,
+        intent_reason,
+        answer_grade,
+        checks,
+        rule,
+    }
+}
+
+fn check(
+    category: &Category,
+    session: &SessionState,
+    grade: Option<GradeOutcome>,
+    intent: StudentIntent,
+    message: &FoldedMessage<'_>,
+    kind: MessageKind,
+) -> CategoryCheck {
+    let verdict = |matched: bool, detail: String| CategoryCheck {
+        id: category.id.clone(),
+        priority: category.priority,
+        matched,
+        detail,
+    };
+    let detect = &category.detect;
+    let conditions = [
+        (
+            "a pending question",
+            detect.pending_question,
+            session.pending_question.is_some(),
+        ),
+        (
+            "a pending question with an answer to check",
+            detect.answer_expected,
+            session
+                .pending_question
+                .as_ref()
+                .is_some_and(|q| q.expected.is_some()),
+        ),
+        (
+            "scaffolding",
+            detect.scaffolding,
+            session.scaffolding.active,
+        ),
+        ("teach-back", detect.teach_back, session.teach_back.active),
+        ("a unit named", detect.unit_named, kind.names_a_unit),
+    ];
+    for (name, wanted, actual) in conditions {
+        if let Some(wanted) = wanted
+            && wanted != actual
+        {
+            let need = if wanted { "needs" } else { "needs no" };
+            return verdict(false, format!("{need} {name}"));
+        }
+    }
+    let mut signals = Vec::new();
+    if let Some(outcome) = grade.filter(|g| detect.grades.contains(g)) {
+        signals.push(format!("grade {}", outcome_name(outcome)));
+    }
+    if detect.intents.contains(&intent) {
+        signals.push(format!("intent {}", intent.as_str()));
+    }
+    if detect.unrelated && kind.unrelated {
+        signals.push("unrelated to the course".to_owned());
+    }
+    if detect.greeting && kind.greeting {
+        signals.push("a greeting".to_owned());
+    }
+    signals.extend(
+        detect
+            .phrases
+            .iter()
+            .filter(|p| message.contains_phrase(p.folded()))
+            .map(|p| format!("phrase \"{}\"", p.as_written().trim())),
+    );
+    if signals.is_empty() {
+        verdict(false, "no signal matched".to_owned())
+    } else {
+        verdict(true, signals.join(", "))
+    }
+}
+
+/// A folded message and its words, read once for the whole workflow's
+/// phrases: most phrases' first word is not among them, which settles the
+/// phrase without a search of the text.
+struct FoldedMessage<'a> {
+    text: &'a str,
+    words: HashSet<&'a str>,
+}
+
+impl<'a> FoldedMessage<'a> {
+    fn new(text: &'a str) -> Self {
+        FoldedMessage {
+            text,
+            words: text.split(|c| !is_word_char(c)).collect(),
+        }
+    }
+
+    /// [`contains_phrase`]: a phrase that starts with a word can only
+    /// match where that whole word stands in the message.
+    fn contains_phrase(&self, phrase: &str) -> bool {
+        let first = phrase.split(|c| !is_word_char(c)).next().unwrap_or("");
+        (first.is_empty() || self.words.contains(first)) && contains_phrase(self.text, phrase)
+    }
+}
+
+fn is_word_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '\''
+}
+
+/// Whether `phrase` occurs in `text` starting and ending at word boundaries
+/// (`bye` is not found in `maybe`).
+fn contains_phrase(text: &str, phrase: &str) -> bool {
+    if phrase.trim().is_empty() {
+        return false;
+    }
+    let is_word = is_word_char;
+    text.match_indices(phrase).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + phrase.len()..].chars().next();
+        let starts = !phrase.starts_with(is_word) || before.is_none_or(|c| !is_word(c));
+        let ends = !phrase.ends_with(is_word) || after.is_none_or(|c| !is_word(c));
+        starts && ends
+    })
+}
+
+const STUCK: &[&str] = &[
+    "i don't know",
+    "i dont know",
+    "i do not know",
+    "don't know",
+    "dont know",
+    "not sure",
+    "dunno",
+    "idk",
+    "no idea",
+    "no clue",
+    "stuck",
+    "help",
+    "hint",
+    "give up",
+    "lost",
+    "confused",
+    "don't get",
+    "dont get",
+    "don't understand",
+    "dont understand",
+    "not sure how",
+    "how do i start",
+];
+/// Asking to be given the answer is asking for help, not answering.
+const ASKS_FOR_ANSWER: &[&str] = &[
+    "what's the answer",
+    "whats the answer",
+    "what is the answer",
+    "tell me the answer",
+    "give me the answer",
+    "show me the answer",
+    "can i have the answer",
+    "just tell me",
+    "i'll copy",
+    "ill copy",
+    "copy it",
+];
+/// "No" to "does that make sense?".
+const NOT_YET: &[&str] = &[
+    "no",
+    "nope",
+    "nah",
+    "not really",
+    "not yet",
+    "no it doesn't",
+    "no it doesnt",
+    "it doesn't",
+    "it doesnt",
+];
+/// Words that say how a result was reached: an explanation names an
+/// operation or a step, not just that the student is sure.
+const METHOD: &[&str] = &[
+    "add",
+    "added",
+    "adding",
+    "plus",
+    "sum",
+    "total",
+    "subtract",
+    "subtracted",
+    "subtracting",
+    "take away",
+    "took away",
+    "minus",
+    "difference",
+    "borrow",
+    "borrowed",
+    "carry",
+    "carried",
+    "multiply",
+    "multiplied",
+    "times",
+    "product",
+    "divide",
+    "divided",
+    "share",
+    "shared",
+    "split",
+    "group",
+    "groups",
+    "both sides",
+    "undo",
+    "undid",
+    "inverse",
+    "opposite",
+    "denominator",
+    "numerator",
+    "common",
+    "simplify",
+    "simplified",
+    "cancel",
+    "column",
+    "ones",
+    "tens",
+    "hundreds",
+    "place value",
+    "percent",
+    "ratio",
+    "factor",
+    "square",
+    "move",
+    "moved",
+    "swap",
+    "swapped",
+    "half",
+    "double",
+    "count",
+    "counted",
+];
+const DONE: &[&str] = &[
+    "bye",
+    "goodbye",
+    "i'm done",
+    "im done",
+    "that's all",
+    "thats all",
+    "no more",
+    "see you",
+    "end the session",
+    "i'm finished",
+    "im finished",
+    "gotta go",
+];
+const CHECK: &[&str] = &[
+    "is this right",
+    "is that right",
+    "am i right",
+    "is it correct",
+    "is this correct",
+    "is that correct",
+    "did i get it",
+    "check my",
+];
+const EXPLAIN: &[&str] = &[
+    "because",
+    "since",
+    "first",
+    "then",
+    "so i",
+    "i did",
+    "i added",
+    "i subtracted",
+    "i multiplied",
+    "i divided",
+    "i used",
+    "i moved",
+    "i took",
+    "i worked",
+];
+const QUESTION_STARTS: &[&str] = &[
+    "why",
+    "how",
+    "what",
+    "when",
+    "where",
+    "which",
+    "who",
+    "can you",
+    "could you",
+    "explain",
+    "does",
+    "do ",
+    "should",
+    "would",
+    "is ",
+    "are ",
+];
+const SOLVE: &[&str] = &[
+    "solve",
+    "calculate",
+    "work out",
+    "simplify",
+    "find",
+    "what is",
+    "what's",
+];
+const SMALL_TALK: &[&str] = &[
+    "hi",
+    "hello",
+    "hey",
+    "thanks",
+    "thank you",
+    "ok",
+    "okay",
+    "cool",
+    "yes",
+    "no",
+    "yep",
+    "nope",
+    "sure",
+    "good morning",
+    "good afternoon",
+    "hmm",
+    "hmmm",
+    "umm",
+    "um",
+    "uh",
+    "lol",
+];
+
+/// Whether the tutor's last words asked if an explanation made sense.
+fn checked_understanding(session: &SessionState) -> bool {
+    let asked = |q: &str| {
+        let q = q.to_lowercase();
+        q.contains("make sense") || q.contains("does that help")
+    };
+    session
+        .pending_question
+        .as_ref()
+        .is_some_and(|q| asked(&q.text))
+        || session
+            .scaffolding
+            .last_question
+            .as_deref()
+            .is_some_and(asked)
+        || matches!(
+            session.last_category.as_deref(),
+            Some("conceptual_question" | "guessed")
+        )
+}
+
+fn has_any(text: &str, cues: &'static [&'static str]) -> Option<&'static str> {
+    cues.iter().copied().find(|c| contains_phrase(text, c))
+}
+
+/// Whether the message asks something: it ends with a question mark or
+/// opens the way questions and requests do ("can you explain…").
+pub fn asks_something(message: &str) -> bool {
+    let text = fold(message);
+    let text = text.trim();
+    text.ends_with('?') || QUESTION_STARTS.iter().any(|q| text.starts_with(q))
+}
+
+/// The offline reading of a message, for when no LLM reading is available:
+/// its intent and the rule that decided it.
+pub fn heuristic_intent(
+    message: &str,
+    session: &SessionState,
+    grade: Option<&Grade>,
+) -> (StudentIntent, String) {
+    let text = fold(message);
+    let text = text.trim();
+    if text.is_empty() {
+        return (StudentIntent::Unknown, "the message is empty".to_owned());
+    }
+    let has_math = text
+        .chars()
+        .any(|c| c.is_ascii_digit() || "=+*/^√".contains(c));
+    let asks = asks_something(text);
+    let words = text.split_whitespace().count();
+    // An answer was found in the message (a step counts as an attempt).
+    let attempt = grade.is_some_and(|g| {
+        g.result != GradeOutcome::Unverifiable || g.tags.contains(&SlipTag::NotSolved)
+    });
+    if grade.is_some_and(|g| g.tags.contains(&SlipTag::PastedQuestion)) {
+        return (
+            StudentIntent::Unknown,
+            "the message repeats the question".to_owned(),
+        );
+    }
+    // An explanation is judged by what it says: it names an operation or
+    // a step, or works with numbers. A question of their own ("why do we
+    // need a common denominator?") is not one, however long.
+    if session.teach_back.awaiting_explanation
+        && !asks
+        && (has_any(text, EXPLAIN).is_some() || words >= 4)
+        && (has_any(text, METHOD).is_some() || has_math)
+        && has_any(text, &["guess", "guessed", "no idea", "idk"]).is_none()
+    {
+        return (
+            StudentIntent::Explain,
+            "teach-back is awaiting an explanation and the message says how".to_owned(),
+        );
+    }
+    if let Some(cue) = has_any(text, ASKS_FOR_ANSWER) {
+        return (
+            StudentIntent::Stuck,
+            format!("asks to be given the answer (\"{cue}\")"),
+        );
+    }
+    if session.pending_question.is_some() && text.chars().all(|c| c == '?') {
+        return (
+            StudentIntent::Stuck,
+            "a bare question mark on a pending question".to_owned(),
+        );
+    }
+    if NOT_YET.contains(&text.trim_end_matches(['!', '.'])) && checked_understanding(session) {
+        return (
+            StudentIntent::Stuck,
+            "says it does not make sense yet".to_owned(),
+        );
+    }
+    // "Is it 12 or 13?" weighs answers up rather than giving one.
+    if asks && session.pending_question.is_some() && has_math && contains_phrase(text, "or") {
+        return (
+            StudentIntent::Stuck,
+            "asks which of several answers it is".to_owned(),
+        );
+    }
+    if let Some(cue) = has_any(text, CHECK) {
+        return (
+            StudentIntent::Check,
+            format!("asks whether the work is right (\"{cue}\")"),
+        );
+    }
+    if attempt {
+        if text.starts_with("why") || text.starts_with("how") {
+            return (
+                StudentIntent::Question,
+                "asks why or how about an answer".to_owned(),
+            );
+        }
+        return (
+            StudentIntent::Answer,
+            "an answer to the pending question was found in the message".to_owned(),
+        );
+    }
+    if let Some(cue) = has_any(text, STUCK) {
+        return (
+            StudentIntent::Stuck,
+            format!("says they are stuck (\"{cue}\")"),
+        );
+    }
+    if let Some(cue) = has_any(text, DONE) {
+        return (StudentIntent::Done, format!("wants to finish (\"{cue}\")"));
+    }
+    // A bare number with nothing pending is no problem to work on.
+    if has_math
+        && session.pending_question.is_none()
+        && (has_any(text, SOLVE).is_some() || !asks)
+        && crate::engine::interpret::student_math::student_problem(text).is_some()
+    {
+        return (
+            StudentIntent::Solve,
+            "brings a problem of their own".to_owned(),
+        );
+    }
+    if asks {
+        return (StudentIntent::Question, "asks a question".to_owned());
+    }
+    if SMALL_TALK.contains(&text.trim_end_matches(['!', '.'])) {
+        return (StudentIntent::Unknown, "small talk".to_owned());
+    }
+    // A short word reply ("left", "subtract") to a scaffolding question.
+    if session.scaffolding.active && words <= 8 {
+        return (
+            StudentIntent::Answer,
+            "a short reply to the scaffolding question".to_owned(),
+        );
+    }
+    (StudentIntent::Unknown, "no heuristic applies".to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn phrases_match_whole_words() {
+        assert!(contains_phrase("ok bye then", "bye"));
+        assert!(!contains_phrase("maybe 4", "bye"));
+        assert!(contains_phrase("why is it 4", "why "));
+        assert!(!contains_phrase("idkx", "idk"));
+        assert!(contains_phrase("i'm stuck!", "i'm stuck"));
+        assert!(!contains_phrase("anything", ""));
+    }
+}

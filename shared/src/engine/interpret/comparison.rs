@@ -1,0 +1,192 @@
+//! A student's question comparing two numbers ("is 2/3 the same as 8/12?",
+//! "is 0.5 bigger than 1/3?"), answered by code with the verdict and why,
+//! so a question that asks yes or no gets a yes or a no. Pure text work.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use crate::engine::interpret::student_math::value_of;
+use crate::math::Number;
+
+/// A number as students write one to compare: `-7`, `0.25`, `2/3`.
+static NUMBER: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"[-−]?\d+(?:\.\d+)?(?:\s*/\s*\d+)?").expect("a valid pattern"));
+
+/// What a comparison question asks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Asked {
+    Equal,
+    Bigger,
+    Smaller,
+}
+
+const RELATIONS: &[(&str, Asked)] = &[
+    ("the same as", Asked::Equal),
+    ("same as", Asked::Equal),
+    ("equal to", Asked::Equal),
+    ("equivalent to", Asked::Equal),
+    ("bigger than", Asked::Bigger),
+    ("greater than", Asked::Bigger),
+    ("larger than", Asked::Bigger),
+    ("more than", Asked::Bigger),
+    ("higher than", Asked::Bigger),
+    ("smaller than", Asked::Smaller),
+    ("less than", Asked::Smaller),
+    ("lower than", Asked::Smaller),
+];
+
+/// The answer to `message` when it asks whether two numbers are equal, or
+/// one bigger or smaller than the other; `None` for anything else.
+pub fn answer(message: &str) -> Option<String> {
+    let lower = message.to_lowercase();
+    let opening = lower.trim_start();
+    // A yes-or-no question: "what is 3 more than 4?" asks for a sum.
+    if !["is ", "are ", "does ", "so is "]
+        .iter()
+        .any(|w| opening.starts_with(w))
+    {
+        return None;
+    }
+    let (at, phrase, asked) = RELATIONS
+        .iter()
+        .filter_map(|(p, a)| lower.find(p).map(|at| (at, *p, *a)))
+        .min_by_key(|(at, p, _)| (*at, std::cmp::Reverse(p.len())))?;
+    let squeezed = |m: regex::Match<'_>| m.as_str().replace(' ', "").replace('−', "-");
+    let left = NUMBER.find_iter(&lower[..at]).last().map(squeezed)?;
+    let right = NUMBER
+        .find_iter(&lower[at + phrase.len()..])
+        .next()
+        .map(squeezed)?;
+    let (a, b) = (value_of(&left)?, value_of(&right)?);
+    let equal = a.approx_eq(b);
+    let bigger = !equal && a.to_f64() > b.to_f64();
+    let yes = match asked {
+        Asked::Equal => equal,
+        Asked::Bigger => bigger,
+        Asked::Smaller => !equal && !bigger,
+    };
+    let verdict = if yes { "Yes" } else { "No" };
+    if equal {
+        let why = scaled(&left, &right)
+            .map(|why| format!(" {why}"))
+            .unwrap_or_default();
+        return Some(format!(
+            "{verdict}: {left} and {right} are the same number.{why}"
+        ));
+    }
+    let (more, less) = if bigger {
+        (&left, &right)
+    } else {
+        (&right, &left)
+    };
+    let why = if a.to_f64() < 0.0 || b.to_f64() < 0.0 {
+        format!(" On a number line, {less} is further to the left than {more}.")
+    } else if is_fraction(&left) || is_fraction(&right) {
+        format!(
+            " As decimals, {left} is about {} and {right} is about {}.",
+            decimal(a),
+            decimal(b)
+        )
+    } else {
+        String::new()
+    };
+    // Said the way it was asked: "is -2 less than 1?" "Yes: -2 is smaller than 1."
+    let said = if asked == Asked::Smaller {
+        format!("{less} is smaller than {more}")
+    } else {
+        format!("{more} is bigger than {less}")
+    };
+    Some(format!("{verdict}: {said}.{why}"))
+}
+
+fn fraction(text: &str) -> Option<(i64, i64)> {
+    let (top, bottom) = text.split_once('/')?;
+    Some((top.trim().parse().ok()?, bottom.trim().parse().ok()?))
+}
+
+fn is_fraction(text: &str) -> bool {
+    fraction(text).is_some()
+}
+
+/// How one fraction becomes the other by multiplying (or dividing) its top
+/// and bottom by the same whole number.
+fn scaled(left: &str, right: &str) -> Option<String> {
+    let ((a, b), (c, d)) = (fraction(left)?, fraction(right)?);
+    if a == 0 || b == 0 {
+        return None;
+    }
+    if c % a == 0 && d % b == 0 && c / a == d / b && c / a > 1 {
+        return Some(format!(
+            "Multiply the top and bottom of {left} by {} and you get {right}.",
+            c / a
+        ));
+    }
+    if c != 0 && d != 0 && a % c == 0 && b % d == 0 && a / c == b / d && a / c > 1 {
+        return Some(format!(
+            "Divide the top and bottom of {left} by {} and you get {right}.",
+            a / c
+        ));
+    }
+    None
+}
+
+/// A value to at most three decimal places, without trailing zeros.
+fn decimal(n: Number) -> String {
+    let text = format!("{:.3}", n.to_f64());
+    text.trim_end_matches('0').trim_end_matches('.').to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn equal_fractions_are_shown_equal_with_the_factor() {
+        assert_eq!(
+            answer("is 2/3 the same as 8/12").as_deref(),
+            Some(
+                "Yes: 2/3 and 8/12 are the same number. Multiply the top and bottom of 2/3 by 4 and you get 8/12."
+            )
+        );
+        assert_eq!(
+            answer("is 6/8 equal to 3/4?").as_deref(),
+            Some(
+                "Yes: 6/8 and 3/4 are the same number. Divide the top and bottom of 6/8 by 2 and you get 3/4."
+            )
+        );
+        assert_eq!(
+            answer("is 0.5 the same as 1/2").as_deref(),
+            Some("Yes: 0.5 and 1/2 are the same number.")
+        );
+    }
+
+    #[test]
+    fn unequal_numbers_say_which_is_bigger_and_why() {
+        assert_eq!(
+            answer("is -7 bigger than -3").as_deref(),
+            Some("No: -3 is bigger than -7. On a number line, -7 is further to the left than -3.")
+        );
+        assert_eq!(
+            answer("is 2/3 the same as 3/4?").as_deref(),
+            Some(
+                "No: 3/4 is bigger than 2/3. As decimals, 2/3 is about 0.667 and 3/4 is about 0.75."
+            )
+        );
+        assert_eq!(
+            answer("is −2 less than 1").as_deref(),
+            Some("Yes: -2 is smaller than 1. On a number line, -2 is further to the left than 1.")
+        );
+        assert_eq!(
+            answer("is 0.3 smaller than 0.25?").as_deref(),
+            Some("No: 0.25 is smaller than 0.3.")
+        );
+    }
+
+    #[test]
+    fn statements_and_other_questions_are_not_comparisons() {
+        assert_eq!(answer("2/3 is the same as 8/12"), None);
+        assert_eq!(answer("is a ratio the same as a fraction?"), None);
+        assert_eq!(answer("what is 3 more than 4?"), None);
+    }
+}
