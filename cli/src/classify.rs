@@ -186,6 +186,7 @@ async fn classify_message(args: &Args) -> Result<String, String> {
             unrelated: false,
             greeting: UnitMapper::is_greeting(&args.message),
             names_a_unit: false,
+            topic_only: false,
         },
     );
     if args.json {

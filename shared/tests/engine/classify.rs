@@ -604,3 +604,27 @@ fn student_replies_to_pending_items() {
         .collect();
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// A topic's name mid-problem asks for the topic: it outranks working on
+/// the problem's steps.
+#[test]
+fn a_topic_name_mid_problem_changes_topic() {
+    let workflow = default_workflow();
+    let topic_only = MessageKind {
+        topic_only: true,
+        names_a_unit: true,
+        ..MessageKind::default()
+    };
+    for state in [State::Pending, State::Scaffolding] {
+        let routed = classify::interpret(&workflow, &session(state), "fractions", None, topic_only);
+        assert_eq!(routed.classification.category, "change_topic");
+    }
+    let not_only = classify::interpret(
+        &workflow,
+        &session(State::Scaffolding),
+        "fractions",
+        None,
+        MessageKind::default(),
+    );
+    assert_eq!(not_only.classification.category, "scaffold_progress");
+}

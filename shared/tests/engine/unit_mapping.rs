@@ -133,3 +133,29 @@ fn a_greeting_is_only_a_greeting() {
         assert!(!UnitMapper::is_greeting(not_only), "{not_only}");
     }
 }
+
+#[test]
+fn a_topic_named_on_its_own_is_told_from_a_question_about_it() {
+    let bundle = bundle();
+    let index = CourseIndex::build(bundle.course("prealgebra").unwrap());
+    for request in [
+        "fractions",
+        "Ratios please",
+        "ok percentages now",
+        "what about decimals?",
+        "fractoins",
+    ] {
+        assert!(index.mapper.names_only_a_topic(request), "{request}");
+    }
+    for other in [
+        "why fractions",
+        "explain ratios",
+        "add?",
+        "fractions 3/4",
+        "I like fractions but my sister prefers football",
+        "hmm",
+        "",
+    ] {
+        assert!(!index.mapper.names_only_a_topic(other), "{other}");
+    }
+}

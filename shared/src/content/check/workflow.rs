@@ -114,6 +114,7 @@ impl Checker<'_> {
             && d.phrases.is_empty()
             && !d.unrelated
             && !d.greeting
+            && !d.topic_only
             && !c.set_by_mode
             && !answered_as
         {
@@ -121,7 +122,7 @@ impl Checker<'_> {
                 doc,
                 &at.key("detect"),
                 format!(
-                    "category `{}` can never be detected: give it grades, intents, phrases, unrelated or greeting",
+                    "category `{}` can never be detected: give it grades, intents, phrases, unrelated, greeting or topic_only",
                     c.id
                 ),
             );

@@ -46,6 +46,10 @@ pub struct Detection {
     /// Selects the category when the message is nothing but a greeting
     /// ("hi", "hello there", "good morning!", "hey, how are you?").
     pub greeting: bool,
+    /// Selects the category when, with a question pending, the message is
+    /// nothing but the name of a topic of the course ("fractions", "ratios
+    /// please") and does not grade as an answer to it.
+    pub topic_only: bool,
     /// Match only when a question is (or is not) pending.
     pub pending_question: Option<bool>,
     /// Match only when the pending question has (or has not) an answer

@@ -140,6 +140,10 @@ pub struct MessageKind {
     pub greeting: bool,
     /// The message names a unit of the course ("help me with fractions").
     pub names_a_unit: bool,
+    /// With a question pending, the message is nothing but a topic's name
+    /// ("fractions")
+    /// ([`crate::engine::interpret::mapping::UnitMapper::names_only_a_topic`]).
+    pub topic_only: bool,
 }
 
 /// The grade and category of one message.
@@ -422,6 +426,11 @@ fn check(
     }
     if detect.greeting && kind.greeting {
         signals.push("a greeting".to_owned());
+    }
+    // A topic's name that grades as an answer (a word answer) is one.
+    let graded = grade.is_some_and(|g| g != GradeOutcome::Unverifiable);
+    if detect.topic_only && kind.topic_only && !graded {
+        signals.push("only a topic's name".to_owned());
     }
     signals.extend(
         detect

@@ -372,6 +372,22 @@ const GREETING_WORDS: &[&str] = &[
     "what", "up",
 ];
 
+/// Words that make a topic's name a question about it, not a request for it.
+const ASKS_ABOUT: &[&str] = &[
+    "why",
+    "explain",
+    "mean",
+    "means",
+    "meaning",
+    "understand",
+    "help",
+    "how",
+];
+
+/// The most words a request for a topic by its name runs to ("ok can we
+/// do ratios now").
+const TOPIC_REQUEST_WORDS: usize = 6;
+
 /// A sound of thinking, however it is spelt: "hmm", "hmmmm", "umm", "uh",
 /// "erm", "ah", "oh". A student saying it is thinking, not changing topic.
 fn is_filler(word: &str) -> bool {
@@ -656,6 +672,39 @@ impl UnitMapper {
             })
     }
 
+    /// Whether the message is nothing but the name of a topic of the course
+    /// ("fractions", "ratios please", "what about decimals?"): said while a
+    /// problem is pending, it asks for that topic rather than answering.
+    /// A word that asks about the topic ("why", "explain"), an operation
+    /// ("add?": how to go on) or a number makes it something else.
+    pub fn names_only_a_topic(&self, message: &str) -> bool {
+        let read = words(message);
+        if message.chars().any(|c| c.is_ascii_digit())
+            || read.is_empty()
+            || read.len() > TOPIC_REQUEST_WORDS
+            || read
+                .iter()
+                .any(|w| ASKS_ABOUT.contains(&w.as_str()) || ARITHMETIC.contains(&w.as_str()))
+        {
+            return false;
+        }
+        let named: Vec<String> = read
+            .into_iter()
+            .filter(|w| {
+                !STOPWORDS.contains(&w.as_str())
+                    && !SMALL_TALK.contains(&w.as_str())
+                    && !is_filler(w)
+            })
+            .map(|w| stem(&self.stemmer, &self.corrected(w)))
+            .collect();
+        !named.is_empty()
+            && self
+                .units
+                .iter()
+                .flat_map(|u| &u.terms)
+                .any(|t| !t.everyday && t.stems == named)
+    }
+
     /// Whether the message is nothing but a greeting: a greeting word, and
     /// no word beyond greetings and fillers.
     pub fn is_greeting(message: &str) -> bool {
@@ -825,7 +874,10 @@ impl UnitMapper {
         let initial: &str = first.encode_utf8(&mut initial);
         let same_initial = self
             .vocabulary
-            .range::<str, _>((std::ops::Bound::Included(initial), std::ops::Bound::Unbounded))
+            .range::<str, _>((
+                std::ops::Bound::Included(initial),
+                std::ops::Bound::Unbounded,
+            ))
             .take_while(|known| known.starts_with(first));
         for known in same_initial {
             let known_length = known.chars().count();

@@ -28,8 +28,8 @@ use crate::engine::practice::solution::Solution;
 use crate::engine::reply::answer_guard::{self, PendingAnswer};
 use crate::engine::session::scaffolding;
 use crate::model::{
-    ClientEvent, GradeOutcome, MappedUnit, MasteryTier, PendingQuestion, SessionState,
-    StudentIntent, StudentSnapshot, Thread, TutorAction,
+    AnswerKind, ClientEvent, ExpectedAnswer, GradeOutcome, MappedUnit, MasteryTier,
+    PendingQuestion, SessionState, StudentIntent, StudentSnapshot, Thread, TutorAction,
 };
 
 /// Units a message may map to, at most.
@@ -86,6 +86,12 @@ pub fn interpret(
                 unrelated: rt.index.mapper.is_unrelated_ranked(text, &ranked),
                 greeting: UnitMapper::is_greeting(text),
                 names_a_unit: !ranked.is_empty(),
+                topic_only: expects_maths(
+                    session
+                        .pending_question
+                        .as_ref()
+                        .and_then(|q| q.expected.as_ref()),
+                ) && rt.index.mapper.names_only_a_topic(text),
             },
         )),
         _ => None,
@@ -538,4 +544,64 @@ fn chat_drill(
         difficulty,
         verdict,
     })
+}
+
+/// Whether the question pending can only be answered in maths (a number,
+/// an expression, choices that are numbers): then a topic's name said to
+/// it asks for that topic. With nothing pending a topic's name is read as
+/// any message naming a unit; a question a word may answer ("ratio or
+/// rate?") keeps it as an answer.
+fn expects_maths(expected: Option<&ExpectedAnswer>) -> bool {
+    let Some(expected) = expected else {
+        return false;
+    };
+    match expected.kind {
+        AnswerKind::Number | AnswerKind::Expression | AnswerKind::Equation => true,
+        AnswerKind::Mcq => expected
+            .options
+            .iter()
+            .all(|o| o.chars().any(|c| c.is_ascii_digit())),
+        AnswerKind::Text => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn asked(kind: AnswerKind, value: &str, options: &[&str]) -> ExpectedAnswer {
+        ExpectedAnswer {
+            kind,
+            value: value.to_owned(),
+            unit: None,
+            options: options.iter().map(|o| o.to_string()).collect(),
+            mistakes: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn only_a_question_answered_in_maths_hears_a_topic_name_as_a_request() {
+        assert!(expects_maths(Some(&asked(AnswerKind::Number, "12", &[]))));
+        assert!(expects_maths(Some(&asked(
+            AnswerKind::Equation,
+            "x = 4",
+            &[]
+        ))));
+        assert!(expects_maths(Some(&asked(
+            AnswerKind::Mcq,
+            "B",
+            &["3/8", "3/4"]
+        ))));
+        assert!(!expects_maths(Some(&asked(
+            AnswerKind::Mcq,
+            "A",
+            &["ratio", "rate"]
+        ))));
+        assert!(!expects_maths(Some(&asked(
+            AnswerKind::Text,
+            "ratios",
+            &[]
+        ))));
+        assert!(!expects_maths(None));
+    }
 }
