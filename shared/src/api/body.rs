@@ -44,19 +44,21 @@ pub fn parse_json<T: DeserializeOwned>(
     let mut de = serde_json::Deserializer::from_str(text);
     let value = serde_path_to_error::deserialize(&mut de).map_err(|err| {
         let field = err.path().to_string();
+        // "?" stands for a key the parser never got to read: no field to name.
+        let named = field != "." && !field.split('.').any(|segment| segment == "?");
         let inner = err.into_inner();
         let detail = match inner.classify() {
             serde_json::error::Category::Syntax | serde_json::error::Category::Eof => {
                 format!("malformed JSON: {inner}")
             }
-            _ if field == "." => strip_position(&inner.to_string()),
+            _ if !named => strip_position(&inner.to_string()),
             _ => format!("{field}: {}", strip_position(&inner.to_string())),
         };
         let problem = Problem::invalid_body(detail);
-        if field == "." {
-            problem
-        } else {
+        if named {
             problem.with_field(field)
+        } else {
+            problem
         }
     })?;
     de.end()
@@ -125,6 +127,10 @@ mod tests {
                 .detail
                 .contains("malformed JSON")
         );
+        // Cut off before the next key: there is no field to name.
+        let cut = parse(r#"{"messageText": "hi","#).unwrap_err();
+        assert!(cut.detail.contains("malformed JSON"), "{cut:?}");
+        assert_eq!(cut.field, None, "{cut:?}");
         assert!(
             parse(r#"{"messageText":"a"} trailing"#)
                 .unwrap_err()
