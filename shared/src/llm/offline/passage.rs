@@ -92,6 +92,8 @@ pub struct Asked {
     /// "What is ...?" / "explain ...": a sentence that says what the idea
     /// means answers it best.
     what: bool,
+    /// "How do I ...?": a sentence that says what to do answers it best.
+    how: bool,
 }
 
 impl Asked {
@@ -132,6 +134,9 @@ impl Asked {
             ]
             .iter()
             .any(|w| opening.starts_with(w)),
+            how: ["how do", "how can", "how should", "how would", "how to"]
+                .iter()
+                .any(|w| opening.starts_with(w)),
         }
     }
 
@@ -150,8 +155,9 @@ impl Asked {
     }
 
     /// How well `sentence` answers the question: the topic words it
-    /// shares, more when it gives the reason a "why" asks for or says
-    /// what the idea means when that is asked. Zero when it shares none.
+    /// shares, more when it gives the reason a "why" asks for, says what
+    /// the idea means when that is asked, or the steps a "how" asks for.
+    /// Zero when it shares none.
     fn score(&self, sentence: &str) -> usize {
         let shared = self.shared(sentence);
         if shared == 0 {
@@ -172,7 +178,12 @@ impl Asked {
         let defines = [" means ", " is called ", " stands for ", " is a ", " are "]
             .iter()
             .any(|w| lower.contains(w));
-        2 * shared + if self.why { reason } else { 0 } + usize::from(self.what && defines) * 2
+        // A step, then the next: "rewrite ..., then add the numerators".
+        let method = lower.contains(", then ");
+        2 * shared
+            + if self.why { reason } else { 0 }
+            + usize::from(self.what && defines) * 2
+            + usize::from(self.how && method)
     }
 }
 
@@ -410,6 +421,19 @@ fn sentences(text: &str) -> Vec<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_how_question_is_answered_with_the_steps_and_a_why_with_the_reason() {
+        let same_size = "You can only add fractions whose pieces are the same size, so the denominators must match.".to_owned();
+        let steps =
+            "Rewrite each fraction over a common denominator, then add the numerators only."
+                .to_owned();
+        let ideas = [&same_size, &steps];
+        let how = Asked::new("how do I add fractions with different denominators?");
+        assert_eq!(key_idea(&how, &ideas).map(|(i, _)| i), Some(&steps));
+        let why = Asked::new("why do fractions need the same denominator to add?");
+        assert_eq!(key_idea(&why, &ideas).map(|(i, _)| i), Some(&same_size));
+    }
 
     fn chunk(section: &str, text: &str) -> ContentChunk {
         ContentChunk {
