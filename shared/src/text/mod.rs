@@ -9,5 +9,5 @@ mod mentions;
 pub mod pattern;
 pub mod template;
 
-pub use fold::fold;
+pub use fold::{first_word, fold, is_word_char};
 pub use mentions::mentions;

@@ -71,6 +71,9 @@ pub struct Detection {
 pub struct Phrase {
     written: String,
     folded: String,
+    /// Length of the folded phrase's first word: a message without that
+    /// word cannot contain the phrase.
+    first_word_len: usize,
 }
 
 impl Phrase {
@@ -81,12 +84,22 @@ impl Phrase {
     pub fn folded(&self) -> &str {
         &self.folded
     }
+
+    /// The folded phrase's first word; empty when it starts with a symbol.
+    pub fn first_word(&self) -> &str {
+        &self.folded[..self.first_word_len]
+    }
 }
 
 impl From<String> for Phrase {
     fn from(written: String) -> Self {
         let folded = crate::text::fold(&written);
-        Phrase { written, folded }
+        let first_word_len = crate::text::first_word(&folded).len();
+        Phrase {
+            written,
+            folded,
+            first_word_len,
+        }
     }
 }
 

@@ -9,17 +9,15 @@
 //! priority wins and declaration order breaks ties. No category matching
 //! means the workflow's default category.
 
-use std::collections::HashSet;
-
 use serde::Serialize;
 
 use crate::content::Workflow;
-use crate::content::workflow::{Category, GradingSettings};
+use crate::content::workflow::{Category, GradingSettings, Phrase};
 use crate::engine::grading::{self, Grade, SlipTag};
 use crate::model::{
     AnswerKind, ExpectedAnswer, GradeOutcome, LlmTurnAnalysis, SessionState, StudentIntent,
 };
-use crate::text::fold;
+use crate::text::{fold, is_word_char};
 
 /// The LLM's reading of the message, when there is one.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -436,7 +434,7 @@ fn check(
         detect
             .phrases
             .iter()
-            .filter(|p| message.contains_phrase(p.folded()))
+            .filter(|p| message.contains_phrase(p))
             .map(|p| format!("phrase \"{}\"", p.as_written().trim())),
     );
     if signals.is_empty() {
@@ -451,7 +449,9 @@ fn check(
 /// phrase without a search of the text.
 struct FoldedMessage<'a> {
     text: &'a str,
-    words: HashSet<&'a str>,
+    /// A message has a dozen words or so: a scan beats hashing each of the
+    /// workflow's hundreds of phrases.
+    words: Vec<&'a str>,
 }
 
 impl<'a> FoldedMessage<'a> {
@@ -464,14 +464,11 @@ impl<'a> FoldedMessage<'a> {
 
     /// [`contains_phrase`]: a phrase that starts with a word can only
     /// match where that whole word stands in the message.
-    fn contains_phrase(&self, phrase: &str) -> bool {
-        let first = phrase.split(|c| !is_word_char(c)).next().unwrap_or("");
-        (first.is_empty() || self.words.contains(first)) && contains_phrase(self.text, phrase)
+    fn contains_phrase(&self, phrase: &Phrase) -> bool {
+        let first = phrase.first_word();
+        (first.is_empty() || self.words.contains(&first))
+            && contains_phrase(self.text, phrase.folded())
     }
-}
-
-fn is_word_char(c: char) -> bool {
-    c.is_alphanumeric() || c == '\''
 }
 
 /// Whether `phrase` occurs in `text` starting and ending at word boundaries

@@ -23,7 +23,8 @@
 //! units that build on it ("help with equations"), the student is placed at
 //! the start, on the unit the others build on.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::sync::LazyLock;
 
 use rust_stemmers::{Algorithm, Stemmer};
 use serde::Serialize;
@@ -52,6 +53,14 @@ const TAG_WEIGHT: f64 = 1.5;
 const TITLE_WEIGHT: f64 = 1.0;
 /// A one-word tag or title word that is also an everyday word.
 const EVERYDAY_WEIGHT: f64 = 0.5;
+
+/// [`STOPWORDS`] as a set: every word of every message is looked up.
+static STOPWORD_SET: LazyLock<HashSet<&'static str>> =
+    LazyLock::new(|| STOPWORDS.iter().copied().collect());
+
+fn is_stopword(word: &str) -> bool {
+    STOPWORD_SET.contains(word)
+}
 
 /// Words that say nothing about which unit is meant.
 const STOPWORDS: &[&str] = &[
@@ -414,6 +423,70 @@ struct Term {
     everyday: bool,
 }
 
+/// Terms by their first stem, as (group, term) positions: a message can
+/// only hold a term whose first stem is one of its own, so a lookup per
+/// word of the message replaces a scan of every term.
+#[derive(Debug, Clone, Default)]
+struct TermIndex(HashMap<String, Vec<(usize, usize)>>);
+
+impl TermIndex {
+    fn new<'t>(groups: impl IntoIterator<Item = &'t [Term]>) -> Self {
+        let mut index: HashMap<String, Vec<(usize, usize)>> = HashMap::new();
+        for (g, terms) in groups.into_iter().enumerate() {
+            for (t, term) in terms.iter().enumerate() {
+                if let Some(lead) = term.stems.first() {
+                    index.entry(lead.clone()).or_default().push((g, t));
+                }
+            }
+        }
+        TermIndex(index)
+    }
+
+    /// The positions of the terms that start with one of `stems`, in order.
+    fn candidates(&self, stems: &[&str]) -> Vec<(usize, usize)> {
+        let mut found: Vec<(usize, usize)> = stems
+            .iter()
+            .filter_map(|s| self.0.get(*s))
+            .flatten()
+            .copied()
+            .collect();
+        found.sort_unstable();
+        found.dedup();
+        found
+    }
+}
+
+/// A message as the mapper reads it, once for every question asked of it.
+#[derive(Debug, Clone)]
+pub struct ReadMessage<'m> {
+    text: &'m str,
+    /// Its words in order, lower case, each number as [`NUMBER_WORD`].
+    words: Vec<String>,
+    /// Each word's stem after spelling correction; a number stays
+    /// [`NUMBER_WORD`].
+    stems: Vec<String>,
+}
+
+impl ReadMessage<'_> {
+    /// The words without the numbers.
+    fn words(&self) -> impl Iterator<Item = &str> {
+        self.words
+            .iter()
+            .map(String::as_str)
+            .filter(|w| *w != NUMBER_WORD)
+    }
+
+    /// The stems of the words that pass `keep` (numbers never do).
+    fn stems_where(&self, keep: impl Fn(&str) -> bool) -> Vec<&str> {
+        self.words
+            .iter()
+            .zip(&self.stems)
+            .filter(|(w, _)| *w != NUMBER_WORD && keep(w))
+            .map(|(_, s)| s.as_str())
+            .collect()
+    }
+}
+
 #[derive(Debug, Clone)]
 struct UnitProfile {
     unit_id: String,
@@ -436,9 +509,13 @@ pub struct UnitMatch {
 /// The mapping of one course, built once per content version.
 pub struct UnitMapper {
     units: Vec<UnitProfile>,
+    /// The units' terms by their first stem.
+    unit_terms: TermIndex,
     /// Maths topics outside the course (the workflow's `beyond_course`
     /// entries, in order), each as the phrases that ask about it.
     outside: Vec<Vec<Term>>,
+    /// The outside topics' terms by their first stem.
+    outside_terms: TermIndex,
     /// Every word of every term, as written, for spelling correction.
     vocabulary: BTreeSet<String>,
     /// Their stems: a word with one of these needs no correction.
@@ -468,10 +545,7 @@ impl UnitMapper {
             };
             let mut terms: Vec<Term> = Vec::new();
             let mut add = |words: Vec<String>, weight: f64| {
-                let kept: Vec<String> = words
-                    .into_iter()
-                    .filter(|w| !STOPWORDS.contains(&w.as_str()))
-                    .collect();
+                let kept: Vec<String> = words.into_iter().filter(|w| !is_stopword(w)).collect();
                 if kept.is_empty() {
                     return;
                 }
@@ -527,29 +601,54 @@ impl UnitMapper {
         }
         UnitMapper {
             shape_units,
+            unit_terms: TermIndex::new(units.iter().map(|u| u.terms.as_slice())),
             units,
             outside: Vec::new(),
+            outside_terms: TermIndex::default(),
             vocabulary,
             vocabulary_stems,
             stemmer,
         }
     }
 
+    /// The message's words and their stems, read once for [`Self::rank_read`],
+    /// [`Self::outside_topics_read`] and the other readings.
+    pub fn read<'m>(&self, message: &'m str) -> ReadMessage<'m> {
+        let words = words_and_numbers(message);
+        let stems = words
+            .iter()
+            .map(|w| {
+                if w == NUMBER_WORD {
+                    w.clone()
+                } else {
+                    stem(&self.stemmer, &self.corrected(w.clone()))
+                }
+            })
+            .collect();
+        ReadMessage {
+            text: message,
+            words,
+            stems,
+        }
+    }
+
     /// Every unit the message names, best first (ties by unit id), with
     /// what matched. Empty when nothing in the message belongs to the course.
     pub fn rank(&self, message: &str) -> Vec<UnitMatch> {
-        let shapes = student_math::shapes(message);
-        let has_numbers = message.chars().any(|c| c.is_ascii_digit());
+        self.rank_read(&self.read(message))
+    }
+
+    /// [`Self::rank`] of a message already read.
+    pub fn rank_read(&self, read: &ReadMessage<'_>) -> Vec<UnitMatch> {
+        let shapes = student_math::shapes(read.text);
+        let has_numbers = read.text.chars().any(|c| c.is_ascii_digit());
         // Stopwords go on both sides, so "order of operations" meets the
         // tag "order of operations" word for word.
-        let read: Vec<String> = words(message)
-            .into_iter()
-            .filter(|w| !STOPWORDS.contains(&w.as_str()))
-            .map(|w| self.corrected(w))
-            .collect();
-        let stems: Vec<String> = read.iter().map(|w| stem(&self.stemmer, w)).collect();
+        let stems = read.stems_where(|w| !is_stopword(w));
+        let candidates = self.unit_terms.candidates(&stems);
+        let mut candidates = candidates.iter().peekable();
         let mut ranked: Vec<UnitMatch> = Vec::new();
-        for unit in &self.units {
+        for (u, unit) in self.units.iter().enumerate() {
             let mut score = 0.0;
             let mut because = Vec::new();
             let mut specific = false;
@@ -558,7 +657,8 @@ impl UnitMapper {
                 because.push(format!("shape {}", shape_name(*shape)));
                 specific = true;
             }
-            for term in &unit.terms {
+            while let Some(&(_, t)) = candidates.next_if(|(of, _)| *of == u) {
+                let term = &unit.terms[t];
                 if term.everyday && !has_numbers {
                     continue;
                 }
@@ -654,22 +754,20 @@ impl UnitMapper {
     /// or outside topic named, and some word beyond greetings, thanks and
     /// stopwords ("did u watch the football", "lol").
     pub fn is_unrelated(&self, message: &str) -> bool {
-        self.is_unrelated_ranked(message, &self.rank(message))
+        let read = self.read(message);
+        self.is_unrelated_read(&read, &self.rank_read(&read))
     }
 
-    /// [`Self::is_unrelated`], given the message's [`Self::rank`].
-    pub fn is_unrelated_ranked(&self, message: &str, ranked: &[UnitMatch]) -> bool {
-        let read = words(message);
+    /// [`Self::is_unrelated`] of a message already read and ranked.
+    pub fn is_unrelated_read(&self, read: &ReadMessage<'_>, ranked: &[UnitMatch]) -> bool {
         ranked.is_empty()
-            && !message.chars().any(|c| c.is_ascii_digit())
-            && !read.iter().any(|w| ARITHMETIC.contains(&w.as_str()))
-            && student_math::math_runs(message).is_empty()
-            && self.outside_named(message).is_empty()
-            && read.iter().any(|w| {
-                !STOPWORDS.contains(&w.as_str())
-                    && !SMALL_TALK.contains(&w.as_str())
-                    && !is_filler(w)
-            })
+            && !read.text.chars().any(|c| c.is_ascii_digit())
+            && !read.words().any(|w| ARITHMETIC.contains(&w))
+            && student_math::math_runs(read.text).is_empty()
+            && self.outside_named(read).is_empty()
+            && read
+                .words()
+                .any(|w| !is_stopword(w) && !SMALL_TALK.contains(&w) && !is_filler(w))
     }
 
     /// Whether the message is nothing but the name of a topic of the course
@@ -678,31 +776,29 @@ impl UnitMapper {
     /// A word that asks about the topic ("why", "explain"), an operation
     /// ("add?": how to go on) or a number makes it something else.
     pub fn names_only_a_topic(&self, message: &str) -> bool {
-        let read = words(message);
-        if message.chars().any(|c| c.is_ascii_digit())
-            || read.is_empty()
-            || read.len() > TOPIC_REQUEST_WORDS
+        self.names_only_a_topic_read(&self.read(message))
+    }
+
+    /// [`Self::names_only_a_topic`] of a message already read.
+    pub fn names_only_a_topic_read(&self, read: &ReadMessage<'_>) -> bool {
+        let words = read.words().count();
+        if read.text.chars().any(|c| c.is_ascii_digit())
+            || words == 0
+            || words > TOPIC_REQUEST_WORDS
             || read
-                .iter()
-                .any(|w| ASKS_ABOUT.contains(&w.as_str()) || ARITHMETIC.contains(&w.as_str()))
+                .words()
+                .any(|w| ASKS_ABOUT.contains(&w) || ARITHMETIC.contains(&w))
         {
             return false;
         }
-        let named: Vec<String> = read
-            .into_iter()
-            .filter(|w| {
-                !STOPWORDS.contains(&w.as_str())
-                    && !SMALL_TALK.contains(&w.as_str())
-                    && !is_filler(w)
-            })
-            .map(|w| stem(&self.stemmer, &self.corrected(w)))
-            .collect();
+        let named =
+            read.stems_where(|w| !is_stopword(w) && !SMALL_TALK.contains(&w) && !is_filler(w));
         !named.is_empty()
             && self
                 .units
                 .iter()
                 .flat_map(|u| &u.terms)
-                .any(|t| !t.everyday && t.stems == named)
+                .any(|t| !t.everyday && t.stems.iter().eq(&named))
     }
 
     /// Whether the message is nothing but a greeting: a greeting word, and
@@ -730,11 +826,8 @@ impl UnitMapper {
                 if read.is_empty() {
                     continue;
                 }
-                self.vocabulary.extend(
-                    read.iter()
-                        .filter(|w| !STOPWORDS.contains(&w.as_str()))
-                        .cloned(),
-                );
+                self.vocabulary
+                    .extend(read.iter().filter(|w| !is_stopword(w)).cloned());
                 let stems: Vec<String> = read.iter().map(|w| stem(&self.stemmer, w)).collect();
                 let weight = if stems.len() > 1 {
                     PHRASE_WEIGHT
@@ -751,6 +844,7 @@ impl UnitMapper {
             }
             self.outside.push(terms);
         }
+        self.outside_terms = TermIndex::new(self.outside.iter().map(Vec::as_slice));
         self.vocabulary_stems = self
             .vocabulary
             .iter()
@@ -771,12 +865,13 @@ impl UnitMapper {
     /// sets two side by side ("the difference between area and perimeter"):
     /// the question is about both.
     pub fn outside_topics(&self, message: &str) -> Vec<usize> {
-        self.outside_topics_ranked(message, &self.rank(message))
+        let read = self.read(message);
+        self.outside_topics_read(&read, &self.rank_read(&read))
     }
 
-    /// [`Self::outside_topics`], given the message's [`Self::rank`].
-    pub fn outside_topics_ranked(&self, message: &str, ranked: &[UnitMatch]) -> Vec<usize> {
-        let named = self.outside_named(message);
+    /// [`Self::outside_topics`] of a message already read and ranked.
+    pub fn outside_topics_read(&self, read: &ReadMessage<'_>, ranked: &[UnitMatch]) -> Vec<usize> {
+        let named = self.outside_named(read);
         let Some(&(topic, _, score)) = named.first() else {
             return Vec::new();
         };
@@ -784,7 +879,7 @@ impl UnitMapper {
         if score <= course {
             return Vec::new();
         }
-        let lower = message.to_lowercase();
+        let lower = read.text.to_lowercase();
         let sets_side_by_side = [" and ", " vs ", " versus ", "between", "compare"]
             .iter()
             .any(|w| lower.contains(w));
@@ -801,29 +896,21 @@ impl UnitMapper {
     /// first (the topic of the longest phrase, the first among equals),
     /// with its phrase's length and weight. A topic named only inside a
     /// longer phrase of another ("area" in "area of a circle") is left out.
-    fn outside_named(&self, message: &str) -> Vec<(usize, usize, f64)> {
-        // A number stays in place as a word of its own, so "the 7 mean"
-        // is not "the mean".
-        let stems: Vec<String> = words_and_numbers(message)
-            .into_iter()
-            .map(|w| {
-                if w == NUMBER_WORD {
-                    w
-                } else {
-                    stem(&self.stemmer, &self.corrected(w))
-                }
-            })
-            .collect();
-        let mut named: Vec<(usize, &Term)> = self
-            .outside
-            .iter()
-            .enumerate()
-            .filter_map(|(i, terms)| {
-                terms
+    /// A number stays in place as a word of its own, so "the 7 mean" is
+    /// not "the mean".
+    fn outside_named(&self, read: &ReadMessage<'_>) -> Vec<(usize, usize, f64)> {
+        let stems: Vec<&str> = read.stems.iter().map(String::as_str).collect();
+        let candidates = self.outside_terms.candidates(&stems);
+        let mut named: Vec<(usize, &Term)> = candidates
+            .chunk_by(|a, b| a.0 == b.0)
+            .filter_map(|group| {
+                let topic = group[0].0;
+                group
                     .iter()
+                    .map(|&(_, t)| &self.outside[topic][t])
                     .filter(|t| contains_run(&stems, &t.stems))
                     .max_by_key(|t| t.stems.len())
-                    .map(|t| (i, t))
+                    .map(|t| (topic, t))
             })
             .collect();
         // Stable: the first topic stays first among phrases as long.
@@ -848,10 +935,7 @@ impl UnitMapper {
 
     /// `word`, or the course word it is a misspelling of.
     fn corrected(&self, word: String) -> String {
-        if word.chars().count() < 5
-            || self.vocabulary.contains(&word)
-            || STOPWORDS.contains(&word.as_str())
-        {
+        if word.chars().count() < 5 || self.vocabulary.contains(&word) || is_stopword(&word) {
             return word;
         }
         let heard = sounded_out(&word);
@@ -958,14 +1042,19 @@ fn sounded_out(word: &str) -> String {
         .replace("kw", "qu")
 }
 
-fn contains_run(haystack: &[String], needle: &[String]) -> bool {
-    !needle.is_empty() && haystack.windows(needle.len()).any(|w| w == needle)
+fn contains_run(haystack: &[impl AsRef<str>], needle: &[String]) -> bool {
+    !needle.is_empty()
+        && haystack.windows(needle.len()).any(|w| {
+            w.iter()
+                .map(AsRef::as_ref)
+                .eq(needle.iter().map(String::as_str))
+        })
 }
 
 /// Whether the words of a phrase of several words come in order with at
 /// most `NEAR_GAP` other words among them ("add the tops and bottoms of
 /// fractions" holds "add fractions").
-fn contains_near(haystack: &[String], needle: &[String]) -> bool {
+fn contains_near(haystack: &[&str], needle: &[String]) -> bool {
     if needle.len() < 2 {
         return false;
     }

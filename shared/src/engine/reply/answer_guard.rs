@@ -234,7 +234,11 @@ impl PendingAnswer {
 /// `text` with every pending answer masked. Masking answer after answer,
 /// the text is read for numbers again only when one changed it.
 fn mask_all(pending: &[&PendingAnswer], text: &mut String) {
-    let mut found = numbers(text);
+    mask_all_found(pending, text, numbers(text));
+}
+
+/// [`mask_all`] given the numbers of `text`.
+fn mask_all_found(pending: &[&PendingAnswer], text: &mut String, mut found: Vec<Found>) {
     for p in pending {
         if let Some(masked) = p.mask_found(text, &found) {
             *text = masked;
@@ -299,21 +303,25 @@ pub fn mask_input<'p>(
 fn guard_anchor(anchor: &mut UnitAnchor, pending: &[&PendingAnswer]) {
     let mask = |text: &mut String| mask_all(pending, text);
     mask(&mut anchor.anchor_text);
-    let states: Vec<bool> = anchor
-        .key_ideas
-        .iter()
+    let ideas = std::mem::take(&mut anchor.key_ideas);
+    let mut read: Vec<(String, Vec<Found>, bool)> = ideas
+        .into_iter()
         .map(|idea| {
-            let found = numbers(idea);
-            pending.iter().any(|p| p.found_among(idea, &found))
+            let found = numbers(&idea);
+            let states = pending.iter().any(|p| p.found_among(&idea, &found));
+            (idea, found, states)
         })
         .collect();
-    if states.contains(&false) {
-        let mut states = states.into_iter();
-        anchor
-            .key_ideas
-            .retain(|_| !states.next().expect("one per idea"));
+    if read.iter().any(|(_, _, states)| !states) {
+        read.retain(|(_, _, states)| !states);
     }
-    anchor.key_ideas.iter_mut().for_each(mask);
+    anchor.key_ideas = read
+        .into_iter()
+        .map(|(mut idea, found, _)| {
+            mask_all_found(pending, &mut idea, found);
+            idea
+        })
+        .collect();
     if anchor.worked_example.as_ref().is_some_and(|e| {
         let all = format!("{} {} {}", e.problem, e.steps.join(" "), e.answer);
         pending.iter().any(|p| p.found_in(&all))
@@ -496,10 +504,8 @@ fn numbers(text: &str) -> Vec<Found> {
     let mut found: Vec<Found> = Vec::new();
     let mut i = 0;
     while i < bytes.len() {
-        // Most of a lesson is letters and spaces: skip them byte by byte
-        // (a vulgar fraction is never ASCII).
-        if bytes[i].is_ascii() && !bytes[i].is_ascii_digit() {
-            i += 1;
+        if is_plain(bytes[i]) {
+            i += plain_run(&bytes[i..]);
             continue;
         }
         if let Some((value, len)) = vulgar_fraction(&text[i..]) {
@@ -581,6 +587,37 @@ fn numbers(text: &str) -> Vec<Found> {
     found
 }
 
+/// An ASCII byte that is not a digit: no number starts there (a vulgar
+/// fraction is never ASCII).
+fn is_plain(b: u8) -> bool {
+    b.is_ascii() && !b.is_ascii_digit()
+}
+
+/// How many [`is_plain`] bytes `bytes` starts with. Most of a lesson is
+/// letters and spaces: they are skipped eight at a time, testing a whole
+/// word at once (the release profile optimises for size, so a byte loop
+/// would not be vectorised).
+fn plain_run(bytes: &[u8]) -> usize {
+    const ONES: u64 = u64::from_le_bytes([1; 8]);
+    const HIGH: u64 = ONES * 0x80;
+    let mut n = 0;
+    while let Some(block) = bytes.get(n..n + 8) {
+        let word = u64::from_le_bytes(block.try_into().expect("eight bytes"));
+        // A digit becomes a byte under 10; an ASCII byte stays under 0x80,
+        // where "some byte is under 10" is exact.
+        let shifted = word ^ (ONES * u64::from(b'0'));
+        let has_digit = shifted.wrapping_sub(ONES * 10) & !shifted & HIGH;
+        if (word & HIGH) | has_digit != 0 {
+            break;
+        }
+        n += 8;
+    }
+    n + bytes[n..]
+        .iter()
+        .position(|&b| !is_plain(b))
+        .unwrap_or(bytes.len() - n)
+}
+
 /// Digits with thousands commas and a decimal part, from `at`.
 fn plain_number(bytes: &[u8], at: usize) -> (f64, usize) {
     let mut end = at;
@@ -656,6 +693,15 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
+
+    proptest! {
+        #[test]
+        fn a_plain_run_ends_at_the_first_digit_or_non_ascii_byte(text in "[a-z0-9 ,./½é-]{0,40}") {
+            let bytes = text.as_bytes();
+            let expected = bytes.iter().position(|&b| !is_plain(b)).unwrap_or(bytes.len());
+            prop_assert_eq!(plain_run(bytes), expected);
+        }
+    }
 
     fn values(text: &str) -> Vec<f64> {
         numbers(text).into_iter().map(|n| n.value).collect()

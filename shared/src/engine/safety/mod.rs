@@ -310,11 +310,13 @@ impl SafetyGate {
             None => normal.to_owned(),
         };
         self.categories.iter().find_map(|c| {
+            // Almost every message matches no rule: asking only whether
+            // one does stops early and skips the overlapping search.
             let rule = c
                 .rules
-                .matches(&text)
-                .iter()
-                .next()
+                .is_match(&text)
+                .then(|| c.rules.matches(&text).iter().next())
+                .flatten()
                 .map(|i| c.rule_names[i].clone())
                 .or_else(|| {
                     text.split(' ')

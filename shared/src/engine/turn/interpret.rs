@@ -58,14 +58,16 @@ pub fn interpret(
     let safety = said.as_deref().and_then(|s| rt.safety.classify(s));
     let own_problem = own_problem(session, said.as_deref());
     // Read once: unit mapping, the outside topics and the chatter check
-    // all weigh the same ranking.
-    let ranked = said
-        .as_deref()
-        .map(|s| rt.index.mapper.rank(s))
+    // all weigh the same words and the same ranking.
+    let mapper = &rt.index.mapper;
+    let words = said.as_deref().map(|s| mapper.read(s));
+    let ranked = words
+        .as_ref()
+        .map(|w| mapper.rank_read(w))
         .unwrap_or_default();
-    let beyond_course = said
-        .as_deref()
-        .map(|s| rt.index.mapper.outside_topics_ranked(s, &ranked))
+    let beyond_course = words
+        .as_ref()
+        .map(|w| mapper.outside_topics_read(w, &ranked))
         .unwrap_or_default();
 
     // A message that pauses tutoring is not graded or read for intent.
@@ -83,7 +85,9 @@ pub fn interpret(
             text,
             None,
             classify::MessageKind {
-                unrelated: rt.index.mapper.is_unrelated_ranked(text, &ranked),
+                unrelated: words
+                    .as_ref()
+                    .is_some_and(|w| mapper.is_unrelated_read(w, &ranked)),
                 greeting: UnitMapper::is_greeting(text),
                 names_a_unit: !ranked.is_empty(),
                 topic_only: expects_maths(
@@ -91,7 +95,9 @@ pub fn interpret(
                         .pending_question
                         .as_ref()
                         .and_then(|q| q.expected.as_ref()),
-                ) && rt.index.mapper.names_only_a_topic(text),
+                ) && words
+                    .as_ref()
+                    .is_some_and(|w| mapper.names_only_a_topic_read(w)),
             },
         )),
         _ => None,
