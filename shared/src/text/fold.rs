@@ -22,9 +22,20 @@ pub fn first_word(folded: &str) -> &str {
     folded.split(|c| !is_word_char(c)).next().unwrap_or("")
 }
 
+/// One bit of 64 standing for `word`: a text whose words' bits do not
+/// include a phrase's first word's bit cannot contain the phrase, a test
+/// far cheaper than looking for the word.
+pub fn word_bit(word: &str) -> u64 {
+    // FNV-1a: stable across processes, unlike the standard hasher.
+    let hash = word.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    });
+    1 << (hash % 64)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{first_word, fold};
+    use super::{first_word, fold, word_bit};
 
     #[test]
     fn folds_case_apostrophes_and_spaces() {
@@ -38,5 +49,15 @@ mod tests {
         assert_eq!(first_word("don't know"), "don't");
         assert_eq!(first_word("why "), "why");
         assert_eq!(first_word("?? what"), "");
+    }
+
+    #[test]
+    fn a_word_has_one_bit_and_keeps_it() {
+        assert_eq!(word_bit("stuck").count_ones(), 1);
+        assert_eq!(word_bit("stuck"), word_bit("stuck"));
+        let bits: std::collections::HashSet<u64> = ["why", "how", "stuck", "help", "idk", "hint"]
+            .map(word_bit)
+            .into();
+        assert!(bits.len() > 1, "different words spread over the bits");
     }
 }

@@ -9,5 +9,5 @@ mod mentions;
 pub mod pattern;
 pub mod template;
 
-pub use fold::{first_word, fold, is_word_char};
+pub use fold::{first_word, fold, is_word_char, word_bit};
 pub use mentions::mentions;

@@ -71,9 +71,11 @@ pub struct Detection {
 pub struct Phrase {
     written: String,
     folded: String,
-    /// Length of the folded phrase's first word: a message without that
-    /// word cannot contain the phrase.
-    first_word_len: usize,
+    /// The folded phrase's first word: a message without that word cannot
+    /// contain the phrase.
+    first_word: String,
+    /// [`crate::text::word_bit`] of the first word.
+    first_word_bit: u64,
 }
 
 impl Phrase {
@@ -87,18 +89,25 @@ impl Phrase {
 
     /// The folded phrase's first word; empty when it starts with a symbol.
     pub fn first_word(&self) -> &str {
-        &self.folded[..self.first_word_len]
+        &self.first_word
+    }
+
+    /// [`crate::text::word_bit`] of [`Self::first_word`].
+    pub fn first_word_bit(&self) -> u64 {
+        self.first_word_bit
     }
 }
 
 impl From<String> for Phrase {
     fn from(written: String) -> Self {
         let folded = crate::text::fold(&written);
-        let first_word_len = crate::text::first_word(&folded).len();
+        let first_word = crate::text::first_word(&folded).to_owned();
+        let first_word_bit = crate::text::word_bit(&first_word);
         Phrase {
             written,
             folded,
-            first_word_len,
+            first_word,
+            first_word_bit,
         }
     }
 }

@@ -17,7 +17,7 @@ use crate::engine::grading::{self, Grade, SlipTag};
 use crate::model::{
     AnswerKind, ExpectedAnswer, GradeOutcome, LlmTurnAnalysis, SessionState, StudentIntent,
 };
-use crate::text::{fold, is_word_char};
+use crate::text::{fold, is_word_char, word_bit};
 
 /// The LLM's reading of the message, when there is one.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -452,13 +452,17 @@ struct FoldedMessage<'a> {
     /// A message has a dozen words or so: a scan beats hashing each of the
     /// workflow's hundreds of phrases.
     words: Vec<&'a str>,
+    /// The words' [`word_bit`]s: most phrases are ruled out by one test.
+    word_bits: u64,
 }
 
 impl<'a> FoldedMessage<'a> {
     fn new(text: &'a str) -> Self {
+        let words: Vec<&str> = text.split(|c| !is_word_char(c)).collect();
         FoldedMessage {
             text,
-            words: text.split(|c| !is_word_char(c)).collect(),
+            word_bits: words.iter().fold(0, |bits, w| bits | word_bit(w)),
+            words,
         }
     }
 
@@ -466,7 +470,8 @@ impl<'a> FoldedMessage<'a> {
     /// match where that whole word stands in the message.
     fn contains_phrase(&self, phrase: &Phrase) -> bool {
         let first = phrase.first_word();
-        (first.is_empty() || self.words.contains(&first))
+        (first.is_empty()
+            || (self.word_bits & phrase.first_word_bit() != 0 && self.words.contains(&first)))
             && contains_phrase(self.text, phrase.folded())
     }
 }

@@ -104,6 +104,10 @@ fn is_word_char(c: char) -> bool {
 /// numbers otherwise ("45", "2x", "3/4"); self-censored words kept with
 /// their masks; other symbols split it.
 fn decode_word(run: &str) -> Vec<String> {
+    // Most words are plain lower-case letters already.
+    if !run.is_empty() && run.bytes().all(|b| b.is_ascii_lowercase()) {
+        return vec![run.to_owned()];
+    }
     let run: String = run.chars().filter(|&c| c != '\'').collect();
     // Sentence punctuation around a word is not part of it ("die!").
     let run = run.trim_matches(|c: char| matches!(c, '!' | '|' | '+'));

@@ -3,7 +3,7 @@
 //! mastery score: words a student should never read), compiled once per
 //! content version.
 
-use regex::Regex;
+use regex::{Regex, RegexSet};
 
 use crate::content::Workflow;
 
@@ -11,6 +11,9 @@ use crate::content::Workflow;
 /// estimate is...", "According to the POLICY object...").
 pub struct Sanitizer {
     pub(super) patterns: Vec<Regex>,
+    /// The same patterns as one set: a sentence is searched once, not once
+    /// per pattern.
+    pub(super) any: RegexSet,
     fallback: String,
 }
 
@@ -24,13 +27,16 @@ pub struct Sanitized {
 
 impl Sanitizer {
     pub fn new(workflow: &Workflow) -> Self {
+        let patterns: Vec<Regex> = workflow
+            .sanitize
+            .patterns
+            .iter()
+            .filter_map(|p| Regex::new(p).ok())
+            .collect();
         Sanitizer {
-            patterns: workflow
-                .sanitize
-                .patterns
-                .iter()
-                .filter_map(|p| Regex::new(p).ok())
-                .collect(),
+            any: RegexSet::new(patterns.iter().map(Regex::as_str))
+                .unwrap_or_else(|_| RegexSet::empty()),
+            patterns,
             fallback: workflow.sanitize.fallback_text.trim().to_owned(),
         }
     }
@@ -41,7 +47,7 @@ impl Sanitizer {
         let mut kept = String::with_capacity(text.len());
         let mut removed = 0;
         for sentence in sentences(text) {
-            if self.patterns.iter().any(|p| p.is_match(sentence)) {
+            if self.any.is_match(sentence) {
                 removed += 1;
             } else {
                 kept.push_str(sentence);

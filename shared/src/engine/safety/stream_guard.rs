@@ -7,7 +7,7 @@
 //! sent again in full. Once the text states an answer still to be graded,
 //! nothing more is shown at all: the reply will be replaced.
 
-use regex::Regex;
+use regex::{Regex, RegexSet};
 
 use super::sanitize::Sanitizer;
 use crate::engine::reply::answer_guard::PendingAnswer;
@@ -20,6 +20,7 @@ pub const HOLD_BACK_CHARS: usize = 64;
 #[derive(Debug)]
 pub struct StreamGuard<'a> {
     patterns: &'a [Regex],
+    any: &'a RegexSet,
     text: String,
     /// Bytes of `text` released.
     shown: usize,
@@ -38,6 +39,7 @@ impl Sanitizer {
     pub fn stream_guard(&self) -> StreamGuard<'_> {
         StreamGuard {
             patterns: &self.patterns,
+            any: &self.any,
             text: String::new(),
             shown: 0,
             sentence_start: 0,
@@ -86,7 +88,7 @@ impl<'a> StreamGuard<'a> {
         while let Some(length) = sentence_end(&self.text[self.sentence_start..], done) {
             let end = self.sentence_start + length;
             let sentence = &self.text[self.sentence_start..end];
-            if self.withholding || self.patterns.iter().any(|p| p.is_match(sentence)) {
+            if self.withholding || self.any.is_match(sentence) {
                 self.leaked = true;
             } else {
                 out.push_str(&self.text[self.shown.max(self.sentence_start)..end]);
