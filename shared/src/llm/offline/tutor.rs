@@ -752,10 +752,7 @@ impl Values {
             // An answer shows one instance: the lesson's, when it works
             // numbers itself, else the worked example.
             .filter(|_| {
-                question.is_none()
-                    || !map
-                        .get("explanation")
-                        .is_some_and(|e: &String| e.chars().any(|c| c.is_ascii_digit()))
+                question.is_none() || !map.get("explanation").is_some_and(|e| works_numbers(e))
             })
         {
             map.insert("example_problem", example.problem.trim().to_owned());
@@ -769,6 +766,24 @@ impl Values {
                     .join(" "),
             );
             map.insert("example_answer", example.answer.trim().to_owned());
+        } else if let Some(asked) = question
+            && !map.get("explanation").is_some_and(|e| works_numbers(e))
+        {
+            // The worked example does another operation than the one
+            // asked about: the lesson's own instance of it is shown instead.
+            let chunks: Vec<&ContentChunk> = input
+                .context
+                .unit_content_chunks
+                .iter()
+                .filter(|c| c.unit_id == unit.unit_id && !overlaps_question(input, &c.text))
+                .collect();
+            let about = map
+                .get("key_idea")
+                .map_or_else(|| asked.clone(), |idea| asked.and(idea));
+            if let Some((problem, working)) = passage::instance(asked, &about, &chunks) {
+                map.insert("example_problem", problem);
+                map.insert("example_steps", working);
+            }
         }
         if let Some(question) = &input.question {
             map.insert("question", asked(&question.text));
@@ -897,6 +912,11 @@ fn answering(
     }
 }
 
+/// Whether a passage shows numbers at work (an instance of its idea).
+fn works_numbers(text: &str) -> bool {
+    text.chars().any(|c| c.is_ascii_digit())
+}
+
 /// Whether the tutor's last message contains `text`.
 fn said_last(input: &TutorTurnInput, text: &str) -> bool {
     input
@@ -911,14 +931,16 @@ fn said_last(input: &TutorTurnInput, text: &str) -> bool {
 /// two thirds of their content words are in it).
 fn without_repeats(passage: &str, said: &str) -> String {
     let known = content_words(said);
-    let kept: Vec<&str> = passage
-        .split_inclusive(['.', '!', '?'])
+    // Split on sentence ends only: a decimal point is not one, and a
+    // piece cut off at "2." would be dropped and leave "put 3.40 above 2."
+    let kept: Vec<&str> = passage::sentences(passage)
+        .into_iter()
         .filter(|sentence| {
             let words = content_words(sentence);
             words.is_empty() || words.intersection(&known).count() * 3 <= words.len() * 2
         })
         .collect();
-    kept.concat().trim().to_owned()
+    kept.join(" ").trim().to_owned()
 }
 
 /// The key idea that shares most words with what the student asked (the
