@@ -352,6 +352,57 @@ fn operations_done(text: &str) -> BTreeSet<Operation> {
     done
 }
 
+/// Whether `sentence` says again what `said` already says: it defines the
+/// same thing ("Per cent means "out of a hundred"" after "Per cent means
+/// "out of 100""), or one of its clauses is made of the words of `said`
+/// ("When you add decimals, the decimal points must line up" after "line
+/// up the decimal points"). A student told the same idea twice in one
+/// reply reads it as padding, or wonders what the difference is.
+pub fn repeats(sentence: &str, said: &str) -> bool {
+    let defined = |text: &str| -> Vec<String> {
+        sentences(text)
+            .iter()
+            .filter_map(|s| {
+                let lower = s.to_lowercase();
+                let (subject, _) = lower.split_once(" means ")?;
+                let subject = subject.trim();
+                (!subject.is_empty() && subject.split_whitespace().count() <= 4)
+                    .then(|| subject.to_owned())
+            })
+            .collect()
+    };
+    let again = defined(sentence);
+    if !again.is_empty() && defined(said).iter().any(|s| again.contains(s)) {
+        return true;
+    }
+    let known = stems(said);
+    sentence
+        .split([',', ':', ';'])
+        .chain(std::iter::once(sentence))
+        .any(|clause| {
+            let words = stems(clause);
+            let shared = words.intersection(&known).count();
+            words.len() >= 3 && shared * 4 >= words.len() * 3
+        })
+}
+
+/// `sentence` without a last ", and ..." that works maths `said` already
+/// worked: "5 - 8 = 5 + (-8) = -3, and 7 - (-2) = 7 + 2 = 9." after
+/// "so 7 - (-2) = 7 + 2 = 9" keeps only its new instance.
+pub(super) fn without_said_maths(sentence: &str, said: &str) -> String {
+    let bare = |text: &str| -> String { text.chars().filter(|c| !c.is_whitespace()).collect() };
+    if let Some((before, last)) = sentence.rsplit_once(", and ") {
+        let last = last.trim_end_matches(['.', '!']);
+        if last.chars().any(|c| c.is_ascii_digit())
+            && last.contains('=')
+            && bare(said).contains(&bare(last))
+        {
+            return format!("{before}.");
+        }
+    }
+    sentence.to_owned()
+}
+
 /// Sentences of a worked instance quoted at most: a problem set up, its
 /// working and its result.
 const INSTANCE_SENTENCES: usize = 5;
@@ -420,7 +471,7 @@ pub fn instance(
 
 /// `sentence` as it reads on its own: a leading "So" dropped; none when
 /// it leans on the sentence before in another way ("This gives 7/12.").
-fn standing_alone(sentence: &str) -> Option<String> {
+pub(super) fn standing_alone(sentence: &str) -> Option<String> {
     let rest = ["So ", "so "]
         .iter()
         .find_map(|so| sentence.strip_prefix(so))
@@ -610,6 +661,37 @@ mod tests {
         assert!(working.ends_with("10/12 - 3/12 = 7/12."), "{working}");
         assert!(!working.contains("Finally"), "{working}");
         assert!(instance(&Asked::new("what is a fraction"), &asked, &[&subtracting]).is_none());
+    }
+
+    #[test]
+    fn an_idea_said_again_in_other_words_is_a_repeat() {
+        let percent = "Per cent means \"out of 100\", so 35% is 35/100.";
+        assert!(repeats("Per cent means \"out of a hundred\".", percent));
+        assert!(!repeats(
+            "Picture a 10 by 10 grid of 100 squares: 35% means 35 are shaded.",
+            percent
+        ));
+        let line_up = "To add or subtract decimals, line up the decimal points so that digits with the same value are in the same column.";
+        assert!(repeats(
+            "When you add decimals, the decimal points must line up, so that tenths are added to tenths.",
+            line_up
+        ));
+        assert!(!repeats(
+            "For 3.4 + 2.75, write 3.4 as 3.40 so both numbers have two decimal places.",
+            line_up
+        ));
+        assert_eq!(
+            without_said_maths(
+                "So 5 - 8 = 5 + (-8) = -3, and 7 - (-2) = 7 + 2 = 9.",
+                "so 7 - (-2) = 7 + 2 = 9."
+            ),
+            "So 5 - 8 = 5 + (-8) = -3."
+        );
+        assert_eq!(
+            standing_alone("So 3/4 ÷ 1/2 = 1 1/2.").as_deref(),
+            Some("3/4 ÷ 1/2 = 1 1/2.")
+        );
+        assert_eq!(standing_alone("This gives 7/12."), None);
     }
 
     #[test]

@@ -928,18 +928,37 @@ fn said_last(input: &TutorTurnInput, text: &str) -> bool {
 }
 
 /// `passage` without the sentences that mostly repeat `said` (more than
-/// two thirds of their content words are in it).
+/// two thirds of their content words are in it, or what
+/// [`passage::repeats`] finds said again).
 fn without_repeats(passage: &str, said: &str) -> String {
     let known = content_words(said);
     // Split on sentence ends only: a decimal point is not one, and a
     // piece cut off at "2." would be dropped and leave "put 3.40 above 2."
-    let kept: Vec<&str> = passage::sentences(passage)
-        .into_iter()
-        .filter(|sentence| {
-            let words = content_words(sentence);
-            words.is_empty() || words.intersection(&known).count() * 3 <= words.len() * 2
-        })
-        .collect();
+    let mut kept: Vec<String> = Vec::new();
+    let mut dropped = false;
+    for sentence in passage::sentences(passage) {
+        let words = content_words(sentence);
+        if (!words.is_empty() && words.intersection(&known).count() * 3 > words.len() * 2)
+            || passage::repeats(sentence, said)
+        {
+            dropped = true;
+            continue;
+        }
+        // "So 5 - 8 = ..." after a dropped sentence would point back to
+        // nothing: it stands alone without its "So", or goes too.
+        let sentence = if std::mem::take(&mut dropped) {
+            match passage::standing_alone(sentence) {
+                Some(alone) => alone,
+                None => {
+                    dropped = true;
+                    continue;
+                }
+            }
+        } else {
+            sentence.to_owned()
+        };
+        kept.push(passage::without_said_maths(&sentence, said));
+    }
     kept.join(" ").trim().to_owned()
 }
 
@@ -1266,6 +1285,16 @@ mod tests {
         assert_eq!(
             first_sentences("Divide by a common factor. Take 36/48.", 2),
             "Divide by a common factor. Take 36/48."
+        );
+    }
+
+    #[test]
+    fn a_repeat_is_dropped_whole_and_a_decimal_is_not_a_sentence_end() {
+        let idea = "To add or subtract decimals, line up the decimal points so that digits with the same value are in the same column.";
+        let lesson = "When you add decimals, the decimal points must line up. For 3.4 + 2.75, put 3.40 above 2.75 with the points in a straight column.";
+        assert_eq!(
+            without_repeats(lesson, idea),
+            "For 3.4 + 2.75, put 3.40 above 2.75 with the points in a straight column."
         );
     }
 
