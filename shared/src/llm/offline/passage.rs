@@ -98,9 +98,37 @@ pub struct Asked {
 
 impl Asked {
     pub fn new(question: &str) -> Self {
+        // "(-3) x (-5)" and "4*7" multiply, as "×" does.
+        static TIMES: LazyLock<Regex> =
+            LazyLock::new(|| Regex::new(r"([\d)])\s*[xX*]\s*([\d(-])").expect("a valid pattern"));
+        let question = TIMES.replace_all(question, "$1 × $2");
+        let question = question.as_ref();
         let opening = question.trim_start().to_lowercase();
         let topic = stems(question).as_ref().clone();
         let mut operations = operations_in(&topic);
+        // A problem asked as a question does what its signs do: "What is
+        // -3 + 5?" adds, "72 - 38" subtracts (a minus sign alone is a
+        // negative number, not a subtraction).
+        static SIGNED: LazyLock<[(Regex, Operation); 2]> = LazyLock::new(|| {
+            [
+                (
+                    Regex::new(r"[\d)]\s*\+\s*[\d(-]").expect("a valid pattern"),
+                    Operation::Add,
+                ),
+                (
+                    Regex::new(r"[\d)]\s+-\s+[\d(-]").expect("a valid pattern"),
+                    Operation::Subtract,
+                ),
+            ]
+        });
+        for (sign, operation) in SIGNED.iter() {
+            if sign.is_match(question) {
+                operations.insert(*operation);
+            }
+        }
+        if question.contains('×') {
+            operations.insert(Operation::Multiply);
+        }
         // "3/4 as a decimal", "write 0.2 as a fraction".
         if [
             " as a ",

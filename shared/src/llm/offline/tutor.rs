@@ -390,6 +390,14 @@ fn compose(
         }
     }
 
+    // Asked to put the problem another way when the item has nothing new
+    // to show (its next step only asks the problem again): the unit's idea
+    // behind the problem, at work in an example, instead.
+    let another_way = follow_up == FollowUp::Scaffold
+        && action == TutorAction::SocraticQuestion
+        && asks_another_way(workflow, input)
+        && values.another_way(input, unit);
+
     let reaction = phrases.reaction(&input.category.id);
     let mut parts = Vec::new();
     let opening = pick.phrase(
@@ -428,7 +436,7 @@ fn compose(
             FollowUp::Retry => None,
             // Stuck on an idea with no problem to break down: the idea is
             // shown at work in the unit's worked example.
-            FollowUp::Scaffold if explaining(input) => Some(PhraseSlot::Example),
+            FollowUp::Scaffold if explaining(input) || another_way => Some(PhraseSlot::Example),
             // Already working in steps: the next step, not the introduction again.
             FollowUp::Scaffold if input.category.scaffold_depth > 1 => {
                 Some(PhraseSlot::ScaffoldNext)
@@ -849,6 +857,94 @@ impl Values {
         Values { map }
     }
 
+    /// Readies this turn's values to put the pending problem another way,
+    /// if the item has nothing new to say: its next step, if any, only asks
+    /// the problem again ("Now put it together: what is (-3) × (-5)?"), and
+    /// it has no other view of it left. The key idea is the one the problem
+    /// is about, not one at random; the idea, the passage after it and the
+    /// worked example each come only if they were not said before in this
+    /// conversation, and the example only if it does the problem's
+    /// operation (else the lesson's own instance of it). False, with the
+    /// values untouched, when the item still has something to offer.
+    fn another_way(&mut self, input: &TutorTurnInput, unit: &UnitAnchor) -> bool {
+        let Some(question) = &input.question else {
+            return false;
+        };
+        let help = &question.help;
+        let new_step = help
+            .next_step
+            .as_deref()
+            .is_some_and(|step| !reasks(&question.text, step));
+        if new_step || help.representation.is_some() {
+            return false;
+        }
+        let map = &mut self.map;
+        map.remove("next_step");
+        let problem = passage::Asked::new(&question.text);
+        let all: Vec<&String> = unit
+            .key_ideas
+            .iter()
+            .filter(|i| !i.trim().is_empty())
+            .collect();
+        let unsaid: Vec<&String> = all
+            .iter()
+            .copied()
+            .filter(|i| !said_before(input, i))
+            .collect();
+        // Every idea said already: the one the problem is about, once more.
+        let ideas = if unsaid.is_empty() { all } else { unsaid };
+        let idea = passage::key_idea(&problem, &ideas)
+            .map(|(idea, _)| idea)
+            .or_else(|| ideas.first().copied())
+            .map(|idea| idea.trim().to_owned());
+        let explained = idea
+            .as_deref()
+            .map(|idea| without_repeats(&explanation_near(input, unit, idea), idea))
+            .map(|e| {
+                passage::sentences(&e)
+                    .into_iter()
+                    .filter(|s| !said_before(input, s))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .unwrap_or_default();
+        match idea {
+            Some(idea) => map.insert("key_idea", idea),
+            None => map.remove("key_idea"),
+        };
+        // An empty passage would leave "Think of it like this:" hanging.
+        if explained.is_empty() {
+            map.remove("explanation");
+        } else {
+            map.insert("explanation", explained);
+        }
+        for key in ["example_problem", "example_steps", "example_answer"] {
+            map.remove(key);
+        }
+        let chunks: Vec<&ContentChunk> = input
+            .context
+            .unit_content_chunks
+            .iter()
+            .filter(|c| c.unit_id == unit.unit_id && !overlaps_question(input, &c.text))
+            .collect();
+        let example = unit
+            .worked_example
+            .as_ref()
+            .filter(|e| !overlaps_question(input, &e.problem))
+            .filter(|e| passage::example_fits(&problem, e))
+            .map(|e| {
+                let steps: Vec<String> = e.steps.iter().map(|s| as_sentence(s)).collect();
+                (e.problem.trim().to_owned(), steps.join(" "))
+            })
+            .or_else(|| passage::instance(&problem, &problem, &chunks))
+            .filter(|(problem, _)| !said_before(input, problem));
+        if let Some((problem, steps)) = example {
+            map.insert("example_problem", problem);
+            map.insert("example_steps", steps);
+        }
+        true
+    }
+
     /// For the prerequisite phrase: the unit the student wanted and the one
     /// they need first.
     fn prerequisite(&self, input: &TutorTurnInput) -> BTreeMap<&'static str, String> {
@@ -915,6 +1011,49 @@ fn answering(
 /// Whether a passage shows numbers at work (an instance of its idea).
 fn works_numbers(text: &str) -> bool {
     text.chars().any(|c| c.is_ascii_digit())
+}
+
+/// The prompt of a category that asks for what was said to be put
+/// another way: what it tells a model to do, the offline tutor does too.
+const ANOTHER_WAY_PROMPT: &str = "category_rephrase";
+
+/// Whether the student asks for it to be put another way.
+fn asks_another_way(workflow: &Workflow, input: &TutorTurnInput) -> bool {
+    workflow
+        .category(&input.category.id)
+        .is_some_and(|c| c.prompt == ANOTHER_WAY_PROMPT)
+}
+
+/// Whether `step` only asks `question` again: it ends a question with the
+/// question's maths ("Now put it together: what is (-3) × (-5)?"),
+/// whichever sign for times or divide each uses. A step that only names
+/// it ("Where do you start for -3 + 5?") asks something smaller.
+fn reasks(question: &str, step: &str) -> bool {
+    let signs = |text: &str| -> String {
+        text.chars()
+            .filter(|c| !c.is_whitespace())
+            .flat_map(char::to_lowercase)
+            .map(|c| match c {
+                '×' | '*' => 'x',
+                '÷' => '/',
+                other => other,
+            })
+            .collect()
+    };
+    let step = signs(step);
+    math_runs(question)
+        .iter()
+        .any(|run| step.contains(&format!("{}?", signs(run))))
+}
+
+/// Whether the tutor said `text` anywhere in the conversation kept.
+fn said_before(input: &TutorTurnInput, text: &str) -> bool {
+    let text = text.trim();
+    !text.is_empty()
+        && input
+            .history
+            .iter()
+            .any(|m| m.role == Role::Assistant && m.text.contains(text))
 }
 
 /// Whether the tutor's last message contains `text`.
