@@ -105,7 +105,7 @@ impl OfflineTutor {
         let follow_up = follow_up(&workflow.offline_tutor, input);
         preference(input, follow_up)
             .into_iter()
-            .find_map(|action| checked(workflow, input, action, follow_up).ok())
+            .find_map(|action| checked(&self.bundle, workflow, input, action, follow_up).ok())
             .ok_or_else(|| {
                 LlmError::InvalidInput(
                     "no allowed action can be carried out with the context given".into(),
@@ -122,6 +122,7 @@ impl OfflineTutor {
     ) -> Result<LlmTutorResponse, LlmError> {
         let workflow = self.workflow()?;
         checked(
+            &self.bundle,
             workflow,
             input,
             action,
@@ -148,6 +149,7 @@ const ALL_ACTIONS: [TutorAction; 4] = [
 /// The reply for `action`, only if the policy validator accepts it: the
 /// fallback path must never produce a reply that would itself fall back.
 fn checked(
+    bundle: &Bundle,
     workflow: &Workflow,
     input: &TutorTurnInput,
     action: TutorAction,
@@ -159,7 +161,7 @@ fn checked(
             action.as_str()
         )));
     }
-    let reply = compose(workflow, input, action, follow_up)?;
+    let reply = compose(bundle, workflow, input, action, follow_up)?;
     let offered: Vec<String> = input
         .context
         .exam_candidates
@@ -352,6 +354,7 @@ fn target_unit<'a>(input: &'a TutorTurnInput, follow_up: FollowUp) -> Option<&'a
 }
 
 fn compose(
+    bundle: &Bundle,
     workflow: &Workflow,
     input: &TutorTurnInput,
     action: TutorAction,
@@ -397,6 +400,18 @@ fn compose(
         && action == TutorAction::SocraticQuestion
         && asks_another_way(workflow, input)
         && values.another_way(input, unit);
+
+    // Still lost after an answer about maths beyond the course: said
+    // honestly, with the nearest unit offered, instead of a worked example
+    // from whatever unit the course is on (a silent change of subject).
+    let beyond = (follow_up == FollowUp::Scaffold)
+        .then(|| beyond_just_answered(workflow, input))
+        .flatten();
+    if beyond.is_some() && action != TutorAction::SocraticQuestion {
+        return Err(LlmError::InvalidInput(
+            "after an answer beyond the course, the reply is in words".into(),
+        ));
+    }
 
     let reaction = phrases.reaction(&input.category.id);
     let mut parts = Vec::new();
@@ -518,6 +533,24 @@ fn compose(
             map.insert("own_step", step.to_owned());
         }
         parts.push(pick.phrase("own_problem", &phrases.moves.own_problem, &map));
+    }
+    if let Some(beyond) = beyond {
+        parts = vec![parts.first().cloned().unwrap_or_default()];
+        // The course that has the unit the reply is about names it.
+        let nearest = beyond.nearest_unit.as_deref().and_then(|u| {
+            bundle
+                .courses
+                .values()
+                .filter(|c| c.unit(target).is_some())
+                .find_map(|c| c.unit(u))
+                .map(|unit| unit.title.clone())
+        });
+        parts.push(match nearest {
+            Some(title) => format!(
+                "That question goes beyond this course, so the short answer I gave is as far as I can take it here. The nearest thing we cover is {title}, and knowing it well makes answers like that easier to follow. Tell me which part of the answer lost you, or shall we look at {title}?"
+            ),
+            None => "That question goes beyond this course, so the short answer I gave is as far as I can take it here. Tell me which part of it lost you, or what would you like to work on instead?".to_owned(),
+        });
     }
     let tutor_text = tidy(&parts.join(" "));
     if tutor_text.is_empty() {
@@ -1011,6 +1044,46 @@ fn answering(
 /// Whether a passage shows numbers at work (an instance of its idea).
 fn works_numbers(text: &str) -> bool {
     text.chars().any(|c| c.is_ascii_digit())
+}
+
+/// The topic beyond the course the student asked about just before this
+/// message, when the tutor's last reply answered it: the student's last
+/// message names it (the longest phrase of its `asks`, on whole words)
+/// and nothing with steps of its own has been set since.
+fn beyond_just_answered<'a>(
+    workflow: &'a Workflow,
+    input: &TutorTurnInput,
+) -> Option<&'a crate::content::workflow::BeyondCourse> {
+    if on_a_problem(input) || has_item_help(input) {
+        return None;
+    }
+    let mut said = input.history.iter().rev();
+    // The last reply is the tutor's, to the student's message before it.
+    said.next().filter(|m| m.role == Role::Assistant)?;
+    let asked = said.next().filter(|m| m.role == Role::Student)?;
+    let asked = format!(
+        " {} ",
+        asked
+            .text
+            .to_lowercase()
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    workflow
+        .beyond_course
+        .iter()
+        .filter_map(|b| {
+            b.asks
+                .iter()
+                .filter(|a| asked.contains(&format!(" {} ", a.to_lowercase().trim())))
+                .map(|a| a.len())
+                .max()
+                .map(|len| (len, b))
+        })
+        .max_by_key(|(len, _)| *len)
+        .map(|(_, b)| b)
 }
 
 /// The prompt of a category that asks for what was said to be put
