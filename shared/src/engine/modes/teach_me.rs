@@ -18,7 +18,7 @@
 use std::collections::BTreeMap;
 
 use crate::content::Unit;
-use crate::content::workflow::TeachMeMode;
+use crate::content::workflow::{TeachMeMode, Transition};
 use crate::engine::interpret::classify::Interpretation;
 use crate::engine::modes::guided::practice_item;
 use crate::engine::modes::study_plan::{self, StepDraft, StepEvidence};
@@ -148,6 +148,16 @@ impl SessionMode for TeachMe {
         let mut category = evaluated
             .simplified
             .then(|| settings.replan_category.clone());
+        // A lesson is in front of the student: "I don't know" on it is
+        // about the lesson, not the "where do I start?" of a student with
+        // nothing in front of them, which the categories inviting a choice
+        // of what to work on answer.
+        let invites_choice = workflow
+            .category(&read.category)
+            .is_some_and(|c| c.transitions.contains(&Transition::InviteChoice));
+        if category.is_none() && stuck && invites_choice {
+            category = Some(workflow.default_category.clone());
+        }
         let closing =
             study_plan::is_complete(before) && before.extension_turns >= settings.extension_turns;
         match study_plan::current(&after).map(|i| &after.steps[i]) {

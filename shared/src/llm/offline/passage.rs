@@ -98,9 +98,37 @@ pub struct Asked {
 
 impl Asked {
     pub fn new(question: &str) -> Self {
+        // "(-3) x (-5)" and "4*7" multiply, as "×" does.
+        static TIMES: LazyLock<Regex> =
+            LazyLock::new(|| Regex::new(r"([\d)])\s*[xX*]\s*([\d(-])").expect("a valid pattern"));
+        let question = TIMES.replace_all(question, "$1 × $2");
+        let question = question.as_ref();
         let opening = question.trim_start().to_lowercase();
         let topic = stems(question).as_ref().clone();
         let mut operations = operations_in(&topic);
+        // A problem asked as a question does what its signs do: "What is
+        // -3 + 5?" adds, "72 - 38" subtracts (a minus sign alone is a
+        // negative number, not a subtraction).
+        static SIGNED: LazyLock<[(Regex, Operation); 2]> = LazyLock::new(|| {
+            [
+                (
+                    Regex::new(r"[\d)]\s*\+\s*[\d(-]").expect("a valid pattern"),
+                    Operation::Add,
+                ),
+                (
+                    Regex::new(r"[\d)]\s+-\s+[\d(-]").expect("a valid pattern"),
+                    Operation::Subtract,
+                ),
+            ]
+        });
+        for (sign, operation) in SIGNED.iter() {
+            if sign.is_match(question) {
+                operations.insert(*operation);
+            }
+        }
+        if question.contains('×') {
+            operations.insert(Operation::Multiply);
+        }
         // "3/4 as a decimal", "write 0.2 as a fraction".
         if [
             " as a ",
@@ -317,13 +345,26 @@ fn leans_on_before(sentence: &str) -> bool {
 }
 
 /// Whether the worked example shows what was asked: it does the asked
-/// operation, or the question names none.
+/// operation, or the question names none. What an example does is what its
+/// problem asks for; its steps are read only when the problem names no
+/// operation, because steps do other operations on the way ("simplify by
+/// dividing the top and bottom by 6" in a multiplication, "check by adding
+/// back" in a subtraction), and a division question shown a multiplication
+/// learns the wrong method.
 pub fn example_fits(asked: &Asked, example: &ExampleBrief) -> bool {
     if asked.operations.is_empty() {
         return true;
     }
-    let text = format!("{} {}", example.problem, example.steps.join(" "));
-    let mut done = operations_in(&stems(&text));
+    let mut done = operations_done(&example.problem);
+    if done.is_empty() {
+        done = operations_done(&example.steps.join(" "));
+    }
+    !asked.operations.is_disjoint(&done)
+}
+
+/// The operations `text` names in words or does with a sign.
+fn operations_done(text: &str) -> BTreeSet<Operation> {
+    let mut done = operations_in(&stems(text));
     for (symbol, operation) in [
         ('×', Operation::Multiply),
         ('÷', Operation::Divide),
@@ -336,7 +377,140 @@ pub fn example_fits(asked: &Asked, example: &ExampleBrief) -> bool {
     if text.contains(" - ") {
         done.insert(Operation::Subtract);
     }
-    !asked.operations.is_disjoint(&done)
+    done
+}
+
+/// Whether `sentence` says again what `said` already says: it defines the
+/// same thing ("Per cent means "out of a hundred"" after "Per cent means
+/// "out of 100""), or one of its clauses is made of the words of `said`
+/// ("When you add decimals, the decimal points must line up" after "line
+/// up the decimal points"). A student told the same idea twice in one
+/// reply reads it as padding, or wonders what the difference is.
+pub fn repeats(sentence: &str, said: &str) -> bool {
+    let defined = |text: &str| -> Vec<String> {
+        sentences(text)
+            .iter()
+            .filter_map(|s| {
+                let lower = s.to_lowercase();
+                let (subject, _) = lower.split_once(" means ")?;
+                let subject = subject.trim();
+                (!subject.is_empty() && subject.split_whitespace().count() <= 4)
+                    .then(|| subject.to_owned())
+            })
+            .collect()
+    };
+    let again = defined(sentence);
+    if !again.is_empty() && defined(said).iter().any(|s| again.contains(s)) {
+        return true;
+    }
+    let known = stems(said);
+    sentence
+        .split([',', ':', ';'])
+        .chain(std::iter::once(sentence))
+        .any(|clause| {
+            let words = stems(clause);
+            let shared = words.intersection(&known).count();
+            words.len() >= 3 && shared * 4 >= words.len() * 3
+        })
+}
+
+/// `sentence` without a last ", and ..." that works maths `said` already
+/// worked: "5 - 8 = 5 + (-8) = -3, and 7 - (-2) = 7 + 2 = 9." after
+/// "so 7 - (-2) = 7 + 2 = 9" keeps only its new instance.
+pub(super) fn without_said_maths(sentence: &str, said: &str) -> String {
+    let bare = |text: &str| -> String { text.chars().filter(|c| !c.is_whitespace()).collect() };
+    if let Some((before, last)) = sentence.rsplit_once(", and ") {
+        let last = last.trim_end_matches(['.', '!']);
+        if last.chars().any(|c| c.is_ascii_digit())
+            && last.contains('=')
+            && bare(said).contains(&bare(last))
+        {
+            return format!("{before}.");
+        }
+    }
+    sentence.to_owned()
+}
+
+/// Sentences of a worked instance quoted at most: a problem set up, its
+/// working and its result.
+const INSTANCE_SENTENCES: usize = 5;
+
+/// An instance from the lesson passages of the operation asked about, as
+/// (problem, working), for a question whose worked example does another
+/// operation: "how do I divide fractions?" in a unit whose example
+/// multiplies is shown the lesson's "3/4 ÷ 1/2 = 3/4 × 2/1 = 6/4 = 1 1/2".
+/// A problem the lesson sets up ("Work out 5/6 - 1/4.") comes with its
+/// working up to the line that does the operation; else a single line that
+/// does it with numbers. The line sharing most with `about` (the question
+/// and the idea quoted) is chosen. None when the question names no
+/// operation or no sentence does it.
+pub fn instance(
+    asked: &Asked,
+    about: &Asked,
+    chunks: &[&ContentChunk],
+) -> Option<(String, String)> {
+    if asked.operations.is_empty() {
+        return None;
+    }
+    let does_it = |sentence: &str| {
+        sentence.chars().any(|c| c.is_ascii_digit())
+            && !hides_a_number(sentence)
+            && !asked.operations.is_disjoint(&operations_done(sentence))
+    };
+    // (worked from a set-up problem, shared words) ranks the candidates.
+    let mut best: Option<((bool, usize), String, String)> = None;
+    for chunk in chunks {
+        let sentences = sentences(&chunk.text);
+        for (i, sentence) in sentences.iter().enumerate() {
+            if !does_it(sentence) {
+                continue;
+            }
+            let found = if sets_up_next(sentence) {
+                let end = sentences
+                    .iter()
+                    .enumerate()
+                    .skip(i + 1)
+                    .take(INSTANCE_SENTENCES - 1)
+                    .find(|(_, s)| s.contains('=') && does_it(s))
+                    .map(|(end, _)| end);
+                let Some(end) = end else { continue };
+                let working = &sentences[i + 1..=end];
+                if working.iter().any(|s| hides_a_number(s)) {
+                    continue;
+                }
+                let shared = about.shared(&sentences[i..=end].join(" "));
+                ((true, shared), (*sentence).to_owned(), working.join(" "))
+            } else if sentence.contains('=') {
+                // "So 3/4 ÷ 1/2 = ..." stands alone once the "So" goes.
+                let Some(line) = standing_alone(sentence) else {
+                    continue;
+                };
+                ((false, about.shared(sentence)), line, String::new())
+            } else {
+                continue;
+            };
+            if best.as_ref().is_none_or(|(rank, _, _)| found.0 > *rank) {
+                best = Some(found);
+            }
+        }
+    }
+    best.map(|(_, problem, working)| (problem, working))
+}
+
+/// `sentence` as it reads on its own: a leading "So" dropped; none when
+/// it leans on the sentence before in another way ("This gives 7/12.").
+pub(super) fn standing_alone(sentence: &str) -> Option<String> {
+    let rest = ["So ", "so "]
+        .iter()
+        .find_map(|so| sentence.strip_prefix(so))
+        .unwrap_or(sentence)
+        .trim_start();
+    if leans_on_before(rest) {
+        return None;
+    }
+    let mut chars = rest.chars();
+    let first = chars.next()?;
+    Some(first.to_uppercase().chain(chars).collect())
 }
 
 fn operations_in(stems: &BTreeSet<String>) -> BTreeSet<Operation> {
@@ -394,7 +568,7 @@ fn stemmed(text: &str) -> BTreeSet<String> {
 }
 
 /// The sentences of a passage, decimals kept whole ("0.35" is not a stop).
-fn sentences(text: &str) -> Vec<&str> {
+pub(super) fn sentences(text: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let mut start = 0;
     let chars: Vec<(usize, char)> = text.char_indices().collect();
@@ -473,6 +647,79 @@ mod tests {
             &Asked::new("what is 3/4 as a decimal"),
             &example("Simplify 18/24.", &["Divide the top and bottom by 6."])
         ));
+    }
+
+    #[test]
+    fn an_example_does_what_its_problem_asks_not_what_a_step_does_on_the_way() {
+        let multiplies = example(
+            "Work out 2/3 × 9/10 and simplify.",
+            &["Simplify 18/30 by dividing the top and bottom by 6: 3/5."],
+        );
+        assert!(!example_fits(
+            &Asked::new("how do you divide fractions"),
+            &multiplies
+        ));
+        let subtracts = example(
+            "Work out 503 - 278.",
+            &["Check by adding back: 225 + 278 = 503"],
+        );
+        assert!(!example_fits(&Asked::new("how do you add"), &subtracts));
+        // A problem that names no operation is read through its steps.
+        let percent = example("Find 15% of 80.", &["10% of 80 is 80 ÷ 10 = 8."]);
+        assert!(example_fits(&Asked::new("how do i divide"), &percent));
+    }
+
+    #[test]
+    fn a_lesson_instance_of_the_asked_operation_is_found() {
+        let dividing = chunk(
+            "Dividing by a fraction",
+            "Dividing by a half is the same as multiplying by 2. Keep, change, flip. So 3/4 ÷ 1/2 = 3/4 × 2/1 = 6/4 = 1 1/2. That makes sense.",
+        );
+        let asked = Asked::new("how do you divide fractions");
+        let (problem, working) = instance(&asked, &asked, &[&dividing]).unwrap();
+        assert_eq!(problem, "3/4 ÷ 1/2 = 3/4 × 2/1 = 6/4 = 1 1/2.");
+        assert!(working.is_empty());
+        let subtracting = chunk(
+            "Subtracting fractions, worked example",
+            "Subtraction follows the same steps. Work out 5/6 - 1/4. The common denominator is 12. Change each fraction: 5/6 = 10/12 and 1/4 = 3/12. Now subtract the numerators: 10/12 - 3/12 = 7/12. Finally check it.",
+        );
+        let asked = Asked::new("how do you subtract fractions");
+        let (problem, working) = instance(&asked, &asked, &[&subtracting]).unwrap();
+        assert_eq!(problem, "Work out 5/6 - 1/4.");
+        assert!(working.ends_with("10/12 - 3/12 = 7/12."), "{working}");
+        assert!(!working.contains("Finally"), "{working}");
+        assert!(instance(&Asked::new("what is a fraction"), &asked, &[&subtracting]).is_none());
+    }
+
+    #[test]
+    fn an_idea_said_again_in_other_words_is_a_repeat() {
+        let percent = "Per cent means \"out of 100\", so 35% is 35/100.";
+        assert!(repeats("Per cent means \"out of a hundred\".", percent));
+        assert!(!repeats(
+            "Picture a 10 by 10 grid of 100 squares: 35% means 35 are shaded.",
+            percent
+        ));
+        let line_up = "To add or subtract decimals, line up the decimal points so that digits with the same value are in the same column.";
+        assert!(repeats(
+            "When you add decimals, the decimal points must line up, so that tenths are added to tenths.",
+            line_up
+        ));
+        assert!(!repeats(
+            "For 3.4 + 2.75, write 3.4 as 3.40 so both numbers have two decimal places.",
+            line_up
+        ));
+        assert_eq!(
+            without_said_maths(
+                "So 5 - 8 = 5 + (-8) = -3, and 7 - (-2) = 7 + 2 = 9.",
+                "so 7 - (-2) = 7 + 2 = 9."
+            ),
+            "So 5 - 8 = 5 + (-8) = -3."
+        );
+        assert_eq!(
+            standing_alone("So 3/4 ÷ 1/2 = 1 1/2.").as_deref(),
+            Some("3/4 ÷ 1/2 = 1 1/2.")
+        );
+        assert_eq!(standing_alone("This gives 7/12."), None);
     }
 
     #[test]

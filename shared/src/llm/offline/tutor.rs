@@ -105,7 +105,7 @@ impl OfflineTutor {
         let follow_up = follow_up(&workflow.offline_tutor, input);
         preference(input, follow_up)
             .into_iter()
-            .find_map(|action| checked(workflow, input, action, follow_up).ok())
+            .find_map(|action| checked(&self.bundle, workflow, input, action, follow_up).ok())
             .ok_or_else(|| {
                 LlmError::InvalidInput(
                     "no allowed action can be carried out with the context given".into(),
@@ -122,6 +122,7 @@ impl OfflineTutor {
     ) -> Result<LlmTutorResponse, LlmError> {
         let workflow = self.workflow()?;
         checked(
+            &self.bundle,
             workflow,
             input,
             action,
@@ -148,6 +149,7 @@ const ALL_ACTIONS: [TutorAction; 4] = [
 /// The reply for `action`, only if the policy validator accepts it: the
 /// fallback path must never produce a reply that would itself fall back.
 fn checked(
+    bundle: &Bundle,
     workflow: &Workflow,
     input: &TutorTurnInput,
     action: TutorAction,
@@ -159,7 +161,7 @@ fn checked(
             action.as_str()
         )));
     }
-    let reply = compose(workflow, input, action, follow_up)?;
+    let reply = compose(bundle, workflow, input, action, follow_up)?;
     let offered: Vec<String> = input
         .context
         .exam_candidates
@@ -352,6 +354,7 @@ fn target_unit<'a>(input: &'a TutorTurnInput, follow_up: FollowUp) -> Option<&'a
 }
 
 fn compose(
+    bundle: &Bundle,
     workflow: &Workflow,
     input: &TutorTurnInput,
     action: TutorAction,
@@ -388,6 +391,26 @@ fn compose(
         for key in ["example_problem", "example_steps", "example_answer"] {
             values.map.remove(key);
         }
+    }
+
+    // Asked to put the problem another way when the item has nothing new
+    // to show (its next step only asks the problem again): the unit's idea
+    // behind the problem, at work in an example, instead.
+    let another_way = follow_up == FollowUp::Scaffold
+        && action == TutorAction::SocraticQuestion
+        && asks_another_way(workflow, input)
+        && values.another_way(input, unit);
+
+    // Still lost after an answer about maths beyond the course: said
+    // honestly, with the nearest unit offered, instead of a worked example
+    // from whatever unit the course is on (a silent change of subject).
+    let beyond = (follow_up == FollowUp::Scaffold)
+        .then(|| beyond_just_answered(workflow, input))
+        .flatten();
+    if beyond.is_some() && action != TutorAction::SocraticQuestion {
+        return Err(LlmError::InvalidInput(
+            "after an answer beyond the course, the reply is in words".into(),
+        ));
     }
 
     let reaction = phrases.reaction(&input.category.id);
@@ -428,7 +451,7 @@ fn compose(
             FollowUp::Retry => None,
             // Stuck on an idea with no problem to break down: the idea is
             // shown at work in the unit's worked example.
-            FollowUp::Scaffold if explaining(input) => Some(PhraseSlot::Example),
+            FollowUp::Scaffold if explaining(input) || another_way => Some(PhraseSlot::Example),
             // Already working in steps: the next step, not the introduction again.
             FollowUp::Scaffold if input.category.scaffold_depth > 1 => {
                 Some(PhraseSlot::ScaffoldNext)
@@ -510,6 +533,24 @@ fn compose(
             map.insert("own_step", step.to_owned());
         }
         parts.push(pick.phrase("own_problem", &phrases.moves.own_problem, &map));
+    }
+    if let Some(beyond) = beyond {
+        parts = vec![parts.first().cloned().unwrap_or_default()];
+        // The course that has the unit the reply is about names it.
+        let nearest = beyond.nearest_unit.as_deref().and_then(|u| {
+            bundle
+                .courses
+                .values()
+                .filter(|c| c.unit(target).is_some())
+                .find_map(|c| c.unit(u))
+                .map(|unit| unit.title.clone())
+        });
+        parts.push(match nearest {
+            Some(title) => format!(
+                "That question goes beyond this course, so the short answer I gave is as far as I can take it here. The nearest thing we cover is {title}, and knowing it well makes answers like that easier to follow. Tell me which part of the answer lost you, or shall we look at {title}?"
+            ),
+            None => "That question goes beyond this course, so the short answer I gave is as far as I can take it here. Tell me which part of it lost you, or what would you like to work on instead?".to_owned(),
+        });
     }
     let tutor_text = tidy(&parts.join(" "));
     if tutor_text.is_empty() {
@@ -752,10 +793,7 @@ impl Values {
             // An answer shows one instance: the lesson's, when it works
             // numbers itself, else the worked example.
             .filter(|_| {
-                question.is_none()
-                    || !map
-                        .get("explanation")
-                        .is_some_and(|e: &String| e.chars().any(|c| c.is_ascii_digit()))
+                question.is_none() || !map.get("explanation").is_some_and(|e| works_numbers(e))
             })
         {
             map.insert("example_problem", example.problem.trim().to_owned());
@@ -769,6 +807,24 @@ impl Values {
                     .join(" "),
             );
             map.insert("example_answer", example.answer.trim().to_owned());
+        } else if let Some(asked) = question
+            && !map.get("explanation").is_some_and(|e| works_numbers(e))
+        {
+            // The worked example does another operation than the one
+            // asked about: the lesson's own instance of it is shown instead.
+            let chunks: Vec<&ContentChunk> = input
+                .context
+                .unit_content_chunks
+                .iter()
+                .filter(|c| c.unit_id == unit.unit_id && !overlaps_question(input, &c.text))
+                .collect();
+            let about = map
+                .get("key_idea")
+                .map_or_else(|| asked.clone(), |idea| asked.and(idea));
+            if let Some((problem, working)) = passage::instance(asked, &about, &chunks) {
+                map.insert("example_problem", problem);
+                map.insert("example_steps", working);
+            }
         }
         if let Some(question) = &input.question {
             map.insert("question", asked(&question.text));
@@ -834,6 +890,94 @@ impl Values {
         Values { map }
     }
 
+    /// Readies this turn's values to put the pending problem another way,
+    /// if the item has nothing new to say: its next step, if any, only asks
+    /// the problem again ("Now put it together: what is (-3) × (-5)?"), and
+    /// it has no other view of it left. The key idea is the one the problem
+    /// is about, not one at random; the idea, the passage after it and the
+    /// worked example each come only if they were not said before in this
+    /// conversation, and the example only if it does the problem's
+    /// operation (else the lesson's own instance of it). False, with the
+    /// values untouched, when the item still has something to offer.
+    fn another_way(&mut self, input: &TutorTurnInput, unit: &UnitAnchor) -> bool {
+        let Some(question) = &input.question else {
+            return false;
+        };
+        let help = &question.help;
+        let new_step = help
+            .next_step
+            .as_deref()
+            .is_some_and(|step| !reasks(&question.text, step));
+        if new_step || help.representation.is_some() {
+            return false;
+        }
+        let map = &mut self.map;
+        map.remove("next_step");
+        let problem = passage::Asked::new(&question.text);
+        let all: Vec<&String> = unit
+            .key_ideas
+            .iter()
+            .filter(|i| !i.trim().is_empty())
+            .collect();
+        let unsaid: Vec<&String> = all
+            .iter()
+            .copied()
+            .filter(|i| !said_before(input, i))
+            .collect();
+        // Every idea said already: the one the problem is about, once more.
+        let ideas = if unsaid.is_empty() { all } else { unsaid };
+        let idea = passage::key_idea(&problem, &ideas)
+            .map(|(idea, _)| idea)
+            .or_else(|| ideas.first().copied())
+            .map(|idea| idea.trim().to_owned());
+        let explained = idea
+            .as_deref()
+            .map(|idea| without_repeats(&explanation_near(input, unit, idea), idea))
+            .map(|e| {
+                passage::sentences(&e)
+                    .into_iter()
+                    .filter(|s| !said_before(input, s))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .unwrap_or_default();
+        match idea {
+            Some(idea) => map.insert("key_idea", idea),
+            None => map.remove("key_idea"),
+        };
+        // An empty passage would leave "Think of it like this:" hanging.
+        if explained.is_empty() {
+            map.remove("explanation");
+        } else {
+            map.insert("explanation", explained);
+        }
+        for key in ["example_problem", "example_steps", "example_answer"] {
+            map.remove(key);
+        }
+        let chunks: Vec<&ContentChunk> = input
+            .context
+            .unit_content_chunks
+            .iter()
+            .filter(|c| c.unit_id == unit.unit_id && !overlaps_question(input, &c.text))
+            .collect();
+        let example = unit
+            .worked_example
+            .as_ref()
+            .filter(|e| !overlaps_question(input, &e.problem))
+            .filter(|e| passage::example_fits(&problem, e))
+            .map(|e| {
+                let steps: Vec<String> = e.steps.iter().map(|s| as_sentence(s)).collect();
+                (e.problem.trim().to_owned(), steps.join(" "))
+            })
+            .or_else(|| passage::instance(&problem, &problem, &chunks))
+            .filter(|(problem, _)| !said_before(input, problem));
+        if let Some((problem, steps)) = example {
+            map.insert("example_problem", problem);
+            map.insert("example_steps", steps);
+        }
+        true
+    }
+
     /// For the prerequisite phrase: the unit the student wanted and the one
     /// they need first.
     fn prerequisite(&self, input: &TutorTurnInput) -> BTreeMap<&'static str, String> {
@@ -897,6 +1041,94 @@ fn answering(
     }
 }
 
+/// Whether a passage shows numbers at work (an instance of its idea).
+fn works_numbers(text: &str) -> bool {
+    text.chars().any(|c| c.is_ascii_digit())
+}
+
+/// The topic beyond the course the student asked about just before this
+/// message, when the tutor's last reply answered it: the student's last
+/// message names it (the longest phrase of its `asks`, on whole words)
+/// and nothing with steps of its own has been set since.
+fn beyond_just_answered<'a>(
+    workflow: &'a Workflow,
+    input: &TutorTurnInput,
+) -> Option<&'a crate::content::workflow::BeyondCourse> {
+    if on_a_problem(input) || has_item_help(input) {
+        return None;
+    }
+    let mut said = input.history.iter().rev();
+    // The last reply is the tutor's, to the student's message before it.
+    said.next().filter(|m| m.role == Role::Assistant)?;
+    let asked = said.next().filter(|m| m.role == Role::Student)?;
+    let asked = format!(
+        " {} ",
+        asked
+            .text
+            .to_lowercase()
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    workflow
+        .beyond_course
+        .iter()
+        .filter_map(|b| {
+            b.asks
+                .iter()
+                .filter(|a| asked.contains(&format!(" {} ", a.to_lowercase().trim())))
+                .map(|a| a.len())
+                .max()
+                .map(|len| (len, b))
+        })
+        .max_by_key(|(len, _)| *len)
+        .map(|(_, b)| b)
+}
+
+/// The prompt of a category that asks for what was said to be put
+/// another way: what it tells a model to do, the offline tutor does too.
+const ANOTHER_WAY_PROMPT: &str = "category_rephrase";
+
+/// Whether the student asks for it to be put another way.
+fn asks_another_way(workflow: &Workflow, input: &TutorTurnInput) -> bool {
+    workflow
+        .category(&input.category.id)
+        .is_some_and(|c| c.prompt == ANOTHER_WAY_PROMPT)
+}
+
+/// Whether `step` only asks `question` again: it ends a question with the
+/// question's maths ("Now put it together: what is (-3) × (-5)?"),
+/// whichever sign for times or divide each uses. A step that only names
+/// it ("Where do you start for -3 + 5?") asks something smaller.
+fn reasks(question: &str, step: &str) -> bool {
+    let signs = |text: &str| -> String {
+        text.chars()
+            .filter(|c| !c.is_whitespace())
+            .flat_map(char::to_lowercase)
+            .map(|c| match c {
+                '×' | '*' => 'x',
+                '÷' => '/',
+                other => other,
+            })
+            .collect()
+    };
+    let step = signs(step);
+    math_runs(question)
+        .iter()
+        .any(|run| step.contains(&format!("{}?", signs(run))))
+}
+
+/// Whether the tutor said `text` anywhere in the conversation kept.
+fn said_before(input: &TutorTurnInput, text: &str) -> bool {
+    let text = text.trim();
+    !text.is_empty()
+        && input
+            .history
+            .iter()
+            .any(|m| m.role == Role::Assistant && m.text.contains(text))
+}
+
 /// Whether the tutor's last message contains `text`.
 fn said_last(input: &TutorTurnInput, text: &str) -> bool {
     input
@@ -908,17 +1140,38 @@ fn said_last(input: &TutorTurnInput, text: &str) -> bool {
 }
 
 /// `passage` without the sentences that mostly repeat `said` (more than
-/// two thirds of their content words are in it).
+/// two thirds of their content words are in it, or what
+/// [`passage::repeats`] finds said again).
 fn without_repeats(passage: &str, said: &str) -> String {
     let known = content_words(said);
-    let kept: Vec<&str> = passage
-        .split_inclusive(['.', '!', '?'])
-        .filter(|sentence| {
-            let words = content_words(sentence);
-            words.is_empty() || words.intersection(&known).count() * 3 <= words.len() * 2
-        })
-        .collect();
-    kept.concat().trim().to_owned()
+    // Split on sentence ends only: a decimal point is not one, and a
+    // piece cut off at "2." would be dropped and leave "put 3.40 above 2."
+    let mut kept: Vec<String> = Vec::new();
+    let mut dropped = false;
+    for sentence in passage::sentences(passage) {
+        let words = content_words(sentence);
+        if (!words.is_empty() && words.intersection(&known).count() * 3 > words.len() * 2)
+            || passage::repeats(sentence, said)
+        {
+            dropped = true;
+            continue;
+        }
+        // "So 5 - 8 = ..." after a dropped sentence would point back to
+        // nothing: it stands alone without its "So", or goes too.
+        let sentence = if std::mem::take(&mut dropped) {
+            match passage::standing_alone(sentence) {
+                Some(alone) => alone,
+                None => {
+                    dropped = true;
+                    continue;
+                }
+            }
+        } else {
+            sentence.to_owned()
+        };
+        kept.push(passage::without_said_maths(&sentence, said));
+    }
+    kept.join(" ").trim().to_owned()
 }
 
 /// The key idea that shares most words with what the student asked (the
@@ -1244,6 +1497,16 @@ mod tests {
         assert_eq!(
             first_sentences("Divide by a common factor. Take 36/48.", 2),
             "Divide by a common factor. Take 36/48."
+        );
+    }
+
+    #[test]
+    fn a_repeat_is_dropped_whole_and_a_decimal_is_not_a_sentence_end() {
+        let idea = "To add or subtract decimals, line up the decimal points so that digits with the same value are in the same column.";
+        let lesson = "When you add decimals, the decimal points must line up. For 3.4 + 2.75, put 3.40 above 2.75 with the points in a straight column.";
+        assert_eq!(
+            without_repeats(lesson, idea),
+            "For 3.4 + 2.75, put 3.40 above 2.75 with the points in a straight column."
         );
     }
 
