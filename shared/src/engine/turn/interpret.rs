@@ -41,6 +41,10 @@ const PREVIOUS_READING_WEIGHT: f64 = 0.8;
 /// Confidence of a unit named by a button press (e.g. "Try a drill" on a card).
 const EVENT_UNIT_CONFIDENCE: f64 = 0.95;
 
+/// Confidence of the unit the tutor offers after answering a question
+/// beyond the course: as sure as a clear match by name.
+const OFFERED_UNIT_CONFIDENCE: f64 = 0.9;
+
 /// Steps 5 and 6: the safety gate, then code's reading of the message
 /// (grading, classification, unit mapping), and the exam questions the
 /// policy will look at: the focus unit's candidates at the desired tier
@@ -118,7 +122,22 @@ pub fn interpret(
         })
         .unwrap_or_else(|| workflow.default_category.clone());
 
-    let mapped_units = map_units(rt, state.snapshot, ranked, &event.client_event);
+    let mut mapped_units = map_units(rt, state.snapshot, ranked, &event.client_event);
+    // The reply offers the unit nearest a question beyond the course: a
+    // "yes" to that offer must find the same unit, not the focus unit.
+    if category == BEYOND_COURSE
+        && mapped_units.is_empty()
+        && let Some(nearest) = beyond_course
+            .first()
+            .and_then(|&i| workflow.beyond_course.get(i))
+            .and_then(|b| b.nearest_unit.as_deref())
+            .filter(|u| rt.course().unit(u).is_some())
+    {
+        mapped_units.push(MappedUnit {
+            unit_id: nearest.to_owned(),
+            confidence: OFFERED_UNIT_CONFIDENCE,
+        });
+    }
     let mut exam_questions = crate::engine::policy::exam_questions_to_check(&PolicyInput {
         snapshot: state.snapshot,
         course: rt.course(),
