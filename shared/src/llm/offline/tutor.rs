@@ -812,12 +812,7 @@ impl Values {
         {
             // The worked example does another operation than the one
             // asked about: the lesson's own instance of it is shown instead.
-            let chunks: Vec<&ContentChunk> = input
-                .context
-                .unit_content_chunks
-                .iter()
-                .filter(|c| c.unit_id == unit.unit_id && !overlaps_question(input, &c.text))
-                .collect();
+            let chunks: Vec<&ContentChunk> = lesson_chunks(input, &unit.unit_id);
             let about = map
                 .get("key_idea")
                 .map_or_else(|| asked.clone(), |idea| asked.and(idea));
@@ -954,12 +949,7 @@ impl Values {
         for key in ["example_problem", "example_steps", "example_answer"] {
             map.remove(key);
         }
-        let chunks: Vec<&ContentChunk> = input
-            .context
-            .unit_content_chunks
-            .iter()
-            .filter(|c| c.unit_id == unit.unit_id && !overlaps_question(input, &c.text))
-            .collect();
+        let chunks: Vec<&ContentChunk> = lesson_chunks(input, &unit.unit_id);
         let example = unit
             .worked_example
             .as_ref()
@@ -1007,12 +997,7 @@ fn answering(
     ideas: &[&String],
     asked: &passage::Asked,
 ) -> Option<(String, String)> {
-    let chunks: Vec<&ContentChunk> = input
-        .context
-        .unit_content_chunks
-        .iter()
-        .filter(|c| c.unit_id == unit.unit_id && !overlaps_question(input, &c.text))
-        .collect();
+    let chunks: Vec<&ContentChunk> = lesson_chunks(input, &unit.unit_id);
     let idea = passage::key_idea(asked, ideas);
     let lesson = passage::lesson_sentences(asked, &chunks);
     match (idea, lesson) {
@@ -1252,6 +1237,17 @@ fn explanation_near(input: &TutorTurnInput, unit: &UnitAnchor, idea: &str) -> St
         }
     }
     best.map_or_else(|| first_sentences(&unit.anchor_text, 2), |(_, t)| t)
+}
+
+/// The lesson chunks of `unit_id` that can be quoted without giving the
+/// pending question away.
+fn lesson_chunks<'i>(input: &'i TutorTurnInput, unit_id: &str) -> Vec<&'i ContentChunk> {
+    input
+        .context
+        .unit_content_chunks
+        .iter()
+        .filter(|c| c.unit_id == unit_id && !overlaps_question(input, &c.text))
+        .collect()
 }
 
 /// Whether `text` contains the mathematics of the pending question (so
