@@ -121,6 +121,8 @@ pub fn tutor_prompt(
         excess = excess.saturating_sub(cost);
         k += 1;
     }
+    // The largest number of drops known to leave the prompt over budget.
+    let mut over = 0;
     let mut bundle = render(k)?;
     while bundle.tokens > budget {
         if k == droppable {
@@ -130,11 +132,12 @@ pub fn tutor_prompt(
                 bundle.tokens
             )));
         }
+        over = k;
         k += 1;
         bundle = render(k)?;
     }
     // Keep whatever still fits.
-    while k > 0 {
+    while k > over + 1 {
         let fuller = render(k - 1)?;
         if fuller.tokens > budget {
             break;

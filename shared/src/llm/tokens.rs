@@ -24,84 +24,132 @@ pub const MAX_OVERESTIMATE: f64 = 1.35;
 
 /// Estimated tokens of `text`.
 pub fn estimate(text: &str) -> u32 {
+    let bytes = text.as_bytes();
     let mut tokens = 0u32;
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
+    let mut at = 0;
+    while let Some(&b) = bytes.get(at) {
+        let (c, len) = if b.is_ascii() {
+            (char::from(b), 1)
+        } else {
+            decode(text, at)
+        };
         if c.is_alphabetic() {
-            let mut word = Word::default();
-            word.push(c);
-            while let Some(&next) = chars.peek().filter(|n| n.is_alphabetic()) {
-                word.push(next);
-                chars.next();
+            // A word is counted in pieces split where a lower-case letter
+            // meets an upper-case one; rendered prompts are mostly ASCII, so
+            // letters are taken as bytes and only the rest is decoded.
+            let mut piece = Piece::default();
+            piece.push(c);
+            at += len;
+            while let Some(&b) = bytes.get(at) {
+                if b.is_ascii_lowercase() {
+                    piece.ascii += 1;
+                    piece.last_lower = true;
+                    at += 1;
+                } else if b.is_ascii_uppercase() {
+                    if piece.last_lower {
+                        tokens += piece.tokens();
+                        piece = Piece::default();
+                    }
+                    piece.ascii += 1;
+                    piece.upper += 1;
+                    at += 1;
+                } else if b.is_ascii() {
+                    break;
+                } else {
+                    let (next, len) = decode(text, at);
+                    if !next.is_alphabetic() {
+                        break;
+                    }
+                    if next.is_uppercase() && piece.last_lower {
+                        tokens += piece.tokens();
+                        piece = Piece::default();
+                    }
+                    piece.push(next);
+                    at += len;
+                }
             }
-            tokens += word.finish();
-        } else if c.is_ascii_digit() {
-            let mut digits = 1u32;
-            while chars.peek().is_some_and(char::is_ascii_digit) {
-                digits += 1;
-                chars.next();
-            }
-            tokens += digits.div_ceil(3);
-        } else if c == ' ' {
+            tokens += piece.tokens();
+        } else if b.is_ascii_digit() {
+            let digits = 1 + run(&bytes[at + 1..], |b| b.is_ascii_digit());
+            at += digits;
+            tokens += (digits as u32).div_ceil(3);
+        } else if b == b' ' {
             // One space joins the word or punctuation after it, not a number;
             // a longer run is a token of its own.
-            let mut spaces = 1u32;
-            while chars.peek() == Some(&' ') {
-                spaces += 1;
-                chars.next();
-            }
-            if spaces > 1 || chars.peek().is_some_and(char::is_ascii_digit) {
+            let spaces = 1 + run(&bytes[at + 1..], |b| b == b' ');
+            at += spaces;
+            if spaces > 1 || bytes.get(at).is_some_and(u8::is_ascii_digit) {
                 tokens += 1;
             }
         } else if c.is_whitespace() {
-            while chars.peek().is_some_and(|n| n.is_whitespace() && *n != ' ') {
-                chars.next();
+            at += len;
+            while let Some(&b) = bytes.get(at) {
+                let (next, len) = if b.is_ascii() {
+                    (char::from(b), 1)
+                } else {
+                    decode(text, at)
+                };
+                if !next.is_whitespace() || next == ' ' {
+                    break;
+                }
+                at += len;
             }
             tokens += 1;
         } else {
-            let mut run = Symbols::new(c);
-            while let Some(&next) = chars
-                .peek()
-                .filter(|n| !n.is_alphanumeric() && !n.is_whitespace())
-            {
-                run.push(next);
-                chars.next();
+            let mut symbols = Symbols::new(c);
+            at += len;
+            while let Some(&b) = bytes.get(at) {
+                let (next, len) = if b.is_ascii() {
+                    (char::from(b), 1)
+                } else {
+                    decode(text, at)
+                };
+                if next.is_alphanumeric() || next.is_whitespace() {
+                    break;
+                }
+                symbols.push(next);
+                at += len;
             }
-            tokens += run.finish();
+            tokens += symbols.finish();
         }
     }
     tokens
 }
 
-/// A run of letters, split where a lower-case letter meets an upper-case
+/// The character that starts at byte `at` of `text`, and its length.
+fn decode(text: &str, at: usize) -> (char, usize) {
+    let c = text[at..].chars().next().unwrap_or_default();
+    (c, c.len_utf8())
+}
+
+/// How many leading bytes satisfy `keep`.
+fn run(bytes: &[u8], keep: impl Fn(u8) -> bool) -> usize {
+    bytes.iter().take_while(|&&b| keep(b)).count()
+}
+
+/// A run of letters up to where a lower-case letter meets an upper-case
 /// one (`bronzeOk` is two pieces, as the encodings split it).
-#[derive(Default)]
-struct Word {
-    tokens: u32,
+#[derive(Clone, Copy, Default)]
+struct Piece {
     ascii: u32,
     upper: u32,
     other: u32,
     last_lower: bool,
 }
 
-impl Word {
+impl Piece {
     fn push(&mut self, c: char) {
-        if c.is_uppercase() && self.last_lower {
-            self.close();
-        }
-        if !c.is_ascii() {
-            self.other += 1;
-        } else {
+        if c.is_ascii() {
             self.ascii += 1;
-            if c.is_ascii_uppercase() {
-                self.upper += 1;
-            }
+            self.upper += u32::from(c.is_ascii_uppercase());
+        } else {
+            self.other += 1;
         }
         self.last_lower = c.is_lowercase();
     }
 
-    fn close(&mut self) {
-        self.tokens += if self.upper >= 2 && self.upper == self.ascii {
+    fn tokens(self) -> u32 {
+        (if self.upper >= 2 && self.upper == self.ascii {
             // Capitals split into short pieces.
             self.ascii.div_ceil(3)
         } else if self.upper >= 2 {
@@ -110,15 +158,7 @@ impl Word {
             self.ascii.div_ceil(2)
         } else {
             word_tokens(self.ascii)
-        } + self.other;
-        self.ascii = 0;
-        self.upper = 0;
-        self.other = 0;
-    }
-
-    fn finish(mut self) -> u32 {
-        self.close();
-        self.tokens
+        }) + self.other
     }
 }
 
@@ -195,5 +235,8 @@ mod tests {
         assert_eq!(estimate("3 × 7"), 4);
         assert_eq!(estimate("-----"), 2);
         assert_eq!(estimate("{\"a\":"), 3);
+        // Letters beyond ASCII cost a token each, and split pieces too.
+        assert_eq!(estimate("caféÉtoile"), 4);
+        assert_eq!(estimate("½ – x²"), 4);
     }
 }
