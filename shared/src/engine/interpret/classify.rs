@@ -14,6 +14,7 @@ use serde::Serialize;
 use crate::content::Workflow;
 use crate::content::workflow::{Category, GradingSettings, Phrase};
 use crate::engine::grading::{self, Grade, SlipTag};
+use crate::engine::interpret::comparison;
 use crate::model::{
     AnswerKind, ExpectedAnswer, GradeOutcome, LlmTurnAnalysis, SessionState, StudentIntent,
 };
@@ -246,6 +247,10 @@ fn answer_grade(
     reading: Option<&MessageReading>,
 ) -> Option<Grade> {
     let question = session.pending_question.as_ref()?;
+    // A yes-or-no question about other numbers is asked, not answered.
+    if comparison::asks_beyond(message, &question.text) {
+        return None;
+    }
     let from_message = grading::grade_pending(question, message, settings)?;
     // The answer to the smaller step the tutor offered is progress on
     // the problem, not a wrong try at it.

@@ -39,25 +39,7 @@ const RELATIONS: &[(&str, Asked)] = &[
 /// The answer to `message` when it asks whether two numbers are equal, or
 /// one bigger or smaller than the other; `None` for anything else.
 pub fn answer(message: &str) -> Option<String> {
-    let lower = message.to_lowercase();
-    let opening = lower.trim_start();
-    // A yes-or-no question: "what is 3 more than 4?" asks for a sum.
-    if !["is ", "are ", "does ", "so is "]
-        .iter()
-        .any(|w| opening.starts_with(w))
-    {
-        return None;
-    }
-    let (at, phrase, asked) = RELATIONS
-        .iter()
-        .filter_map(|(p, a)| lower.find(p).map(|at| (at, *p, *a)))
-        .min_by_key(|(at, p, _)| (*at, std::cmp::Reverse(p.len())))?;
-    let squeezed = |m: regex::Match<'_>| m.as_str().replace(' ', "").replace('−', "-");
-    let left = NUMBER.find_iter(&lower[..at]).last().map(squeezed)?;
-    let right = NUMBER
-        .find_iter(&lower[at + phrase.len()..])
-        .next()
-        .map(squeezed)?;
+    let Comparison { left, right, asked } = read(message)?;
     let (a, b) = (value_of(&left)?, value_of(&right)?);
     let equal = a.approx_eq(b);
     let bigger = !equal && a.to_f64() > b.to_f64();
@@ -100,6 +82,53 @@ pub fn answer(message: &str) -> Option<String> {
     Some(format!("{verdict}: {said}.{why}"))
 }
 
+/// Whether `message` compares two numbers that `pending` (the question
+/// the student was asked) does not both name: "is 2/6 the same as 1/3?"
+/// asked during a percentage question is a question of its own, where
+/// "is 3/4 bigger than 2/3?" after "which is bigger, 3/4 or 2/3?" is a
+/// guess at the answer.
+pub fn asks_beyond(message: &str, pending: &str) -> bool {
+    let Some(Comparison { left, right, .. }) = read(message) else {
+        return false;
+    };
+    let named: Vec<String> = NUMBER.find_iter(pending).map(squeezed).collect();
+    !(named.contains(&left) && named.contains(&right))
+}
+
+/// Two numbers a yes-or-no question compares, as written.
+struct Comparison {
+    left: String,
+    right: String,
+    asked: Asked,
+}
+
+/// The comparison `message` asks about, if it asks one.
+fn read(message: &str) -> Option<Comparison> {
+    let lower = message.to_lowercase();
+    let opening = lower.trim_start();
+    // A yes-or-no question: "what is 3 more than 4?" asks for a sum.
+    if !["is ", "are ", "does ", "so is "]
+        .iter()
+        .any(|w| opening.starts_with(w))
+    {
+        return None;
+    }
+    let (at, phrase, asked) = RELATIONS
+        .iter()
+        .filter_map(|(p, a)| lower.find(p).map(|at| (at, *p, *a)))
+        .min_by_key(|(at, p, _)| (*at, std::cmp::Reverse(p.len())))?;
+    let left = NUMBER.find_iter(&lower[..at]).last().map(squeezed)?;
+    let right = NUMBER
+        .find_iter(&lower[at + phrase.len()..])
+        .next()
+        .map(squeezed)?;
+    Some(Comparison { left, right, asked })
+}
+
+fn squeezed(m: regex::Match<'_>) -> String {
+    m.as_str().replace(' ', "").replace('−', "-")
+}
+
 fn fraction(text: &str) -> Option<(i64, i64)> {
     let (top, bottom) = text.split_once('/')?;
     Some((top.trim().parse().ok()?, bottom.trim().parse().ok()?))
@@ -140,6 +169,16 @@ fn decimal(n: Number) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_comparison_of_other_numbers_is_a_question_of_its_own() {
+        let pending = "Percent means out of a hundred: how many hundredths is 0.4?";
+        assert!(asks_beyond("is 2/6 the same as 1/3?", pending));
+        let pending = "Which is bigger, 3/4 or 2/3?";
+        assert!(!asks_beyond("is 3/4 bigger than 2/3?", pending));
+        assert!(asks_beyond("is 3/4 bigger than 5/8?", pending));
+        assert!(!asks_beyond("is it 3/4?", pending), "not a comparison");
+    }
 
     #[test]
     fn equal_fractions_are_shown_equal_with_the_factor() {
