@@ -665,7 +665,10 @@ fn read_student_problem(message: &str) -> Option<StudentProblem> {
     if let Some(problem) = shared_in_ratio(message) {
         return Some(problem);
     }
-    if let Some(problem) = conversion(message).or_else(|| simplifying(message)) {
+    if let Some(problem) = conversion(message)
+        .or_else(|| to_fraction(message))
+        .or_else(|| simplifying(message))
+    {
         return Some(problem);
     }
     if let Some((_, problem)) = worded_problem(message) {
@@ -867,6 +870,96 @@ fn conversion(message: &str) -> Option<StudentProblem> {
         smaller: SmallerSteps {
             first: Some(format!("What is {over} ÷ {d}?")),
             finishing: Some(format!("What is {n} × {factor}?")),
+        },
+    })
+}
+
+/// A decimal or a whole percentage to write as a fraction ("0.75 as a
+/// fraction", "convert 40% to a fraction", "what fraction is 0.6"),
+/// worked through tenths, hundredths or thousandths, then simplified.
+fn to_fraction(message: &str) -> Option<StudentProblem> {
+    const NUMBER: &str = r"(\d{0,4}\.\d{1,3}|\d{1,3}\s*(?:%|per\s?cent\b))";
+    static AS: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(&format!(
+            r"(?i)(?:^|[^\d.]){NUMBER}[^\d]{{0,25}}?\b(?:as|to|into|in)\s+(?:an?\s+)?fractions?\b"
+        ))
+        .expect("a valid pattern")
+    });
+    static WHAT: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(&format!(r"(?i)\bwhat\s+fraction\s+is\s+{NUMBER}")).expect("a valid pattern")
+    });
+    let c = AS.captures(message).or_else(|| WHAT.captures(message))?;
+    let written = c.get(1)?.as_str();
+    let percent = !written.contains('.');
+    let digits: String = written
+        .chars()
+        .filter(|c| c.is_ascii_digit() || *c == '.')
+        .collect();
+    let (whole, places) = digits.split_once('.').unwrap_or((&digits, ""));
+    let top: i64 = format!("{whole}{places}").parse().ok()?;
+    if top == 0 {
+        return None;
+    }
+    let over = if percent {
+        100
+    } else {
+        10_i64.pow(u32::try_from(places.len()).ok()?)
+    };
+    let hcf = math::gcd(top, over);
+    let shown = if percent {
+        format!("{top}%")
+    } else {
+        format!("{}.{places}", if whole.is_empty() { "0" } else { whole })
+    };
+    let unit = match over {
+        10 => "tenths",
+        100 => "hundredths",
+        _ => "thousandths",
+    };
+    // Said in words ("75 hundredths"), not as 75/100: that is already an
+    // answer, which the steps must not give away.
+    let (first_step, smaller_first) = if percent {
+        (
+            format!("Per cent means out of 100: how many hundredths is {shown}?"),
+            None,
+        )
+    } else {
+        let count = match places.len() {
+            1 => "one digit".to_owned(),
+            n => format!("{n} digits"),
+        };
+        (
+            format!(
+                "{shown} has {count} after the decimal point, so count it in {unit}: how many {unit} is {shown}?"
+            ),
+            Some(format!("What is {shown} × {over}?")),
+        )
+    };
+    let (finishing_step, smaller_finishing) = if hcf == 1 {
+        (
+            format!("So {shown} is {top} {unit}. How do you write that as a fraction?"),
+            None,
+        )
+    } else {
+        (
+            format!(
+                "So {shown} is {top} {unit}. Write that as a fraction, then divide the top and the bottom by the biggest number that goes into both {top} and {over}. What do you get?"
+            ),
+            Some(format!(
+                "What is the biggest number that divides both {top} and {over}?"
+            )),
+        )
+    };
+    Some(StudentProblem {
+        text: format!("{shown} as a fraction"),
+        answer: format!("{}/{}", top / hcf, over / hcf),
+        solves_for: None,
+        first_step,
+        first_step_expects: Some(top.to_string()),
+        finishing_step,
+        smaller: SmallerSteps {
+            first: smaller_first,
+            finishing: smaller_finishing,
         },
     })
 }
@@ -2174,6 +2267,26 @@ mod tests {
                 "5",
             ),
             ("1/8 as a percent", "1/8 as a percentage", "12.5%", "125"),
+            (
+                "how do i convert 0.75 to a fraction",
+                "0.75 as a fraction",
+                "3/4",
+                "75",
+            ),
+            ("write .6 as a fraction", "0.6 as a fraction", "3/5", "6"),
+            (
+                "what fraction is 0.125",
+                "0.125 as a fraction",
+                "1/8",
+                "125",
+            ),
+            ("0.3 as a fraction?", "0.3 as a fraction", "3/10", "3"),
+            (
+                "how do you change 40% into a fraction",
+                "40% as a fraction",
+                "2/5",
+                "40",
+            ),
         ];
         for (message, text, answer, first) in cases {
             let p = student_problem(message).unwrap_or_else(|| panic!("{message}"));

@@ -240,6 +240,8 @@ mod tests {
             "3/4 of 20",
             "20% of 50",
             "12 x 3",
+            "0.75 as a fraction",
+            "40% as a fraction",
         ] {
             let problem = student_problem(message).unwrap();
             let solution = own_solution(&problem);
