@@ -100,6 +100,14 @@ pub fn plain(r: Rational) -> String {
     }
 }
 
+/// A small count in words ("three 2s multiplied together"), from one to ten.
+pub fn count_word(n: u32) -> Option<&'static str> {
+    const WORDS: [&str; 10] = [
+        "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+    ];
+    WORDS.get(usize::try_from(n.checked_sub(1)?).ok()?).copied()
+}
+
 /// The exact decimal expansion, when the denominator has no prime factor
 /// other than 2 and 5 (and the expansion is short).
 pub fn decimal(r: Rational) -> Option<String> {

@@ -506,6 +506,13 @@ pub struct UnitMatch {
     pub because: Vec<String>,
 }
 
+impl UnitMatch {
+    /// Whether only the form of the maths matched, no word of the unit's.
+    pub fn by_shape_only(&self) -> bool {
+        self.because.iter().all(|b| b.starts_with("shape "))
+    }
+}
+
 /// The mapping of one course, built once per content version.
 pub struct UnitMapper {
     units: Vec<UnitProfile>,

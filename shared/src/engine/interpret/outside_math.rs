@@ -8,6 +8,8 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use crate::text::template::count_word;
+
 /// Largest whole number worked with: beyond it a list of multiples or
 /// factors is no help to a student.
 const LARGEST: i64 = 100_000;
@@ -346,13 +348,10 @@ fn power(text: &str) -> Option<String> {
         3 => format!("{shown_base} cubed"),
         _ => format!("{shown_base} to the power of {exponent}"),
     };
+    // "Multiplied by itself twice" would be three of them: count the factors.
+    let count = count_word(exponent)?;
     Some(format!(
-        "{name} means {shown_base} multiplied by itself {}: {product} = {value}.",
-        match exponent {
-            1 => "once".to_owned(),
-            2 => "twice".to_owned(),
-            n => format!("{n} times"),
-        }
+        "{name} means {count} {shown_base}s multiplied together: {product} = {value}."
     ))
 }
 
@@ -800,7 +799,10 @@ mod tests {
     fn roots_and_powers_show_the_multiplication() {
         says("what is the square root of 49", &["is 7", "7 × 7 = 49"]);
         says("square root of 50", &["between 7 and 8", "7.07"]);
-        says("what is 5 squared", &["5 × 5 = 25"]);
+        says(
+            "what is 5 squared",
+            &["two 5s multiplied together", "5 × 5 = 25"],
+        );
         says("2 cubed", &["2 × 2 × 2 = 8"]);
         says("what's 2 to the power of 5", &["2 × 2 × 2 × 2 × 2 = 32"]);
         says("3^4", &["= 81"]);

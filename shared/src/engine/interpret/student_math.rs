@@ -14,6 +14,7 @@ use crate::engine::interpret::worded_problems::worded_problem;
 use crate::engine::practice::solution::{HintStep, Solution};
 use crate::math::{self, Number, ParseOptions, Value};
 use crate::model::AnswerKind;
+use crate::text::template::count_word;
 
 /// One piece of a run of mathematics.
 #[derive(Debug, Clone, PartialEq)]
@@ -552,14 +553,17 @@ fn times_sign(text: &str) -> String {
 }
 
 /// The kinds of problem in `message`, each once, in order of appearance.
-/// A fraction to be written as a decimal or a percentage is a conversion,
-/// not a fraction on its own.
+/// A number to be written another way is a conversion, not a fraction or
+/// a decimal on its own; a problem in words is of its own kind only.
 pub fn shapes(message: &str) -> Vec<ProblemShape> {
     let mut out = Vec::new();
-    if conversion(message).is_some() {
+    if conversion(message).is_some() || to_fraction(message).is_some() {
         out.push(ProblemShape::Conversion);
     } else if let Some((shape, _)) = worded_problem(message) {
+        // The problem in words is what is asked: "45p" in "3 pencils cost
+        // 45p" is a price, not an expression.
         out.push(shape);
+        return out;
     }
     for run in math_runs(message) {
         if out.contains(&ProblemShape::Conversion)
@@ -1667,6 +1671,17 @@ fn first_step(run: &MathRun, variable: char) -> String {
                 b = piece_text(b).unwrap_or_default()
             ),
         },
+        // A power on its own has no order to choose: say what it means.
+        (ProblemShape::MixedOperations, [a, Op('^'), b]) => match (whole(a), whole(b)) {
+            (Some(base), Some(times @ 2..=6)) => format!(
+                "{text} means {} {base}s multiplied together: {}. What does that come to?",
+                count_word(times as u32).unwrap_or_default(),
+                vec![base.to_string(); times as usize].join(" × ")
+            ),
+            _ => format!(
+                "The small number says how many times the big number is multiplied by itself. How would you write {text} as a multiplication?"
+            ),
+        },
         (ProblemShape::MixedOperations, _) => format!(
             "Brackets come first, then × and ÷, then + and -. Which part of {text} do you work out first?"
         ),
@@ -2305,6 +2320,19 @@ mod tests {
         // Nothing to simplify, or no exact decimal to reach over 100 or 1000.
         assert_eq!(student_problem("simplify 3/7"), None);
         assert_eq!(student_problem("what is 1/3 as a decimal"), None);
+    }
+
+    #[test]
+    fn a_power_on_its_own_is_said_as_a_multiplication() {
+        let p = student_problem("what does 2^3 mean").expect("a problem");
+        assert_eq!(p.answer, "8");
+        assert!(
+            p.first_step
+                .contains("three 2s multiplied together: 2 × 2 × 2"),
+            "{}",
+            p.first_step
+        );
+        assert!(!p.first_step.contains("Brackets"), "{}", p.first_step);
     }
 
     #[test]

@@ -22,6 +22,7 @@ pub fn worded_problem(message: &str) -> Option<(ProblemShape, StudentProblem)> {
         .or_else(|| decimal_as_percentage(&text).map(|p| (ProblemShape::Conversion, p)))
         .or_else(|| simplified_ratio(&text).map(|p| (ProblemShape::Ratio, p)))
         .or_else(|| percentage_change(&text).map(|p| (ProblemShape::Percentage, p)))
+        .or_else(|| unit_price(&text).map(|p| (ProblemShape::Ratio, p)))
         .or_else(|| substitution(&text).map(|p| (ProblemShape::Expression, p)))
         .or_else(|| like_terms(&text).map(|p| (ProblemShape::Expression, p)))
 }
@@ -362,6 +363,58 @@ fn percentage_change(text: &str) -> Option<StudentProblem> {
     })
 }
 
+/// "if 3 pencils cost 45p, how much do 7 cost?": the price of one, then of
+/// as many as asked (the unitary method), in the money as written.
+fn unit_price(text: &str) -> Option<StudentProblem> {
+    static PRICED: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"\b(?P<had>\d{1,3})\s+(?P<things>[a-z]+(?:\s[a-z]+)?)\s+costs?\s+(?P<symbol>[£$€]?)(?P<price>\d{1,5}(?:\.\d{1,2})?)\s*(?P<pence>p|c|pence|cents?)?\b.*?\bhow\s+much\s+(?:do|does|would|will|for|are|is)?\s*(?P<asked>\d{1,3})\b")
+            .expect("a valid pattern")
+    });
+    // The problem as the tutor says it back, read again on later turns.
+    static RESTATED: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"\bhow\s+much\s+(?P<asked>\d{1,3})\s+(?P<things>[a-z]+(?:\s[a-z]+)?)\s+cost\s+when\s+(?P<had>\d{1,3})\s+cost\s+(?P<symbol>[£$€]?)(?P<price>\d{1,5}(?:\.\d{1,2})?)(?P<pence>p|c)?")
+            .expect("a valid pattern")
+    });
+    let c = PRICED.captures(text).or_else(|| RESTATED.captures(text))?;
+    let (had, asked): (i64, i64) = (c["had"].parse().ok()?, c["asked"].parse().ok()?);
+    if had < 2 || asked == 0 || had == asked {
+        return None;
+    }
+    let things = c["things"].to_owned();
+    let price = Rational::parse_decimal(&c["price"]).ok()?;
+    let money = |r: Rational| match (&c["symbol"], c.name("pence").map(|m| m.as_str())) {
+        ("", Some(pence)) => format!(
+            "{}{}",
+            plain(r),
+            if pence.starts_with('p') { "p" } else { "c" }
+        ),
+        ("", None) => plain(r),
+        // Pounds, dollars and euros are written with their pence.
+        (symbol, _) => format!("{symbol}{:.2}", r.to_f64()),
+    };
+    let one = price
+        .checked_div(Rational::new(i128::from(had), 1).ok()?)
+        .ok()?;
+    let total = one
+        .checked_mul(Rational::new(i128::from(asked), 1).ok()?)
+        .ok()?;
+    let (price_text, one_text) = (money(price), money(one));
+    Some(StudentProblem {
+        text: format!("how much {asked} {things} cost when {had} cost {price_text}"),
+        answer: plain(total),
+        solves_for: None,
+        first_step: format!(
+            "First find the cost of one: {had} {things} cost {price_text}, so what does one cost?"
+        ),
+        first_step_expects: Some(plain(one)),
+        finishing_step: format!("So one costs {one_text}. How much do {asked} cost?"),
+        smaller: SmallerSteps {
+            first: Some(format!("What is {} ÷ {had}?", plain(price))),
+            finishing: Some(format!("What is {asked} × {}?", plain(one))),
+        },
+    })
+}
+
 /// "if a = 4 what is 3a + 7", "work out 2x - 1 when x = 5": the letter
 /// replaced by its value, for an expression of the form `kv`, `kv ± b`
 /// or `v ± b`.
@@ -636,6 +689,26 @@ mod tests {
         assert_eq!(p.first_step_expects.as_deref(), Some("15"));
         assert_eq!(worked("increase 80 by 15%").1.answer, "92");
         assert_eq!(worked("decrease £40 by 10%").1.answer, "36");
+    }
+
+    #[test]
+    fn a_price_is_scaled_through_the_price_of_one() {
+        let (shape, p) = worked("if 3 pencils cost 45p how much do 7 cost");
+        assert_eq!((shape, p.answer.as_str()), (ProblemShape::Ratio, "105"));
+        assert_eq!(p.first_step_expects.as_deref(), Some("15"));
+        assert!(
+            p.finishing_step.contains("one costs 15p"),
+            "{}",
+            p.finishing_step
+        );
+        assert!(!p.first_step.contains("105"), "{}", p.first_step);
+        let (_, p) = worked("4 apples cost $2.40, how much would 10 apples cost?");
+        assert_eq!(p.answer, "6");
+        assert!(p.finishing_step.contains("$0.60"), "{}", p.finishing_step);
+        // Said back, the problem reads the same on the next turn.
+        let again = unit_price(&p.text).expect("the problem said back");
+        assert_eq!((again.answer, again.text), (p.answer, p.text));
+        assert!(unit_price("3 pens cost 90p, how much do 3 cost").is_none());
     }
 
     #[test]

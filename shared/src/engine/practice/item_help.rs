@@ -242,6 +242,7 @@ mod tests {
             "12 x 3",
             "0.75 as a fraction",
             "40% as a fraction",
+            "if 3 pencils cost 45p how much do 7 cost",
         ] {
             let problem = student_problem(message).unwrap();
             let solution = own_solution(&problem);

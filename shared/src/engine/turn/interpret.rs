@@ -122,6 +122,16 @@ pub fn interpret(
         })
         .unwrap_or_else(|| workflow.default_category.clone());
 
+    // An answer's own form ("15p" to "what does one pencil cost?") says
+    // nothing about what the student wants to learn next.
+    let answers = interpretation
+        .as_ref()
+        .is_some_and(|i| i.classification.intent == StudentIntent::Answer);
+    let ranked = if answers {
+        ranked.into_iter().filter(|m| !m.by_shape_only()).collect()
+    } else {
+        ranked
+    };
     let mut mapped_units = map_units(rt, state.snapshot, ranked, &event.client_event);
     // The reply offers the unit nearest a question beyond the course: a
     // "yes" to that offer must find the same unit, not the focus unit.
