@@ -116,6 +116,13 @@ pub struct SafetyCategorySettings {
     /// vocabulary list, `{gap}` up to three words.
     #[serde(default)]
     pub patterns: Vec<String>,
+    /// The category is about someone other than the student ("my friend
+    /// wants to kill herself"): what its rules match is set aside before
+    /// the categories listed above it are tried, so that those, about the
+    /// student themself, answer only for what the student says of
+    /// themself ("... and I want to die too").
+    #[serde(default)]
+    pub someone_else: bool,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -26,6 +26,8 @@ mod normalize;
 mod sanitize;
 mod stream_guard;
 
+use std::borrow::Cow;
+
 use regex::{Regex, RegexSet};
 use serde::Serialize;
 
@@ -110,6 +112,9 @@ struct CompiledCategory {
     rule_names: Vec<String>,
     /// One-word terms, for self-censored words ("f*ck").
     words: Vec<String>,
+    /// Its rules as one expression, for a category about someone else:
+    /// what it matches is set aside for the categories listed above it.
+    set_aside: Option<Regex>,
     hit: SafetyHit,
 }
 
@@ -222,8 +227,12 @@ impl SafetyGate {
                         rule_names.push(format!("{}/patterns[{i}]", c.id));
                     }
                 }
+                let set_aside = (c.someone_else && !rules.is_empty())
+                    .then(|| Regex::new(&rules.join("|")).ok())
+                    .flatten();
                 CompiledCategory {
                     id: c.id.clone(),
+                    set_aside,
                     rules: RegexSet::new(&rules).unwrap_or_else(|_| RegexSet::empty()),
                     rule_names,
                     words: c
@@ -303,19 +312,36 @@ impl SafetyGate {
     }
 
     /// The first category (in the workflow's order) one of whose rules
-    /// matches the normalised message.
+    /// matches the normalised message. A category about someone else
+    /// hides what it matches from the categories listed above it: they
+    /// read the message with another person's risk set aside.
     fn by_rules(&self, normal: &str) -> Option<SafetyHit> {
         let text = match &self.ordinary {
             Some(ordinary) => ordinary.replace_all(normal, " ~ ").into_owned(),
             None => normal.to_owned(),
         };
-        self.categories.iter().find_map(|c| {
+        // Usually none: a category about someone else whose rules match.
+        let asides: Vec<(usize, &Regex)> = self
+            .categories
+            .iter()
+            .enumerate()
+            .filter_map(|(j, c)| Some((j, c.set_aside.as_ref()?)))
+            .filter(|(_, aside)| aside.is_match(&text))
+            .collect();
+        self.categories.iter().enumerate().find_map(|(i, c)| {
+            let text = asides
+                .iter()
+                .filter(|(j, _)| *j > i)
+                .fold(Cow::Borrowed(text.as_str()), |t, (_, aside)| {
+                    Cow::Owned(aside.replace_all(&t, " ~ ").into_owned())
+                });
+            let text = text.as_ref();
             // Almost every message matches no rule: asking only whether
             // one does stops early and skips the overlapping search.
             let rule = c
                 .rules
-                .is_match(&text)
-                .then(|| c.rules.matches(&text).iter().next())
+                .is_match(text)
+                .then(|| c.rules.matches(text).iter().next())
                 .flatten()
                 .map(|i| c.rule_names[i].clone())
                 .or_else(|| {

@@ -321,3 +321,73 @@ fn the_threshold_decides_and_training_is_deterministic() {
     }
     assert!(SafetyGate::new(&empty).classify(message).is_none());
 }
+
+/// [`workflow`] with a category about someone else at risk, listed after
+/// self-harm (whose term "suicide" would otherwise answer for a friend).
+fn with_someone_else(set_aside: bool) -> Workflow {
+    let mut w = workflow();
+    let mut other = w.safety.categories[0].clone();
+    other.id = "someone_at_risk".into();
+    other.response = "Thank you for telling me: tell a trusted adult today.".into();
+    other.online.clear();
+    other.terms.clear();
+    other.patterns = vec![
+        "(kill|hurt) (himself|herself)".into(),
+        "(friend|she|he) keeps talking about suicide".into(),
+    ];
+    other.someone_else = set_aside;
+    w.safety.categories.insert(1, other);
+    w
+}
+
+#[test]
+fn someone_else_at_risk_gets_its_own_reply_unless_the_student_is_too() {
+    let gate = SafetyGate::new(&with_someone_else(true));
+    let hit = gate
+        .classify("my friend said she wants to kill herself")
+        .unwrap();
+    assert_eq!(hit.category, "someone_at_risk");
+    assert_eq!(hit.rule_id, "someone_at_risk/patterns[0]");
+    assert!(hit.notify_teacher && hit.pauses_tutoring());
+    // The category above reads the message with the friend's risk set
+    // aside: its term "suicide" is inside it.
+    assert_eq!(
+        category(&gate, "my friend keeps talking about suicide").as_deref(),
+        Some("someone_at_risk")
+    );
+    // The student's own words, alone or beside the friend's, are theirs.
+    assert_eq!(
+        category(&gate, "I want to kill myself").as_deref(),
+        Some("self_harm")
+    );
+    for (message, rule) in [
+        (
+            "my friend wants to kill herself and i want to die too",
+            "self_harm/patterns[1]",
+        ),
+        (
+            "my friend keeps talking about suicide, i think about suicide too",
+            "self_harm/terms[1]",
+        ),
+    ] {
+        let hit = gate.classify(message).unwrap();
+        assert_eq!(hit.rule_id, rule, "{message}");
+    }
+    // Categories below it are not affected; maths goes through.
+    assert_eq!(
+        category(&gate, "im gonna stab my teacher").as_deref(),
+        Some("violence")
+    );
+    assert_eq!(category(&gate, "she cut the cake into 8 pieces"), None);
+
+    // Without setting aside, the student's category answers for a friend.
+    let plain = SafetyGate::new(&with_someone_else(false));
+    assert_eq!(
+        category(&plain, "my friend keeps talking about suicide").as_deref(),
+        Some("self_harm")
+    );
+    assert_eq!(
+        category(&plain, "my friend said she wants to kill herself").as_deref(),
+        Some("someone_at_risk")
+    );
+}
