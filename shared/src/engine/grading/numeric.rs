@@ -174,7 +174,11 @@ pub(super) fn compare(
     }
     // A hair of slack so that 3.7 against 3.8 is within 0.1 despite binary floats.
     let within = |limit: f64| difference <= limit * (1.0 + 1e-9) + 1e-12;
-    let one_out = last_place(target).is_some_and(|place| within(place * settings.close_last_place));
+    // Whole units of the last place: 9 for 10 is one out, 9.8 is not.
+    let one_out = last_place(target).is_some_and(|place| {
+        let units = difference / place;
+        within(place * settings.close_last_place) && (units - units.round()).abs() < 1e-6
+    });
     // Rounding too early is a slip of the answer; a wrong sign, a factor
     // of ten or a flipped fraction is a mistake of method.
     let rounded_early = tags.contains(&SlipTag::Rounding);
@@ -404,6 +408,11 @@ mod tests {
         assert_eq!(verdict("7", r(10, 1)).0, Wrong, "3 out of 10 is not close");
         assert_eq!(verdict("3.7", r(38, 10)).0, Close, "one out in the tenths");
         assert_eq!(verdict("3.5", r(38, 10)).0, Wrong);
+        assert_eq!(
+            verdict("9.8", r(10, 1)).0,
+            Wrong,
+            "not whole units of the last place"
+        );
         assert_eq!(verdict("990", r(1000, 1)).0, Close, "within 1%");
         assert_eq!(verdict("950", r(1000, 1)).0, Wrong);
         assert_eq!(verdict("0.5", r(3, 11)).0, Wrong);
