@@ -235,6 +235,7 @@ impl Checker<'_> {
         let grading = &w.grading;
         let grading_at = root.key("grading");
         for (key, value) in [
+            ("close_last_place", grading.close_last_place),
             ("close_min_difference", grading.close_min_difference),
             (
                 "close_min_difference_from",

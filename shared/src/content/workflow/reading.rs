@@ -7,8 +7,12 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct GradingSettings {
-    /// A wrong number is `close` when it is within
+    /// A wrong number is `close` when it is a slip of the answer itself:
+    /// off by at most `close_last_place` units of the expected value's last
+    /// decimal place (9 or 11 for 10, 3.7 for 3.8), cut off or rounded too
+    /// early, or within
     /// max(`close_min_difference`, `close_relative` × |expected|).
+    pub close_last_place: f64,
     pub close_relative: f64,
     pub close_min_difference: f64,
     /// `close_min_difference` counts only for expected values at least
@@ -26,8 +30,9 @@ pub struct GradingSettings {
 impl Default for GradingSettings {
     fn default() -> Self {
         GradingSettings {
-            close_relative: 0.2,
-            close_min_difference: 0.3,
+            close_last_place: 1.0,
+            close_relative: 0.01,
+            close_min_difference: 0.0,
             close_min_difference_from: 1.0,
             rounding_min_significant: 3,
             rounding_min_decimals: 2,

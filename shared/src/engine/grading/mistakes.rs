@@ -3,9 +3,9 @@
 //! A question may carry the wrong answers its known mistakes produce (a
 //! generated drill carries every one its blueprint can compute, shown as
 //! an option or not). A wrong answer equal in value to one of them is that
-//! mistake. It is then no near miss: 75 for 47 + 38 is within the `close`
-//! threshold, but it is the carried ten forgotten, so it is `wrong`. Only a
-//! slip of the answer itself (one out, ten out) may stay `close`.
+//! mistake. It is then no near miss: an answer one out is `wrong` when a
+//! mistake of method produces it. Only a slip of the answer itself may
+//! stay `close`.
 
 use super::{Grade, grade};
 use crate::content::workflow::GradingSettings;

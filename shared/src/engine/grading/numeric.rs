@@ -172,8 +172,17 @@ pub(super) fn compare(
             student.literal.as_ref().filter(|_| unconverted),
         ));
     }
-    // A hair of slack so that 1.3 against 1 is within 0.3 despite binary floats.
-    let outcome = if difference <= threshold * (1.0 + 1e-9) + 1e-12 {
+    // A hair of slack so that 3.7 against 3.8 is within 0.1 despite binary floats.
+    let within = |limit: f64| difference <= limit * (1.0 + 1e-9) + 1e-12;
+    // Whole units of the last place: 9 for 10 is one out, 9.8 is not.
+    let one_out = last_place(target).is_some_and(|place| {
+        let units = difference / place;
+        within(place * settings.close_last_place) && (units - units.round()).abs() < 1e-6
+    });
+    // Rounding too early is a slip of the answer; a wrong sign, a factor
+    // of ten or a flipped fraction is a mistake of method.
+    let rounded_early = tags.contains(&SlipTag::Rounding);
+    let outcome = if within(threshold) || one_out || rounded_early {
         GradeOutcome::Close
     } else {
         GradeOutcome::Wrong
@@ -215,6 +224,18 @@ fn show_float(x: f64) -> String {
     } else {
         text
     }
+}
+
+/// One unit of the last decimal place of an exact value that ends within
+/// six places (1 for 10, 0.1 for 3.8); none for one that does not end.
+fn last_place(value: Number) -> Option<f64> {
+    let Number::Exact(exact) = value else {
+        return None;
+    };
+    (0..=6).find_map(|places: i32| {
+        let shifted = exact.to_f64() * 10f64.powi(places);
+        ((shifted - shifted.round()).abs() < 1e-9).then(|| 10f64.powi(-places))
+    })
 }
 
 /// Whether the expected value has a finite decimal expansion.
@@ -378,16 +399,25 @@ mod tests {
     }
 
     #[test]
-    fn the_close_threshold() {
+    fn only_a_slip_of_the_answer_is_close() {
         use GradeOutcome::*;
         assert_eq!(verdict("10", r(10, 1)).0, Correct);
-        assert_eq!(verdict("11.9", r(10, 1)).0, Close);
-        assert_eq!(verdict("12", r(10, 1)).0, Close, "20% of 10 is 2");
-        assert_eq!(verdict("12.01", r(10, 1)).0, Wrong);
-        assert_eq!(verdict("1.3", r(1, 1)).0, Close, "the 0.3 floor");
-        assert_eq!(verdict("1.31", r(1, 1)).0, Wrong);
-        assert_eq!(verdict("0.5", r(3, 11)).0, Wrong, "no floor below 1");
-        assert_eq!(verdict("0.3", r(3, 11)).0, Close, "within 20% of 3/11");
+        assert_eq!(verdict("9", r(10, 1)).0, Close, "one out");
+        assert_eq!(verdict("11", r(10, 1)).0, Close, "one out");
+        assert_eq!(verdict("8", r(10, 1)).0, Wrong);
+        assert_eq!(verdict("7", r(10, 1)).0, Wrong, "3 out of 10 is not close");
+        assert_eq!(verdict("3.7", r(38, 10)).0, Close, "one out in the tenths");
+        assert_eq!(verdict("3.5", r(38, 10)).0, Wrong);
+        assert_eq!(
+            verdict("9.8", r(10, 1)).0,
+            Wrong,
+            "not whole units of the last place"
+        );
+        assert_eq!(verdict("990", r(1000, 1)).0, Close, "within 1%");
+        assert_eq!(verdict("950", r(1000, 1)).0, Wrong);
+        assert_eq!(verdict("0.5", r(3, 11)).0, Wrong);
+        assert_eq!(verdict("0.3", r(3, 11)).0, Close, "3/11 rounded too early");
+        assert_eq!(verdict("0.25", r(3, 11)).0, Wrong);
     }
 
     #[test]

@@ -9,6 +9,9 @@
 //! priority wins and declaration order breaks ties. No category matching
 //! means the workflow's default category.
 
+use std::sync::LazyLock;
+
+use regex::Regex;
 use serde::Serialize;
 
 use crate::content::Workflow;
@@ -731,6 +734,63 @@ pub fn asks_something(message: &str) -> bool {
     text.ends_with('?') || QUESTION_STARTS.iter().any(|q| text.starts_with(q))
 }
 
+/// Words that stand for something already said, or for the task itself,
+/// rather than naming a term: "what it means" asks about the last reply.
+const NOT_A_TERM: &[&str] = &[
+    "it",
+    "this",
+    "that",
+    "these",
+    "those",
+    "you",
+    "u",
+    "i",
+    "we",
+    "they",
+    "he",
+    "she",
+    "there",
+    "answer",
+    "question",
+    "next",
+    "to",
+    "do",
+    "wrong",
+    "right",
+    "happening",
+    "going",
+    "on",
+];
+
+/// The term a message asks the meaning of, however the student puts it:
+/// "what does reciprocal mean", "what is a denominator?", "idk what a
+/// numerator is", "not sure what ratio means". Only words make a term
+/// ("what is 15% of 80" is a problem), one to three of them.
+pub fn term_asked_about(message: &str) -> Option<String> {
+    static ASKS: LazyLock<[Regex; 3]> = LazyLock::new(|| {
+        let term = r"(?:(?:an?|the)\s+)?(?P<term>[a-z][a-z'-]*(?:\s+[a-z][a-z'-]*){0,2}?)";
+        [
+            Regex::new(&format!(r"^what\s+(?:does|do)\s+{term}\s+mean\b")),
+            Regex::new(&format!(
+                r"^(?:what\s+is|what's|whats|what\s+are)\s+{term}\s*[?.!]*$"
+            )),
+            Regex::new(&format!(r"\bwhat\s+{term}\s+(?:is|are|means?)\s*[?.!]*$")),
+        ]
+        .map(|pattern| pattern.expect("a valid pattern"))
+    });
+    let text = fold(message);
+    let text = text.trim();
+    let term = ASKS
+        .iter()
+        .find_map(|asks| asks.captures(text))?
+        .name("term")?
+        .as_str()
+        .to_owned();
+    term.split_whitespace()
+        .all(|w| !NOT_A_TERM.contains(&w))
+        .then_some(term)
+}
+
 /// The offline reading of a message, for when no LLM reading is available:
 /// its intent and the rule that decided it.
 pub fn heuristic_intent(
@@ -815,6 +875,14 @@ pub fn heuristic_intent(
             "an answer to the pending question was found in the message".to_owned(),
         );
     }
+    // "idk what a denominator is" asks what the word means: a question to
+    // answer, not a request for help with whatever is on screen.
+    if let Some(term) = term_asked_about(text) {
+        return (
+            StudentIntent::Question,
+            format!("asks what \"{term}\" means"),
+        );
+    }
     if let Some(cue) = has_any(text, STUCK) {
         return (
             StudentIntent::Stuck,
@@ -863,5 +931,42 @@ mod tests {
         assert!(!contains_phrase("idkx", "idk"));
         assert!(contains_phrase("i'm stuck!", "i'm stuck"));
         assert!(!contains_phrase("anything", ""));
+    }
+
+    #[test]
+    fn a_question_about_a_word_names_the_term() {
+        for (message, term) in [
+            ("idk what a denominator is", "denominator"),
+            ("I don't know what the numerator means", "numerator"),
+            ("what does reciprocal mean", "reciprocal"),
+            ("what is a ratio?", "ratio"),
+            ("whats an integer", "integer"),
+            ("not sure what a common factor is", "common factor"),
+        ] {
+            assert_eq!(
+                term_asked_about(message).as_deref(),
+                Some(term),
+                "{message}"
+            );
+        }
+        for message in [
+            "idk what to do",
+            "i don't know what the answer is",
+            "idk what it means",
+            "i don't know what you mean",
+            "what is 15% of 80",
+            "i don't know",
+        ] {
+            assert_eq!(term_asked_about(message), None, "{message}");
+        }
+    }
+
+    #[test]
+    fn not_knowing_what_a_word_means_is_a_question() {
+        let session = SessionState::default();
+        let (intent, _) = heuristic_intent("idk what a denominator is", &session, None);
+        assert_eq!(intent, StudentIntent::Question);
+        let (intent, _) = heuristic_intent("idk what to do", &session, None);
+        assert_eq!(intent, StudentIntent::Stuck);
     }
 }

@@ -1223,8 +1223,55 @@ fn shaped_finish(run: &MathRun, v: char, first: Option<&str>) -> Option<String> 
                 )
             })
         }
+        // After "where do you start, and which way do you move?": the start,
+        // the way and how far, leaving where they land to them.
+        (ProblemShape::IntegerArithmetic, pieces, _) => {
+            let (start, op, by) = signed_sum(pieces)?;
+            let steps = by.unsigned_abs();
+            let way = if (op == '+') == (by > 0) {
+                "right"
+            } else {
+                "left"
+            };
+            (steps > 0).then(|| {
+                format!(
+                    "Start at {start} and move {steps} step{} to the {way}. Where do you land?",
+                    if steps == 1 { "" } else { "s" }
+                )
+            })
+        }
         _ => None,
     }
+}
+
+/// `a + b` or `a - b` of two whole numbers, each maybe signed and
+/// bracketed ("-3 + 5", "5 - (-2)"), as (a, the operator, b).
+fn signed_sum(pieces: &[Piece]) -> Option<(i64, char, i64)> {
+    fn operand(pieces: &[Piece]) -> Option<(i64, &[Piece])> {
+        let (bracketed, rest) = match pieces.split_first()? {
+            (Piece::Op('('), rest) => (true, rest),
+            _ => (false, pieces),
+        };
+        let (negative, rest) = match rest.split_first()? {
+            (Piece::Op('-'), rest) => (true, rest),
+            _ => (false, rest),
+        };
+        let (number, rest) = rest.split_first()?;
+        let size = whole(number)?;
+        let rest = match (bracketed, rest.split_first()) {
+            (false, _) => rest,
+            (true, Some((Piece::Op(')'), rest))) => rest,
+            (true, _) => return None,
+        };
+        Some((if negative { -size } else { size }, rest))
+    }
+    let (a, rest) = operand(pieces)?;
+    let (op, rest) = match rest.split_first()? {
+        (Piece::Op(op @ ('+' | '-')), rest) => (*op, rest),
+        _ => return None,
+    };
+    let (b, rest) = operand(rest)?;
+    rest.is_empty().then_some((a, op, b))
 }
 
 /// Each step's arithmetic on its own, for a student stuck on the step:
@@ -2460,6 +2507,12 @@ mod tests {
                 "3/4 of 20",
                 "One quarter of 20 is 5. 3/4 is 3 of those parts.",
             ),
+            (
+                "-3 + 5",
+                "Start at -3 and move 5 steps to the right. Where do you land?",
+            ),
+            ("-4 - 6", "Start at -4 and move 6 steps to the left."),
+            ("5 - (-2)", "Start at 5 and move 2 steps to the right."),
             ("12 x 3", "Now put it together: what is 12 × 3?"),
             ("347 + 38", "Now put it together: what is 347 + 38?"),
         ];

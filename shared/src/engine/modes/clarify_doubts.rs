@@ -84,14 +84,15 @@ impl SessionMode for ClarifyDoubts {
             .interpretation
             .as_ref()
             .is_some_and(|i| i.classification.intent == StudentIntent::Stuck);
-        let boundary = !complete
-            && !closing
-            && !stuck
-            && turn
-                .rt
-                .workflow()
-                .category(&read.category)
-                .is_some_and(|c| c.transitions.contains(&Transition::CountOffTopic));
+        let transitions = turn
+            .rt
+            .workflow()
+            .category(&read.category)
+            .map(|c| c.transitions.as_slice())
+            .unwrap_or_default();
+        let boundary =
+            !complete && !closing && !stuck && transitions.contains(&Transition::CountOffTopic);
+        let invites_choice = transitions.contains(&Transition::InviteChoice);
 
         // The unit the question is about: its own words first (last turn's
         // reading carries less), then the session's unit, then the focus.
@@ -126,6 +127,10 @@ impl SessionMode for ClarifyDoubts {
             Some(settings.closing_category.clone())
         } else if boundary || event.message_text.is_none() && event.message_latex.is_none() {
             None
+        } else if invites_choice && !boundary {
+            // "I don't know" before any question asks where to begin: the
+            // student is asked what they are working on, not answered.
+            Some(read.category.clone())
         } else if read.category == BEYOND_COURSE {
             // Maths the course does not teach is answered with its own rule,
             // not with the nearest lesson passage.

@@ -3,7 +3,7 @@
 //!
 //! A generated item is graded like a person would grade it: by value. Its
 //! options are a convenience, not the only answers that count, so a typed
-//! 88 for 86 is `close` and a letter picks the option it names. Every wrong
+//! 87 for 86 is `close` and a letter picks the option it names. Every wrong
 //! answer the blueprint's mistakes can produce is recognised, shown as an
 //! option or not, and names the mistake; so confusion tags come from
 //! grading alone, never from the model. Only a blueprint graded `multiple_choice`
@@ -139,6 +139,7 @@ fn apply_method(item: &Item, answer: &str, grade: &mut Grade, settings: &Grading
             mistakes: Vec::new(),
         };
         let loose = GradingSettings {
+            close_last_place: 0.0,
             close_relative: 0.0,
             close_min_difference: tolerance,
             close_min_difference_from: 0.0,

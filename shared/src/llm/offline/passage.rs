@@ -18,6 +18,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 use rust_stemmers::{Algorithm, Stemmer};
 
+use crate::engine::interpret::classify;
 use crate::engine::reply::answer_guard;
 use crate::model::{ContentChunk, ExampleBrief};
 
@@ -94,6 +95,9 @@ pub struct Asked {
     what: bool,
     /// "How do I ...?": a sentence that says what to do answers it best.
     how: bool,
+    /// The topic words of the term whose meaning is asked ("what does
+    /// reciprocal mean?"); empty when the question asks no meaning.
+    term: BTreeSet<String>,
 }
 
 impl Asked {
@@ -146,25 +150,30 @@ impl Asked {
         {
             operations.insert(Operation::Convert);
         }
+        let term = classify::term_asked_about(question)
+            .map(|term| stems(&term).as_ref().clone())
+            .unwrap_or_default();
         Asked {
             topic,
             operations,
             why: opening.starts_with("why") || opening.contains(" why "),
-            what: [
-                "what is",
-                "what's",
-                "whats",
-                "what are",
-                "what does",
-                "explain",
-                "can you explain",
-                "tell me about",
-            ]
-            .iter()
-            .any(|w| opening.starts_with(w)),
+            what: !term.is_empty()
+                || [
+                    "what is",
+                    "what's",
+                    "whats",
+                    "what are",
+                    "what does",
+                    "explain",
+                    "can you explain",
+                    "tell me about",
+                ]
+                .iter()
+                .any(|w| opening.starts_with(w)),
             how: ["how do", "how can", "how should", "how would", "how to"]
                 .iter()
                 .any(|w| opening.starts_with(w)),
+            term,
         }
     }
 
@@ -344,14 +353,22 @@ fn leans_on_before(sentence: &str) -> bool {
     POINTING_BACK.contains(&first.as_str())
 }
 
-/// Whether the worked example shows what was asked: it does the asked
-/// operation, or the question names none. What an example does is what its
+/// Whether the worked example shows what was asked: it uses the word
+/// whose meaning is asked (a definition wants an example of that very
+/// idea, not of another in its unit), and it does the asked operation, or
+/// the question names none. What an example does is what its
 /// problem asks for; its steps are read only when the problem names no
 /// operation, because steps do other operations on the way ("simplify by
 /// dividing the top and bottom by 6" in a multiplication, "check by adding
 /// back" in a subtraction), and a division question shown a multiplication
 /// learns the wrong method.
 pub fn example_fits(asked: &Asked, example: &ExampleBrief) -> bool {
+    if !asked.term.is_empty()
+        && stems(&format!("{} {}", example.problem, example.steps.join(" ")))
+            .is_disjoint(&asked.term)
+    {
+        return false;
+    }
     if asked.operations.is_empty() {
         return true;
     }
@@ -642,10 +659,34 @@ mod tests {
             &Asked::new("how do you multiply fractions"),
             &multiplies
         ));
-        assert!(example_fits(&Asked::new("what is a ratio"), &subtracts));
+        let shares = example("Share 20 in the ratio 2:3.", &["2 + 3 = 5 parts."]);
+        assert!(example_fits(&Asked::new("what is a ratio"), &shares));
         assert!(!example_fits(
             &Asked::new("what is 3/4 as a decimal"),
             &example("Simplify 18/24.", &["Divide the top and bottom by 6."])
+        ));
+    }
+
+    #[test]
+    fn a_word_is_shown_only_by_an_example_that_uses_it() {
+        let simplifies = example(
+            "Simplify 18/24.",
+            &["Divide the top and bottom by 6: 18 ÷ 6 = 3 and 24 ÷ 6 = 4."],
+        );
+        for asked in [
+            "what does denominator mean",
+            "idk what a denominator is",
+            "what does reciprocal mean",
+        ] {
+            assert!(!example_fits(&Asked::new(asked), &simplifies), "{asked}");
+        }
+        let flips = example(
+            "Work out 3/4 ÷ 1/2.",
+            &["Multiply by the reciprocal of 1/2, 2/1."],
+        );
+        assert!(example_fits(
+            &Asked::new("what does reciprocal mean"),
+            &flips
         ));
     }
 

@@ -552,7 +552,7 @@ fn compose(
             None => "That question goes beyond this course, so the short answer I gave is as far as I can take it here. Tell me which part of it lost you, or what would you like to work on instead?".to_owned(),
         });
     }
-    let tutor_text = tidy(&parts.join(" "));
+    let tutor_text = tidy(&without_repeated_instructions(&parts.join(" ")));
     if tutor_text.is_empty() {
         return Err(LlmError::InvalidInput(
             "the phrasebook has nothing to say for this turn".into(),
@@ -1337,6 +1337,46 @@ fn as_sentence(step: &str) -> String {
     }
 }
 
+/// Verbs that open an instruction to go over the work again.
+const RETRY_VERBS: &[&str] = &["check", "try", "look", "go"];
+
+/// `text` without an instruction that a later sentence gives again
+/// ("Check each column again. Check that part and try again."): a known
+/// mistake's explanation often ends by saying what to do, and so does the
+/// move after it, which is kept. A sentence that works something out
+/// ("Check: 3 + 4 = 7.") is working, not an instruction.
+fn without_repeated_instructions(text: &str) -> String {
+    let instruction = |sentence: &str| -> Option<String> {
+        let works_out = sentence.split('=').skip(1).any(|after| {
+            after
+                .trim_start()
+                .starts_with(|c: char| c.is_ascii_digit() || c == '-')
+        });
+        if works_out {
+            return None;
+        }
+        let verb = sentence.split_whitespace().next()?.to_lowercase();
+        RETRY_VERBS.contains(&verb.as_str()).then_some(verb)
+    };
+    let sentences = passage::sentences(text);
+    let verbs: Vec<Option<String>> = sentences.iter().map(|s| instruction(s)).collect();
+    let repeated = |i: usize| {
+        verbs[i]
+            .as_ref()
+            .is_some_and(|verb| verbs[i + 1..].iter().flatten().any(|v| v == verb))
+    };
+    if !(0..sentences.len()).any(repeated) {
+        return text.to_owned();
+    }
+    sentences
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !repeated(*i))
+        .map(|(_, s)| *s)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// Collapses whitespace and trims.
 fn tidy(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
@@ -1503,6 +1543,24 @@ mod tests {
         assert_eq!(
             without_repeats(lesson, idea),
             "For 3.4 + 2.75, put 3.40 above 2.75 with the points in a straight column."
+        );
+    }
+
+    #[test]
+    fn an_instruction_is_given_once() {
+        assert_eq!(
+            without_repeated_instructions(
+                "Very close. One fact is out. Check each column again. Check that part and try again."
+            ),
+            "Very close. One fact is out. Check that part and try again."
+        );
+        let working = "Check: 3 + 4 = 7. Check that part and try again.";
+        assert_eq!(without_repeated_instructions(working), working);
+        assert_eq!(
+            without_repeated_instructions(
+                "Check each column again. Check it with this step: 16 - 7 = ?"
+            ),
+            "Check it with this step: 16 - 7 = ?"
         );
     }
 
