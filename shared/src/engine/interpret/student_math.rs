@@ -482,6 +482,8 @@ fn ratio_share(message: &str) -> Option<(u64, u64, u64)> {
         [
             r"\b(?:share|split|divide|sharing|splitting|dividing)\s+[£$€]?(\d+)\D{0,40}?\bratio\s+(?:of\s+)?(\d+)\s*:\s*(\d+)",
             r"\b(?:share|split|divide)\s+[£$€]?(\d+)\s+(?:in|into)\s+(\d+)\s*:\s*(\d+)",
+            // As the tutor says it back: "60 shared in the ratio 2:3".
+            r"(?:^|\s)[£$€]?(\d+)\s+shared\s+in\s+the\s+ratio\s+(\d+)\s*:\s*(\d+)",
         ]
         .iter()
         .filter_map(|p| regex::Regex::new(p).ok())
@@ -2367,6 +2369,37 @@ mod tests {
         // Nothing to simplify, or no exact decimal to reach over 100 or 1000.
         assert_eq!(student_problem("simplify 3/7"), None);
         assert_eq!(student_problem("what is 1/3 as a decimal"), None);
+    }
+
+    #[test]
+    fn a_problem_said_back_reads_as_the_same_problem() {
+        // The pending problem is read again from its text on later turns:
+        // that is how its steps are found.
+        for message in [
+            "how do i share 60 in the ratio 2:3",
+            "a £60 jumper has 25% off, how much is it now",
+            "increase 80 by 15%",
+            "if a = 4 what is 3a+7",
+            "simplify 3x+5x-2x",
+            "simplify 12:18",
+            "convert 0.4 to a percentage",
+            "which is bigger 0.5 or 0.45",
+            "which is bigger 3/4 or 2/3",
+            "if 3 pencils cost 45p how much do 7 cost",
+            "how do i convert 0.75 to a fraction",
+            "what is 3/4 as a decimal",
+            "how do i simplify 12/18",
+            "2x + 3 = 11",
+        ] {
+            let p = student_problem(message).unwrap_or_else(|| panic!("{message}"));
+            let again = student_problem(&p.text);
+            assert_eq!(
+                again.as_ref().map(|a| (&a.text, &a.answer)),
+                Some((&p.text, &p.answer)),
+                "{message} said back as {:?}",
+                p.text
+            );
+        }
     }
 
     #[test]

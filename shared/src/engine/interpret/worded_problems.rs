@@ -78,7 +78,8 @@ impl Written {
 /// question, with no arithmetic between them.
 fn comparison(text: &str) -> Option<(ProblemShape, StudentProblem)> {
     static ASKED: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"\b(which|what|is|are|whats|what's)\b.*\b(bigger|larger|greater|more|higher|smaller|less|lower)\b")
+        // "the bigger of 0.5 and 0.45" is the question as the tutor says it back.
+        Regex::new(r"\b(which|what|is|are|whats|what's|the)\b.*\b(bigger|larger|greater|more|higher|smaller|less|lower)\b")
             .expect("a valid pattern")
     });
     static NUMBER: LazyLock<Regex> = LazyLock::new(|| {
@@ -312,9 +313,16 @@ fn percentage_change(text: &str) -> Option<StudentProblem> {
         Regex::new(r"\b(increase|decrease|reduce|raise)d?\s+[£$€]?(\d{1,6}(?:\.\d{1,2})?)\s*\w*\s+by\s+(\d{1,3}(?:\.\d+)?)\s*%")
             .expect("a valid pattern")
     });
+    // As the tutor says it back: "60 decreased by 25%".
+    static SAID: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?:^|\s)[£$€]?(\d{1,6}(?:\.\d{1,2})?)\s+(increased|decreased)\s+by\s+(\d{1,3}(?:\.\d+)?)\s*%")
+            .expect("a valid pattern")
+    });
     static AMOUNT: LazyLock<Regex> =
         LazyLock::new(|| Regex::new(r"[£$€](\d{1,6}(?:\.\d{1,2})?)").expect("a valid pattern"));
-    let (percent, amount, down) = if let Some(c) = BY.captures(text) {
+    let (percent, amount, down) = if let Some(c) = SAID.captures(text) {
+        (c[3].to_owned(), c[1].to_owned(), &c[2] == "decreased")
+    } else if let Some(c) = BY.captures(text) {
         (
             c[3].to_owned(),
             c[2].to_owned(),
