@@ -816,7 +816,15 @@ impl Values {
             let about = map
                 .get("key_idea")
                 .map_or_else(|| asked.clone(), |idea| asked.and(idea));
-            if let Some((problem, working)) = passage::instance(asked, &about, &chunks) {
+            // Not a sentence the idea or its explanation already said.
+            let said = ["key_idea", "explanation"]
+                .iter()
+                .filter_map(|k| map.get(k).map(String::as_str))
+                .collect::<Vec<_>>()
+                .join(" ");
+            if let Some((problem, working)) = passage::instance(asked, &about, &chunks)
+                .filter(|(problem, _)| !passage::repeats(problem, &said))
+            {
                 map.insert("example_problem", problem);
                 map.insert("example_steps", working);
             }
