@@ -127,6 +127,7 @@ pub fn interpret(
     let answers = interpretation
         .as_ref()
         .is_some_and(|i| i.classification.intent == StudentIntent::Answer);
+    let names_a_unit = !ranked.is_empty();
     let ranked = if answers {
         ranked.into_iter().filter(|m| !m.by_shape_only()).collect()
     } else {
@@ -134,19 +135,25 @@ pub fn interpret(
     };
     let mut mapped_units = map_units(rt, state.snapshot, ranked, &event.client_event);
     // The reply offers the unit nearest a question beyond the course: a
-    // "yes" to that offer must find the same unit, not the focus unit.
+    // "yes" to that offer must find the same unit, not the focus unit or
+    // a unit carried over from an earlier question.
     if category == BEYOND_COURSE
-        && mapped_units.is_empty()
+        && !names_a_unit
         && let Some(nearest) = beyond_course
             .first()
             .and_then(|&i| workflow.beyond_course.get(i))
             .and_then(|b| b.nearest_unit.as_deref())
             .filter(|u| rt.course().unit(u).is_some())
     {
-        mapped_units.push(MappedUnit {
-            unit_id: nearest.to_owned(),
-            confidence: OFFERED_UNIT_CONFIDENCE,
-        });
+        mapped_units.retain(|m| m.unit_id != nearest);
+        mapped_units.insert(
+            0,
+            MappedUnit {
+                unit_id: nearest.to_owned(),
+                confidence: OFFERED_UNIT_CONFIDENCE,
+            },
+        );
+        mapped_units.truncate(MAPPED_UNITS);
     }
     let mut exam_questions = crate::engine::policy::exam_questions_to_check(&PolicyInput {
         snapshot: state.snapshot,
