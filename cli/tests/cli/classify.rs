@@ -26,7 +26,7 @@ fn prints_the_category_and_why() {
         "--workflow",
         "default",
         "--message",
-        "I think x = 5",
+        "I think x = 7",
         "--pending-question",
         path,
     ]);

@@ -167,7 +167,7 @@ fn the_workflow_settings_can_be_used() {
             "--expected",
             "10",
             "--answer",
-            "12",
+            "11",
             "--workflow",
             "default",
         ],

@@ -249,7 +249,7 @@ fn grading_thresholds_are_checked() {
     let files = mutated(
         &shipped(),
         WORKFLOW,
-        "close_relative: 0.2",
+        "close_relative: 0.01",
         "close_relative: 20",
     );
     let (line, column) = position_of(&files, WORKFLOW, "20\n");
@@ -257,8 +257,8 @@ fn grading_thresholds_are_checked() {
     let files = mutated(
         &shipped(),
         WORKFLOW,
-        "close_min_difference: 0.3",
-        "close_min_difference: -1",
+        "close_min_difference: 0\n",
+        "close_min_difference: -1\n",
     );
     let (line, column) = position_of(&files, WORKFLOW, "-1\n");
     assert_reported(&problems(&files), WORKFLOW, line, column, "zero or more");

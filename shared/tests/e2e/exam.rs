@@ -125,22 +125,44 @@ fn close(q: &ExamQuestion) -> Option<String> {
         .next()
         .unwrap()
         .grading;
-    [1.0, -1.0, 0.1 * value, -0.1 * value, 0.5, 2.0]
-        .into_iter()
-        .map(|d| {
-            let v = value + d;
-            if v.fract() == 0.0 {
-                format!("{}", v as i64)
-            } else {
-                format!("{v}")
-            }
-        })
-        .find(|a| grading::grade(&q.expected, a, None, settings).result == GradeOutcome::Close)
+    // One out in the last place written, then further.
+    let places = q.expected.value.split_once('.').map_or(0, |(_, f)| f.len());
+    let last_place = 10f64.powi(-(places as i32));
+    [
+        last_place,
+        -last_place,
+        1.0,
+        -1.0,
+        0.1 * value,
+        -0.1 * value,
+        0.5,
+        2.0,
+    ]
+    .into_iter()
+    .map(|d| {
+        let v = value + d;
+        if v.fract() == 0.0 {
+            format!("{}", v as i64)
+        } else {
+            format!("{v:.places$}")
+        }
+    })
+    .find(|a| grading::grade(&q.expected, a, None, settings).result == GradeOutcome::Close)
 }
 
-/// A wrong answer: another option, or a number far off.
+/// A wrong answer: another option graded wrong (a distractor one out in
+/// the last place is close), or a number far off.
 fn wrong(q: &ExamQuestion) -> String {
-    if let Some(other) = q.options.iter().find(|o| **o != right(q)) {
+    let settings = &e2e_support::bundle()
+        .workflows
+        .values()
+        .next()
+        .unwrap()
+        .grading;
+    if let Some(other) = q.options.iter().find(|o| {
+        **o != right(q)
+            && grading::grade(&q.expected, o, None, settings).result == GradeOutcome::Wrong
+    }) {
         return other.clone();
     }
     match q.expected.value.parse::<f64>() {
