@@ -28,11 +28,7 @@ pub fn estimate(text: &str) -> u32 {
     let mut tokens = 0u32;
     let mut at = 0;
     while let Some(&b) = bytes.get(at) {
-        let (c, len) = if b.is_ascii() {
-            (char::from(b), 1)
-        } else {
-            decode(text, at)
-        };
+        let (c, len) = char_at(text, at).unwrap_or_default();
         if c.is_alphabetic() {
             // A word is counted in pieces split where a lower-case letter
             // meets an upper-case one; rendered prompts are mostly ASCII, so
@@ -56,7 +52,7 @@ pub fn estimate(text: &str) -> u32 {
                 } else if b.is_ascii() {
                     break;
                 } else {
-                    let (next, len) = decode(text, at);
+                    let (next, len) = char_at(text, at).unwrap_or_default();
                     if !next.is_alphabetic() {
                         break;
                     }
@@ -83,12 +79,7 @@ pub fn estimate(text: &str) -> u32 {
             }
         } else if c.is_whitespace() {
             at += len;
-            while let Some(&b) = bytes.get(at) {
-                let (next, len) = if b.is_ascii() {
-                    (char::from(b), 1)
-                } else {
-                    decode(text, at)
-                };
+            while let Some((next, len)) = char_at(text, at) {
                 if !next.is_whitespace() || next == ' ' {
                     break;
                 }
@@ -98,12 +89,7 @@ pub fn estimate(text: &str) -> u32 {
         } else {
             let mut symbols = Symbols::new(c);
             at += len;
-            while let Some(&b) = bytes.get(at) {
-                let (next, len) = if b.is_ascii() {
-                    (char::from(b), 1)
-                } else {
-                    decode(text, at)
-                };
+            while let Some((next, len)) = char_at(text, at) {
                 if next.is_alphanumeric() || next.is_whitespace() {
                     break;
                 }
@@ -116,10 +102,13 @@ pub fn estimate(text: &str) -> u32 {
     tokens
 }
 
-/// The character that starts at byte `at` of `text`, and its length.
-fn decode(text: &str, at: usize) -> (char, usize) {
-    let c = text[at..].chars().next().unwrap_or_default();
-    (c, c.len_utf8())
+/// The character that starts at byte `at` of `text`, and its length;
+/// ASCII without decoding.
+fn char_at(text: &str, at: usize) -> Option<(char, usize)> {
+    match *text.as_bytes().get(at)? {
+        b if b.is_ascii() => Some((char::from(b), 1)),
+        _ => text[at..].chars().next().map(|c| (c, c.len_utf8())),
+    }
 }
 
 /// How many leading bytes satisfy `keep`.

@@ -12,6 +12,7 @@ use crate::e2e_support;
 
 use e2e_support::Harness;
 use serde_json::{Value, json};
+use tutorflow::content::workflow::GradingSettings;
 use tutorflow::engine::grading;
 use tutorflow::engine::reply::answer_guard::PendingAnswer;
 use tutorflow::model::{
@@ -119,12 +120,7 @@ fn close(q: &ExamQuestion) -> Option<String> {
         return None;
     }
     let value: f64 = q.expected.value.parse().ok()?;
-    let settings = &e2e_support::bundle()
-        .workflows
-        .values()
-        .next()
-        .unwrap()
-        .grading;
+    let settings = grading_settings();
     // One out in the last place written, then further.
     let places = q.expected.value.split_once('.').map_or(0, |(_, f)| f.len());
     let last_place = 10f64.powi(-(places as i32));
@@ -150,15 +146,20 @@ fn close(q: &ExamQuestion) -> Option<String> {
     .find(|a| grading::grade(&q.expected, a, None, settings).result == GradeOutcome::Close)
 }
 
-/// A wrong answer: another option graded wrong (a distractor one out in
-/// the last place is close), or a number far off.
-fn wrong(q: &ExamQuestion) -> String {
-    let settings = &e2e_support::bundle()
+/// The shipped workflow's grading settings, as the server grades with.
+fn grading_settings() -> &'static GradingSettings {
+    &e2e_support::bundle()
         .workflows
         .values()
         .next()
         .unwrap()
-        .grading;
+        .grading
+}
+
+/// A wrong answer: another option graded wrong (a distractor one out in
+/// the last place is close), or a number far off.
+fn wrong(q: &ExamQuestion) -> String {
+    let settings = grading_settings();
     if let Some(other) = q.options.iter().find(|o| {
         **o != right(q)
             && grading::grade(&q.expected, o, None, settings).result == GradeOutcome::Wrong
