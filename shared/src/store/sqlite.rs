@@ -104,6 +104,11 @@ struct Pool {
     path: Option<PathBuf>,
     idle: Mutex<Vec<Connection>>,
     permits: Semaphore,
+    /// One write transaction at a time in this process: a second writer
+    /// would find the file locked and SQLite's busy handler would put it to
+    /// sleep for a millisecond or more, where waiting here wakes it as soon
+    /// as the first commits. Other processes still meet the busy timeout.
+    writer: Semaphore,
 }
 
 /// Connections kept per process: SQLite has one writer at a time anyway,
@@ -212,12 +217,29 @@ impl SqliteStore {
                 path,
                 idle: Mutex::new(Vec::new()),
                 permits: Semaphore::new(size),
+                writer: Semaphore::new(1),
             }),
             retention,
         };
         let now = Utc::now();
-        store.run(move |conn| migrate(conn, now)).await?;
+        store.run_write(move |conn| migrate(conn, now)).await?;
         Ok(store)
+    }
+
+    /// Runs `work`, which writes, once no other write of this process is
+    /// running.
+    async fn run_write<R, F>(&self, work: F) -> Result<R, StoreError>
+    where
+        R: Send + 'static,
+        F: FnOnce(&mut Connection) -> Result<R, StoreError> + Send + 'static,
+    {
+        let _writing = self
+            .pool
+            .writer
+            .acquire()
+            .await
+            .map_err(|e| StoreError::Unavailable(e.to_string()))?;
+        self.run(work).await
     }
 
     /// Runs `work` with a pooled connection on the blocking pool.
@@ -589,7 +611,7 @@ impl Committer for SqliteStore {
             return Ok(());
         }
         let writes = encode(&work, self.retention)?;
-        self.run(move |conn| {
+        self.run_write(move |conn| {
             let tx = conn
                 .transaction_with_behavior(TransactionBehavior::Immediate)
                 .map_err(db_error)?;
@@ -900,7 +922,7 @@ impl IdempotencyStore for SqliteStore {
         let (student_id, digest) = (key.student_id().to_owned(), key.digest());
         let client_key = key.key().to_owned();
         let existing = self
-            .run(move |conn| {
+            .run_write(move |conn| {
                 let tx = conn
                     .transaction_with_behavior(TransactionBehavior::Immediate)
                     .map_err(db_error)?;
@@ -940,7 +962,7 @@ impl IdempotencyStore for SqliteStore {
     async fn release_idempotency(&self, lock: &IdempotencyLock) -> Result<(), StoreError> {
         let (student_id, digest) = (lock.key.student_id().to_owned(), lock.key.digest());
         let token = lock.token.clone();
-        self.run(move |conn| {
+        self.run_write(move |conn| {
             conn.prepare_cached(
                 "DELETE FROM idempotency WHERE student_id = ?1 AND key_digest = ?2
                  AND lock_token = ?3 AND status = ?4",
