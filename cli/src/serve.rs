@@ -87,6 +87,7 @@ pub async fn run(args: Args) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    app.prepare_courses().await;
     let address = format!("{}:{}", config.server.host, config.server.port);
     let listener = match tokio::net::TcpListener::bind(&address).await {
         Ok(listener) => listener,

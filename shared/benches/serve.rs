@@ -10,9 +10,8 @@
 //! Each connection owns its own conversations (a real app's students do
 //! not share threads), sends turns back to back over keep-alive HTTP/1.1,
 //! and every latency is recorded. The measured window starts once every
-//! connection has sent one warm-up turn on each of its threads (the first
-//! turn of a course builds its runtime; the slowest warm-up turn is printed
-//! apart). The load generator runs in the same
+//! connection has sent one warm-up turn on each of its threads (the
+//! slowest warm-up turn is printed apart). The load generator runs in the same
 //! process, on the same two cores, so the figures are a lower bound.
 
 use std::sync::Arc;
@@ -68,13 +67,15 @@ async fn main() {
     config.store.sqlite_path = dir.path().join("bench.sqlite");
     config.content.dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
     let app = Arc::new(App::from_config(config, &env).await.unwrap());
+    // As `tutorflow serve` does before it listens.
+    app.prepare_courses().await;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     tokio::spawn(server::serve(app, listener, std::future::pending()));
 
     // Every connection warms up first (its threads created, one turn on
-    // each: the first turn of a course builds its runtime), then all start
-    // the measured window together; the cold first turn is reported apart.
+    // each), then all start the measured window together; the warm-up
+    // turns are reported apart.
     let ready = Arc::new(tokio::sync::Barrier::new(connections));
     let mut workers = Vec::new();
     for c in 0..connections {

@@ -48,4 +48,9 @@ impl App {
     pub fn transcription_available(&self) -> bool {
         self.service.transcription_available()
     }
+
+    /// Builds every course's runtime now, so that no request waits for it.
+    pub async fn prepare_courses(&self) {
+        self.service.prepare_courses().await;
+    }
 }

@@ -18,6 +18,7 @@ mod logs;
 mod notifications;
 pub mod profile;
 mod reports;
+pub mod runtimes;
 mod sweep;
 pub mod text_hygiene;
 mod threads;
@@ -27,8 +28,8 @@ mod turn;
 mod views;
 mod webhook;
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use runtimes::CourseRuntimes;
+use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
@@ -132,7 +133,7 @@ pub struct Service {
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) ids: Arc<dyn Ids>,
     /// Search indexes and compiled patterns per course, for one content version.
-    runtimes: Mutex<(String, HashMap<String, Arc<CourseRuntime>>)>,
+    runtimes: Arc<CourseRuntimes>,
     /// Turns waiting in this process for a thread (see `lease`).
     turn_queues: lease::TurnQueues,
 }
@@ -160,7 +161,7 @@ pub struct Adapters {
 }
 
 impl Service {
-    pub fn new(parts: AppParts, adapters: Adapters) -> Service {
+    pub fn new(parts: AppParts, adapters: Adapters, runtimes: Arc<CourseRuntimes>) -> Service {
         Service {
             config: parts.config,
             store: parts.store,
@@ -175,7 +176,7 @@ impl Service {
             audio: adapters.audio,
             teacher_alerts: adapters.teacher_alerts,
             outbound: adapters.outbound,
-            runtimes: Mutex::new((String::new(), HashMap::new())),
+            runtimes,
             turn_queues: lease::TurnQueues::default(),
         }
     }
@@ -196,19 +197,14 @@ impl Service {
         bundle: &Arc<Bundle>,
         course_id: &str,
     ) -> Result<Arc<CourseRuntime>, ServiceError> {
-        let mut cache = self.runtimes.lock().unwrap_or_else(|e| e.into_inner());
-        if cache.0 != bundle.version {
-            *cache = (bundle.version.clone(), HashMap::new());
-        }
-        if let Some(rt) = cache.1.get(course_id) {
-            return Ok(rt.clone());
-        }
-        let rt = Arc::new(
-            CourseRuntime::new(bundle.clone(), course_id).ok_or_else(|| {
-                ServiceError::not_found(format!("course `{course_id}` does not exist"))
-            })?,
-        );
-        cache.1.insert(course_id.to_owned(), rt.clone());
-        Ok(rt)
+        self.runtimes
+            .get(bundle, course_id)
+            .ok_or_else(|| ServiceError::not_found(format!("course `{course_id}` does not exist")))
+    }
+
+    /// Builds every course's runtime now rather than on its first request.
+    pub async fn prepare_courses(&self) {
+        let bundle = self.bundle().await;
+        self.runtimes.prepare_in_background(bundle).await;
     }
 }

@@ -50,6 +50,11 @@ impl<W: Wiring + Send + Sync> ColdStart<W> {
                     Ok(())
                 },
             )?;
+            // The first request would otherwise wait while its course's
+            // runtime is built.
+            if const { W::NEEDS.courses } {
+                resources.prepare_courses().await;
+            }
             Ok::<_, Error>(ColdStart {
                 config,
                 resources,

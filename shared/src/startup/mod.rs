@@ -21,6 +21,7 @@ use crate::llm::moderation::{Moderator, OpenAiModerator};
 use crate::llm::transcription::OpenAiTranscriber;
 use crate::llm::{LlmSetupError, LlmStack, RetryPolicy};
 use crate::secrets::{self, UnresolvedSecret};
+use crate::service::runtimes::CourseRuntimes;
 use crate::service::{Adapters, AppParts, ExamGateway, RandomIds, Service, SystemClock};
 use crate::store::{AudioStore, ContentCache, LoadError, Store, StoreError};
 
@@ -68,6 +69,9 @@ pub struct Needs {
     pub exam_api: bool,
     /// The SQS queue notifications wait in on Lambda.
     pub notification_queue: bool,
+    /// The courses' runtimes, built during init rather than on the first
+    /// request (every route that reads a course).
+    pub courses: bool,
 }
 
 impl Needs {
@@ -78,6 +82,7 @@ impl Needs {
         transcription: true,
         exam_api: true,
         notification_queue: true,
+        courses: true,
     };
 
     /// The `notify` function: it sends what is queued, and calls nothing else.
@@ -87,6 +92,7 @@ impl Needs {
         transcription: false,
         exam_api: false,
         notification_queue: false,
+        courses: false,
     };
 
     /// The `sweep` function: it ends idle sessions, whose reports go out
@@ -109,6 +115,7 @@ impl Needs {
                 moderation: true,
                 exam_api: true,
                 notification_queue: true,
+                courses: true,
                 ..none
             },
             // The drill-grading model; the summary model; the lockouts of
@@ -116,10 +123,12 @@ impl Needs {
             Function::DrillGrade | Function::Summary => Needs {
                 llm: true,
                 exam_api: true,
+                courses: true,
                 ..none
             },
             Function::ExamSubmit | Function::SupportViewed => Needs {
                 exam_api: true,
+                courses: true,
                 ..none
             },
             Function::Transcribe => Needs {
@@ -150,6 +159,7 @@ pub struct Resources {
     content: Arc<ContentCache>,
     audio: Option<AudioStore>,
     notification_queue: Option<NotificationQueue>,
+    runtimes: Arc<CourseRuntimes>,
 }
 
 impl Resources {
@@ -196,7 +206,15 @@ impl Resources {
             content: Arc::new(content?),
             audio,
             notification_queue,
+            runtimes: Arc::default(),
         })
+    }
+
+    /// Builds every course's runtime, which requests would otherwise wait
+    /// for on their course's first turn.
+    pub async fn prepare_courses(&self) {
+        let bundle = self.content.bundle().await;
+        self.runtimes.prepare_in_background(bundle).await;
     }
 }
 
@@ -225,7 +243,13 @@ impl App {
             clock: Arc::new(SystemClock),
             ids: Arc::new(RandomIds),
         };
-        build::<W>(parts, resources.audio, resources.notification_queue, env)
+        build::<W>(
+            parts,
+            resources.audio,
+            resources.notification_queue,
+            resources.runtimes,
+            env,
+        )
     }
 
     /// The app over parts the caller supplies (tests, the simulator), with
@@ -234,7 +258,7 @@ impl App {
         parts: AppParts,
         env: &(dyn Fn(&str) -> Option<String> + Sync),
     ) -> Result<App, StartupError> {
-        build::<AllRoutes>(parts, None, None, env)
+        build::<AllRoutes>(parts, None, None, Arc::default(), env)
     }
 }
 
@@ -242,6 +266,7 @@ fn build<W: Wiring>(
     parts: AppParts,
     audio: Option<AudioStore>,
     notification_queue: Option<NotificationQueue>,
+    runtimes: Arc<CourseRuntimes>,
     env: &(dyn Fn(&str) -> Option<String> + Sync),
 ) -> Result<App, StartupError> {
     let needs = const { W::NEEDS };
@@ -292,7 +317,7 @@ fn build<W: Wiring>(
         outbound,
     };
     Ok(App {
-        service: Service::new(parts, adapters),
+        service: Service::new(parts, adapters, runtimes),
         auth,
         webhooks,
     })
