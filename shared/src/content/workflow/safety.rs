@@ -69,6 +69,7 @@ pub const ONLINE_CATEGORIES: &[&str] = &[
     "violence/graphic",
     "self_harm",
     "abuse",
+    "someone_at_risk",
     "personal_details",
     "other",
 ];

@@ -329,7 +329,7 @@ fn with_someone_else(set_aside: bool) -> Workflow {
     let mut other = w.safety.categories[0].clone();
     other.id = "someone_at_risk".into();
     other.response = "Thank you for telling me: tell a trusted adult today.".into();
-    other.online.clear();
+    other.online = vec!["someone_at_risk".into()];
     other.terms.clear();
     other.patterns = vec![
         "(kill|hurt) (himself|herself)".into(),
@@ -368,6 +368,17 @@ fn the_student_saying_the_same_of_themself_is_at_risk_too() {
         category(&gate, "my friend wants to kill herself").as_deref(),
         Some("someone_at_risk")
     );
+}
+
+#[test]
+fn the_safety_llm_call_can_name_a_friend_at_risk() {
+    let gate = SafetyGate::new(&with_someone_else(true));
+    let hit = gate.judged(Some(SafetyCategory::SomeoneAtRisk)).unwrap();
+    assert_eq!(hit.category, "someone_at_risk");
+    assert_eq!(hit.rule_id, "judge:someone_at_risk");
+    assert!(hit.notify_teacher && hit.help_resources);
+    let hit = gate.judged(Some(SafetyCategory::SelfHarm)).unwrap();
+    assert_eq!(hit.category, "self_harm");
 }
 
 #[test]
