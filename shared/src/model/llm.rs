@@ -257,8 +257,12 @@ pub struct LlmSafetyVerdict {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SafetyCategory {
+    // The student themself, even when they speak of someone else too.
     SelfHarm,
     Abuse,
+    // Someone else (a friend, a brother or sister) at risk of self-harm,
+    // suicide or abuse, and not the student (prompts/safety.txt).
+    SomeoneAtRisk,
     Violence,
     Sexual,
     PersonalDetails,

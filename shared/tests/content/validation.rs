@@ -395,7 +395,7 @@ fn an_invalid_pattern_is_refused() {
 /// reported where it is written.
 #[test]
 fn safety_mistakes_are_reported_where_they_are_written() {
-    let cases: [(&str, &str, &str); 7] = [
+    let cases: [(&str, &str, &str); 8] = [
         // A word list that does not exist.
         (
             "- \"{self_act} {myself}\"",
@@ -424,6 +424,12 @@ fn safety_mistakes_are_reported_where_they_are_written() {
         ("- id: injection", "- id: cheating", "defined twice"),
         // The reserved catch-all id.
         ("- id: profanity", "- id: other", "reserved"),
+        // A category about someone else whose id a message could contain.
+        (
+            "- id: someone_at_risk",
+            "- id: friend",
+            "no message can contain",
+        ),
         // Help resources shown, but no default list.
         (
             "    default:\n      - {name: \"Your local emergency number\"",

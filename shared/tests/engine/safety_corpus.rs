@@ -306,14 +306,16 @@ fn heldout_test_half() {
 /// counts). Rules alone flagged 148 of its 260 unsafe messages and 4 of
 /// its 292 ordinary ones; with the classifier (threshold chosen by
 /// cross-validation on the examples, before this was run) 169 and 4; with
-/// the patterns its misses guided (see the module's note) 215 and 4. The
+/// the patterns its misses guided (see the module's note) 215 and 4; with
+/// the patterns for a student at risk with a friend and for threats made
+/// to the student (written from messages of their own) 216 and 3. The
 /// floor keeps most of that and the ceiling keeps false alarms at most 2%
 /// of ordinary messages.
 #[test]
 fn blind2_rules_then_classifier_floor() {
-    /// Unsafe messages flagged (measured: 215).
+    /// Unsafe messages flagged (measured: 216).
     const MIN_FLAGGED: usize = 209;
-    /// Ordinary messages flagged (measured: 4).
+    /// Ordinary messages flagged (measured: 3).
     const MAX_ORDINARY_FLAGGED: usize = 5;
     let workflow = default_workflow();
     let m = measure(&workflow, "blind2_unsafe.tsv", "blind2_ordinary.txt");

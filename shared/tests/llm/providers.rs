@@ -18,7 +18,9 @@ use tutorflow::llm::{
     ApiKey, CallSettings, ChatMessage, Endpoint, LlmCall, LlmProvider, LlmSetupError, LlmStack,
     OutputSchema, RetryPolicy, SchemaDialect, structured_call,
 };
-use tutorflow::model::{LlmError, LlmTutorResponse, Reply, TutorAction};
+use tutorflow::model::{
+    LlmError, LlmSafetyVerdict, LlmTutorResponse, Reply, SafetyCategory, TutorAction,
+};
 use wiremock::matchers::{header, method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
@@ -93,8 +95,14 @@ impl Api {
         }
     }
 
-    /// A successful response carrying `reply` as the structured output.
+    /// A successful response carrying `reply` as the tutor call's output.
     fn success(self, reply: &Value) -> ResponseTemplate {
+        self.success_as("tutor_reply", reply)
+    }
+
+    /// A successful response carrying `reply` as the output of the call
+    /// whose schema is named `schema` (Anthropic's tool is named after it).
+    fn success_as(self, schema: &str, reply: &Value) -> ResponseTemplate {
         let text = reply.to_string();
         let body = match self {
             Api::OpenAi | Api::Compatible => json!({
@@ -122,7 +130,7 @@ impl Api {
                 "type": "message",
                 "role": "assistant",
                 "model": "claude-3-7-sonnet-20250219",
-                "content": [{"type": "tool_use", "id": "toolu_01A09q90qw90lq917835lq9", "name": "tutor_reply", "input": reply}],
+                "content": [{"type": "tool_use", "id": "toolu_01A09q90qw90lq917835lq9", "name": schema, "input": reply}],
                 "stop_reason": "tool_use",
                 "stop_sequence": null,
                 "usage": {"input_tokens": 1234, "output_tokens": 156, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
@@ -388,6 +396,47 @@ async fn a_valid_reply_is_decoded_with_its_usage() {
         assert_eq!(reply.usage.attempts, 1, "{api:?}");
         assert!(!reply.usage.model.is_empty());
         assert_eq!(requests(&server).await.len(), 1, "{api:?}");
+    }
+}
+
+/// The safety call's verdict on a student worried about a friend: every
+/// provider is offered the category in its schema and decodes it, so an
+/// online deployment gives the worried-friend reply.
+#[tokio::test]
+async fn a_friend_at_risk_verdict_is_offered_and_decoded_by_every_provider() {
+    let verdict = json!({
+        "safe": false,
+        "category": "someone_at_risk",
+        "reason": "Worried about a friend who wants to die."
+    });
+    for api in ALL {
+        let server = MockServer::builder().start().await;
+        mount(
+            &server,
+            api,
+            api.success_as("safety_verdict", &verdict),
+            None,
+        )
+        .await;
+        let provider = api.provider(&server);
+        let reply: Reply<LlmSafetyVerdict> = structured_call(
+            provider.as_ref(),
+            LlmCall::Safety,
+            vec![ChatMessage::user("Message: my friend wants to die")],
+            settings(Duration::from_secs(5)),
+            None,
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{api:?}: {e}"));
+        assert!(!reply.value.safe, "{api:?}");
+        assert_eq!(
+            reply.value.category,
+            Some(SafetyCategory::SomeoneAtRisk),
+            "{api:?}"
+        );
+        let request = &requests(&server).await[0];
+        let sent = String::from_utf8_lossy(&request.body);
+        assert!(sent.contains("\"someone_at_risk\""), "{api:?}: {sent}");
     }
 }
 

@@ -72,6 +72,18 @@ pub fn check(safety: &SafetySettings, at: &YamlPath) -> Vec<Finding> {
                 format!("safety category `{}` is defined twice", c.id),
             );
         }
+        // Its id stands where its matches were for the categories above
+        // it: with a `_` it is one word no message can have.
+        let one_word = |ch: char| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '_';
+        if c.someone_else && !(c.id.contains('_') && c.id.chars().all(one_word)) {
+            report.value(
+                here.key("id"),
+                format!(
+                    "a category about someone else needs an id of lower-case words joined by `_` (`someone_at_risk`), which no message can contain: the categories above it read its id where it matched; `{}` is not one",
+                    c.id
+                ),
+            );
+        }
         if c.response.trim().is_empty() {
             report.value(
                 here.key("response"),

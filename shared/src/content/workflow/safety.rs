@@ -69,6 +69,7 @@ pub const ONLINE_CATEGORIES: &[&str] = &[
     "violence/graphic",
     "self_harm",
     "abuse",
+    "someone_at_risk",
     "personal_details",
     "other",
 ];
@@ -120,7 +121,10 @@ pub struct SafetyCategorySettings {
     /// wants to kill herself"): what its rules match is set aside before
     /// the categories listed above it are tried, so that those, about the
     /// student themself, answer only for what the student says of
-    /// themself ("... and I want to die too").
+    /// themself ("... and I want to die too"). Those categories read this
+    /// category's id where its match was, so a pattern of theirs can
+    /// answer for the student saying the same of themself:
+    /// "someone_at_risk {gap}(so do i|me too)".
     #[serde(default)]
     pub someone_else: bool,
 }

@@ -28,7 +28,7 @@ mod stream_guard;
 
 use std::borrow::Cow;
 
-use regex::{Regex, RegexSet};
+use regex::{NoExpand, Regex, RegexSet};
 use serde::Serialize;
 
 pub use classifier::Classifier;
@@ -314,27 +314,32 @@ impl SafetyGate {
     /// The first category (in the workflow's order) one of whose rules
     /// matches the normalised message. A category about someone else
     /// hides what it matches from the categories listed above it: they
-    /// read the message with another person's risk set aside.
+    /// read the message with another person's risk set aside, and its id
+    /// in its place, so that a rule can still answer for the student
+    /// saying the same of themself ("my friend wants to die and so do i"
+    /// reads "someone_at_risk and so do i"). A normalised message has no
+    /// `_`, so the id is a word no other rule can match.
     fn by_rules(&self, normal: &str) -> Option<SafetyHit> {
         let text = match &self.ordinary {
             Some(ordinary) => ordinary.replace_all(normal, " ~ ").into_owned(),
             None => normal.to_owned(),
         };
         // Usually none: a category about someone else whose rules match.
-        let asides: Vec<(usize, &Regex)> = self
+        let asides: Vec<(usize, &Regex, &str)> = self
             .categories
             .iter()
             .enumerate()
-            .filter_map(|(j, c)| Some((j, c.set_aside.as_ref()?)))
-            .filter(|(_, aside)| aside.is_match(&text))
+            .filter_map(|(j, c)| Some((j, c.set_aside.as_ref()?, c.id.as_str())))
+            .filter(|(_, aside, _)| aside.is_match(&text))
             .collect();
         self.categories.iter().enumerate().find_map(|(i, c)| {
-            let text = asides
-                .iter()
-                .filter(|(j, _)| *j > i)
-                .fold(Cow::Borrowed(text.as_str()), |t, (_, aside)| {
-                    Cow::Owned(aside.replace_all(&t, " ~ ").into_owned())
-                });
+            let text = asides.iter().filter(|(j, _, _)| *j > i).fold(
+                Cow::Borrowed(text.as_str()),
+                |t, (_, aside, id)| {
+                    // A match starts and ends at a word, between spaces.
+                    Cow::Owned(aside.replace_all(&t, NoExpand(id)).into_owned())
+                },
+            );
             let text = text.as_ref();
             // Almost every message matches no rule: asking only whether
             // one does stops early and skips the overlapping search.

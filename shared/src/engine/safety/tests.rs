@@ -329,7 +329,7 @@ fn with_someone_else(set_aside: bool) -> Workflow {
     let mut other = w.safety.categories[0].clone();
     other.id = "someone_at_risk".into();
     other.response = "Thank you for telling me: tell a trusted adult today.".into();
-    other.online.clear();
+    other.online = vec!["someone_at_risk".into()];
     other.terms.clear();
     other.patterns = vec![
         "(kill|hurt) (himself|herself)".into(),
@@ -337,7 +337,48 @@ fn with_someone_else(set_aside: bool) -> Workflow {
     ];
     other.someone_else = set_aside;
     w.safety.categories.insert(1, other);
+    // The student saying the same of themself, after the friend's words.
+    w.safety.categories[0]
+        .patterns
+        .push("someone_at_risk {gap}(so do i|me too)".into());
     w
+}
+
+#[test]
+fn the_student_saying_the_same_of_themself_is_at_risk_too() {
+    let gate = SafetyGate::new(&with_someone_else(true));
+    for message in [
+        "my friend wants to kill herself and so do i",
+        "My friend keeps talking about suicide... me too tbh",
+    ] {
+        let hit = gate.classify(message).unwrap();
+        assert_eq!(hit.rule_id, "self_harm/patterns[2]", "{message}");
+    }
+    // Without the friend's words there is nothing to say the same of, and
+    // the category's id typed out is only words.
+    for message in [
+        "my friend got 7 out of 10 and so do i",
+        "she cut the cake into 8 pieces and so do i",
+        "someone at risk so do i",
+        "someone_at_risk so do i",
+    ] {
+        assert_eq!(category(&gate, message), None, "{message}");
+    }
+    assert_eq!(
+        category(&gate, "my friend wants to kill herself").as_deref(),
+        Some("someone_at_risk")
+    );
+}
+
+#[test]
+fn the_safety_llm_call_can_name_a_friend_at_risk() {
+    let gate = SafetyGate::new(&with_someone_else(true));
+    let hit = gate.judged(Some(SafetyCategory::SomeoneAtRisk)).unwrap();
+    assert_eq!(hit.category, "someone_at_risk");
+    assert_eq!(hit.rule_id, "judge:someone_at_risk");
+    assert!(hit.notify_teacher && hit.help_resources);
+    let hit = gate.judged(Some(SafetyCategory::SelfHarm)).unwrap();
+    assert_eq!(hit.category, "self_harm");
 }
 
 #[test]
