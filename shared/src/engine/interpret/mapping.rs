@@ -798,6 +798,16 @@ impl UnitMapper {
         {
             return false;
         }
+        // "whats bodmas" asks what the topic is, not to switch to it
+        // ("what about ratios" does ask for it).
+        let mut opening = read.words();
+        if matches!(
+            opening.next(),
+            Some("what" | "what's" | "whats" | "wats" | "wot")
+        ) && !matches!(opening.next(), Some("about" | "if"))
+        {
+            return false;
+        }
         let named =
             read.stems_where(|w| !is_stopword(w) && !SMALL_TALK.contains(&w) && !is_filler(w));
         !named.is_empty()
