@@ -666,6 +666,11 @@ const QUESTION_STARTS: &[&str] = &[
     "who",
     "can you",
     "could you",
+    "can u",
+    "could u",
+    // Requests ("give me an example") want something said, like a question.
+    "give me",
+    "show me",
     "explain",
     "does",
     "do ",
