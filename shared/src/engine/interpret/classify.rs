@@ -737,6 +737,18 @@ fn has_any(text: &str, cues: &'static [&'static str]) -> Option<&'static str> {
     cues.iter().copied().find(|c| contains_phrase(text, c))
 }
 
+/// What a question asking for an explanation says (the teach-back's
+/// "Can you explain how you got it?", "How did you work it out?").
+const ASKS_TO_EXPLAIN: &[&str] = &[
+    "explain",
+    "how did you",
+    "how you got",
+    "your steps",
+    "explica",
+    "cómo lo has",
+    "tus pasos",
+];
+
 /// Whether the message asks something: it ends with a question mark or
 /// opens the way questions and requests do ("can you explain…").
 pub fn asks_something(message: &str) -> bool {
@@ -844,8 +856,18 @@ pub fn heuristic_intent(
         );
     }
     // "9/8" where an explanation was asked for: an answer, as if to a
-    // new question.
-    if session.teach_back.awaiting_explanation && !asks && has_math && words <= 2 {
+    // new question. Only while the explanation is still what the tutor
+    // last asked for, not once it has asked something else.
+    let explanation_pending = session
+        .pending_question
+        .as_ref()
+        .is_some_and(|q| has_any(&fold(&q.text), ASKS_TO_EXPLAIN).is_some());
+    if session.teach_back.awaiting_explanation
+        && explanation_pending
+        && !asks
+        && has_math
+        && words <= 2
+    {
         return (
             StudentIntent::Answer,
             "a bare answer where an explanation was asked for".to_owned(),
