@@ -313,6 +313,13 @@ const SMALL_TALK: &[&str] = &[
     "aha",
     "alright",
     "awesome",
+    // Ready to begin: "ok ready", "let's go", "let's start".
+    "begin",
+    "go",
+    "let's",
+    "lets",
+    "ready",
+    "start",
     "bye",
     "cheers",
     "clear",
