@@ -668,6 +668,11 @@ const QUESTION_STARTS: &[&str] = &[
     "could you",
     "can u",
     "could u",
+    // "y" for "why", as typed in a hurry.
+    "y do ",
+    "y does ",
+    "y is ",
+    "y are ",
     // Requests ("give me an example") want something said, like a question.
     "give me",
     "show me",
