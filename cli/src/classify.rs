@@ -1,5 +1,6 @@
 //! `tutorflow classify`: which routing category a message falls in, and why.
 
+use std::io::{self, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -133,10 +134,15 @@ fn parse_intent(text: &str) -> Result<StudentIntent, String> {
 
 pub async fn run(args: Args) -> ExitCode {
     match classify_message(&args).await {
-        Ok(output) => {
-            println!("{output}");
-            ExitCode::SUCCESS
-        }
+        Ok(output) => match writeln!(io::stdout().lock(), "{output}") {
+            Ok(()) => ExitCode::SUCCESS,
+            // A closed pipe (`| head`) is the reader's choice, not a failure.
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::FAILURE
+            }
+        },
         Err(message) => {
             eprintln!("error: {message}");
             ExitCode::FAILURE

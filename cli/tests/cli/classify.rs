@@ -1,7 +1,7 @@
 //! `tutorflow classify`: the chosen category and why, from the shipped
 //! workflow; bad arguments fail with a message.
 
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
 fn tutorflow(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_tutorflow"))
@@ -132,4 +132,22 @@ fn bad_arguments_fail_with_a_message() {
         assert!(stderr.contains(words), "{name}: {stderr}");
         assert!(!stderr.contains("panicked"), "{name}: {stderr}");
     }
+}
+
+#[test]
+fn a_reader_that_stops_early_is_no_error() {
+    // `tutorflow classify ... | head`: the reader is gone before the
+    // command writes.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tutorflow"))
+        .args(["classify", "--workflow", "default", "--message", "idk"])
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    drop(child.stdout.take());
+    let output = child.wait_with_output().expect("it ends");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
 }

@@ -17,7 +17,7 @@ use serde::Serialize;
 use crate::content::Workflow;
 use crate::content::workflow::{Category, GradingSettings, Phrase};
 use crate::engine::grading::{self, Grade, SlipTag};
-use crate::engine::interpret::comparison;
+use crate::engine::interpret::{comparison, student_math};
 use crate::model::{
     AnswerKind, ExpectedAnswer, GradeOutcome, LlmTurnAnalysis, SessionState, StudentIntent,
 };
@@ -274,24 +274,30 @@ fn answer_grade(
     }
 }
 
-/// Whether `message` gives the result of the step being scaffolded.
+/// Whether `message` gives the result of the step being scaffolded, or
+/// of any step of the worked solution of a problem the student brought
+/// (its highest common factor, after the hundredths were asked for).
 fn answers_step(session: &SessionState, message: &str, settings: &GradingSettings) -> bool {
-    let Some(value) = session
-        .scaffolding
-        .step_expects
-        .as_deref()
-        .filter(|_| session.scaffolding.active)
-    else {
+    if !session.scaffolding.active {
         return false;
-    };
-    let step = ExpectedAnswer {
-        kind: AnswerKind::Number,
-        value: value.to_owned(),
-        unit: None,
-        options: Vec::new(),
-        mistakes: Vec::new(),
-    };
-    grading::grade(&step, message, None, settings).result == GradeOutcome::Correct
+    }
+    let own_problem = session
+        .pending_question
+        .as_ref()
+        .filter(|q| q.drill_token.is_none())
+        .and_then(|q| student_math::student_problem(&q.text));
+    let step_values = session.scaffolding.step_expects.as_deref().into_iter();
+    let solution_values = own_problem.iter().flat_map(|p| p.passes_through());
+    step_values.chain(solution_values).any(|value| {
+        let step = ExpectedAnswer {
+            kind: AnswerKind::Number,
+            value: value.to_owned(),
+            unit: None,
+            options: Vec::new(),
+            mistakes: Vec::new(),
+        };
+        grading::grade(&step, message, None, settings).result == GradeOutcome::Correct
+    })
 }
 
 /// Chooses the category of a message.
@@ -660,6 +666,16 @@ const QUESTION_STARTS: &[&str] = &[
     "who",
     "can you",
     "could you",
+    "can u",
+    "could u",
+    // "y" for "why", as typed in a hurry.
+    "y do ",
+    "y does ",
+    "y is ",
+    "y are ",
+    // Requests ("give me an example") want something said, like a question.
+    "give me",
+    "show me",
     "explain",
     "does",
     "do ",
@@ -725,6 +741,18 @@ fn checked_understanding(session: &SessionState) -> bool {
 fn has_any(text: &str, cues: &'static [&'static str]) -> Option<&'static str> {
     cues.iter().copied().find(|c| contains_phrase(text, c))
 }
+
+/// What a question asking for an explanation says (the teach-back's
+/// "Can you explain how you got it?", "How did you work it out?").
+const ASKS_TO_EXPLAIN: &[&str] = &[
+    "explain",
+    "how did you",
+    "how you got",
+    "your steps",
+    "explica",
+    "cómo lo has",
+    "tus pasos",
+];
 
 /// Whether the message asks something: it ends with a question mark or
 /// opens the way questions and requests do ("can you explain…").
@@ -832,6 +860,24 @@ pub fn heuristic_intent(
             "teach-back is awaiting an explanation and the message says how".to_owned(),
         );
     }
+    // "9/8" where an explanation was asked for: an answer, as if to a
+    // new question. Only while the explanation is still what the tutor
+    // last asked for, not once it has asked something else.
+    let explanation_pending = session
+        .pending_question
+        .as_ref()
+        .is_some_and(|q| has_any(&fold(&q.text), ASKS_TO_EXPLAIN).is_some());
+    if session.teach_back.awaiting_explanation
+        && explanation_pending
+        && !asks
+        && has_math
+        && words <= 2
+    {
+        return (
+            StudentIntent::Answer,
+            "a bare answer where an explanation was asked for".to_owned(),
+        );
+    }
     if let Some(cue) = has_any(text, ASKS_FOR_ANSWER) {
         return (
             StudentIntent::Stuck,
@@ -896,7 +942,7 @@ pub fn heuristic_intent(
     if has_math
         && session.pending_question.is_none()
         && (has_any(text, SOLVE).is_some() || !asks)
-        && crate::engine::interpret::student_math::student_problem(text).is_some()
+        && student_math::student_problem(text).is_some()
     {
         return (
             StudentIntent::Solve,

@@ -313,6 +313,13 @@ const SMALL_TALK: &[&str] = &[
     "aha",
     "alright",
     "awesome",
+    // Ready to begin: "ok ready", "let's go", "let's start".
+    "begin",
+    "go",
+    "let's",
+    "lets",
+    "ready",
+    "start",
     "bye",
     "cheers",
     "clear",
@@ -421,6 +428,9 @@ struct Term {
     stems: Vec<String>,
     weight: f64,
     everyday: bool,
+    /// The numbers the phrase names, each of which the message must
+    /// write too: "divide by 0" is not "divide by 10".
+    numbers: Vec<String>,
 }
 
 /// Terms by their first stem, as (group, term) positions: a message can
@@ -571,6 +581,7 @@ impl UnitMapper {
                         stems,
                         weight,
                         everyday,
+                        numbers: Vec::new(),
                     });
                 }
             };
@@ -798,6 +809,16 @@ impl UnitMapper {
         {
             return false;
         }
+        // "whats bodmas" asks what the topic is, not to switch to it
+        // ("what about ratios" does ask for it).
+        let mut opening = read.words();
+        if matches!(
+            opening.next(),
+            Some("what" | "what's" | "whats" | "wats" | "wot")
+        ) && !matches!(opening.next(), Some("about" | "if"))
+        {
+            return false;
+        }
         let named =
             read.stems_where(|w| !is_stopword(w) && !SMALL_TALK.contains(&w) && !is_filler(w));
         !named.is_empty()
@@ -829,23 +850,40 @@ impl UnitMapper {
         for asks in topics {
             let mut terms: Vec<Term> = Vec::new();
             for ask in asks {
-                let read = words(ask);
+                let read = words_and_numbers(ask);
                 if read.is_empty() {
                     continue;
                 }
-                self.vocabulary
-                    .extend(read.iter().filter(|w| !is_stopword(w)).cloned());
-                let stems: Vec<String> = read.iter().map(|w| stem(&self.stemmer, w)).collect();
+                self.vocabulary.extend(
+                    read.iter()
+                        .filter(|w| !is_stopword(w) && *w != NUMBER_WORD)
+                        .cloned(),
+                );
+                let stems: Vec<String> = read
+                    .iter()
+                    .map(|w| {
+                        if w == NUMBER_WORD {
+                            w.clone()
+                        } else {
+                            stem(&self.stemmer, w)
+                        }
+                    })
+                    .collect();
                 let weight = if stems.len() > 1 {
                     PHRASE_WEIGHT
                 } else {
                     TAG_WEIGHT
                 };
-                if !terms.iter().any(|t| t.stems == stems) {
+                let numbers = numbers_in(ask);
+                if !terms
+                    .iter()
+                    .any(|t| t.stems == stems && t.numbers == numbers)
+                {
                     terms.push(Term {
                         stems,
                         weight,
                         everyday: false,
+                        numbers,
                     });
                 }
             }
@@ -907,6 +945,7 @@ impl UnitMapper {
     /// not "the mean".
     fn outside_named(&self, read: &ReadMessage<'_>) -> Vec<(usize, usize, f64)> {
         let stems: Vec<&str> = read.stems.iter().map(String::as_str).collect();
+        let written = numbers_in(read.text);
         let candidates = self.outside_terms.candidates(&stems);
         let mut named: Vec<(usize, &Term)> = candidates
             .chunk_by(|a, b| a.0 == b.0)
@@ -915,7 +954,10 @@ impl UnitMapper {
                 group
                     .iter()
                     .map(|&(_, t)| &self.outside[topic][t])
-                    .filter(|t| contains_run(&stems, &t.stems))
+                    .filter(|t| {
+                        contains_run(&stems, &t.stems)
+                            && t.numbers.iter().all(|n| written.contains(n))
+                    })
                     .max_by_key(|t| t.stems.len())
                     .map(|t| (topic, t))
             })
@@ -1002,6 +1044,14 @@ fn words(text: &str) -> Vec<String> {
         .split(|c: char| !(c.is_alphabetic() || c == '\''))
         .map(|w| w.trim_matches('\'').to_owned())
         .filter(|w| !w.is_empty())
+        .collect()
+}
+
+/// The whole numbers written in `text`, in order.
+fn numbers_in(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_ascii_digit())
+        .filter(|n| !n.is_empty())
+        .map(str::to_owned)
         .collect()
 }
 

@@ -597,6 +597,14 @@ pub struct StudentProblem {
     /// What the first step works out to, when it asks for one number: an
     /// answer to the step is progress on the problem, not a wrong try.
     pub first_step_expects: Option<String>,
+    /// A step between the first and the finishing one, where the working
+    /// has one to ask on its own (the highest common factor that
+    /// simplifies 75 hundredths).
+    pub middle_step: Option<HintStep>,
+    /// Other values the worked solution passes through short of the
+    /// answer (one part of a ratio): a student giving one is making
+    /// progress, not a wrong try.
+    pub later_values: Vec<String>,
     /// The step after the first, with the first one's result, that works
     /// out the answer (asked open): `So 2x = 8. Now divide both sides by 2.
     /// What is x?`.
@@ -607,6 +615,15 @@ pub struct StudentProblem {
 }
 
 impl StudentProblem {
+    /// Every value the worked solution passes through short of the answer.
+    pub fn passes_through(&self) -> impl Iterator<Item = &str> {
+        self.first_step_expects
+            .iter()
+            .chain(self.middle_step.iter().flat_map(|m| &m.expects))
+            .chain(&self.later_values)
+            .map(String::as_str)
+    }
+
     /// How an answer to the problem is graded: an equation's solution, an
     /// expression in a letter (`6x`, `5a + 3`) or a number.
     pub fn answer_kind(&self) -> AnswerKind {
@@ -644,6 +661,13 @@ pub fn own_solution(problem: &StudentProblem) -> Solution {
         Some(value) => format!("{} {value}", problem.first_step),
         None => problem.first_step.clone(),
     };
+    let middle = problem.middle_step.iter().map(|step| {
+        let worked = match &step.expects {
+            Some(value) => format!("{} {value}", step.tell),
+            None => step.tell.clone(),
+        };
+        (step.clone(), worked)
+    });
     let finish = HintStep {
         ask: problem.finishing_step.clone(),
         tell: problem.finishing_step.clone(),
@@ -651,10 +675,11 @@ pub fn own_solution(problem: &StudentProblem) -> Solution {
         smaller: problem.smaller.finishing.clone(),
     };
     let finish_worked = format!("{} {}", problem.finishing_step, problem.answer);
-    Solution::worked_by_code(
-        vec![(first, first_worked), (finish, finish_worked)],
-        &problem.answer,
-    )
+    let steps = std::iter::once((first, first_worked))
+        .chain(middle)
+        .chain(std::iter::once((finish, finish_worked)))
+        .collect();
+    Solution::worked_by_code(steps, &problem.answer)
 }
 
 /// The first problem in `message` that code can work out: arithmetic with
@@ -872,6 +897,8 @@ fn conversion(message: &str) -> Option<StudentProblem> {
             "Write it with {over} on the bottom: what do you multiply {d} by to get {over}?"
         ),
         first_step_expects: Some(factor.to_string()),
+        middle_step: None,
+        later_values: vec![top.to_string()],
         finishing_step: finishing,
         smaller: SmallerSteps {
             first: Some(format!("What is {over} ÷ {d}?")),
@@ -941,18 +968,30 @@ fn to_fraction(message: &str) -> Option<StudentProblem> {
             Some(format!("What is {shown} × {over}?")),
         )
     };
-    let (finishing_step, smaller_finishing) = if hcf == 1 {
+    // Simplifying is a step of its own: the highest common factor first,
+    // then the division by it.
+    let (middle_step, finishing_step, smaller_finishing) = if hcf == 1 {
         (
+            None,
             format!("So {shown} is {top} {unit}. How do you write that as a fraction?"),
             None,
         )
     } else {
+        let ask = format!(
+            "So {shown} is {top} {unit}. To write it in its simplest form, find the biggest number that goes into both {top} and {over}. What is it?"
+        );
         (
+            Some(HintStep {
+                tell: ask.clone(),
+                ask,
+                expects: Some(hcf.to_string()),
+                smaller: Some(format!("Which numbers divide into {top} exactly?")),
+            }),
             format!(
-                "So {shown} is {top} {unit}. Write that as a fraction, then divide the top and the bottom by the biggest number that goes into both {top} and {over}. What do you get?"
+                "So divide the top, {top}, and the bottom, {over}, by {hcf}. What fraction do you get?"
             ),
             Some(format!(
-                "What is the biggest number that divides both {top} and {over}?"
+                "What is {top} ÷ {hcf}, and what is {over} ÷ {hcf}?"
             )),
         )
     };
@@ -962,6 +1001,8 @@ fn to_fraction(message: &str) -> Option<StudentProblem> {
         solves_for: None,
         first_step,
         first_step_expects: Some(top.to_string()),
+        middle_step,
+        later_values: Vec::new(),
         finishing_step,
         smaller: SmallerSteps {
             first: smaller_first,
@@ -998,6 +1039,8 @@ fn simplifying(message: &str) -> Option<StudentProblem> {
             "Find the biggest number that divides into both {n} and {d}. What is it?"
         ),
         first_step_expects: Some(hcf.to_string()),
+        middle_step: None,
+        later_values: Vec::new(),
         finishing_step: format!(
             "So divide the top and the bottom by {hcf}. What is {n}/{d} in its simplest form?"
         ),
@@ -1020,6 +1063,8 @@ fn shared_in_ratio(message: &str) -> Option<StudentProblem> {
             "The ratio {p}:{q} splits {amount} into {p} + {q} equal parts. How many parts is that altogether, how much is one part worth, and so how much is the first share?"
         ),
         first_step_expects: Some((p + q).to_string()),
+        middle_step: None,
+        later_values: vec![part.to_string()],
         finishing_step: format!(
             "{amount} ÷ {} is one part. How much are {p} parts, and how much are {q} parts?",
             p + q
@@ -1041,6 +1086,8 @@ fn work_out(run: &MathRun) -> Option<StudentProblem> {
         return Some(StudentProblem {
             first_step,
             first_step_expects,
+            middle_step: None,
+            later_values: Vec::new(),
             finishing_step,
             smaller,
             text: run.display(),
@@ -1062,6 +1109,8 @@ fn work_out(run: &MathRun) -> Option<StudentProblem> {
     Some(StudentProblem {
         first_step,
         first_step_expects,
+        middle_step: None,
+        later_values: Vec::new(),
         finishing_step,
         smaller,
         text: run.display(),

@@ -126,6 +126,8 @@ fn comparison(text: &str) -> Option<(ProblemShape, StudentProblem)> {
                     "Give them the same denominator, so the pieces are the same size: what is the lowest common multiple of {ad} and {bd}?"
                 ),
                 first_step_expects: Some(common.to_string()),
+                middle_step: None,
+                later_values: vec![at.to_string(), bt.to_string()],
                 finishing_step: format!(
                     "So {} = {at}/{common} and {} = {bt}/{common}. With the same size pieces, the one with more pieces is bigger. Which is {word}, {} or {}?",
                     a.text, b.text, a.text, b.text
@@ -151,6 +153,8 @@ fn comparison(text: &str) -> Option<(ProblemShape, StudentProblem)> {
                     a.text
                 ),
                 first_step_expects: None,
+                middle_step: None,
+                later_values: Vec::new(),
                 finishing_step: format!(
                     "Now place {} too. Numbers get bigger as you move right on the number line, so which is {word}, {} or {}?",
                     b.text, a.text, b.text
@@ -198,6 +202,8 @@ fn comparison(text: &str) -> Option<(ProblemShape, StudentProblem)> {
                     .join(" and ")
             ),
             first_step_expects: Some(digits(&ap)),
+            middle_step: None,
+            later_values: vec![digits(&bp)],
             finishing_step: format!(
                 "So compare {} {place_name} with {} {place_name}. Which is {word}, {} or {}?",
                 digits(&ap),
@@ -240,6 +246,8 @@ fn decimal_as_percentage(text: &str) -> Option<StudentProblem> {
             "Per cent means out of 100, so count in hundredths: how many hundredths is {number}?"
         ),
         first_step_expects: Some(hundredths.clone()),
+        middle_step: None,
+        later_values: Vec::new(),
         finishing_step: format!(
             "So {number} is {hundredths} out of 100. What is {number} as a percentage?"
         ),
@@ -290,6 +298,8 @@ fn simplified_ratio(text: &str) -> Option<StudentProblem> {
             "Simplify a ratio like a fraction: find the biggest number that divides into {all}. What is it?"
         ),
         first_step_expects: Some(hcf.to_string()),
+        middle_step: None,
+        later_values: Vec::new(),
         finishing_step: format!(
             "So divide every part by {hcf}. What is {ratio} in its simplest form?"
         ),
@@ -361,6 +371,8 @@ fn percentage_change(text: &str) -> Option<StudentProblem> {
         solves_for: None,
         first_step: format!("First find {percent}% of {amount}. What is {percent}% of {amount}?"),
         first_step_expects: Some(part.clone()),
+        middle_step: None,
+        later_values: Vec::new(),
         finishing_step: format!(
             "So {percent}% of {amount} is {part}. Now {verb}: what is the amount {name}?"
         ),
@@ -407,14 +419,18 @@ fn unit_price(text: &str) -> Option<StudentProblem> {
         .checked_mul(Rational::new(i128::from(asked), 1).ok()?)
         .ok()?;
     let (price_text, one_text) = (money(price), money(one));
+    // In money, so the same amount in other units ("60p" for £0.60) is
+    // graded as the same.
     Some(StudentProblem {
         text: format!("how much {asked} {things} cost when {had} cost {price_text}"),
-        answer: plain(total),
+        answer: money(total),
         solves_for: None,
         first_step: format!(
             "First find the cost of one: {had} {things} cost {price_text}, so what does one cost?"
         ),
-        first_step_expects: Some(plain(one)),
+        first_step_expects: Some(one_text.clone()),
+        middle_step: None,
+        later_values: Vec::new(),
         finishing_step: format!("So one costs {one_text}. How much do {asked} cost?"),
         smaller: SmallerSteps {
             first: Some(format!("What is {} ÷ {had}?", plain(price))),
@@ -496,6 +512,8 @@ fn substitution(text: &str) -> Option<StudentProblem> {
         solves_for: None,
         first_step,
         first_step_expects,
+        middle_step: None,
+        later_values: Vec::new(),
         finishing_step: finishing,
         smaller: SmallerSteps {
             first: smaller_first,
@@ -602,6 +620,8 @@ fn like_terms(text: &str) -> Option<StudentProblem> {
             listed(&terms_shown)
         ),
         first_step_expects: Some(total.to_string()),
+        middle_step: None,
+        later_values: Vec::new(),
         finishing_step: format!(
             "So that is {total} lots of {v}.{keep} What is {written} simplified?"
         ),
@@ -702,8 +722,8 @@ mod tests {
     #[test]
     fn a_price_is_scaled_through_the_price_of_one() {
         let (shape, p) = worked("if 3 pencils cost 45p how much do 7 cost");
-        assert_eq!((shape, p.answer.as_str()), (ProblemShape::Ratio, "105"));
-        assert_eq!(p.first_step_expects.as_deref(), Some("15"));
+        assert_eq!((shape, p.answer.as_str()), (ProblemShape::Ratio, "105p"));
+        assert_eq!(p.first_step_expects.as_deref(), Some("15p"));
         assert!(
             p.finishing_step.contains("one costs 15p"),
             "{}",
@@ -711,7 +731,7 @@ mod tests {
         );
         assert!(!p.first_step.contains("105"), "{}", p.first_step);
         let (_, p) = worked("4 apples cost $2.40, how much would 10 apples cost?");
-        assert_eq!(p.answer, "6");
+        assert_eq!(p.answer, "$6.00");
         assert!(p.finishing_step.contains("$0.60"), "{}", p.finishing_step);
         // Said back, the problem reads the same on the next turn.
         let again = unit_price(&p.text).expect("the problem said back");

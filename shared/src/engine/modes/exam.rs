@@ -544,7 +544,8 @@ enum Move<'a> {
     Answer(&'a str, Option<u32>),
     Skip(Option<u32>),
     End,
-    /// Nothing to read (a button the exam has no use for).
+    /// Nothing to read (a button the exam has no use for), or a "ready"
+    /// or "next": the open question is asked.
     Nothing,
 }
 
@@ -561,6 +562,7 @@ fn read_move<'a>(event: &'a TurnEvent, said: Option<&'a str>) -> Move<'a> {
         }
         (_, Some(text)) if is_skip(text) => Move::Skip(None),
         (_, Some(text)) if is_end(text) => Move::End,
+        (_, Some(text)) if is_ready(text) => Move::Nothing,
         (_, Some(text)) => Move::Answer(text, None),
         (_, None) => Move::Nothing,
     }
@@ -600,6 +602,34 @@ fn is_end(text: &str) -> bool {
             | "stop exam"
             | "end the test"
             | "end test"
+    )
+}
+
+/// "ready", "ok", "next": the student waits for the question, which is no
+/// answer and no request for help.
+fn is_ready(text: &str) -> bool {
+    matches!(
+        words(text).as_str(),
+        "ready"
+            | "i'm ready"
+            | "im ready"
+            | "ok"
+            | "okay"
+            | "ok ready"
+            | "okay ready"
+            | "start"
+            | "start exam"
+            | "start the exam"
+            | "start the test"
+            | "let's start"
+            | "lets start"
+            | "begin"
+            | "let's go"
+            | "lets go"
+            | "go"
+            | "next"
+            | "next one"
+            | "continue"
     )
 }
 

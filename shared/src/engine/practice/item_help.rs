@@ -260,9 +260,13 @@ mod tests {
             };
             let guard = PendingAnswer::new("own problem", &problem.text, &problem.answer).unwrap();
             // The first step was offered with the problem; after it come its
-            // arithmetic, the finishing step, and the finishing arithmetic.
+            // arithmetic, the middle step and its arithmetic where there is
+            // one, the finishing step, and the finishing arithmetic.
+            let middle = problem.middle_step.as_ref();
             let expected_rungs: Vec<&String> = [
                 problem.smaller.first.as_ref(),
+                middle.map(|m| &m.ask),
+                middle.and_then(|m| m.smaller.as_ref()),
                 Some(&problem.finishing_step),
                 problem.smaller.finishing.as_ref(),
             ]
@@ -279,7 +283,7 @@ mod tests {
                     break;
                 };
                 assert!(!guard.found_in(&step), "{message}: {step}");
-                assert!(rungs.len() < 5, "{message}: the ladder never ends");
+                assert!(rungs.len() < 7, "{message}: the ladder never ends");
                 rungs.push(step);
                 question.hints_used = turn.hints_used_after;
             }
