@@ -97,6 +97,7 @@ impl Service {
         let settings = WebhookSettings {
             problem: request.current_problem.clone(),
             notice,
+            course_id: integration.course_id.clone(),
         };
         let turn = TurnRequest {
             course_id: None,
