@@ -202,12 +202,8 @@ impl Service {
 
 impl Service {
     /// The caller's thread (with its `recent` latest messages), and the
-    /// student's snapshot and lockouts in its course. When the course is
-    /// known beforehand — the thread's id carries it, or `course_hint`
-    /// names it — the three reads go out together; the thread confirms
-    /// the course, and if it is another, the course's reads are made again
-    /// for the thread's own course (so nothing is ever built on another
-    /// course's state). Otherwise they follow the thread's read.
+    /// student's snapshot and lockouts in its course: see
+    /// [`read_with_course`](Self::read_with_course).
     pub(crate) async fn read_thread_and_course(
         &self,
         who: &Principal,
@@ -215,6 +211,28 @@ impl Service {
         course_hint: Option<&str>,
         recent: usize,
     ) -> Result<ThreadReads, ServiceError> {
+        let thread = async { owned_thread(self, who, thread_id, recent).await.map(Some) };
+        let reads = self
+            .read_with_course(who, thread_id, course_hint, thread)
+            .await?;
+        reads.ok_or_else(|| ServiceError::internal("an owned thread read as absent"))
+    }
+
+    /// The thread `read_thread` reads, and the student's snapshot and
+    /// lockouts in its course. When the course is known beforehand — the
+    /// thread's id carries it, or `course_hint` names it — the three reads
+    /// go out together; the thread confirms the course, and if it is
+    /// another, the course's reads are made again for the thread's own
+    /// course (so nothing is ever built on another course's state).
+    /// Otherwise they follow the thread's read. `None` when there is no
+    /// thread (nothing more is read).
+    pub(crate) async fn read_with_course(
+        &self,
+        who: &Principal,
+        thread_id: &str,
+        course_hint: Option<&str>,
+        read_thread: impl Future<Output = Result<Option<ThreadRecord>, ServiceError>>,
+    ) -> Result<Option<ThreadReads>, ServiceError> {
         let bundle = self.bundle().await;
         // A course the bundle does not have is no hint worth a read.
         let hint = course_in_thread_id(thread_id)
@@ -222,24 +240,27 @@ impl Service {
             .filter(|c| bundle.course(c).is_some());
         let (record, early) = match hint {
             Some(course_id) => {
-                let (record, course) = tokio::try_join!(
-                    owned_thread(self, who, thread_id, recent),
-                    self.read_course(who, course_id)
-                )?;
-                let confirmed = record.thread.course_id == course_id;
+                let (record, course) =
+                    tokio::try_join!(read_thread, self.read_course(who, course_id))?;
+                let confirmed = record
+                    .as_ref()
+                    .is_some_and(|r| r.thread.course_id == course_id);
                 (record, confirmed.then_some(course))
             }
-            None => (owned_thread(self, who, thread_id, recent).await?, None),
+            None => (read_thread.await?, None),
+        };
+        let Some(record) = record else {
+            return Ok(None);
         };
         let (snapshot, lockouts) = match early {
             Some(course) => course,
             None => self.read_course(who, &record.thread.course_id).await?,
         };
-        Ok(ThreadReads {
+        Ok(Some(ThreadReads {
             record,
             snapshot,
             lockouts,
-        })
+        }))
     }
 
     /// The student's snapshot and lockouts in `course_id`, read together.

@@ -71,9 +71,15 @@ pub(crate) struct WebhookSettings {
     pub problem: Option<crate::model::WebhookProblem>,
     /// Said before the reply: why this message starts a new session.
     pub notice: Option<String>,
-    /// The integration's course, which its sessions' threads are in: the
-    /// turn reads the student's state in it alongside the thread.
-    pub course_id: String,
+}
+
+/// When a turn arrived, how long it waited for its thread's lease, and how
+/// long the reads under the lease took.
+#[derive(Clone, Copy)]
+pub(crate) struct TurnTimes {
+    pub started: Instant,
+    pub lease_wait: StdDuration,
+    pub read_time: StdDuration,
 }
 
 /// What a turn is computed from besides state: the same in every commit attempt.
@@ -240,7 +246,7 @@ impl Service {
         request: TurnRequest,
         idempotency: &Idempotency,
     ) -> Result<Output, ServiceError> {
-        self.run_turn(who, thread_id, request, idempotency, Shape::App, None)
+        self.run_turn(who, thread_id, request, idempotency, None)
             .await
             .map(|done| done.output)
     }
@@ -257,67 +263,76 @@ impl Service {
         idempotency: &Idempotency,
         deltas: &UnboundedSender<String>,
     ) -> Result<StreamedTurn, ServiceError> {
-        self.run_turn(
-            who,
-            thread_id,
-            request,
-            idempotency,
-            Shape::App,
-            Some(deltas),
-        )
-        .await
+        self.run_turn(who, thread_id, request, idempotency, Some(deltas))
+            .await
     }
 
-    pub(crate) async fn run_turn(
+    async fn run_turn(
         &self,
         who: &Principal,
         thread_id: &str,
         request: TurnRequest,
         idempotency: &Idempotency,
-        shape: Shape<'_>,
         deltas: Option<&UnboundedSender<String>>,
     ) -> Result<StreamedTurn, ServiceError> {
         let started = Instant::now();
         self.check_turn_request(&request)?;
-        let course_hint = match shape {
-            Shape::App => request.course_id.clone(),
-            Shape::Webhook(settings) => Some(settings.course_id.clone()),
-        };
         // One turn at a time per thread: the next one plans on what this one
         // commits, and no tutor call is spent on a reply that cannot commit.
         let lease = self.lease_thread(who, thread_id).await?;
-        let waited = lease.waited;
-        // On the heap: the turn's future is large, and a caller's stack
-        // (a test's thread, a debug build) need not hold it.
-        let result = Box::pin(self.leased_turn(
-            who,
-            thread_id,
-            course_hint.as_deref(),
-            request,
-            idempotency,
-            shape,
-            started,
-            waited,
-            deltas,
-        ))
+        let result = async {
+            let reading = Instant::now();
+            let reads = self
+                .read_thread_and_course(
+                    who,
+                    thread_id,
+                    request.course_id.as_deref(),
+                    RECENT_MESSAGES,
+                )
+                .await?;
+            let times = TurnTimes {
+                started,
+                lease_wait: lease.waited,
+                read_time: reading.elapsed(),
+            };
+            // On the heap: the turn's future is large, and a caller's stack
+            // (a test's thread, a debug build) need not hold it.
+            Box::pin(self.leased_turn(
+                who,
+                thread_id,
+                reads,
+                request,
+                idempotency,
+                Shape::App,
+                times,
+                deltas,
+            ))
+            .await
+        }
         .await;
         self.release_thread(lease).await;
         result
     }
 
+    /// A turn under its thread's lease, on the thread and course state
+    /// read under it.
     #[allow(clippy::too_many_arguments)]
-    async fn leased_turn(
+    pub(crate) async fn leased_turn(
         &self,
         who: &Principal,
         thread_id: &str,
-        course_hint: Option<&str>,
+        reads: ThreadReads,
         request: TurnRequest,
         idempotency: &Idempotency,
         shape: Shape<'_>,
-        started: Instant,
-        lease_wait: StdDuration,
+        times: TurnTimes,
         deltas: Option<&UnboundedSender<String>>,
     ) -> Result<StreamedTurn, ServiceError> {
+        let TurnTimes {
+            started,
+            lease_wait,
+            read_time,
+        } = times;
         // One read of the thread serves the idle check and the turn; only a
         // session that has just ended is read again, as it now stands.
         let reading = Instant::now();
@@ -325,9 +340,7 @@ impl Service {
             mut record,
             snapshot,
             lockouts,
-        } = self
-            .read_thread_and_course(who, thread_id, course_hint, RECENT_MESSAGES)
-            .await?;
+        } = reads;
         if self.expire_idle(who, &record).await? {
             record = owned_thread(self, who, thread_id, RECENT_MESSAGES).await?;
         }
@@ -336,7 +349,7 @@ impl Service {
         let call = self
             .turn_call(who, thread_id, shape, idempotency, &record, request)
             .await?;
-        let thread_read = reading.elapsed();
+        let thread_read = read_time + reading.elapsed();
         let mut first = self.plan_turn(&call, record, snapshot, lockouts).await?;
         first.load_time += thread_read;
         // Online moderation runs alongside the turn's LLM call, so it adds
@@ -939,7 +952,7 @@ impl Service {
         SafetyHit::most_serious(moderated, judged)
     }
 
-    fn check_turn_request(&self, request: &TurnRequest) -> Result<(), ServiceError> {
+    pub(crate) fn check_turn_request(&self, request: &TurnRequest) -> Result<(), ServiceError> {
         let limit = self.config.limits.max_message_chars;
         for (field, text) in [
             ("messageText", &request.message_text),
