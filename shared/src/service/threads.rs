@@ -212,9 +212,9 @@ impl Service {
         recent: usize,
     ) -> Result<ThreadReads, ServiceError> {
         let thread = async { owned_thread(self, who, thread_id, recent).await.map(Some) };
-        let reads = self
-            .read_with_course(who, thread_id, course_hint, thread)
-            .await?;
+        // On the heap: a thread's state is large, and the reads in flight
+        // together hold it more than once.
+        let reads = Box::pin(self.read_with_course(who, thread_id, course_hint, thread)).await?;
         reads.ok_or_else(|| ServiceError::internal("an owned thread read as absent"))
     }
 
@@ -289,7 +289,9 @@ where
 {
     let mut last = None;
     for n in 0..COMMIT_ATTEMPTS {
-        let (work, value) = attempt(n).await?;
+        // On the heap: an attempt holds the state it read and computes on,
+        // and a caller's stack (a test's thread, a debug build) need not.
+        let (work, value) = Box::pin(attempt(n)).await?;
         match service.store.commit(work).await {
             Ok(()) => return Ok(value),
             Err(StoreError::Conflict(item)) => {
@@ -755,5 +757,39 @@ impl Service {
                 next_cursor: threads.next_cursor,
             },
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_thread_id_carries_a_course_that_can_be_read_back() {
+        let id = new_thread_id("prealgebra", "3f2a-b9");
+        assert_eq!(id, "prealgebra.3f2a-b9");
+        assert_eq!(course_in_thread_id(&id), Some("prealgebra"));
+        assert_eq!(
+            course_in_thread_id("pre_algebra-2.x"),
+            Some("pre_algebra-2")
+        );
+    }
+
+    #[test]
+    fn ids_without_a_carried_course_name_none() {
+        // A course id that could not be told apart from the rest is not carried.
+        for course in ["a.b", "a/b", "", &"c".repeat(65)] {
+            assert_eq!(new_thread_id(course, "drawn"), "drawn");
+        }
+        // Ids drawn before ids carried their course, and webhook sessions'.
+        for id in [
+            "9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d",
+            "wh-0123456789abcdef0123456789abcdef",
+            "wh-0123456789abcdef0123456789abcdef-2",
+            "prealgebra.",
+            ".drawn",
+        ] {
+            assert_eq!(course_in_thread_id(id), None, "{id}");
+        }
     }
 }

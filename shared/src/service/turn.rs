@@ -280,7 +280,9 @@ impl Service {
         // One turn at a time per thread: the next one plans on what this one
         // commits, and no tutor call is spent on a reply that cannot commit.
         let lease = self.lease_thread(who, thread_id).await?;
-        let result = async {
+        // On the heap: the turn's future is large, and a caller's stack
+        // (a test's thread, a debug build) need not hold it.
+        let result = Box::pin(async {
             let reading = Instant::now();
             let reads = self
                 .read_thread_and_course(
@@ -295,9 +297,7 @@ impl Service {
                 lease_wait: lease.waited,
                 read_time: reading.elapsed(),
             };
-            // On the heap: the turn's future is large, and a caller's stack
-            // (a test's thread, a debug build) need not hold it.
-            Box::pin(self.leased_turn(
+            self.leased_turn(
                 who,
                 thread_id,
                 reads,
@@ -306,9 +306,9 @@ impl Service {
                 Shape::App,
                 times,
                 deltas,
-            ))
+            )
             .await
-        }
+        })
         .await;
         self.release_thread(lease).await;
         result

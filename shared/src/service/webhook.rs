@@ -111,7 +111,8 @@ impl Service {
         // the session's thread is looked up, that look-up is the turn's read.
         let session = session_thread_id(&integration.id, &request.session_id);
         let lease = self.lease_thread(&who, &session).await?;
-        let result = async {
+        // On the heap, as an app turn's.
+        let result = Box::pin(async {
             let reading = Instant::now();
             let (thread_id, reads, notice) =
                 self.session_thread(integration, &who, &request).await?;
@@ -124,8 +125,7 @@ impl Service {
                 lease_wait: lease.waited,
                 read_time: reading.elapsed(),
             };
-            // On the heap, as an app turn's.
-            Box::pin(self.leased_turn(
+            self.leased_turn(
                 &who,
                 &thread_id,
                 reads,
@@ -134,9 +134,9 @@ impl Service {
                 Shape::Webhook(&settings),
                 times,
                 None,
-            ))
+            )
             .await
-        }
+        })
         .await;
         self.release_thread(lease).await;
         result.map(|done| done.output)
@@ -163,9 +163,13 @@ impl Service {
             };
             let any_thread =
                 async { Ok(self.store.get_thread(&thread_id, RECENT_MESSAGES).await?) };
-            let found = self
-                .read_with_course(who, &thread_id, Some(&integration.course_id), any_thread)
-                .await?;
+            let found = Box::pin(self.read_with_course(
+                who,
+                &thread_id,
+                Some(&integration.course_id),
+                any_thread,
+            ))
+            .await?;
             let Some(mut reads) = found else {
                 self.create_session_thread(integration, who, &thread_id, request)
                     .await?;
