@@ -6,7 +6,9 @@ use chrono::Duration;
 
 use super::error::ServiceError;
 use super::idempotency::Idempotency;
-use super::threads::{FirstRead, RECENT_MESSAGES, commit_with_retries, owned_thread};
+use super::threads::{
+    FirstRead, RECENT_MESSAGES, ThreadReads, commit_with_retries, snapshot_or_new,
+};
 use super::timeline::{card_message, card_state, event_message, set_card_state};
 use super::{Output, Service};
 use crate::content::Unit;
@@ -54,9 +56,11 @@ impl Service {
         }
         // As sent, so the position named is the client's own.
         super::text_hygiene::check("studentAnswer", &request.student_answer)?;
-        let record = owned_thread(self, who, thread_id, RECENT_MESSAGES).await?;
+        let reads = self
+            .read_thread_and_course(who, thread_id, None, RECENT_MESSAGES)
+            .await?;
         let bundle = self.bundle().await;
-        let rt = self.runtime(&bundle, &record.thread.course_id)?;
+        let rt = self.runtime(&bundle, &reads.record.thread.course_id)?;
         let (course, workflow) = (rt.course(), rt.workflow());
         let ttl = Duration::seconds(
             i64::try_from(self.config.drills.token_ttl_seconds).unwrap_or(i64::MAX / 2),
@@ -126,11 +130,20 @@ impl Service {
             Expected::Generated(item) => Some(item.difficulty),
             Expected::Authored { .. } => None,
         };
-        let first_read = FirstRead::new(record);
+        let first_read = FirstRead::new(reads);
         commit_with_retries(self, |_| async {
             let now = self.clock.now();
-            let fresh = first_read.or_fresh(self, who, thread_id).await?;
-            let (read, mut snapshot) = self.read_snapshot(who, course).await?;
+            let ThreadReads {
+                record: fresh,
+                snapshot: read,
+                lockouts: lockouts_read,
+            } = first_read.or_fresh(self, who, thread_id, &course.id).await?;
+            let mut snapshot = snapshot_or_new(
+                read.as_ref(),
+                &who.student_id,
+                &course.id,
+                &course.entry_unit,
+            );
             let mut thread = fresh.thread.clone();
             let first_attempt =
                 understood && !thread.session.graded_drills.contains(&verified.replay_key);
@@ -216,7 +229,7 @@ impl Service {
             }
             let lockouts = self
                 .exams
-                .revisit_statuses(self.store.as_ref(), &snapshot, now)
+                .revisit_statuses(&lockouts_read, &snapshot, now)
                 .await?;
             let response = DrillGradeResponse {
                 result: verdict.outcome,

@@ -8,7 +8,7 @@ use chrono::{DateTime, Duration, Utc};
 use super::error::ServiceError;
 use super::idempotency::Idempotency;
 use super::threads::{
-    FirstRead, RECENT_MESSAGES, commit_with_retries, owned_thread, snapshot_or_new,
+    FirstRead, RECENT_MESSAGES, ThreadReads, commit_with_retries, snapshot_or_new,
 };
 use super::timeline::{card_message, card_state, event_message, exam_state, set_card_state};
 use super::{Output, Service};
@@ -24,7 +24,7 @@ use crate::model::{
     StudentSnapshot, SupportType, SupportViewedRequest, SupportViewedResponse, Thread,
     TimelineEvent, TutorCard, TutorMessage,
 };
-use crate::store::{ExamLockout, Expected, LockoutStore, Store, StoreError, UnitOfWork, Versioned};
+use crate::store::{ExamLockout, Expected, LockoutStore, StoreError, UnitOfWork, Versioned};
 
 /// Where exam lockouts and verdicts come from.
 pub enum ExamGateway {
@@ -86,7 +86,7 @@ impl ExamGateway {
         match self {
             ExamGateway::BuiltIn => {
                 let locks = store
-                    .get_lockouts(&snapshot.student_id, &snapshot.course_id, question_ids)
+                    .list_lockouts(&snapshot.student_id, &snapshot.course_id)
                     .await?;
                 for q in question_ids {
                     let passed = snapshot.exam_touched.get(q).copied().unwrap_or(false)
@@ -112,93 +112,58 @@ impl ExamGateway {
     }
 }
 
-/// The lockouts one attempt of a request reads, each at most once: the
-/// first read takes every question the attempt may look at, and later
-/// look-ups are answered from it. One student and course per attempt.
-pub(crate) struct LockoutReads<'s> {
-    store: &'s dyn Store,
-    read: std::sync::Mutex<BTreeMap<String, Option<Versioned<ExamLockout>>>>,
+/// A student's lockouts in one course as one attempt of a request read
+/// them, alongside the snapshot: the exam gateway's look-ups in that
+/// attempt are answered from it. Empty, and not read, when an external
+/// exam API decides lockouts.
+#[derive(Debug, Clone)]
+pub(crate) struct LockoutsRead {
+    student_id: String,
+    course_id: String,
+    lockouts: BTreeMap<String, Versioned<ExamLockout>>,
+}
+
+impl LockoutsRead {
+    /// The stored lockout of `question_id`, active or not.
+    fn get(&self, question_id: &str) -> Option<&Versioned<ExamLockout>> {
+        self.lockouts.get(question_id)
+    }
 }
 
 #[async_trait::async_trait]
-impl LockoutStore for LockoutReads<'_> {
-    async fn get_lockouts(
+impl LockoutStore for LockoutsRead {
+    async fn list_lockouts(
         &self,
         student_id: &str,
         course_id: &str,
-        question_ids: &[String],
     ) -> Result<BTreeMap<String, Versioned<ExamLockout>>, StoreError> {
-        let read = || self.read.lock().unwrap_or_else(|e| e.into_inner());
-        let missing: Vec<String> = {
-            let known = read();
-            let missing: std::collections::BTreeSet<&String> = question_ids
-                .iter()
-                .filter(|q| !known.contains_key(*q))
-                .collect();
-            missing.into_iter().cloned().collect()
-        };
-        if !missing.is_empty() {
-            let mut found = self
-                .store
-                .get_lockouts(student_id, course_id, &missing)
-                .await?;
-            let mut known = read();
-            for q in missing {
-                let lockout = found.remove(&q);
-                known.insert(q, lockout);
-            }
+        if (student_id, course_id) != (self.student_id.as_str(), self.course_id.as_str()) {
+            return Err(StoreError::InvalidInput(format!(
+                "the lockouts of `{student_id}` in `{course_id}` were not read"
+            )));
         }
-        let known = read();
-        Ok(question_ids
-            .iter()
-            .filter_map(|q| Some((q.clone(), known.get(q)?.clone()?)))
-            .collect())
+        Ok(self.lockouts.clone())
     }
 }
 
 impl Service {
-    /// A fresh cache of the lockouts one attempt reads.
-    fn lockout_reads(&self) -> LockoutReads<'_> {
-        LockoutReads {
-            store: self.store.as_ref(),
-            read: std::sync::Mutex::new(BTreeMap::new()),
-        }
-    }
-
-    /// Reads the built-in lockouts of `question_ids` into `reads`: they
-    /// need no snapshot, so this runs alongside the snapshot's read (with
-    /// an external exam API, nothing is read here).
-    async fn prefetch_lockouts(
+    /// The student's lockouts in `course_id`: one request, which needs no
+    /// snapshot, so it runs alongside the snapshot's read (with an
+    /// external exam API, nothing is read).
+    pub(crate) async fn read_lockouts(
         &self,
-        reads: &LockoutReads<'_>,
-        who: &Principal,
+        student_id: &str,
         course_id: &str,
-        question_ids: &[String],
-    ) -> Result<(), ServiceError> {
-        if matches!(self.exams, ExamGateway::BuiltIn) {
-            reads
-                .get_lockouts(&who.student_id, course_id, question_ids)
-                .await?;
-        }
-        Ok(())
-    }
-
-    /// Reads the built-in lockouts of the snapshot's revisit list into
-    /// `reads`, those not read yet in one request: with the prefetched
-    /// questions, everything an exam action looks at. A student with
-    /// nothing to revisit costs no request.
-    async fn read_revisit_lockouts(
-        &self,
-        reads: &LockoutReads<'_>,
-        snapshot: &StudentSnapshot,
-    ) -> Result<(), ServiceError> {
-        if matches!(self.exams, ExamGateway::BuiltIn) {
-            let ids = revisit_question_ids(snapshot);
-            reads
-                .get_lockouts(&snapshot.student_id, &snapshot.course_id, &ids)
-                .await?;
-        }
-        Ok(())
+    ) -> Result<LockoutsRead, ServiceError> {
+        let lockouts = match self.exams {
+            ExamGateway::BuiltIn => self.store.list_lockouts(student_id, course_id).await?,
+            ExamGateway::External(_) => BTreeMap::new(),
+        };
+        Ok(LockoutsRead {
+            student_id: student_id.to_owned(),
+            course_id: course_id.to_owned(),
+            lockouts,
+        })
     }
 }
 
@@ -267,9 +232,16 @@ impl Service {
         request: McqSubmitRequest,
         idempotency: &Idempotency,
     ) -> Result<Output, ServiceError> {
-        let record = owned_thread(self, who, thread_id, RECENT_MESSAGES).await?;
+        let reads = self
+            .read_thread_and_course(
+                who,
+                thread_id,
+                request.course_id.as_deref(),
+                RECENT_MESSAGES,
+            )
+            .await?;
         let bundle = self.bundle().await;
-        let rt = self.runtime(&bundle, &record.thread.course_id)?;
+        let rt = self.runtime(&bundle, &reads.record.thread.course_id)?;
         let (course, workflow) = (rt.course(), rt.workflow());
         if let Some(c) = &request.course_id
             && *c != course.id
@@ -298,17 +270,12 @@ impl Service {
         };
         let lockout_hours = workflow.policy.exam_lockout_hours;
         let card_valid_for = hours(workflow.policy.exam_card_hours);
-        let first_read = FirstRead::new(record);
+        let first_read = FirstRead::new(reads);
         commit_with_retries(self, |_| async {
             let now = self.clock.now();
-            let lockouts_read = self.lockout_reads();
-            let (fresh, read, ()) = tokio::try_join!(
-                first_read.or_fresh(self, who, thread_id),
-                async { Ok(self.store.get_snapshot(&who.student_id, &course.id).await?) },
-                self.prefetch_lockouts(&lockouts_read, who, &course.id, std::slice::from_ref(&item.id)),
-            )?;
+            let ThreadReads { record: fresh, snapshot: read, lockouts: lockouts_read } =
+                first_read.or_fresh(self, who, thread_id, &course.id).await?;
             let mut snapshot = snapshot_or_new(read.as_ref(), &who.student_id, &course.id, &course.entry_unit);
-            self.read_revisit_lockouts(&lockouts_read, &snapshot).await?;
             let status = self
                 .exams
                 .lookup(&lockouts_read, &snapshot, std::slice::from_ref(&item.id), now)
@@ -335,9 +302,6 @@ impl Service {
                     let correct = item.option_index(&item.answer) == Some(chosen);
                     let locked_until = (!correct).then(|| now + hours(lockout_hours));
                     if let Some(until) = locked_until {
-                        let existing = lockouts_read
-                            .get_lockouts(&who.student_id, &course.id, std::slice::from_ref(&item.id))
-                            .await?;
                         work.put_lockout(
                             ExamLockout {
                                 student_id: who.student_id.clone(),
@@ -346,7 +310,7 @@ impl Service {
                                 locked_until: until,
                                 reason: RevisitReason::Failed,
                             },
-                            Expected::of(existing.get(&item.id)),
+                            Expected::of(lockouts_read.get(&item.id)),
                         );
                     }
                     ExamVerdict { correct, locked_until }
@@ -459,9 +423,16 @@ impl Service {
         request: SupportViewedRequest,
         idempotency: &Idempotency,
     ) -> Result<Output, ServiceError> {
-        let record = owned_thread(self, who, thread_id, RECENT_MESSAGES).await?;
+        let reads = self
+            .read_thread_and_course(
+                who,
+                thread_id,
+                request.course_id.as_deref(),
+                RECENT_MESSAGES,
+            )
+            .await?;
         let bundle = self.bundle().await;
-        let rt = self.runtime(&bundle, &record.thread.course_id)?;
+        let rt = self.runtime(&bundle, &reads.record.thread.course_id)?;
         let (course, workflow) = (rt.course(), rt.workflow());
         let (unit, item) = find_question(
             course,
@@ -476,20 +447,16 @@ impl Service {
             ));
         }
         let lockout_hours = workflow.policy.exam_lockout_hours;
-        let first_read = FirstRead::new(record);
+        let first_read = FirstRead::new(reads);
         commit_with_retries(self, |_| async {
             let now = self.clock.now();
-            let lockouts_read = self.lockout_reads();
-            let (fresh, read, ()) = tokio::try_join!(
-                first_read.or_fresh(self, who, thread_id),
-                async { Ok(self.store.get_snapshot(&who.student_id, &course.id).await?) },
-                self.prefetch_lockouts(
-                    &lockouts_read,
-                    who,
-                    &course.id,
-                    std::slice::from_ref(&item.id)
-                ),
-            )?;
+            let ThreadReads {
+                record: fresh,
+                snapshot: read,
+                lockouts: lockouts_read,
+            } = first_read
+                .or_fresh(self, who, thread_id, &course.id)
+                .await?;
             exam_cards::check_support_view(&fresh.thread.session, &item.id)
                 .map_err(card_refused)?;
             let mut snapshot = snapshot_or_new(
@@ -498,16 +465,11 @@ impl Service {
                 &course.id,
                 &course.entry_unit,
             );
-            self.read_revisit_lockouts(&lockouts_read, &snapshot)
-                .await?;
             let mut work = UnitOfWork::new();
             let locked_until = match &self.exams {
                 ExamGateway::BuiltIn => {
                     let until = now + hours(lockout_hours);
-                    let existing = lockouts_read
-                        .get_lockouts(&who.student_id, &course.id, std::slice::from_ref(&item.id))
-                        .await?;
-                    let current = existing.get(&item.id);
+                    let current = lockouts_read.get(&item.id);
                     // Viewing again never shortens a lock already in place.
                     let until = current
                         .filter(|l| l.value.is_active(now))

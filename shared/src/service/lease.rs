@@ -3,7 +3,10 @@
 //! on the same thread waits (with jittered backoff) instead of planning on
 //! state about to change and spending a tutor call whose reply cannot
 //! commit. A turn that has waited too long is refused with 409 and
-//! `Retry-After` before any call is made.
+//! `Retry-After` before any call is made. A webhook turn holds its
+//! session's lease, whichever of the session's threads it goes to (only
+//! the integration's turns reach them), so that looking the thread up is
+//! already under the lease.
 //!
 //! The lease is an idempotency record in the student's partition (a
 //! conditional put with its own expiry), so it holds across Lambda

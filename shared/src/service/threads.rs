@@ -4,6 +4,7 @@
 use std::future::Future;
 
 use super::error::ServiceError;
+use super::exams::LockoutsRead;
 use super::idempotency::Idempotency;
 use super::lease::backoff;
 use super::timeline::with_card_states;
@@ -39,11 +40,12 @@ const COMMIT_BACKOFF_CAP: std::time::Duration = std::time::Duration::from_millis
 /// Messages a turn reads back for its history and style signals.
 pub(crate) const RECENT_MESSAGES: usize = 20;
 
-/// A new thread's randomness (an exam's questions), drawn from its id so
-/// that creating a thread takes nothing from the id source's other draws.
-fn seed_of(thread_id: &str) -> u64 {
+/// A new thread's randomness (an exam's questions), drawn from the id
+/// drawn for it so that creating a thread takes nothing from the id
+/// source's other draws.
+fn seed_of(drawn_id: &str) -> u64 {
     // FNV-1a: the id is already random; this only folds it into 64 bits.
-    thread_id.bytes().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
+    drawn_id.bytes().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
         (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
     })
 }
@@ -74,15 +76,57 @@ pub(crate) async fn owned_thread(
     }
 }
 
-/// The thread a request's attempts build on: the first attempt uses the
-/// record read when the request started (so a request reads its thread
-/// once); an attempt after a version conflict reads it afresh.
-pub(crate) struct FirstRead(std::sync::Mutex<Option<ThreadRecord>>);
+/// A thread's id carries its course, so that what a request reads in the
+/// course (snapshot, lockouts) can be read alongside the thread rather
+/// than after it. Only a course id of letters, digits, `-` and `_` is
+/// carried (any other thread gets a bare id and takes the slower path).
+const COURSE_SEPARATOR: char = '.';
+const MAX_CARRIED_COURSE_BYTES: usize = 64;
+
+fn carriable_course(course_id: &str) -> bool {
+    !course_id.is_empty()
+        && course_id.len() <= MAX_CARRIED_COURSE_BYTES
+        && course_id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+/// A new thread's id: its course, then the drawn id.
+fn new_thread_id(course_id: &str, drawn: &str) -> String {
+    if carriable_course(course_id) {
+        format!("{course_id}{COURSE_SEPARATOR}{drawn}")
+    } else {
+        drawn.to_owned()
+    }
+}
+
+/// The course a thread id says its thread is in: only a hint, which the
+/// thread read alongside confirms (an id from before ids carried it, or a
+/// webhook session's, says none).
+pub(crate) fn course_in_thread_id(thread_id: &str) -> Option<&str> {
+    let (course, rest) = thread_id.split_once(COURSE_SEPARATOR)?;
+    (carriable_course(course) && !rest.is_empty()).then_some(course)
+}
+
+/// What a request on a thread builds on: the thread, and the student's
+/// snapshot and lockouts in the thread's course.
+pub(crate) struct ThreadReads {
+    pub record: ThreadRecord,
+    /// `None` before the student's first interaction with the course.
+    pub snapshot: Option<Versioned<StudentSnapshot>>,
+    pub lockouts: LockoutsRead,
+}
+
+/// The reads a request's attempts build on: the first attempt uses what
+/// was read when the request started (so a request reads each item once);
+/// an attempt after a version conflict reads afresh, in one round, since
+/// the course is known by then.
+pub(crate) struct FirstRead(std::sync::Mutex<Option<ThreadReads>>);
 
 impl FirstRead {
-    /// `record` must have been read with [`RECENT_MESSAGES`].
-    pub(crate) fn new(record: ThreadRecord) -> Self {
-        FirstRead(std::sync::Mutex::new(Some(record)))
+    /// `reads` must hold a thread read with [`RECENT_MESSAGES`].
+    pub(crate) fn new(reads: ThreadReads) -> Self {
+        FirstRead(std::sync::Mutex::new(Some(reads)))
     }
 
     pub(crate) async fn or_fresh(
@@ -90,11 +134,16 @@ impl FirstRead {
         service: &Service,
         who: &Principal,
         thread_id: &str,
-    ) -> Result<ThreadRecord, ServiceError> {
+        course_id: &str,
+    ) -> Result<ThreadReads, ServiceError> {
         let first = self.0.lock().unwrap_or_else(|e| e.into_inner()).take();
         match first {
-            Some(record) => Ok(record),
-            None => owned_thread(service, who, thread_id, RECENT_MESSAGES).await,
+            Some(reads) => Ok(reads),
+            None => {
+                service
+                    .read_thread_and_course(who, thread_id, Some(course_id), RECENT_MESSAGES)
+                    .await
+            }
         }
     }
 }
@@ -151,6 +200,82 @@ impl Service {
     }
 }
 
+impl Service {
+    /// The caller's thread (with its `recent` latest messages), and the
+    /// student's snapshot and lockouts in its course: see
+    /// [`read_with_course`](Self::read_with_course).
+    pub(crate) async fn read_thread_and_course(
+        &self,
+        who: &Principal,
+        thread_id: &str,
+        course_hint: Option<&str>,
+        recent: usize,
+    ) -> Result<ThreadReads, ServiceError> {
+        let thread = async { owned_thread(self, who, thread_id, recent).await.map(Some) };
+        // On the heap: a thread's state is large, and the reads in flight
+        // together hold it more than once.
+        let reads = Box::pin(self.read_with_course(who, thread_id, course_hint, thread)).await?;
+        reads.ok_or_else(|| ServiceError::internal("an owned thread read as absent"))
+    }
+
+    /// The thread `read_thread` reads, and the student's snapshot and
+    /// lockouts in its course. When the course is known beforehand — the
+    /// thread's id carries it, or `course_hint` names it — the three reads
+    /// go out together; the thread confirms the course, and if it is
+    /// another, the course's reads are made again for the thread's own
+    /// course (so nothing is ever built on another course's state).
+    /// Otherwise they follow the thread's read. `None` when there is no
+    /// thread (nothing more is read).
+    pub(crate) async fn read_with_course(
+        &self,
+        who: &Principal,
+        thread_id: &str,
+        course_hint: Option<&str>,
+        read_thread: impl Future<Output = Result<Option<ThreadRecord>, ServiceError>>,
+    ) -> Result<Option<ThreadReads>, ServiceError> {
+        let bundle = self.bundle().await;
+        // A course the bundle does not have is no hint worth a read.
+        let hint = course_in_thread_id(thread_id)
+            .or(course_hint)
+            .filter(|c| bundle.course(c).is_some());
+        let (record, early) = match hint {
+            Some(course_id) => {
+                let (record, course) =
+                    tokio::try_join!(read_thread, self.read_course(who, course_id))?;
+                let confirmed = record
+                    .as_ref()
+                    .is_some_and(|r| r.thread.course_id == course_id);
+                (record, confirmed.then_some(course))
+            }
+            None => (read_thread.await?, None),
+        };
+        let Some(record) = record else {
+            return Ok(None);
+        };
+        let (snapshot, lockouts) = match early {
+            Some(course) => course,
+            None => self.read_course(who, &record.thread.course_id).await?,
+        };
+        Ok(Some(ThreadReads {
+            record,
+            snapshot,
+            lockouts,
+        }))
+    }
+
+    /// The student's snapshot and lockouts in `course_id`, read together.
+    async fn read_course(
+        &self,
+        who: &Principal,
+        course_id: &str,
+    ) -> Result<(Option<Versioned<StudentSnapshot>>, LockoutsRead), ServiceError> {
+        tokio::try_join!(
+            async { Ok(self.store.get_snapshot(&who.student_id, course_id).await?) },
+            self.read_lockouts(&who.student_id, course_id)
+        )
+    }
+}
+
 /// Runs `attempt` (read, compute, build a unit of work) and commits it; on
 /// a version conflict reads and computes again, a few times, after a
 /// jittered pause so that requests in conflict do not collide again in step.
@@ -164,7 +289,9 @@ where
 {
     let mut last = None;
     for n in 0..COMMIT_ATTEMPTS {
-        let (work, value) = attempt(n).await?;
+        // On the heap: an attempt holds the state it read and computes on,
+        // and a caller's stack (a test's thread, a debug build) need not.
+        let (work, value) = Box::pin(attempt(n)).await?;
         match service.store.commit(work).await {
             Ok(()) => return Ok(value),
             Err(StoreError::Conflict(item)) => {
@@ -366,7 +493,8 @@ impl Service {
             self.store.get_snapshot(&who.student_id, &course.id)
         );
         let (personalization, snapshot_now) = (personalization?, snapshot_now?);
-        let thread_id = self.ids.new_id();
+        let drawn_id = self.ids.new_id();
+        let thread_id = new_thread_id(&course.id, &drawn_id);
         let now = self.clock.now();
         let locked_questions = if mode.draws_from_bank() {
             self.locked_questions(course, snapshot_now.as_ref().map(|v| &v.value), now)
@@ -384,7 +512,7 @@ impl Service {
             earlier: &[],
             request: &request,
             now,
-            seed: seed_of(&thread_id),
+            seed: seed_of(&drawn_id),
             locked_questions: &locked_questions,
             snapshot: snapshot_now.as_ref().map(|v| &v.value),
             problems: request.problems.as_deref(),
@@ -629,5 +757,39 @@ impl Service {
                 next_cursor: threads.next_cursor,
             },
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_thread_id_carries_a_course_that_can_be_read_back() {
+        let id = new_thread_id("prealgebra", "3f2a-b9");
+        assert_eq!(id, "prealgebra.3f2a-b9");
+        assert_eq!(course_in_thread_id(&id), Some("prealgebra"));
+        assert_eq!(
+            course_in_thread_id("pre_algebra-2.x"),
+            Some("pre_algebra-2")
+        );
+    }
+
+    #[test]
+    fn ids_without_a_carried_course_name_none() {
+        // A course id that could not be told apart from the rest is not carried.
+        for course in ["a.b", "a/b", "", &"c".repeat(65)] {
+            assert_eq!(new_thread_id(course, "drawn"), "drawn");
+        }
+        // Ids drawn before ids carried their course, and webhook sessions'.
+        for id in [
+            "9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d",
+            "wh-0123456789abcdef0123456789abcdef",
+            "wh-0123456789abcdef0123456789abcdef-2",
+            "prealgebra.",
+            ".drawn",
+        ] {
+            assert_eq!(course_in_thread_id(id), None, "{id}");
+        }
     }
 }

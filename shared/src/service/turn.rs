@@ -21,8 +21,11 @@ use tokio::sync::oneshot;
 
 use super::error::ServiceError;
 use super::events::check_client_event;
+use super::exams::LockoutsRead;
 use super::idempotency::Idempotency;
-use super::threads::{RECENT_MESSAGES, commit_with_retries, owned_thread, snapshot_or_new};
+use super::threads::{
+    RECENT_MESSAGES, ThreadReads, commit_with_retries, owned_thread, snapshot_or_new,
+};
 use super::views::state_view;
 use super::{Output, Service};
 use crate::content::Bundle;
@@ -68,6 +71,15 @@ pub(crate) struct WebhookSettings {
     pub problem: Option<crate::model::WebhookProblem>,
     /// Said before the reply: why this message starts a new session.
     pub notice: Option<String>,
+}
+
+/// When a turn arrived, how long it waited for its thread's lease, and how
+/// long the reads under the lease took.
+#[derive(Clone, Copy)]
+pub(crate) struct TurnTimes {
+    pub started: Instant,
+    pub lease_wait: StdDuration,
+    pub read_time: StdDuration,
 }
 
 /// What a turn is computed from besides state: the same in every commit attempt.
@@ -234,7 +246,7 @@ impl Service {
         request: TurnRequest,
         idempotency: &Idempotency,
     ) -> Result<Output, ServiceError> {
-        self.run_turn(who, thread_id, request, idempotency, Shape::App, None)
+        self.run_turn(who, thread_id, request, idempotency, None)
             .await
             .map(|done| done.output)
     }
@@ -251,24 +263,16 @@ impl Service {
         idempotency: &Idempotency,
         deltas: &UnboundedSender<String>,
     ) -> Result<StreamedTurn, ServiceError> {
-        self.run_turn(
-            who,
-            thread_id,
-            request,
-            idempotency,
-            Shape::App,
-            Some(deltas),
-        )
-        .await
+        self.run_turn(who, thread_id, request, idempotency, Some(deltas))
+            .await
     }
 
-    pub(crate) async fn run_turn(
+    async fn run_turn(
         &self,
         who: &Principal,
         thread_id: &str,
         request: TurnRequest,
         idempotency: &Idempotency,
-        shape: Shape<'_>,
         deltas: Option<&UnboundedSender<String>>,
     ) -> Result<StreamedTurn, ServiceError> {
         let started = Instant::now();
@@ -276,40 +280,67 @@ impl Service {
         // One turn at a time per thread: the next one plans on what this one
         // commits, and no tutor call is spent on a reply that cannot commit.
         let lease = self.lease_thread(who, thread_id).await?;
-        let waited = lease.waited;
         // On the heap: the turn's future is large, and a caller's stack
         // (a test's thread, a debug build) need not hold it.
-        let result = Box::pin(self.leased_turn(
-            who,
-            thread_id,
-            request,
-            idempotency,
-            shape,
-            started,
-            waited,
-            deltas,
-        ))
+        let result = Box::pin(async {
+            let reading = Instant::now();
+            let reads = self
+                .read_thread_and_course(
+                    who,
+                    thread_id,
+                    request.course_id.as_deref(),
+                    RECENT_MESSAGES,
+                )
+                .await?;
+            let times = TurnTimes {
+                started,
+                lease_wait: lease.waited,
+                read_time: reading.elapsed(),
+            };
+            self.leased_turn(
+                who,
+                thread_id,
+                reads,
+                request,
+                idempotency,
+                Shape::App,
+                times,
+                deltas,
+            )
+            .await
+        })
         .await;
         self.release_thread(lease).await;
         result
     }
 
+    /// A turn under its thread's lease, on the thread and course state
+    /// read under it.
     #[allow(clippy::too_many_arguments)]
-    async fn leased_turn(
+    pub(crate) async fn leased_turn(
         &self,
         who: &Principal,
         thread_id: &str,
+        reads: ThreadReads,
         request: TurnRequest,
         idempotency: &Idempotency,
         shape: Shape<'_>,
-        started: Instant,
-        lease_wait: StdDuration,
+        times: TurnTimes,
         deltas: Option<&UnboundedSender<String>>,
     ) -> Result<StreamedTurn, ServiceError> {
+        let TurnTimes {
+            started,
+            lease_wait,
+            read_time,
+        } = times;
         // One read of the thread serves the idle check and the turn; only a
         // session that has just ended is read again, as it now stands.
         let reading = Instant::now();
-        let mut record = owned_thread(self, who, thread_id, RECENT_MESSAGES).await?;
+        let ThreadReads {
+            mut record,
+            snapshot,
+            lockouts,
+        } = reads;
         if self.expire_idle(who, &record).await? {
             record = owned_thread(self, who, thread_id, RECENT_MESSAGES).await?;
         }
@@ -318,8 +349,8 @@ impl Service {
         let call = self
             .turn_call(who, thread_id, shape, idempotency, &record, request)
             .await?;
-        let thread_read = reading.elapsed();
-        let mut first = self.plan_turn(&call, record).await?;
+        let thread_read = read_time + reading.elapsed();
+        let mut first = self.plan_turn(&call, record, snapshot, lockouts).await?;
         first.load_time += thread_read;
         // Online moderation runs alongside the turn's LLM call, so it adds
         // no latency to a safe turn; a flagged message's reply is discarded.
@@ -398,8 +429,13 @@ impl Service {
                 let planned = match ready {
                     Some(planned) => planned,
                     None => {
-                        let record = self.turn_thread(who, thread_id, shape).await?;
-                        let mut planned = self.plan_turn(call, record).await?;
+                        let reading = Instant::now();
+                        let reads = self.turn_thread(call, shape).await?;
+                        let read_time = reading.elapsed();
+                        let mut planned = self
+                            .plan_turn(call, reads.record, reads.snapshot, reads.lockouts)
+                            .await?;
+                        planned.load_time += read_time;
                         screen(&mut planned.plan, moderation.as_ref());
                         if let Some((request, verdict)) = verdict {
                             hand_back_verdict(call, &mut planned, request, verdict);
@@ -521,17 +557,24 @@ impl Service {
         }
     }
 
-    /// The caller's thread, read afresh, with the problem an integration sent.
+    /// The caller's thread and the student's state in its course, read
+    /// afresh in one round, with the problem an integration sent.
     async fn turn_thread(
         &self,
-        who: &Principal,
-        thread_id: &str,
+        call: &TurnCall<'_>,
         shape: Shape<'_>,
-    ) -> Result<ThreadRecord, ServiceError> {
-        let mut record = owned_thread(self, who, thread_id, RECENT_MESSAGES).await?;
-        refuse_if_paused(&record)?;
-        with_problem(&mut record.thread, shape, self.clock.now());
-        Ok(record)
+    ) -> Result<ThreadReads, ServiceError> {
+        let mut reads = self
+            .read_thread_and_course(
+                call.who,
+                call.thread_id,
+                Some(&call.rt.course().id),
+                RECENT_MESSAGES,
+            )
+            .await?;
+        refuse_if_paused(&reads.record)?;
+        with_problem(&mut reads.record.thread, shape, self.clock.now());
+        Ok(reads)
     }
 
     /// What the turn is computed from: the course's content, the event,
@@ -590,17 +633,18 @@ impl Service {
         })
     }
 
-    /// Load and plan: the student's snapshot and the exam statuses the
-    /// turn's reading names, then the pure plan on them.
+    /// Plan on what was read: the exam statuses the turn's reading names
+    /// (from the lockouts read with the snapshot), then the pure plan.
     async fn plan_turn(
         &self,
         call: &TurnCall<'_>,
         record: ThreadRecord,
+        snapshot_read: Option<Versioned<StudentSnapshot>>,
+        lockouts_read: LockoutsRead,
     ) -> Result<Planned, ServiceError> {
         let loading = Instant::now();
         let course_id = &record.thread.course_id;
         let student_id = &call.who.student_id;
-        let snapshot_read = self.store.get_snapshot(student_id, course_id).await?;
         let snapshot = snapshot_or_new(
             snapshot_read.as_ref(),
             student_id,
@@ -617,7 +661,7 @@ impl Service {
             .map_err(turn_error)?;
         let lockouts = self
             .exams
-            .statuses(self.store.as_ref(), &snapshot, &read.exam_questions, now)
+            .statuses(&lockouts_read, &snapshot, &read.exam_questions, now)
             .await?;
         let load_time = loading.elapsed();
         let planning = Instant::now();
@@ -908,7 +952,7 @@ impl Service {
         SafetyHit::most_serious(moderated, judged)
     }
 
-    fn check_turn_request(&self, request: &TurnRequest) -> Result<(), ServiceError> {
+    pub(crate) fn check_turn_request(&self, request: &TurnRequest) -> Result<(), ServiceError> {
         let limit = self.config.limits.max_message_chars;
         for (field, text) in [
             ("messageText", &request.message_text),

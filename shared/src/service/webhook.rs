@@ -6,11 +6,14 @@ use sha2::{Digest, Sha256};
 
 use super::error::ServiceError;
 use super::idempotency::Idempotency;
-use super::threads::{check_problem_count, snapshot_or_new};
-use super::turn::{Shape, WebhookSettings};
+use super::threads::{
+    RECENT_MESSAGES, ThreadReads, check_problem_count, owned_thread, snapshot_or_new,
+};
+use super::turn::{Shape, TurnTimes, WebhookSettings};
 use super::{Output, Service};
 use crate::config::WebhookIntegration;
 use chrono::{DateTime, Utc};
+use std::time::Instant;
 
 use crate::content::Course;
 use crate::content::course::ProblemSet;
@@ -93,11 +96,6 @@ impl Service {
             }
         }
         let who = Principal::integration_student(&integration.id, student);
-        let (thread_id, notice) = self.session_thread(integration, &who, &request).await?;
-        let settings = WebhookSettings {
-            problem: request.current_problem.clone(),
-            notice,
-        };
         let turn = TurnRequest {
             course_id: None,
             message_text: Some(request.message.clone()),
@@ -105,28 +103,56 @@ impl Service {
             client_event: ClientEvent::None,
             client_turn_id: None,
         };
-        self.run_turn(
-            &who,
-            &thread_id,
-            turn,
-            idempotency,
-            Shape::Webhook(&settings),
-            None,
-        )
-        .await
-        .map(|done| done.output)
+        let started = Instant::now();
+        self.check_turn_request(&turn)?;
+        // One turn at a time per session, whichever of its threads the
+        // message goes to: only its integration's turns reach a session's
+        // threads, so the session's lease is each thread's. Taken before
+        // the session's thread is looked up, that look-up is the turn's read.
+        let session = session_thread_id(&integration.id, &request.session_id);
+        let lease = self.lease_thread(&who, &session).await?;
+        // On the heap, as an app turn's.
+        let result = Box::pin(async {
+            let reading = Instant::now();
+            let (thread_id, reads, notice) =
+                self.session_thread(integration, &who, &request).await?;
+            let settings = WebhookSettings {
+                problem: request.current_problem.clone(),
+                notice,
+            };
+            let times = TurnTimes {
+                started,
+                lease_wait: lease.waited,
+                read_time: reading.elapsed(),
+            };
+            self.leased_turn(
+                &who,
+                &thread_id,
+                reads,
+                turn,
+                idempotency,
+                Shape::Webhook(&settings),
+                times,
+                None,
+            )
+            .await
+        })
+        .await;
+        self.release_thread(lease).await;
+        result.map(|done| done.output)
     }
 
     /// The thread the session's message goes to, created on its first
-    /// message. A problem-set session that has ended (finished, or idle past
-    /// its time to live) is not continued: the message starts the
-    /// session's next thread, and the reply says so.
+    /// message, with the student's state in its course (read alongside it,
+    /// in the integration's course). A problem-set session that has ended
+    /// (finished, or idle past its time to live) is not continued: the
+    /// message starts the session's next thread, and the reply says so.
     async fn session_thread(
         &self,
         integration: &WebhookIntegration,
         who: &Principal,
         request: &WebhookTurnRequest,
-    ) -> Result<(String, Option<String>), ServiceError> {
+    ) -> Result<(String, ThreadReads, Option<String>), ServiceError> {
         let base = session_thread_id(&integration.id, &request.session_id);
         let mut notice = None;
         for generation in 1..=MAX_SESSION_THREADS {
@@ -135,22 +161,44 @@ impl Service {
             } else {
                 format!("{base}-{generation}")
             };
-            let Some(record) = self.store.get_thread(&thread_id, 0).await? else {
+            let any_thread =
+                async { Ok(self.store.get_thread(&thread_id, RECENT_MESSAGES).await?) };
+            let found = Box::pin(self.read_with_course(
+                who,
+                &thread_id,
+                Some(&integration.course_id),
+                any_thread,
+            ))
+            .await?;
+            let Some(mut reads) = found else {
                 self.create_session_thread(integration, who, &thread_id, request)
                     .await?;
-                return Ok((thread_id, notice));
+                let reads = self
+                    .read_thread_and_course(
+                        who,
+                        &thread_id,
+                        Some(&integration.course_id),
+                        RECENT_MESSAGES,
+                    )
+                    .await?;
+                return Ok((thread_id, reads, notice));
             };
+            let record = &reads.record;
             if record.thread.student_id != who.student_id {
                 return Err(ServiceError::Forbidden {
                     field: "session_id".to_owned(),
                     detail: "this session belongs to another student".to_owned(),
                 });
             }
-            let expired = self.expire_idle(who, &record).await?;
+            let expired = self.expire_idle(who, record).await?;
             let ended = record.thread.mode == Mode::ProblemSet
                 && (expired || record.thread.status == ThreadStatus::Completed);
             if !ended {
-                return Ok((thread_id, notice));
+                if expired {
+                    // The session carries on past its close: as it now stands.
+                    reads.record = owned_thread(self, who, &thread_id, RECENT_MESSAGES).await?;
+                }
+                return Ok((thread_id, reads, notice));
             }
             notice = Some(if expired {
                 // The time to live it was closed under, so the integration

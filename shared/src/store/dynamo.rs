@@ -15,7 +15,7 @@ use aws_sdk_dynamodb::error::{DisplayErrorContext, SdkError};
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::types::{
     AttributeDefinition, AttributeValue, BillingMode, GlobalSecondaryIndex, KeySchemaElement,
-    KeyType, KeysAndAttributes, Projection, ProjectionType, Put, ScalarAttributeType, TableStatus,
+    KeyType, Projection, ProjectionType, Put, ScalarAttributeType, TableStatus,
     TimeToLiveSpecification, TransactWriteItem,
 };
 use chrono::{DateTime, Duration, Utc};
@@ -28,8 +28,8 @@ use super::idempotency::{
 };
 use super::types::{
     ExamLockout, Expected, IdleThread, Order, Page, PageRequest, SavedProfile, ThreadRecord,
-    ThreadSummary, TurnLog, Versioned, check_id, check_idle_listing, check_limit,
-    check_lockout_ids, from_millis, list_key, millis, plus, time_key, turn_log_key,
+    ThreadSummary, TurnLog, Versioned, check_id, check_idle_listing, check_limit, from_millis,
+    list_key, millis, plus, time_key, turn_log_key,
 };
 use super::unit_of_work::{Change, Encoder, UnitOfWork, decode};
 use super::{
@@ -89,10 +89,6 @@ const SUMMARY_ATTRIBUTE: &str = "summary";
 const THREAD_SK: &str = "THREAD";
 const MSG_PREFIX: &str = "MSG#";
 const LOG_PREFIX: &str = "LOG#";
-/// Most BatchGetItem keys per request.
-const BATCH_GET_LIMIT: usize = 100;
-/// Rounds of retrying keys DynamoDB left unprocessed (throttling).
-const UNPROCESSED_RETRIES: u32 = 5;
 
 #[derive(Debug, Clone)]
 pub struct DynamoStore {
@@ -1078,67 +1074,49 @@ impl TurnLogStore for DynamoStore {
 
 #[async_trait]
 impl LockoutStore for DynamoStore {
-    async fn get_lockouts(
+    async fn list_lockouts(
         &self,
         student_id: &str,
         course_id: &str,
-        question_ids: &[String],
     ) -> Result<BTreeMap<String, Versioned<ExamLockout>>, StoreError> {
-        check_lockout_ids(student_id, course_id, question_ids)?;
-        let mut unique: Vec<&String> = question_ids.iter().collect();
-        unique.sort();
-        unique.dedup();
+        check_id("student id", student_id)?;
+        check_id("course id", course_id)?;
+        let values = HashMap::from([
+            (":pk".to_owned(), s(student_pk(student_id))),
+            (":lockouts".to_owned(), s(lockout_sk(course_id, ""))),
+        ]);
+        let of = ItemRef::Lockout {
+            student_id: student_id.to_owned(),
+            course_id: course_id.to_owned(),
+            question_id: String::new(),
+        };
         let mut found = BTreeMap::new();
-        for chunk in unique.chunks(BATCH_GET_LIMIT) {
-            let keys: Vec<Item> = chunk
-                .iter()
-                .map(|q| key(student_pk(student_id), lockout_sk(course_id, q)))
-                .collect();
-            let mut pending = Some(
-                KeysAndAttributes::builder()
-                    .set_keys(Some(keys))
-                    .consistent_read(true)
-                    .build()
-                    .map_err(|e| StoreError::InvalidInput(e.to_string()))?,
-            );
-            let mut round = 0;
-            while let Some(request) = pending.take() {
-                if round > UNPROCESSED_RETRIES {
-                    return Err(StoreError::Unavailable(
-                        "dynamodb BatchGetItem: keys left unprocessed (throttled)".into(),
-                    ));
-                }
-                if round > 0 {
-                    tokio::time::sleep(std::time::Duration::from_millis(50 << round)).await;
-                }
-                round += 1;
-                let out = self
-                    .client
-                    .batch_get_item()
-                    .request_items(&self.table, request)
-                    .send()
-                    .await
-                    .map_err(|e| sdk_error("BatchGetItem", e))?;
-                for item in out
-                    .responses
-                    .and_then(|mut r| r.remove(&self.table))
-                    .unwrap_or_default()
-                {
-                    let of = ItemRef::Lockout {
-                        student_id: student_id.to_owned(),
-                        course_id: course_id.to_owned(),
-                        question_id: String::new(),
-                    };
-                    let lockout: Versioned<ExamLockout> = versioned(&item, &of)?;
+        let mut start = None;
+        loop {
+            let out = self
+                .client
+                .query()
+                .table_name(&self.table)
+                .key_condition_expression("PK = :pk AND begins_with(SK, :lockouts)")
+                .set_expression_attribute_values(Some(values.clone()))
+                .consistent_read(true)
+                .set_exclusive_start_key(start.take())
+                .send()
+                .await
+                .map_err(|e| sdk_error("Query", e))?;
+            for item in out.items.unwrap_or_default() {
+                let lockout: Versioned<ExamLockout> = versioned(&item, &of)?;
+                // The prefix also matches a course whose id continues
+                // after a `#`: its lockouts are not this course's.
+                if lockout.value.course_id == course_id {
                     found.insert(lockout.value.question_id.clone(), lockout);
                 }
-                pending = out
-                    .unprocessed_keys
-                    .and_then(|mut u| u.remove(&self.table))
-                    .filter(|k| !k.keys().is_empty());
+            }
+            match out.last_evaluated_key {
+                Some(last) => start = Some(last),
+                None => return Ok(found),
             }
         }
-        Ok(found)
     }
 }
 

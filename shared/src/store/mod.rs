@@ -202,14 +202,15 @@ pub trait TurnLogStore: Send + Sync {
 /// Built-in exam lockouts.
 #[async_trait]
 pub trait LockoutStore: Send + Sync {
-    /// The stored lockouts among `question_ids`, by question id (consistent
-    /// read). Ended lockouts may still be returned: check
+    /// The student's stored lockouts in a course, by question id
+    /// (consistent read): one request answers for every question a use
+    /// case may look at, so it can run alongside the snapshot's read.
+    /// Ended lockouts may still be returned: check
     /// [`ExamLockout::is_active`].
-    async fn get_lockouts(
+    async fn list_lockouts(
         &self,
         student_id: &str,
         course_id: &str,
-        question_ids: &[String],
     ) -> Result<BTreeMap<String, Versioned<ExamLockout>>, StoreError>;
 }
 

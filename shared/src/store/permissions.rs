@@ -4,15 +4,11 @@
 //! `dynamo.rs` and `s3_content.rs`, and every policy in the template to
 //! these lists.
 
-/// Reads on the table: GetItem (snapshots, idempotency records), Query (a
-/// thread with its latest messages, message and turn-log pages; on the
-/// threads index, a student's threads; on the active-threads index, the
-/// idle sweep's list) and BatchGetItem (lockouts).
-pub const DYNAMODB_READS: &[&str] = &[
-    "dynamodb:GetItem",
-    "dynamodb:Query",
-    "dynamodb:BatchGetItem",
-];
+/// Reads on the table: GetItem (snapshots, idempotency records) and Query
+/// (a thread with its latest messages, message and turn-log pages, a
+/// student's lockouts in a course; on the threads index, a student's
+/// threads; on the active-threads index, the idle sweep's list).
+pub const DYNAMODB_READS: &[&str] = &["dynamodb:GetItem", "dynamodb:Query"];
 
 /// Writes on the table: PutItem — an idempotency lock, and each Put of a
 /// unit of work's TransactWriteItems, which IAM authorises item by item as

@@ -22,8 +22,8 @@ use super::idempotency::{
 };
 use super::types::{
     ExamLockout, Expected, IdleThread, Order, Page, PageRequest, SavedProfile, ThreadRecord,
-    ThreadSummary, TurnLog, Versioned, check_id, check_idle_listing, check_limit,
-    check_lockout_ids, from_millis, list_key, millis, plus, time_key, turn_log_key,
+    ThreadSummary, TurnLog, Versioned, check_id, check_idle_listing, check_limit, from_millis,
+    list_key, millis, plus, time_key, turn_log_key,
 };
 use super::unit_of_work::{Change, Encoder, UnitOfWork, decode};
 use super::{
@@ -1035,36 +1035,27 @@ impl TurnLogStore for SqliteStore {
 
 #[async_trait]
 impl LockoutStore for SqliteStore {
-    async fn get_lockouts(
+    async fn list_lockouts(
         &self,
         student_id: &str,
         course_id: &str,
-        question_ids: &[String],
     ) -> Result<BTreeMap<String, Versioned<ExamLockout>>, StoreError> {
-        check_lockout_ids(student_id, course_id, question_ids)?;
+        check_id("student id", student_id)?;
+        check_id("course id", course_id)?;
         let (sid, cid) = (student_id.to_owned(), course_id.to_owned());
-        let qids = question_ids.to_vec();
         let rows: Vec<(String, i64, String)> = self
             .run(move |conn| {
-                let tx = conn.transaction().map_err(db_error)?;
-                let mut rows = Vec::new();
-                {
-                    let mut stmt = tx
-                        .prepare_cached(
-                            "SELECT version, data FROM lockouts
-                             WHERE student_id = ?1 AND course_id = ?2 AND question_id = ?3",
-                        )
-                        .map_err(db_error)?;
-                    for q in qids {
-                        let row: Option<(i64, String)> = stmt
-                            .query_row(params![sid, cid, q], |r| Ok((r.get(0)?, r.get(1)?)))
-                            .optional()
-                            .map_err(db_error)?;
-                        if let Some((version, data)) = row {
-                            rows.push((q, version, data));
-                        }
-                    }
-                }
+                let mut stmt = conn
+                    .prepare_cached(
+                        "SELECT question_id, version, data FROM lockouts
+                         WHERE student_id = ?1 AND course_id = ?2",
+                    )
+                    .map_err(db_error)?;
+                let rows = stmt
+                    .query_map(params![sid, cid], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                    .map_err(db_error)?
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(db_error)?;
                 Ok(rows)
             })
             .await?;

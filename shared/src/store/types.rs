@@ -324,21 +324,6 @@ pub(crate) fn check_id(what: &str, id: &str) -> Result<(), StoreError> {
     Ok(())
 }
 
-/// Checks a lockout read's ids: the student's, the course's and every
-/// question's.
-pub(crate) fn check_lockout_ids(
-    student_id: &str,
-    course_id: &str,
-    question_ids: &[String],
-) -> Result<(), StoreError> {
-    check_id("student id", student_id)?;
-    check_id("course id", course_id)?;
-    for q in question_ids {
-        check_id("question id", q)?;
-    }
-    Ok(())
-}
-
 /// A timestamp as a fixed-width string whose text order is its time order.
 pub(crate) fn time_key(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Micros, true)

@@ -9,6 +9,7 @@ mod e2e_support;
 
 mod clarify;
 mod contention;
+mod course_hints;
 mod exam;
 mod first_questions;
 mod http;

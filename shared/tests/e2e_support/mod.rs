@@ -292,6 +292,31 @@ impl Harness {
         r.body["threadId"].as_str().unwrap().to_owned()
     }
 
+    /// Stores a copy of thread `from` (state and messages) under the id
+    /// `to`, as the store would hold a thread whose id was drawn in
+    /// another form (before thread ids carried their course, say).
+    pub async fn copy_thread(&self, from: &str, to: &str) {
+        let record = self
+            .store
+            .get_thread(from, tutorflow::store::MAX_PAGE_SIZE)
+            .await
+            .unwrap()
+            .expect("the thread to copy");
+        let mut thread = record.thread;
+        thread.thread_id = to.to_owned();
+        let messages = record
+            .recent_messages
+            .into_iter()
+            .map(|mut m| {
+                m.thread_id = to.to_owned();
+                m
+            })
+            .collect();
+        let mut work = tutorflow::store::UnitOfWork::new();
+        work.put_thread(tutorflow::store::ThreadChange::create(thread, messages));
+        self.store.commit(work).await.unwrap();
+    }
+
     pub async fn turn(&self, student: &str, thread: &str, body: Value) -> Value {
         let r = self
             .post(student, &format!("/threads/{thread}/turn"), body)

@@ -144,10 +144,7 @@ mod suite {
             .await
             .unwrap();
         assert!(logs.items.is_empty());
-        let locks = store
-            .get_lockouts("s1", "c1", &["q1".to_owned()])
-            .await
-            .unwrap();
+        let locks = store.list_lockouts("s1", "c1").await.unwrap();
         assert!(locks.is_empty());
         assert_eq!(
             counter(&store.get_snapshot("s1", "c1").await.unwrap().unwrap().value),
@@ -419,13 +416,7 @@ mod suite {
             .await
             .unwrap();
         assert!(messages.items.is_empty());
-        assert!(
-            store
-                .get_lockouts("s1", "c1", &[])
-                .await
-                .unwrap()
-                .is_empty()
-        );
+        assert!(store.list_lockouts("s1", "c1").await.unwrap().is_empty());
     }
 
     pub async fn bad_input_is_refused_and_changes_nothing(store: Dyn) {
@@ -464,10 +455,7 @@ mod suite {
                 .await,
             "malformed",
         );
-        assert_invalid(
-            store.get_lockouts("s1", "c1", &["".to_owned()]).await,
-            "question id is empty",
-        );
+        assert_invalid(store.list_lockouts("s1", "").await, "course id is empty");
 
         // Too many items for one transaction: refused before anything is written.
         let mut work = UnitOfWork::new();
@@ -714,33 +702,30 @@ mod suite {
         );
     }
 
-    pub async fn lockouts_are_read_in_batches_and_versioned(store: Dyn) {
+    pub async fn lockouts_are_listed_per_course_and_versioned(store: Dyn) {
+        let elsewhere = |student: &str, course: &str| ExamLockout {
+            student_id: student.into(),
+            course_id: course.into(),
+            ..lockout("q9", 300)
+        };
         let mut work = UnitOfWork::new();
         work.put_lockout(lockout("q1", 100), Expected::New)
-            .put_lockout(lockout("q2", 200), Expected::New);
+            .put_lockout(lockout("q2", 200), Expected::New)
+            .put_lockout(elsewhere("s2", "c1"), Expected::New)
+            .put_lockout(elsewhere("s1", "c2"), Expected::New)
+            // A course whose id starts with this one's and a `#`.
+            .put_lockout(elsewhere("s1", "c1#2"), Expected::New);
         store.commit(work).await.unwrap();
-        let ids: Vec<String> = ["q1", "q2", "q3", "q1"].map(String::from).to_vec();
-        let found = store.get_lockouts("s1", "c1", &ids).await.unwrap();
+        let found = store.list_lockouts("s1", "c1").await.unwrap();
         assert_eq!(found.keys().collect::<Vec<_>>(), ["q1", "q2"]);
         assert_eq!(found["q1"].value, lockout("q1", 100));
         assert_eq!(found["q1"].version, 1);
         assert!(found["q1"].value.is_active(t(99)));
         assert!(!found["q1"].value.is_active(t(100)));
-        // Other students and courses see none of them.
-        assert!(
-            store
-                .get_lockouts("s2", "c1", &ids)
-                .await
-                .unwrap()
-                .is_empty()
-        );
-        assert!(
-            store
-                .get_lockouts("s1", "c2", &ids)
-                .await
-                .unwrap()
-                .is_empty()
-        );
+        // Other students and courses see only their own.
+        let theirs = store.list_lockouts("s2", "c1").await.unwrap();
+        assert_eq!(theirs.keys().collect::<Vec<_>>(), ["q9"]);
+        assert!(store.list_lockouts("s3", "c1").await.unwrap().is_empty());
         // Extending a lockout is conditioned on its version.
         let mut work = UnitOfWork::new();
         work.put_lockout(lockout("q1", 500), found["q1"].expected());
@@ -755,9 +740,16 @@ mod suite {
                 question_id: "q1".into(),
             },
         );
-        let many: Vec<String> = (0..150).map(|i| format!("q{i}")).collect();
-        let found = store.get_lockouts("s1", "c1", &many).await.unwrap();
-        assert_eq!(found.len(), 2);
+        // More than one transaction's worth, listed in one call.
+        for chunk in (10..160).collect::<Vec<_>>().chunks(75) {
+            let mut work = UnitOfWork::new();
+            for i in chunk {
+                work.put_lockout(lockout(&format!("q{i}"), 100), Expected::New);
+            }
+            store.commit(work).await.unwrap();
+        }
+        let found = store.list_lockouts("s1", "c1").await.unwrap();
+        assert_eq!(found.len(), 152);
         assert_eq!(found["q1"].value.locked_until, t(500));
         assert_eq!(found["q1"].version, 2);
     }
@@ -813,5 +805,5 @@ conformance!(
     idempotency_records_expire_in_code,
     a_released_lock_lets_the_retry_run,
     turn_logs_page_and_expire,
-    lockouts_are_read_in_batches_and_versioned,
+    lockouts_are_listed_per_course_and_versioned,
 );
