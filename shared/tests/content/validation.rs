@@ -395,7 +395,7 @@ fn an_invalid_pattern_is_refused() {
 /// reported where it is written.
 #[test]
 fn safety_mistakes_are_reported_where_they_are_written() {
-    let cases: [(&str, &str, &str); 8] = [
+    let cases: [(&str, &str, &str); 9] = [
         // A word list that does not exist.
         (
             "- \"{self_act} {myself}\"",
@@ -430,6 +430,8 @@ fn safety_mistakes_are_reported_where_they_are_written() {
             "- id: friend",
             "no message can contain",
         ),
+        // A kind of someone else's risk that is not one lower-case word.
+        ("        abuse:\n", "        Abuse:\n", "`Abuse` is not"),
         // Help resources shown, but no default list.
         (
             "    default:\n      - {name: \"Your local emergency number\"",

@@ -84,13 +84,36 @@ pub fn check(safety: &SafetySettings, at: &YamlPath) -> Vec<Finding> {
                 ),
             );
         }
+        for kind in c.patterns_by_kind.keys() {
+            if !c.someone_else {
+                report.value(
+                    here.key("patterns_by_kind").key(kind),
+                    format!(
+                        "only a category about someone else (`someone_else: true`) sorts patterns by kind; `{}` is not one: list them under `patterns`",
+                        c.id
+                    ),
+                );
+            } else if kind.is_empty() || !kind.chars().all(one_word) {
+                report.key(
+                    here.key("patterns_by_kind").key(kind),
+                    format!(
+                        "a kind of risk is read as `{}_<kind>` by the categories above, so it is lower-case words joined by `_`; `{kind}` is not",
+                        c.id
+                    ),
+                );
+            }
+        }
         if c.response.trim().is_empty() {
             report.value(
                 here.key("response"),
                 format!("safety category `{}` has no response", c.id),
             );
         }
-        if c.terms.is_empty() && c.patterns.is_empty() && c.online.is_empty() {
+        if c.terms.is_empty()
+            && c.patterns.is_empty()
+            && c.patterns_by_kind.values().all(Vec::is_empty)
+            && c.online.is_empty()
+        {
             report.value(
                 here.clone(),
                 format!(
@@ -107,6 +130,13 @@ pub fn check(safety: &SafetySettings, at: &YamlPath) -> Vec<Finding> {
         for (j, p) in c.patterns.iter().enumerate() {
             if let Err(e) = compiles(pattern::compile(p, vocabulary)) {
                 report.value(here.key("patterns").index(j), e);
+            }
+        }
+        for (kind, patterns) in &c.patterns_by_kind {
+            for (j, p) in patterns.iter().enumerate() {
+                if let Err(e) = compiles(pattern::compile(p, vocabulary)) {
+                    report.value(here.key("patterns_by_kind").key(kind).index(j), e);
+                }
             }
         }
         for (j, name) in c.online.iter().enumerate() {

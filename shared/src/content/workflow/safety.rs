@@ -127,6 +127,15 @@ pub struct SafetyCategorySettings {
     /// "someone_at_risk {gap}(so do i|me too)".
     #[serde(default)]
     pub someone_else: bool,
+    /// For a category about someone else: more patterns, by the kind of
+    /// risk they describe (`abuse`: "my friend gets hit at home"). The
+    /// categories above read `<id>_<kind>` where one of these matched
+    /// (`someone_at_risk_abuse`) and the plain id where a term or one of
+    /// `patterns` did, so the student's own category follows the kind:
+    /// "my friend gets hit at home and so do i" is the student's abuse,
+    /// "my friend wants to die and so do i" their self-harm.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub patterns_by_kind: BTreeMap<String, Vec<String>>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -112,10 +112,30 @@ struct CompiledCategory {
     rule_names: Vec<String>,
     /// One-word terms, for self-censored words ("f*ck").
     words: Vec<String>,
-    /// Its rules as one expression, for a category about someone else:
-    /// what it matches is set aside for the categories listed above it.
-    set_aside: Option<Regex>,
+    /// For a category about someone else: what its rules match, set aside
+    /// for the categories listed above it.
+    set_aside: Vec<Aside>,
     hit: SafetyHit,
+}
+
+/// Some of a someone-else category's rules as one expression, and the word
+/// the categories above it read where they matched: the category's id, or
+/// its id and the kind of risk (`someone_at_risk_abuse`).
+struct Aside {
+    matches: Regex,
+    reads_as: String,
+}
+
+impl Aside {
+    fn new(rules: &[String], reads_as: String) -> Option<Aside> {
+        if rules.is_empty() {
+            return None;
+        }
+        Some(Aside {
+            matches: Regex::new(&rules.join("|")).ok()?,
+            reads_as,
+        })
+    }
 }
 
 /// The workflow's safety settings, compiled.
@@ -219,17 +239,38 @@ impl SafetyGate {
                         rule_names.push(format!("{}/terms[{i}]", c.id));
                     }
                 }
-                for (i, p) in c.patterns.iter().enumerate() {
-                    if let Ok(re) = pattern::compile(p, vocabulary)
-                        && Regex::new(&re).is_ok()
-                    {
-                        rules.push(re);
-                        rule_names.push(format!("{}/patterns[{i}]", c.id));
+                let mut push_patterns = |patterns: &[String], name: &str| {
+                    let first = rules.len();
+                    for (i, p) in patterns.iter().enumerate() {
+                        if let Ok(re) = pattern::compile(p, vocabulary)
+                            && Regex::new(&re).is_ok()
+                        {
+                            rules.push(re);
+                            rule_names.push(format!("{}/{name}[{i}]", c.id));
+                        }
                     }
-                }
-                let set_aside = (c.someone_else && !rules.is_empty())
-                    .then(|| Regex::new(&rules.join("|")).ok())
-                    .flatten();
+                    first..rules.len()
+                };
+                // Terms and plain patterns.
+                let plain = 0..push_patterns(&c.patterns, "patterns").end;
+                let by_kind: Vec<_> = c
+                    .patterns_by_kind
+                    .iter()
+                    .map(|(kind, patterns)| {
+                        let name = format!("patterns_by_kind.{kind}");
+                        (kind, push_patterns(patterns, &name))
+                    })
+                    .collect();
+                let set_aside = if c.someone_else {
+                    std::iter::once(Aside::new(&rules[plain], c.id.clone()))
+                        .chain(by_kind.into_iter().map(|(kind, range)| {
+                            Aside::new(&rules[range], format!("{}_{kind}", c.id))
+                        }))
+                        .flatten()
+                        .collect()
+                } else {
+                    Vec::new()
+                };
                 CompiledCategory {
                     id: c.id.clone(),
                     set_aside,
@@ -315,29 +356,32 @@ impl SafetyGate {
     /// matches the normalised message. A category about someone else
     /// hides what it matches from the categories listed above it: they
     /// read the message with another person's risk set aside, and its id
-    /// in its place, so that a rule can still answer for the student
-    /// saying the same of themself ("my friend wants to die and so do i"
-    /// reads "someone_at_risk and so do i"). A normalised message has no
-    /// `_`, so the id is a word no other rule can match.
+    /// (with the kind of risk, when its patterns give one) in its place,
+    /// so that a rule can still answer for the student saying the same of
+    /// themself ("my friend wants to die and so do i" reads
+    /// "someone_at_risk and so do i", "my friend gets hit at home and so
+    /// do i" "someone_at_risk_abuse and so do i"). A normalised message
+    /// has no `_`, so the id is a word no other rule can match.
     fn by_rules(&self, normal: &str) -> Option<SafetyHit> {
         let text = match &self.ordinary {
             Some(ordinary) => ordinary.replace_all(normal, " ~ ").into_owned(),
             None => normal.to_owned(),
         };
         // Usually none: a category about someone else whose rules match.
-        let asides: Vec<(usize, &Regex, &str)> = self
+        let asides: Vec<(usize, &Aside)> = self
             .categories
             .iter()
             .enumerate()
-            .filter_map(|(j, c)| Some((j, c.set_aside.as_ref()?, c.id.as_str())))
-            .filter(|(_, aside, _)| aside.is_match(&text))
+            .flat_map(|(j, c)| c.set_aside.iter().map(move |aside| (j, aside)))
+            .filter(|(_, aside)| aside.matches.is_match(&text))
             .collect();
         self.categories.iter().enumerate().find_map(|(i, c)| {
-            let text = asides.iter().filter(|(j, _, _)| *j > i).fold(
+            let text = asides.iter().filter(|(j, _)| *j > i).fold(
                 Cow::Borrowed(text.as_str()),
-                |t, (_, aside, id)| {
+                |t, (_, aside)| {
                     // A match starts and ends at a word, between spaces.
-                    Cow::Owned(aside.replace_all(&t, NoExpand(id)).into_owned())
+                    let read = aside.matches.replace_all(&t, NoExpand(&aside.reads_as));
+                    Cow::Owned(read.into_owned())
                 },
             );
             let text = text.as_ref();

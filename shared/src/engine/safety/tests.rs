@@ -371,6 +371,38 @@ fn the_student_saying_the_same_of_themself_is_at_risk_too() {
 }
 
 #[test]
+fn the_student_saying_the_same_follows_the_kind_of_the_friends_risk() {
+    let mut w = with_someone_else(true);
+    w.safety.categories[1].patterns_by_kind.insert(
+        "hurt".into(),
+        vec!["(friend|she|he) gets hit at home".into()],
+    );
+    // A second category of the student's own, above the friend's, which
+    // answers for "me too" after a friend hit at home.
+    let mut hurt = w.safety.categories[0].clone();
+    hurt.id = "abuse".into();
+    hurt.terms.clear();
+    hurt.patterns = vec!["someone_at_risk_hurt {gap}(so do i|me too)".into()];
+    w.safety.categories.insert(1, hurt);
+    let gate = SafetyGate::new(&w);
+    for (message, expected) in [
+        ("my friend gets hit at home and so do i", "abuse"),
+        ("my friend wants to kill herself and so do i", "self_harm"),
+        ("my friend gets hit at home", "someone_at_risk"),
+    ] {
+        assert_eq!(
+            category(&gate, message).as_deref(),
+            Some(expected),
+            "{message}"
+        );
+    }
+    assert_eq!(
+        gate.classify("she gets hit at home").unwrap().rule_id,
+        "someone_at_risk/patterns_by_kind.hurt[0]"
+    );
+}
+
+#[test]
 fn the_safety_llm_call_can_name_a_friend_at_risk() {
     let gate = SafetyGate::new(&with_someone_else(true));
     let hit = gate.judged(Some(SafetyCategory::SomeoneAtRisk)).unwrap();
