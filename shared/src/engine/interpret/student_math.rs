@@ -1051,27 +1051,36 @@ fn simplifying(message: &str) -> Option<StudentProblem> {
     })
 }
 
-/// A share of an amount in a ratio, worked out: both shares.
+/// A share of an amount in a ratio, worked out: both shares. Three steps,
+/// one question each: the parts altogether, what one part is worth, then
+/// the shares.
 fn shared_in_ratio(message: &str) -> Option<StudentProblem> {
     let (amount, p, q) = ratio_share(message)?;
-    let part = amount / (p + q);
+    let parts = p + q;
+    let part = amount / parts;
+    let one_part =
+        format!("So {amount} is split into {parts} equal parts. How much is one part worth?");
     Some(StudentProblem {
         text: format!("{amount} shared in the ratio {p}:{q}"),
         answer: format!("{} and {}", part * p, part * q),
         solves_for: None,
         first_step: format!(
-            "The ratio {p}:{q} splits {amount} into {p} + {q} equal parts. How many parts is that altogether, how much is one part worth, and so how much is the first share?"
+            "The ratio {p}:{q} splits {amount} into {p} + {q} equal parts. How many parts is that altogether?"
         ),
-        first_step_expects: Some((p + q).to_string()),
-        middle_step: None,
-        later_values: vec![part.to_string()],
+        first_step_expects: Some(parts.to_string()),
+        middle_step: Some(HintStep {
+            tell: one_part.clone(),
+            ask: one_part,
+            expects: Some(part.to_string()),
+            smaller: Some(format!("What is {amount} ÷ {parts}?")),
+        }),
+        later_values: Vec::new(),
         finishing_step: format!(
-            "{amount} ÷ {} is one part. How much are {p} parts, and how much are {q} parts?",
-            p + q
+            "One part is {part}. How much are {p} parts, and how much are {q} parts?"
         ),
         smaller: SmallerSteps {
             first: Some(format!("What is {p} + {q}?")),
-            finishing: Some(format!("What is {amount} ÷ {}?", p + q)),
+            finishing: Some(format!("What is {p} × {part}, and what is {q} × {part}?")),
         },
     })
 }
