@@ -199,14 +199,19 @@ async function say(page, words) {
 }
 
 /** Runs `send` (something that sends a turn) and waits for the tutor's
- * reply to be on the page: waiting for the thinking dots alone can pass
- * before they appear. */
+ * whole reply to be on the page: waiting for the thinking dots alone can
+ * pass before they appear, and the student's pending bubble and a reply
+ * still streaming are messages too, while the card's buttons stay
+ * disabled until the turn ends. */
 async function replied(page, send) {
-  const before = await page.locator('.timeline > li.msg').count();
+  const settled = '.timeline > li.msg:not(.pending):not(.streaming):not(.thinking)';
+  const before = await page.locator(settled).count();
   await send();
   await page.waitForFunction(
-    (n) => document.querySelectorAll('.timeline > li.msg').length > n && !document.querySelector('.thinking'),
-    before,
+    ([selector, n]) =>
+      document.querySelectorAll(selector).length > n &&
+      !document.querySelector('.timeline > li.pending, .timeline > li.streaming, .thinking'),
+    [settled, before],
     { timeout: 15_000 },
   );
 }
