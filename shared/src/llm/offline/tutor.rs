@@ -1475,8 +1475,10 @@ fn splitmix64(mut x: u64) -> u64 {
 /// question.
 fn asked(question: &str) -> String {
     let text = question.trim();
-    // A drill's prompt followed by its maths in LaTeX: a sentence already,
-    // with the maths marked for the page to typeset.
+    // A drill's prompt followed by its maths: a sentence already. A word
+    // problem's sentences state every number of its plain sum, and the sum
+    // beside them would tell the student which operation to do; LaTeX and
+    // other maths are marked for the page to typeset.
     let sentence_end = [". ", "? ", "! "]
         .iter()
         .filter_map(|p| text.rfind(p))
@@ -1484,8 +1486,17 @@ fn asked(question: &str) -> String {
     if let Some(end) = sentence_end {
         let (sentence, maths) = text.split_at(end + 1);
         let maths = maths.trim();
-        if maths.contains('\\') && !maths.contains("\\(") && !maths.contains('$') {
-            return format!("{sentence} \\({maths}\\)");
+        if is_bare_maths(maths) {
+            let numbers = maths
+                .split(|c: char| !(c.is_ascii_digit() || c == '.'))
+                .map(|n| n.trim_matches('.'))
+                .filter(|n| !n.is_empty());
+            let stated = numbers.clone().all(|n| sentence_words_hold(sentence, n));
+            return if stated && numbers.count() > 0 && !maths.contains('\\') {
+                sentence.to_owned()
+            } else {
+                format!("{sentence} \\({maths}\\)")
+            };
         }
     }
     if text.ends_with(['?', '.', '!']) {
@@ -1497,9 +1508,41 @@ fn asked(question: &str) -> String {
     }
 }
 
+/// Maths with nothing in words: digits, signs, single letters and LaTeX
+/// commands, not yet marked for typesetting.
+fn is_bare_maths(text: &str) -> bool {
+    if text.contains("\\(") || text.contains('$') || !text.contains(|c: char| c.is_ascii_digit()) {
+        return false;
+    }
+    let mut words = text.split(|c: char| !(c.is_alphabetic() || c == '\\'));
+    words.all(|w| w.starts_with('\\') || w.chars().count() <= 1)
+}
+
+/// Whether `number` stands in `sentence` as a number of its own (60 in
+/// "has 60 students", not in "160").
+fn sentence_words_hold(sentence: &str, number: &str) -> bool {
+    sentence
+        .split(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .any(|n| n.trim_matches('.') == number)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_word_problem_is_asked_without_its_sum() {
+        assert_eq!(
+            asked(
+                "A school has 60 students. 24 of them go on a trip. How many students stay at school? 60 - 24"
+            ),
+            "A school has 60 students. 24 of them go on a trip. How many students stay at school?"
+        );
+        assert_eq!(
+            asked("Round to the nearest ten. 347"),
+            "Round to the nearest ten. \\(347\\)"
+        );
+    }
 
     #[test]
     fn a_bare_problem_is_asked_as_a_question() {
