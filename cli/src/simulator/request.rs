@@ -7,7 +7,7 @@ use http::{HeaderMap, Method, Uri};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use tutorflow::api::handler::{IDEMPOTENCY_HEADER, Incoming};
+use tutorflow::api::incoming::{IDEMPOTENCY_HEADER, Incoming};
 use tutorflow::api::routes::Function;
 use tutorflow::content::yaml_index::Position;
 

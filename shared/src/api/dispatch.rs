@@ -15,7 +15,7 @@ use serde::de::DeserializeOwned;
 use super::App;
 use super::body::parse_json;
 use super::failure::Failure;
-use super::handler::Incoming;
+use super::incoming::Incoming;
 use super::problem::Problem;
 use super::routes::{Function, PathParams, Route, RouteSpec};
 use crate::config::WebhookIntegration;

@@ -5,7 +5,7 @@
 
 use http::StatusCode;
 
-use super::handler::IDEMPOTENCY_HEADER;
+use super::incoming::IDEMPOTENCY_HEADER;
 use super::problem::Problem;
 use crate::model::ThreadStatus;
 use crate::service::{KeySource, ServiceError};

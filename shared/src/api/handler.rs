@@ -2,36 +2,18 @@
 //! server: CORS, routing, authentication, body parsing, idempotency, the
 //! use case, and problem+json for anything that goes wrong.
 
-use std::collections::BTreeMap;
-
 use bytes::Bytes;
 use http::header::{self, HeaderMap, HeaderName, HeaderValue};
-use http::{Method, Response, StatusCode, Uri};
+use http::{Method, Response, StatusCode};
 use tracing::Instrument;
 
 use super::App;
 use super::dispatch::{AllRoutes, Caller, Routes};
 use super::failure::Failure;
+use super::incoming::{Incoming, REPLAYED_HEADER, REQUEST_ID_HEADER};
 use super::problem::Problem;
 use super::routes::{Function, Matched, Route, RouteSpec, match_route};
 use crate::service::{Begun, Output};
-
-pub const IDEMPOTENCY_HEADER: &str = "idempotency-key";
-pub const REQUEST_ID_HEADER: &str = "x-request-id";
-/// Set on a response replayed from an earlier request with the same key.
-pub const REPLAYED_HEADER: &str = "idempotent-replayed";
-
-/// One HTTP request as every entry point hands it over.
-#[derive(Debug, Clone)]
-pub struct Incoming {
-    pub method: Method,
-    pub uri: Uri,
-    pub headers: HeaderMap,
-    pub body: Bytes,
-    pub request_id: String,
-    /// Claims an API Gateway JWT authorizer verified, when there is one.
-    pub authorizer_claims: Option<BTreeMap<String, String>>,
-}
 
 impl App {
     /// Handles one request. `only` restricts the routes to one function's

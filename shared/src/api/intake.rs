@@ -14,7 +14,7 @@ use http_body_util::{BodyExt, LengthLimitError, Limited};
 use hyper::body::Incoming as Body;
 
 use super::App;
-use super::handler::Incoming;
+use super::incoming::Incoming;
 use super::problem::Problem;
 use super::routes::{Matched, Route, match_route};
 

@@ -20,7 +20,7 @@ use lambda_http::{Body, Request, RequestExt, Response};
 
 use super::App;
 use super::dispatch::Routes;
-use super::handler::Incoming;
+use super::incoming::Incoming;
 use super::stream::{Answer, EventBody};
 
 /// Delivers a batch of queued notifications side by side. A message that

@@ -8,6 +8,7 @@ pub mod deployment;
 mod dispatch;
 mod failure;
 pub mod handler;
+pub mod incoming;
 pub mod intake;
 pub mod lambda;
 pub mod logging;

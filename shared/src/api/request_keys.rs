@@ -8,7 +8,7 @@ use chrono::Duration;
 use super::App;
 use super::dispatch::Caller;
 use super::failure::Failure;
-use super::handler::{IDEMPOTENCY_HEADER, Incoming};
+use super::incoming::{IDEMPOTENCY_HEADER, Incoming};
 use super::problem::Problem;
 use super::routes::{Route, RouteSpec};
 use super::webhook::SIGNATURE_HEADER;

@@ -24,7 +24,7 @@ use super::App;
 use super::body::parse_json;
 use super::dispatch::{AllRoutes, Caller, Routes};
 use super::failure::Failure;
-use super::handler::{Incoming, REPLAYED_HEADER};
+use super::incoming::{Incoming, REPLAYED_HEADER, REQUEST_ID_HEADER};
 use super::problem::Problem;
 use super::routes::{Function, Matched, ROUTES, Route, match_route};
 use crate::service::Begun;
@@ -191,7 +191,7 @@ impl App {
         );
         super::handler::cors(headers);
         if let Ok(v) = HeaderValue::from_str(&request_id) {
-            headers.insert(super::handler::REQUEST_ID_HEADER, v);
+            headers.insert(REQUEST_ID_HEADER, v);
         }
         Answer::Streamed(response)
     }

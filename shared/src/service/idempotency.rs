@@ -21,7 +21,7 @@ use chrono::Duration;
 use serde::Serialize;
 
 use super::error::{KeySource, ServiceError};
-use super::exams::ExamGateway;
+use super::lockouts::ExamGateway;
 use super::{JSON, Output, Service};
 use crate::llm::provider::LlmCall;
 use crate::model::Principal;

@@ -14,6 +14,7 @@ mod exams;
 mod idempotency;
 mod lease;
 pub mod lifecycle;
+mod lockouts;
 mod logs;
 mod notifications;
 pub mod profile;
@@ -35,9 +36,9 @@ use chrono::{DateTime, Utc};
 
 pub use catalog::{CourseDetail, CourseList, CourseSummary, CourseUnit, PrerequisiteEdge};
 pub use error::{KeySource, ServiceError};
-pub use exams::ExamGateway;
 pub use idempotency::{Begun, ClientKeys, Idempotency, KeyHolder, Operation};
 pub use lifecycle::{LifecycleChange, LifecycleResponse};
+pub use lockouts::ExamGateway;
 pub use logs::{LogFormat, ThreadLogs, TurnLogView};
 pub use notifications::event_id;
 pub use reports::{ConfusionLine, ReportCard, RevisitLine, ThreadSummaryReport, UnitLine};

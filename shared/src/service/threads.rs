@@ -4,9 +4,9 @@
 use std::future::Future;
 
 use super::error::ServiceError;
-use super::exams::LockoutsRead;
 use super::idempotency::Idempotency;
 use super::lease::backoff;
+use super::lockouts::LockoutsRead;
 use super::timeline::with_card_states;
 use super::views;
 use super::{Output, Service};

@@ -21,8 +21,8 @@ use tokio::sync::oneshot;
 
 use super::error::ServiceError;
 use super::events::check_client_event;
-use super::exams::LockoutsRead;
 use super::idempotency::Idempotency;
+use super::lockouts::LockoutsRead;
 use super::threads::{
     RECENT_MESSAGES, ThreadReads, commit_with_retries, owned_thread, snapshot_or_new,
 };

@@ -14,7 +14,7 @@ use http::{HeaderMap, Method, Uri};
 use serde_json::{Value, json};
 use tutorflow::api::App;
 use tutorflow::api::auth::dev_token;
-use tutorflow::api::handler::Incoming;
+use tutorflow::api::incoming::Incoming;
 use tutorflow::api::routes::{Matched, match_route};
 use tutorflow::config::{Config, TranscriptionProvider, WebhookIntegration};
 
