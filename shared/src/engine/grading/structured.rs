@@ -1,6 +1,6 @@
 //! Answers the number grader cannot read, recognised by the shape of the
-//! expected answer: a quotient with a remainder (`26 r 2`) and an IPv4
-//! address (`192.168.4.0`). Drill cards, the chat and distractor matching
+//! expected answer: a quotient with a remainder (`26 r 2`), a ratio
+//! (`3:2`) and an IPv4 address (`192.168.4.0`). Drill cards, the chat and distractor matching
 //! all grade through [`super::grade`], so each form is handled once.
 
 use super::Grade;
@@ -10,6 +10,8 @@ use crate::model::GradeOutcome;
 pub(super) fn grade(expected: &str, answer: &str) -> Option<Grade> {
     if is_quotient_remainder(expected) {
         Some(grade_quotient_remainder(expected, answer))
+    } else if let Some(parts) = ratio(expected) {
+        Some(grade_ratio(&parts, answer))
     } else if is_ipv4(expected) {
         Some(grade_ipv4(expected, answer))
     } else {
@@ -21,6 +23,59 @@ pub(super) fn grade(expected: &str, answer: &str) -> Option<Grade> {
 fn is_quotient_remainder(expected: &str) -> bool {
     let integer = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
     matches!(expected.split_whitespace().collect::<Vec<_>>()[..], [q, "r", r] if integer(q) && integer(r))
+}
+
+/// The whole-number parts of a ratio written with colons (`3:2`,
+/// `2 : 3 : 5`), or written `3 to 2`.
+fn ratio(text: &str) -> Option<Vec<u64>> {
+    let text = text.trim().trim_end_matches(['.', '!']);
+    let parts: Vec<&str> = if text.contains(':') {
+        text.split(':').collect()
+    } else {
+        text.split(" to ").collect()
+    };
+    if parts.len() < 2 {
+        return None;
+    }
+    parts.iter().map(|p| p.trim().parse().ok()).collect()
+}
+
+/// A ratio must have its parts in order; the same ratio with its parts
+/// multiplied or divided by one number is equivalent, not yet simplest.
+fn grade_ratio(expected: &[u64], answer: &str) -> Grade {
+    let given = answer.split([',', ';']).map(str::trim).find_map(|t| {
+        let words: Vec<&str> = t.split_whitespace().collect();
+        // The ratio is the last run of words that reads as one: "it is 3:2".
+        (0..words.len()).find_map(|i| ratio(&words[i..].join(" ")))
+    });
+    let Some(given) = given else {
+        return verdict(
+            GradeOutcome::Unverifiable,
+            "no ratio in the answer; write it like 3:2",
+        );
+    };
+    if given == expected {
+        return verdict(GradeOutcome::Correct, "the ratio matches, part for part");
+    }
+    let proportional = given.len() == expected.len()
+        && given.iter().all(|&g| g > 0)
+        && given
+            .iter()
+            .zip(expected)
+            .all(|(&g, &e)| g * expected[0] == e * given[0]);
+    if proportional {
+        return verdict(
+            GradeOutcome::Close,
+            "an equivalent ratio, not in the form asked for",
+        );
+    }
+    let reversed: Vec<u64> = given.iter().rev().copied().collect();
+    let reason = if reversed == expected {
+        "the parts are the other way round"
+    } else {
+        "the ratio is not right"
+    };
+    verdict(GradeOutcome::Wrong, reason)
 }
 
 fn is_ipv4(expected: &str) -> bool {
@@ -110,9 +165,30 @@ mod tests {
     fn only_these_shapes_are_taken() {
         assert!(grade("26 r 2", "26 r 2").is_some());
         assert!(grade("192.168.4.0", "192.168.4.0").is_some());
+        assert!(grade("3:2", "3:2").is_some());
         for other in ["26", "2.5", "x = 4", "26 r", "1.2.3", "300.1.1.1"] {
             assert!(grade(other, "26 r 2").is_none(), "{other}");
         }
+    }
+
+    #[test]
+    fn a_ratio_is_graded_part_for_part() {
+        let grade = |answer: &str| grade("3:2", answer).unwrap().result;
+        for answer in ["3:2", "3 : 2", "3 to 2", "its 3:2", "I think it is 3 to 2."] {
+            assert_eq!(grade(answer), GradeOutcome::Correct, "{answer}");
+        }
+        assert_eq!(grade("6:4"), GradeOutcome::Close);
+        assert_eq!(grade("2:3"), GradeOutcome::Wrong);
+        assert_eq!(grade("4:3"), GradeOutcome::Wrong);
+        assert_eq!(grade("4"), GradeOutcome::Unverifiable);
+        assert_eq!(
+            super::grade("2:3:5", "2:3:5").unwrap().result,
+            GradeOutcome::Correct
+        );
+        assert_eq!(
+            super::grade("2:3:5", "4:6:10").unwrap().result,
+            GradeOutcome::Close
+        );
     }
 
     #[test]
