@@ -1511,7 +1511,9 @@ fn first_step_value(run: &MathRun) -> Option<String> {
 /// operation on both sides, then a check; `None` for any other problem.
 pub fn solution_steps(problem: &StudentProblem) -> Option<Vec<String>> {
     let Some(variable) = problem.solves_for else {
-        return amount_steps(problem);
+        return simplest_form_steps(problem)
+            .or_else(|| fraction_sum_steps(problem))
+            .or_else(|| amount_steps(problem));
     };
     let compact: String = problem
         .text
@@ -1577,6 +1579,86 @@ pub fn solution_steps(problem: &StudentProblem) -> Option<Vec<String>> {
     steps.push(format!(
         "So {variable} = {x}. Check: {check} = {c} \u{2713}. We undo the operations in reverse order, doing the same to both sides so the equation stays balanced."
     ));
+    Some(steps)
+}
+
+/// The steps that put a fraction or a ratio in its simplest form
+/// (`12/18`, `12:8`, as the problem is stored: "12:8 in its simplest
+/// form"): their highest common factor, then each part divided by it.
+fn simplest_form_steps(problem: &StudentProblem) -> Option<Vec<String>> {
+    let shown = problem.text.strip_suffix(" in its simplest form")?;
+    let (separator, kind) = if shown.contains(':') {
+        (':', "ratio")
+    } else {
+        ('/', "fraction")
+    };
+    let parts: Vec<i64> = shown
+        .split(separator)
+        .map(|p| p.trim().parse().ok())
+        .collect::<Option<_>>()?;
+    let hcf = parts.iter().copied().fold(0, math::gcd);
+    if parts.len() < 2 || hcf <= 1 {
+        return None;
+    }
+    let numbers: Vec<String> = parts.iter().map(i64::to_string).collect();
+    let divided: Vec<String> = parts
+        .iter()
+        .map(|p| format!("{p} \u{f7} {hcf} = {}", p / hcf))
+        .collect();
+    Some(vec![
+        format!(
+            "Find the biggest number that divides into {}: it is {hcf}.",
+            super::outside_math::listed(&numbers)
+        ),
+        format!(
+            "Divide every part by {hcf}: {}. So {shown} in its simplest form is {}, an equivalent {kind} with smaller numbers.",
+            divided.join(", "),
+            problem.answer
+        ),
+    ])
+}
+
+/// The steps that add or take away two fractions (`2/5 + 1/3`): a common
+/// denominator, each fraction over it, then the tops, simplified at the end.
+fn fraction_sum_steps(problem: &StudentProblem) -> Option<Vec<String>> {
+    use Piece::Op;
+    let run = math_runs(&problem.text).into_iter().next()?;
+    let (ProblemShape::FractionAddSub, [a, Op(op @ ('+' | '-')), b]) =
+        (run.shape()?, &run.pieces[..])
+    else {
+        return None;
+    };
+    let ((n1, d1), (n2, d2)) = (fraction(a)?, fraction(b)?);
+    if d1 <= 0 || d2 <= 0 {
+        return None;
+    }
+    let common = d1 / math::gcd(d1, d2) * d2;
+    let (t1, t2) = (n1 * (common / d1), n2 * (common / d2));
+    let top = if *op == '+' { t1 + t2 } else { t1 - t2 };
+    let verb = if *op == '+' { "add" } else { "take away" };
+    let mut steps = Vec::new();
+    if d1 == d2 {
+        steps.push(format!(
+            "The bottoms are the same, {d1}, so the pieces are the same size: keep the {d1} and {verb} the tops."
+        ));
+    } else {
+        steps.push(format!(
+            "The bottoms, {d1} and {d2}, are different, so first find a number both go into: the smallest is {common}."
+        ));
+        steps.push(format!(
+            "{n1}/{d1} = {t1}/{common} and {n2}/{d2} = {t2}/{common} (multiply the top and the bottom by the same number)."
+        ));
+    }
+    let raw = format!("{top}/{common}");
+    let finish = if raw == problem.answer {
+        format!("{t1}/{common} {op} {t2}/{common} = {raw}.")
+    } else {
+        format!(
+            "{t1}/{common} {op} {t2}/{common} = {raw}, which simplifies to {}.",
+            problem.answer
+        )
+    };
+    steps.push(finish);
     Some(steps)
 }
 
@@ -2227,6 +2309,39 @@ mod solution_tests {
 
     fn steps(message: &str) -> Option<Vec<String>> {
         solution_steps(&student_problem(message)?)
+    }
+
+    #[test]
+    fn a_ratio_or_fraction_is_simplified_through_its_highest_common_factor() {
+        let s = steps("how do i simplify 12:8").unwrap();
+        assert!(s[0].contains("it is 4"), "{s:?}");
+        assert!(s[1].contains("12 ÷ 4 = 3, 8 ÷ 4 = 2"), "{s:?}");
+        assert!(
+            s[1].ends_with("is 3:2, an equivalent ratio with smaller numbers."),
+            "{s:?}"
+        );
+        let s = steps("simplify 12/18").unwrap();
+        assert!(s[1].contains("is 2/3, an equivalent fraction"), "{s:?}");
+    }
+
+    #[test]
+    fn fractions_are_added_over_a_common_denominator() {
+        let s = steps("how do i add 2/5 and 1/3").unwrap();
+        assert_eq!(
+            s,
+            [
+                "The bottoms, 5 and 3, are different, so first find a number both go into: the smallest is 15.",
+                "2/5 = 6/15 and 1/3 = 5/15 (multiply the top and the bottom by the same number).",
+                "6/15 + 5/15 = 11/15.",
+            ]
+        );
+        let s = steps("what is 1/6 + 1/3").unwrap();
+        assert_eq!(
+            s.last().unwrap(),
+            "1/6 + 2/6 = 3/6, which simplifies to 1/2."
+        );
+        let s = steps("3/7 - 1/7").unwrap();
+        assert!(s[0].starts_with("The bottoms are the same, 7"), "{s:?}");
     }
 
     #[test]
