@@ -350,6 +350,7 @@ impl ContentChunk {
             chunk_id: chunk.id.clone(),
             section: chunk.section.clone(),
             text: chunk.text.trim().to_owned(),
+            worked_example: chunk.kind == ChunkKind::Example,
         }
     }
 }

@@ -267,6 +267,10 @@ pub struct ContentChunk {
     pub chunk_id: String,
     pub section: String,
     pub text: String,
+    /// A worked example: it reads whole or not at all (its opening
+    /// sentences set a problem and stop short of the answer).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub worked_example: bool,
 }
 
 /// An exam question the tutor may suggest: never its stem, options, answer or memo.

@@ -200,6 +200,7 @@ proptest! {
                 chunk_id: format!("c{i}"),
                 section: format!("Section {i}"),
                 text: format!("chunk{i} {}", words(*n, i + 50)),
+                worked_example: false,
             })
             .collect();
         match tutor_prompt(&bundle.prompts, &workflow, &input) {

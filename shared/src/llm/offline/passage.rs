@@ -632,6 +632,7 @@ mod tests {
             chunk_id: "c".into(),
             section: section.into(),
             text: text.into(),
+            worked_example: false,
         }
     }
 

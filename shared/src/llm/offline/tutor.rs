@@ -375,8 +375,16 @@ fn compose(
         LlmError::InvalidInput("no scoped unit is described in the context".into())
     })?;
     let pick = Picker { seed: input.seed };
+    // "Give me an example" in a question session is answered with the
+    // unit's worked example, whole, not a passage that happens to hold
+    // the word.
+    let wants_example = follow_up == FollowUp::Answer
+        && input
+            .student
+            .said()
+            .is_some_and(|said| asks_for_an_example(&said));
     // A question is answered from what in the unit answers it.
-    let asked = matches!(follow_up, FollowUp::Clarify | FollowUp::Answer)
+    let asked = (matches!(follow_up, FollowUp::Clarify | FollowUp::Answer) && !wants_example)
         .then(|| input.student.said())
         .flatten()
         .map(|said| passage::Asked::new(&said));
@@ -391,6 +399,14 @@ fn compose(
         for key in ["example_problem", "example_steps", "example_answer"] {
             values.map.remove(key);
         }
+    }
+    // Another example asked for: one of the lesson's own, whole.
+    if wants_example
+        && !values.map.contains_key("example_problem")
+        && let Some(example) = another_example(input, &unit.unit_id)
+    {
+        values.map.insert("example_problem", example);
+        values.map.insert("example_steps", String::new());
     }
 
     // Asked to put the problem another way when the item has nothing new
@@ -465,6 +481,9 @@ fn compose(
             FollowUp::WrapUp => Some(PhraseSlot::WrapUp),
             FollowUp::Answer if values.map.contains_key("solution_steps") => {
                 Some(PhraseSlot::Solution)
+            }
+            FollowUp::Answer if wants_example && values.map.contains_key("example_problem") => {
+                Some(PhraseSlot::Example)
             }
             FollowUp::Answer => Some(PhraseSlot::Answer),
             FollowUp::Recap => Some(PhraseSlot::Recap),
@@ -1084,6 +1103,16 @@ fn beyond_just_answered<'a>(
 const ANOTHER_WAY_PROMPT: &str = "category_rephrase";
 
 /// Whether the student asks for it to be put another way.
+/// "Can you give me an example?", "example pls": a request for one, not a
+/// question that says "for example".
+fn asks_for_an_example(said: &str) -> bool {
+    let said = said.to_lowercase();
+    let named = ["example", "exmaple", "exampel"]
+        .iter()
+        .any(|w| said.contains(w));
+    named && !said.contains("for example") && !said.contains("for exmaple")
+}
+
 fn asks_another_way(workflow: &Workflow, input: &TutorTurnInput) -> bool {
     workflow
         .category(&input.category.id)
@@ -1204,18 +1233,29 @@ fn closest_idea<'a>(ideas: &[&'a String], asked: &str) -> Option<&'a String> {
     best.map(|(_, idea)| idea)
 }
 
-/// The opening of the best-ranked lesson passage about `unit`, unless it
-/// works the very problem the student is on or has a hidden answer in it
-/// (it would read broken); else the unit's anchor.
+/// The opening of the best-ranked lesson passage about `unit` (a worked
+/// example's opening would stop short of its answer), unless it works the
+/// very problem the student is on or has a hidden answer in it (it would
+/// read broken); else the unit's anchor.
 fn explanation(input: &TutorTurnInput, unit: &UnitAnchor) -> String {
     input
         .context
         .unit_content_chunks
         .iter()
-        .filter(|c| c.unit_id == unit.unit_id)
+        .filter(|c| c.unit_id == unit.unit_id && !c.worked_example)
         .map(|c| first_sentences(&c.text, 2))
         .find(|text| quotable(input, text))
         .unwrap_or_else(|| first_sentences(&unit.anchor_text, 2))
+}
+
+/// A worked example of the lesson not said before, whole: for a student
+/// who has seen the unit's own example and asks for another.
+fn another_example(input: &TutorTurnInput, unit_id: &str) -> Option<String> {
+    lesson_chunks(input, unit_id)
+        .into_iter()
+        .filter(|c| c.worked_example && quotable(input, &c.text))
+        .map(|c| c.text.split_whitespace().collect::<Vec<_>>().join(" "))
+        .find(|text| !said_before(input, &first_sentences(text, 1)))
 }
 
 /// Whether a passage may be quoted to the student: it says something,
@@ -1233,7 +1273,7 @@ fn explanation_near(input: &TutorTurnInput, unit: &UnitAnchor, idea: &str) -> St
         .context
         .unit_content_chunks
         .iter()
-        .filter(|c| c.unit_id == unit.unit_id)
+        .filter(|c| c.unit_id == unit.unit_id && !c.worked_example)
     {
         let text = first_sentences(&chunk.text, 2);
         if !quotable(input, &text) {
