@@ -174,11 +174,15 @@ pub(super) fn compare(
     }
     // A hair of slack so that 3.7 against 3.8 is within 0.1 despite binary floats.
     let within = |limit: f64| difference <= limit * (1.0 + 1e-9) + 1e-12;
-    // Whole units of the last place: 9 for 10 is one out, 9.8 is not.
-    let one_out = last_place(target).is_some_and(|place| {
-        let units = difference / place;
-        within(place * settings.close_last_place) && (units - units.round()).abs() < 1e-6
-    });
+    // Whole units of the last place: 9 for 10 is one out, 9.8 is not. A
+    // fraction has no last place: 1/2 for 2/5 is not a slip of 0.4.
+    let fraction = |q: &Quantity| matches!(q.form, Form::Fraction { .. } | Form::Mixed);
+    let one_out = !fraction(student)
+        && !fraction(expected)
+        && last_place(target).is_some_and(|place| {
+            let units = difference / place;
+            within(place * settings.close_last_place) && (units - units.round()).abs() < 1e-6
+        });
     // Rounding too early is a slip of the answer; a wrong sign, a factor
     // of ten or a flipped fraction is a mistake of method.
     let rounded_early = tags.contains(&SlipTag::Rounding);
@@ -188,6 +192,12 @@ pub(super) fn compare(
         GradeOutcome::Wrong
     };
     let reason = match outcome {
+        GradeOutcome::Close if !within(threshold) && one_out => {
+            format!("{shown} is one out in the last place from the expected {shown_expected}")
+        }
+        GradeOutcome::Close if !within(threshold) => {
+            format!("{shown} is the expected {shown_expected} rounded too early")
+        }
         GradeOutcome::Close => format!(
             "{shown} is close to the expected {shown_expected}: off by {}, within the threshold {}",
             show_float(difference),
@@ -418,6 +428,28 @@ mod tests {
         assert_eq!(verdict("0.5", r(3, 11)).0, Wrong);
         assert_eq!(verdict("0.3", r(3, 11)).0, Close, "3/11 rounded too early");
         assert_eq!(verdict("0.25", r(3, 11)).0, Wrong);
+    }
+
+    #[test]
+    fn a_fraction_has_no_last_place_to_be_one_out_in() {
+        let fraction = |value: Number, reduced: bool| Quantity {
+            form: Form::Fraction { reduced },
+            ..Quantity::plain(value)
+        };
+        let grade = |student: Quantity, expected: Quantity| {
+            compare(&student, &expected, &GradingSettings::default())
+        };
+        let half = grade(fraction(r(1, 2), true), fraction(r(2, 5), true));
+        assert_eq!(half.outcome, GradeOutcome::Wrong, "{}", half.reason);
+        let decimal = grade(number("0.5"), fraction(r(2, 5), true));
+        assert_eq!(decimal.outcome, GradeOutcome::Wrong, "{}", decimal.reason);
+        let slip = grade(number("0.5"), Quantity::plain(r(2, 5)));
+        assert_eq!(slip.outcome, GradeOutcome::Close);
+        assert!(
+            slip.reason.contains("one out in the last place"),
+            "{}",
+            slip.reason
+        );
     }
 
     #[test]
