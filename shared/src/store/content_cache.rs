@@ -13,8 +13,9 @@ use std::time::{Duration, Instant};
 
 use crate::content::{Bundle, ContentSource, Diagnostics, SourceError};
 
-/// The clock the cache reads, injectable for tests.
-pub type Clock = Arc<dyn Fn() -> Instant + Send + Sync>;
+/// Where the cache reads the time from to decide a refresh (monotonic,
+/// unlike the service clock), injectable for tests.
+pub type InstantSource = Arc<dyn Fn() -> Instant + Send + Sync>;
 
 /// Why a bundle could not be loaded.
 #[derive(Debug, thiserror::Error)]
@@ -39,7 +40,7 @@ struct Current {
 pub struct ContentCache {
     source: Arc<dyn ContentSource>,
     refresh: Duration,
-    clock: Clock,
+    clock: InstantSource,
     current: RwLock<Current>,
     /// Held by the one caller checking for a new version.
     checking: tokio::sync::Mutex<()>,
@@ -75,7 +76,7 @@ impl ContentCache {
     pub async fn load_with_clock(
         source: Arc<dyn ContentSource>,
         refresh: Duration,
-        clock: Clock,
+        clock: InstantSource,
     ) -> Result<Self, LoadError> {
         let (fingerprint, bundle) = load_from(source.as_ref()).await?;
         let checked_at = clock();

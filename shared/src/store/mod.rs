@@ -87,7 +87,7 @@ use chrono::{DateTime, Duration, Utc};
 
 pub use audio::{AudioFetchError, AudioStore, StoredAudio};
 pub use aws::{dynamodb_client, s3_client, sqs_client};
-pub use content_cache::{Clock, ContentCache, LoadError};
+pub use content_cache::{ContentCache, InstantSource, LoadError};
 pub use dynamo::{ACTIVE_INDEX, DynamoStore, TABLE_LAYOUT, THREADS_INDEX, TableLayout};
 pub use error::{ItemRef, StoreError};
 pub use idempotency::{

@@ -38,7 +38,7 @@ impl ManualClock {
             .fetch_add(by.as_millis() as u64, Ordering::SeqCst);
     }
 
-    fn clock(&self) -> tutorflow::store::Clock {
+    fn clock(&self) -> tutorflow::store::InstantSource {
         let me = self.clone();
         Arc::new(move || me.start + Duration::from_millis(me.offset_ms.load(Ordering::SeqCst)))
     }
