@@ -34,13 +34,13 @@ use crate::engine::exam::lockout::LockoutStatus;
 use crate::engine::mastery::snapshot_lite::build_snapshot_lite;
 use crate::engine::modes::{self, problem_set};
 use crate::engine::practice::drill_token::TokenKeys;
+use crate::engine::runtime::CourseRuntime;
 use crate::engine::safety::{FlagSource, SafetyHit, StreamGuard};
 use crate::engine::session::progression::progression;
 use crate::engine::session::scaffolding;
 use crate::engine::session::session_timeline::{self, SessionClose};
-use crate::engine::turn::{
-    self, CourseRuntime, Plan, ReplyOrigin, TurnEnv, TurnError, TurnEvent, TurnState,
-};
+use crate::engine::turn::{self, ReplyOrigin, TurnError};
+use crate::engine::turn_data::{Plan, TurnEnv, TurnEvent, TurnState};
 use crate::engine::turn_log::{StageTimings, TokenCount};
 use crate::engine::{grading, reply, turn_log};
 use crate::llm::OfflineTutor;

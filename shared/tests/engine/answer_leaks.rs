@@ -18,9 +18,9 @@ use tutorflow::engine::practice::drill_token::TokenKeys;
 use tutorflow::engine::practice::{drill, drill_grade};
 use tutorflow::engine::reply;
 use tutorflow::engine::reply::fallback::{Verdict, Violation};
-use tutorflow::engine::turn::{
-    self, CourseRuntime, Plan, ReplyOrigin, TurnEnv, TurnEvent, TurnState,
-};
+use tutorflow::engine::runtime::CourseRuntime;
+use tutorflow::engine::turn::{self, ReplyOrigin};
+use tutorflow::engine::turn_data::{Plan, TurnEnv, TurnEvent, TurnState};
 use tutorflow::llm::OfflineTutor;
 use tutorflow::llm::prompt::tutor_prompt;
 use tutorflow::model::{

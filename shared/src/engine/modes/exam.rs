@@ -25,6 +25,7 @@ use chrono::{DateTime, Duration, Utc};
 use crate::content::{Course, ExamItem, Unit};
 use crate::engine::exam::exam_judge::{self, JudgeRequest, Judging, Verdict};
 use crate::engine::grading;
+use crate::engine::mastery::evidence::record_ability;
 use crate::engine::mastery::evidence::{self, DrillGraded, ExamSubmitted, TransitionContext};
 use crate::engine::mastery::irt;
 use crate::engine::mastery::thread_learning;
@@ -38,7 +39,7 @@ use crate::engine::practice::drill::Expected;
 use crate::engine::practice::drill_grade;
 use crate::engine::practice::generate::generate;
 use crate::engine::practice::solution;
-use crate::engine::turn::{Interpreted, Plan, TurnEvent, record_ability};
+use crate::engine::turn_data::{Interpreted, Plan, TurnEvent};
 use crate::model::{
     AbilityEstimate, AnswerKind, ClientEvent, ExamBreakdownLine, ExamEnd, ExamEvaluationInput,
     ExamFeedbackMode, ExamItemSource, ExamOption, ExamProgressView, ExamQuestion,
@@ -1334,7 +1335,7 @@ mod tests {
         assert!(matches!(read_move(&nothing, None), Move::Nothing));
     }
 
-    use crate::engine::modes::shipped_bundle as bundle;
+    use crate::engine::runtime::shipped_bundle as bundle;
 
     fn at(minutes: i64) -> DateTime<Utc> {
         DateTime::parse_from_rfc3339("2026-03-02T08:00:00Z")
@@ -1503,7 +1504,9 @@ mod tests {
     }
 
     use crate::engine::practice::drill_token::TokenKeys;
-    use crate::engine::turn::{self, CourseRuntime, TurnEnv, TurnState};
+    use crate::engine::runtime::CourseRuntime;
+    use crate::engine::turn;
+    use crate::engine::turn_data::{TurnEnv, TurnState};
     use crate::model::{JudgedBy, Personalization};
     use std::collections::BTreeMap;
     use std::sync::Arc;

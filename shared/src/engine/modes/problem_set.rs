@@ -34,7 +34,7 @@ use crate::engine::modes::{
 };
 use crate::engine::policy::PolicyOutcome;
 use crate::engine::session::scaffolding;
-use crate::engine::turn::{Interpreted, Plan, TurnEvent};
+use crate::engine::turn_data::{Interpreted, Plan, TurnEvent};
 use crate::model::{
     ExamAvailability, ExpectedAnswer, GradeOutcome, LlmTutorResponse, MasterySignal, Mode,
     ModeState, OutboundEvent, OutboundEventKind, PendingQuestion, ProblemBrief, ProblemEntry,
