@@ -10,7 +10,7 @@ use super::questions::own_problem;
 use super::{TurnError, mode_of};
 use crate::content::Workflow;
 use crate::content::workflow::Transition;
-use crate::engine::exam::exam_cards;
+use crate::engine::exam;
 use crate::engine::interpret::classify::{self, BEYOND_COURSE, Interpretation};
 use crate::engine::interpret::mapping::{UnitMapper, UnitMatch, event_unit};
 use crate::engine::interpret::outside_math;
@@ -407,7 +407,7 @@ fn pending_answers(
         preview,
         preview.pending_question.as_ref(),
         now,
-        exam_cards::lifetime(rt.workflow().policy.exam_card_hours),
+        exam::cards::lifetime(rt.workflow().policy.exam_card_hours),
     )
 }
 
