@@ -25,6 +25,8 @@ mod cards;
 mod compose;
 pub(crate) mod interpret;
 mod questions;
+#[cfg(test)]
+mod tests;
 
 pub use apply::{apply, remember_drill};
 pub use cards::exam_card;
