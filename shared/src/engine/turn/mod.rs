@@ -23,7 +23,7 @@
 pub(crate) mod apply;
 mod cards;
 mod compose;
-pub(crate) mod interpret;
+mod interpret;
 mod questions;
 #[cfg(test)]
 mod tests;
