@@ -26,7 +26,9 @@ use tutorflow::engine::exam::lockout::LockoutStatus;
 use tutorflow::engine::modes::{self, Start};
 use tutorflow::engine::practice::drill_token::TokenKeys;
 use tutorflow::engine::reply::fallback::{ValidationContext, validate_reply};
-use tutorflow::engine::turn::{self, CourseRuntime, ReplyOrigin, TurnEnv, TurnEvent, TurnState};
+use tutorflow::engine::runtime::CourseRuntime;
+use tutorflow::engine::turn::{self, ReplyOrigin};
+use tutorflow::engine::turn_data::{TurnEnv, TurnEvent, TurnState};
 use tutorflow::llm::OfflineTutor;
 use tutorflow::model::{
     AnswerKind, ClientEvent, CreateThreadRequest, ExamQuestionStatus, Mode, ModeState,

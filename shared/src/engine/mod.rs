@@ -12,7 +12,9 @@
 //! what the tutor may do ([`policy`]), practice items ([`practice`]), the
 //! student's record ([`mastery`]), what a conversation carries between
 //! turns ([`session`]), exams ([`exam`]), checking the reply ([`reply`]),
-//! and [`grading`], [`safety`] and the session [`modes`].
+//! and [`grading`], [`safety`] and the session [`modes`]. What a turn's
+//! steps pass between them and hand the mode is in [`turn_data`], and the
+//! per-course cache they all read in [`runtime`].
 
 pub mod content_check;
 pub mod exam;
@@ -24,7 +26,9 @@ pub mod policy;
 pub mod practice;
 pub mod reply;
 pub mod rng;
+pub mod runtime;
 pub mod safety;
 pub mod session;
 pub mod turn;
+pub mod turn_data;
 pub mod turn_log;

@@ -6,7 +6,7 @@ use serde_json::json;
 
 use crate::engine::mastery::evidence::EvidenceEffect;
 use crate::engine::reply::Decision;
-use crate::engine::turn::Plan;
+use crate::engine::turn_data::Plan;
 use crate::model::SafetyMark;
 
 /// How long a turn's stages took, in milliseconds (to the microsecond), as

@@ -13,6 +13,7 @@ use super::timeline::{card_message, card_state, event_message, set_card_state};
 use super::{Output, Service};
 use crate::content::Unit;
 use crate::engine::grading::SlipTag;
+use crate::engine::mastery::evidence::record_ability;
 use crate::engine::mastery::evidence::{self, DrillGraded, TransitionContext};
 use crate::engine::mastery::snapshot_lite::build_snapshot_lite;
 use crate::engine::mastery::thread_learning;
@@ -20,7 +21,7 @@ use crate::engine::practice::drill::{self, DrillError, Expected};
 use crate::engine::practice::drill_grade::{DrillVerdict, grade_drill};
 use crate::engine::practice::drill_token::{self, DrillTokenError};
 use crate::engine::session::lifecycle;
-use crate::engine::turn::{record_ability, remember_drill};
+use crate::engine::turn::remember_drill;
 use crate::model::{
     CardState, DrillCardState, DrillGradeRequest, DrillGradeResponse, DrillGradingInput,
     GradeOutcome, Judgement, MistakeTagBrief, Principal, TimelineEvent, TutorCard,

@@ -12,7 +12,7 @@ use super::threads::{
 use super::timeline::{card_message, card_state, event_message, exam_state, set_card_state};
 use super::{Output, Service};
 use crate::content::{Course, ExamItem, Unit};
-use crate::engine::exam::exam_cards::{self, CardRefusal};
+use crate::engine::exam::cards::{self, CardRefusal};
 use crate::engine::exam::lockout::LockoutStatus;
 use crate::engine::mastery::evidence::{self, ExamSubmitted, SupportViewed, TransitionContext};
 use crate::engine::mastery::snapshot_lite::build_snapshot_lite;
@@ -144,7 +144,7 @@ impl Service {
                 }
                 _ => {}
             }
-            exam_cards::check_submission(&fresh.thread.session, &item.id, now, card_valid_for)
+            cards::check_submission(&fresh.thread.session, &item.id, now, card_valid_for)
                 .map_err(card_refused)?;
             let mut work = UnitOfWork::new();
             let verdict = match &self.exams {
@@ -215,7 +215,7 @@ impl Service {
             };
             work.put_snapshot(snapshot, Expected::of(read.as_ref()));
             let mut thread = fresh.thread.clone();
-            exam_cards::record_submitted(&mut thread.session, &item.id, now);
+            cards::record_submitted(&mut thread.session, &item.id, now);
             thread_learning::record_answer(
                 &mut thread.session.learning,
                 &unit.id,
@@ -307,8 +307,7 @@ impl Service {
             } = first_read
                 .or_fresh(self, who, thread_id, &course.id)
                 .await?;
-            exam_cards::check_support_view(&fresh.thread.session, &item.id)
-                .map_err(card_refused)?;
+            cards::check_support_view(&fresh.thread.session, &item.id).map_err(card_refused)?;
             let mut snapshot = snapshot_or_new(
                 read.as_ref(),
                 &who.student_id,
@@ -382,7 +381,7 @@ impl Service {
             work.put_snapshot(snapshot, Expected::of(read.as_ref()));
             let mut thread = fresh.thread.clone();
             // Having seen the solution, the student cannot answer this showing.
-            exam_cards::record_submitted(&mut thread.session, &item.id, now);
+            cards::record_submitted(&mut thread.session, &item.id, now);
             thread_learning::record_help(&mut thread.session.learning, &unit.id);
             let event = TimelineEvent::SupportViewed {
                 question_id: item.id.clone(),

@@ -16,7 +16,7 @@ use super::views::state_view;
 use super::{Output, Service};
 use crate::content::Bundle;
 use crate::engine::modes::{self, Ended, Ending};
-use crate::engine::session::session_timeline::{self, SessionClose};
+use crate::engine::session::timeline::{self, SessionClose};
 use crate::model::{Principal, Role, Thread, ThreadStateView, ThreadStatus, TutorMessage};
 use crate::store::{Expected, UnitOfWork};
 
@@ -122,12 +122,12 @@ impl Service {
                         let ended = self
                             .close_session(&bundle, who, &mut thread, &mut work, now)
                             .await?;
-                        let entry = session_timeline::close_entry(
+                        let entry = timeline::close_entry(
                             thread.session.turn_count,
                             SessionClose::Ended,
                             now,
                         );
-                        session_timeline::record(&mut thread.session.timeline, entry);
+                        timeline::record(&mut thread.session.timeline, entry);
                         if let Some(text) = ended.text {
                             messages.push(TutorMessage {
                                 id: format!("{thread_id}-end"),

@@ -51,7 +51,7 @@ pub use views::{ThreadList, ThreadReplay};
 use crate::config::Config;
 use crate::content::Bundle;
 use crate::engine::practice::drill_token::TokenKeys;
-use crate::engine::turn::CourseRuntime;
+use crate::engine::runtime::CourseRuntime;
 use crate::integrations::outbound::Outbound;
 use crate::integrations::teacher::TeacherAlerts;
 use crate::llm::LlmStack;

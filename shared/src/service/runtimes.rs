@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use crate::content::Bundle;
-use crate::engine::turn::CourseRuntime;
+use crate::engine::runtime::CourseRuntime;
 
 #[derive(Default)]
 pub struct CourseRuntimes {
@@ -57,7 +57,7 @@ mod tests {
 
     #[test]
     fn prepared_runtimes_are_the_ones_requests_get_until_the_content_changes() {
-        let bundle = Arc::new(crate::engine::modes::shipped_bundle());
+        let bundle = Arc::new(crate::engine::runtime::shipped_bundle());
         let runtimes = CourseRuntimes::default();
         runtimes.prepare(&bundle);
         let course_id = bundle.courses.keys().next().expect("a shipped course");

@@ -5,7 +5,7 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::engine::session::session_timeline;
+use crate::engine::session::timeline;
 use crate::model::{
     CardState, ExamCardState, RecordedCardState, Role, SessionState, Thread, TimelineEvent,
     TutorCard, TutorMessage,
@@ -24,8 +24,8 @@ pub(crate) fn event_message(
     event: TimelineEvent,
     now: DateTime<Utc>,
 ) -> TutorMessage {
-    let entry = session_timeline::card_entry(thread.session.turn_count, &event, now);
-    session_timeline::record(&mut thread.session.timeline, entry);
+    let entry = timeline::card_entry(thread.session.turn_count, &event, now);
+    timeline::record(&mut thread.session.timeline, entry);
     TutorMessage {
         id,
         thread_id: thread.thread_id.clone(),

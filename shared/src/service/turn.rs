@@ -34,13 +34,13 @@ use crate::engine::exam::lockout::LockoutStatus;
 use crate::engine::mastery::snapshot_lite::build_snapshot_lite;
 use crate::engine::modes::{self, problem_set};
 use crate::engine::practice::drill_token::TokenKeys;
+use crate::engine::runtime::CourseRuntime;
 use crate::engine::safety::{FlagSource, SafetyHit, StreamGuard};
 use crate::engine::session::progression::progression;
 use crate::engine::session::scaffolding;
-use crate::engine::session::session_timeline::{self, SessionClose};
-use crate::engine::turn::{
-    self, CourseRuntime, Plan, ReplyOrigin, TurnEnv, TurnError, TurnEvent, TurnState,
-};
+use crate::engine::session::timeline::{self, SessionClose};
+use crate::engine::turn::{self, ReplyOrigin, TurnError};
+use crate::engine::turn_data::{Plan, TurnEnv, TurnEvent, TurnState};
 use crate::engine::turn_log::{StageTimings, TokenCount};
 use crate::engine::{grading, reply, turn_log};
 use crate::llm::OfflineTutor;
@@ -527,9 +527,8 @@ impl Service {
         if thread.status == ThreadStatus::Completed && thread.ended_at.is_none() {
             thread.ended_at = Some(now);
         }
-        let entry =
-            session_timeline::close_entry(thread.session.turn_count, SessionClose::Expired, now);
-        session_timeline::record(&mut thread.session.timeline, entry);
+        let entry = timeline::close_entry(thread.session.turn_count, SessionClose::Expired, now);
+        timeline::record(&mut thread.session.timeline, entry);
         let notice = TutorMessage {
             id: format!("{thread_id}-expired-{}", now.timestamp()),
             thread_id: thread_id.to_owned(),

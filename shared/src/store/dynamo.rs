@@ -12,6 +12,7 @@ use std::collections::{BTreeMap, HashMap};
 use async_trait::async_trait;
 use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::error::{DisplayErrorContext, SdkError};
+use aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder;
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::types::{
     AttributeDefinition, AttributeValue, BillingMode, GlobalSecondaryIndex, KeySchemaElement,
@@ -592,28 +593,37 @@ impl DynamoStore {
             values.extend(filter_values);
             expr.to_owned()
         });
-        let mut start = q.start;
-        let mut items = Vec::new();
-        loop {
-            let out = self
-                .client
-                .query()
-                .table_name(&self.table)
-                .key_condition_expression(format!("PK = :pk AND {}", q.condition))
-                .set_filter_expression(filter.clone())
-                .set_expression_attribute_values(Some(values.clone()))
-                .scan_index_forward(q.forward)
-                .consistent_read(true)
-                .limit(i32::try_from(q.want - items.len()).unwrap_or(i32::MAX))
-                .set_exclusive_start_key(start.take())
-                .send()
-                .await
-                .map_err(|e| sdk_error("Query", e))?;
-            items.extend(out.items.unwrap_or_default());
-            match out.last_evaluated_key {
-                Some(last) if items.len() < q.want => start = Some(last),
-                _ => return Ok(items),
-            }
+        let query = self
+            .client
+            .query()
+            .table_name(&self.table)
+            .key_condition_expression(format!("PK = :pk AND {}", q.condition))
+            .set_filter_expression(filter)
+            .set_expression_attribute_values(Some(values))
+            .scan_index_forward(q.forward)
+            .consistent_read(true);
+        query_pages(query, q.start, Some(q.want)).await
+    }
+}
+
+/// Runs `query` page by page from `start` until `want` items are collected
+/// (every match when `None`) or nothing matches past the last page.
+async fn query_pages(
+    query: QueryFluentBuilder,
+    mut start: Option<Item>,
+    want: Option<usize>,
+) -> Result<Vec<Item>, StoreError> {
+    let mut items = Vec::new();
+    loop {
+        let mut page = query.clone().set_exclusive_start_key(start.take());
+        if let Some(want) = want {
+            page = page.limit(i32::try_from(want - items.len()).unwrap_or(i32::MAX));
+        }
+        let out = page.send().await.map_err(|e| sdk_error("Query", e))?;
+        items.extend(out.items.unwrap_or_default());
+        match out.last_evaluated_key {
+            Some(last) if want.is_none_or(|want| items.len() < want) => start = Some(last),
+            _ => return Ok(items),
         }
     }
 }
@@ -868,29 +878,15 @@ impl DynamoStore {
         forward: bool,
         want: usize,
     ) -> Result<Vec<Item>, StoreError> {
-        let mut items = Vec::new();
-        let mut start = None;
-        loop {
-            let out = self
-                .client
-                .query()
-                .table_name(&self.table)
-                .index_name(index)
-                .key_condition_expression(condition)
-                .set_expression_attribute_values(Some(values.clone()))
-                .scan_index_forward(forward)
-                .limit(i32::try_from(want - items.len()).unwrap_or(i32::MAX))
-                .set_exclusive_start_key(start.take())
-                .send()
-                .await
-                .map_err(|e| sdk_error("Query", e))?;
-            items.extend(out.items.unwrap_or_default());
-            match out.last_evaluated_key {
-                Some(last) if items.len() < want => start = Some(last),
-                _ => break,
-            }
-        }
-        Ok(items)
+        let query = self
+            .client
+            .query()
+            .table_name(&self.table)
+            .index_name(index)
+            .key_condition_expression(condition)
+            .set_expression_attribute_values(Some(values))
+            .scan_index_forward(forward);
+        query_pages(query, None, Some(want)).await
     }
 
     /// Up to `limit` entries of one active-index partition updated before
@@ -1090,33 +1086,23 @@ impl LockoutStore for DynamoStore {
             course_id: course_id.to_owned(),
             question_id: String::new(),
         };
+        let query = self
+            .client
+            .query()
+            .table_name(&self.table)
+            .key_condition_expression("PK = :pk AND begins_with(SK, :lockouts)")
+            .set_expression_attribute_values(Some(values))
+            .consistent_read(true);
         let mut found = BTreeMap::new();
-        let mut start = None;
-        loop {
-            let out = self
-                .client
-                .query()
-                .table_name(&self.table)
-                .key_condition_expression("PK = :pk AND begins_with(SK, :lockouts)")
-                .set_expression_attribute_values(Some(values.clone()))
-                .consistent_read(true)
-                .set_exclusive_start_key(start.take())
-                .send()
-                .await
-                .map_err(|e| sdk_error("Query", e))?;
-            for item in out.items.unwrap_or_default() {
-                let lockout: Versioned<ExamLockout> = versioned(&item, &of)?;
-                // The prefix also matches a course whose id continues
-                // after a `#`: its lockouts are not this course's.
-                if lockout.value.course_id == course_id {
-                    found.insert(lockout.value.question_id.clone(), lockout);
-                }
-            }
-            match out.last_evaluated_key {
-                Some(last) => start = Some(last),
-                None => return Ok(found),
+        for item in query_pages(query, None, None).await? {
+            let lockout: Versioned<ExamLockout> = versioned(&item, &of)?;
+            // The prefix also matches a course whose id continues
+            // after a `#`: its lockouts are not this course's.
+            if lockout.value.course_id == course_id {
+                found.insert(lockout.value.question_id.clone(), lockout);
             }
         }
+        Ok(found)
     }
 }
 

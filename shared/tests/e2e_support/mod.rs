@@ -396,7 +396,7 @@ impl Harness {
             .expect("the thread exists");
         let mut updated = record.thread.clone();
         for id in question_ids {
-            tutorflow::engine::exam::exam_cards::record_shown(
+            tutorflow::engine::exam::cards::record_shown(
                 &mut updated.session,
                 id,
                 chrono::Utc::now(),

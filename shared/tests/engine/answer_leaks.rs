@@ -12,15 +12,15 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use tutorflow::content::{Bundle, ContentSource, Course, ExamItem, FsSource};
-use tutorflow::engine::exam::exam_cards;
+use tutorflow::engine::exam::cards;
 use tutorflow::engine::exam::lockout::LockoutStatus;
 use tutorflow::engine::practice::drill_token::TokenKeys;
 use tutorflow::engine::practice::{drill, drill_grade};
 use tutorflow::engine::reply;
 use tutorflow::engine::reply::fallback::{Verdict, Violation};
-use tutorflow::engine::turn::{
-    self, CourseRuntime, Plan, ReplyOrigin, TurnEnv, TurnEvent, TurnState,
-};
+use tutorflow::engine::runtime::CourseRuntime;
+use tutorflow::engine::turn::{self, ReplyOrigin};
+use tutorflow::engine::turn_data::{Plan, TurnEnv, TurnEvent, TurnState};
 use tutorflow::llm::OfflineTutor;
 use tutorflow::llm::prompt::tutor_prompt;
 use tutorflow::model::{
@@ -221,7 +221,7 @@ fn no_exam_answer_reaches_the_prompt_or_the_student_while_its_card_is_open() {
     for unit in course.units.values() {
         for item in unit.exam.iter().filter(|q| !q.is_written()) {
             let mut session = SessionState::default();
-            exam_cards::record_shown(&mut session, &item.id, now() - Duration::minutes(2));
+            cards::record_shown(&mut session, &item.id, now() - Duration::minutes(2));
             let mut snapshot =
                 StudentSnapshot::new("leak-student", "prealgebra", &course.entry_unit);
             snapshot.units_in_progress = vec![unit.id.clone()];
@@ -290,7 +290,7 @@ fn a_reply_quoting_the_worked_solution_is_replaced() {
                 continue;
             }
             let mut session = SessionState::default();
-            exam_cards::record_shown(&mut session, &item.id, now() - Duration::minutes(2));
+            cards::record_shown(&mut session, &item.id, now() - Duration::minutes(2));
             let snapshot = StudentSnapshot::new("leak-student", "prealgebra", &unit.id);
             let offline = OfflineTutor::new(rt.bundle.clone(), "default");
             // A valid reply in every other way, with the memo in its words.

@@ -420,7 +420,7 @@ impl Api {
         let record = store.get_thread(thread, 0).await.unwrap().unwrap();
         let mut updated = record.thread.clone();
         for id in question_ids {
-            tutorflow::engine::exam::exam_cards::record_shown(
+            tutorflow::engine::exam::cards::record_shown(
                 &mut updated.session,
                 id,
                 chrono::Utc::now(),

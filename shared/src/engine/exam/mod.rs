@@ -2,6 +2,6 @@
 //! marking of a written answer, and the lockouts that decide which
 //! questions may be tried now.
 
-pub mod exam_cards;
+pub mod cards;
 pub mod exam_judge;
 pub mod lockout;

@@ -23,6 +23,9 @@ use crate::model::{
 };
 use crate::text::{fold, is_word_char, word_bit};
 
+/// The category of a question about maths outside the course.
+pub(crate) const BEYOND_COURSE: &str = "beyond_course";
+
 /// The LLM's reading of the message, when there is one.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MessageReading {

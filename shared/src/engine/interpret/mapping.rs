@@ -32,7 +32,7 @@ use serde::Serialize;
 use crate::content::Course;
 use crate::content::course::ProblemShape;
 use crate::engine::interpret::student_math;
-use crate::model::MappedUnit;
+use crate::model::{ClientEvent, MappedUnit};
 
 /// Confidence given to a message that clearly names one unit. Below 1
 /// because words alone never prove what a student means.
@@ -1133,4 +1133,21 @@ fn shape_name(shape: ProblemShape) -> String {
         .ok()
         .and_then(|v| v.as_str().map(str::to_owned))
         .unwrap_or_default()
+}
+
+/// The unit a card's button names, if it names one ("Try a drill" on a
+/// unit's card).
+pub(crate) fn event_unit(event: &ClientEvent) -> Option<&str> {
+    match event {
+        ClientEvent::None
+        | ClientEvent::ExamAnswer { .. }
+        | ClientEvent::ExamSkip { .. }
+        | ClientEvent::ExamEnd
+        | ClientEvent::SurveyAnswer { .. }
+        | ClientEvent::SurveySkip { .. } => None,
+        ClientEvent::RequestDrill { unit_id }
+        | ClientEvent::DrillContinue { unit_id, .. }
+        | ClientEvent::ExamContinue { unit_id, .. }
+        | ClientEvent::IAmStuck { unit_id } => unit_id.as_deref(),
+    }
 }

@@ -4,7 +4,7 @@
 //! How it relates to the mastery tiers: the tier is the gate. Prerequisite
 //! blocking, exam readiness and the desired exam tier are decided by tiers,
 //! which are earned by exam passes and drill streaks (see
-//! [`crate::engine::mastery::mastery_tier`]). The probability never unlocks or blocks
+//! [`crate::engine::mastery::tier`]). The probability never unlocks or blocks
 //! anything; it informs the unit priority score (weight
 //! `policy.weights.mastery_gap`, 0 by default) and progress reports, where
 //! [`is_mastered`] says whether it crossed `mastered_at`.

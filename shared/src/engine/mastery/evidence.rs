@@ -25,8 +25,8 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::content::{Course, Workflow};
-use crate::engine::mastery::bkt;
-use crate::engine::mastery::mastery_tier::recompute_tier;
+use crate::engine::mastery::tier::recompute_tier;
+use crate::engine::mastery::{bkt, irt};
 use crate::engine::policy::prereq::{Gate, is_course_unit};
 use crate::model::{
     ExamTier, MasteryTier, PrereqCheck, RevisitEntry, RevisitReason, StudentSnapshot, TutorPolicy,
@@ -439,4 +439,27 @@ fn queue_revisit(
     entry.unit_id = unit_id.to_owned();
     entry.tier = tier;
     entry.reason = Some(reason);
+}
+
+/// Updates a unit's ability estimate from one graded item.
+pub fn record_ability(
+    snapshot: &mut StudentSnapshot,
+    workflow: &Workflow,
+    unit_id: &str,
+    difficulty: f64,
+    correct: bool,
+) {
+    let progress = snapshot
+        .unit_progress
+        .entry(unit_id.to_owned())
+        .or_default();
+    progress.ability = Some(irt::update(
+        progress.ability,
+        &irt::Response {
+            difficulty,
+            correct,
+            timing: None,
+        },
+        &workflow.irt,
+    ));
 }

@@ -5,7 +5,7 @@
 
 use crate::content::Workflow;
 use crate::content::workflow::Transition;
-use crate::engine::turn::Plan;
+use crate::engine::turn_data::Plan;
 use crate::model::{
     GradeOutcome, LlmTutorResponse, PendingQuestion, ThreadLearning, TutorAction, UnitLearning,
 };

@@ -16,12 +16,13 @@
 use crate::content::tutor_text::list_in_words;
 use crate::content::workflow::{ClarifyMode, Transition};
 use crate::content::{Course, Workflow};
+use crate::engine::interpret::classify::BEYOND_COURSE;
 use crate::engine::modes::{
     Ended, Ending, ModeBlock, ModePlan, ModeTurn, Outcome, SessionMode, Start, StartError, Started,
     welcome,
 };
 use crate::engine::policy::PolicyOutcome;
-use crate::engine::turn::{BEYOND_COURSE, Interpreted, Plan, TurnEvent};
+use crate::engine::turn_data::{Interpreted, Plan, TurnEvent};
 use crate::model::{
     ClarifyBrief, ClarifySession, ExamAvailability, LlmTutorResponse, Mode, ModeState,
     PastDiscussion, Role, SessionState, StudentIntent, Thread, ThreadStatus, TutorAction,

@@ -5,6 +5,7 @@
 //! updates, so it keeps no state of its own in the session.
 
 use crate::content::Workflow;
+use crate::engine::interpret::mapping::event_unit;
 use crate::engine::mastery::irt;
 use crate::engine::modes::{
     ModeBlock, ModePlan, ModeTurn, Outcome, SessionMode, Start, StartError, Started, study_plan,
@@ -13,8 +14,7 @@ use crate::engine::modes::{
 use crate::engine::policy::PolicyOutcome;
 use crate::engine::practice::drill::{self, IssuedDrill};
 use crate::engine::session::scaffolding;
-use crate::engine::turn::interpret::event_unit;
-use crate::engine::turn::{Interpreted, Plan, TurnEvent};
+use crate::engine::turn_data::{Interpreted, Plan, TurnEvent};
 use crate::model::{ClientEvent, LlmTutorResponse, Mode, SessionState, StudentIntent, TutorAction};
 
 /// The guided mode.

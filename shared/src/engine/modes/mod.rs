@@ -9,7 +9,11 @@
 //! Every other stage of a turn (reading the message, the policy, retrieval,
 //! the prompt, the one tutor call, validation and fallback, the updates
 //! every mode shares, the commit) is written once in
-//! [`crate::engine::turn`] and knows no mode. What a mode keeps between
+//! [`crate::engine::turn`], which calls the thread's mode through
+//! [`for_mode`] and names no mode itself. No mode imports the turn: what a
+//! mode is handed (the event, the state as read, the reading of the
+//! message, the plan) is in [`crate::engine::turn_data`], below both, and
+//! the contract it implements is here. What a mode keeps between
 //! turns lives in the session's [`ModeState`](crate::model::ModeState),
 //! saved and versioned with the rest of the thread.
 //!
@@ -33,7 +37,8 @@ use crate::content::{Bundle, Course, Unit, Workflow};
 use crate::engine::exam::exam_judge::{Judging, Verdict};
 use crate::engine::policy::PolicyOutcome;
 use crate::engine::practice::drill::IssuedDrill;
-use crate::engine::turn::{CourseRuntime, Interpreted, Plan, TurnEnv, TurnEvent, TurnState};
+use crate::engine::runtime::CourseRuntime;
+use crate::engine::turn_data::{Interpreted, Plan, TurnEnv, TurnEvent, TurnState};
 use crate::model::{
     ClarifyBrief, ClientEvent, CreateThreadRequest, LessonBrief, LlmStudyPlan, LlmTutorResponse,
     Mode, OutboundEvent, PlannerInput, ProblemBrief, ProblemInput, SessionState, StudentSnapshot,
@@ -373,20 +378,6 @@ pub fn welcome(start: &Start<'_>, mode: Mode) -> Result<String, StartError> {
         .map_err(|e| StartError(e.to_string()))
 }
 
-/// The repository's own content bundle, for the modes' tests.
-#[cfg(test)]
-pub(crate) fn shipped_bundle() -> Bundle {
-    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    let files = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap()
-        .block_on(crate::content::ContentSource::fetch(
-            &crate::content::FsSource::new(root),
-        ))
-        .unwrap();
-    Bundle::load(&files).unwrap()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -395,7 +386,7 @@ mod tests {
     /// when the mode says its sessions expire.
     #[test]
     fn the_modes_that_expire_are_the_ones_the_store_indexes() {
-        let bundle = shipped_bundle();
+        let bundle = crate::engine::runtime::shipped_bundle();
         for workflow in bundle.workflows.values() {
             for mode in Mode::ALL {
                 assert_eq!(

@@ -34,7 +34,7 @@ use crate::engine::modes::{
 };
 use crate::engine::policy::PolicyOutcome;
 use crate::engine::session::scaffolding;
-use crate::engine::turn::{Interpreted, Plan, TurnEvent};
+use crate::engine::turn_data::{Interpreted, Plan, TurnEvent};
 use crate::model::{
     ExamAvailability, ExpectedAnswer, GradeOutcome, LlmTutorResponse, MasterySignal, Mode,
     ModeState, OutboundEvent, OutboundEventKind, PendingQuestion, ProblemBrief, ProblemEntry,
@@ -372,6 +372,20 @@ impl SessionMode for ProblemSet {
                 session.pending_question = None;
                 session.scaffolding = Default::default();
                 session.teach_back = Default::default();
+                // The integration hears of every move on: the problem
+                // finished, and the one now current if there is one.
+                let advanced = |next_problem_id: Option<&str>, current: usize, remaining: usize| {
+                    OutboundEvent {
+                        kind: OutboundEventKind::ProblemAdvanced,
+                        data: json!({
+                            "finished": finished,
+                            "action": decision.action,
+                            "nextProblemId": next_problem_id,
+                            "currentProblemIndex": current,
+                            "problemsRemaining": remaining,
+                        }),
+                    }
+                };
                 match begin_problem(&mut state, session, index + 1, now) {
                     Some(next) => {
                         state.problem_turn = Some(turn.env.turn_id.to_owned());
@@ -383,30 +397,16 @@ impl SessionMode for ProblemSet {
                             )
                             .ok(),
                         );
-                        outcome.events.push(OutboundEvent {
-                            kind: OutboundEventKind::ProblemAdvanced,
-                            data: json!({
-                                "finished": finished,
-                                "action": decision.action,
-                                "nextProblemId": next.problem_id,
-                                "currentProblemIndex": index + 1,
-                                "problemsRemaining": total - index - 1,
-                            }),
-                        });
+                        outcome.events.push(advanced(
+                            Some(&next.problem_id),
+                            index + 1,
+                            total - index - 1,
+                        ));
                     }
                     None if state.open => {
                         // The integration sends the next problem.
                         state.current_index = total as u32;
-                        outcome.events.push(OutboundEvent {
-                            kind: OutboundEventKind::ProblemAdvanced,
-                            data: json!({
-                                "finished": finished,
-                                "action": decision.action,
-                                "nextProblemId": null,
-                                "currentProblemIndex": total,
-                                "problemsRemaining": 0,
-                            }),
-                        });
+                        outcome.events.push(advanced(None, total, 0));
                     }
                     None => {
                         let report = end_session(&mut state, SessionEnd::Completed, now, |u| {
@@ -414,16 +414,7 @@ impl SessionMode for ProblemSet {
                         });
                         outcome.thread.status = ThreadStatus::Completed;
                         added.extend(completion_text(turn, &report));
-                        outcome.events.push(OutboundEvent {
-                            kind: OutboundEventKind::ProblemAdvanced,
-                            data: json!({
-                                "finished": finished,
-                                "action": decision.action,
-                                "nextProblemId": null,
-                                "currentProblemIndex": total,
-                                "problemsRemaining": 0,
-                            }),
-                        });
+                        outcome.events.push(advanced(None, total, 0));
                         outcome.events.push(session_completed(&report));
                     }
                 }

@@ -27,7 +27,7 @@ use crate::engine::modes::{
     StartError, Started, welcome,
 };
 use crate::engine::policy::PolicyOutcome;
-use crate::engine::turn::{Interpreted, Plan, TurnEvent};
+use crate::engine::turn_data::{Interpreted, Plan, TurnEvent};
 use crate::model::{
     ClientEvent, LlmTutorResponse, Mode, ModeState, OutboundEvent, OutboundEventKind, Scaffolding,
     SessionState, StudentIntent, SurveyAnswer, SurveyAnswerView, SurveyOptionView,
@@ -578,7 +578,7 @@ pub fn view(bundle: &Bundle, session: &SurveySession) -> SurveyView {
 mod tests {
     use super::*;
 
-    use crate::engine::modes::shipped_bundle as bundle;
+    use crate::engine::runtime::shipped_bundle as bundle;
 
     fn said(text: &str) -> TurnEvent {
         TurnEvent {

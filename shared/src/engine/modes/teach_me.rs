@@ -27,7 +27,7 @@ use crate::engine::modes::{
     Started, welcome,
 };
 use crate::engine::policy::PolicyOutcome;
-use crate::engine::turn::{Interpreted, Plan, TurnEvent};
+use crate::engine::turn_data::{Interpreted, Plan, TurnEvent};
 use crate::model::{
     ExamAvailability, GradeOutcome, LessonBrief, LessonStep, LlmTutorResponse, Mode, ModeState,
     PacingDirective, PlannerInput, Role, Scaffolding, SessionState, StepKind, StepStatus,

@@ -83,7 +83,7 @@ use crate::content::workflow::PolicySettings;
 use crate::content::{Course, Workflow};
 use crate::engine::exam::lockout::{ExamReport, LockoutSource, exam_availability};
 use crate::engine::mastery::bkt;
-use crate::engine::mastery::mastery_tier::desired_exam_tier;
+use crate::engine::mastery::tier::desired_exam_tier;
 use crate::engine::policy::prereq::{Gate, Standing, is_course_unit};
 use crate::engine::policy::scope::{ScopeInput, candidate_units, scoped_units};
 use crate::engine::policy::score::{ScoredUnit, UnitSignals, unit_interval};

@@ -12,7 +12,7 @@ use chrono::{DateTime, Duration, Utc};
 
 use crate::content::yaml_index::YamlPath;
 use crate::content::{Course, ExamItem, Unit};
-use crate::engine::exam::exam_cards;
+use crate::engine::exam::cards;
 use crate::model::{
     ExpectedAnswer, LlmTutorResponse, PendingQuestion, SessionState, TutorTurnInput, UnitAnchor,
 };
@@ -267,7 +267,7 @@ pub fn pending_in_session(
         .into_iter()
         .collect();
     pending.extend(
-        exam_cards::open_cards(session, now, card_valid_for)
+        cards::open_cards(session, now, card_valid_for)
             .filter_map(|card| course.exam_item(&card.question_id))
             .filter_map(|(_, item)| PendingAnswer::for_exam(item)),
     );

@@ -14,7 +14,8 @@ use serde_json::json;
 use crate::content::Workflow;
 use crate::engine::reply::answer_guard::PendingAnswer;
 use crate::engine::reply::fallback::{ValidationContext, Verdict, Violation};
-use crate::engine::turn::{Plan, ReplyOrigin};
+use crate::engine::turn::ReplyOrigin;
+use crate::engine::turn_data::Plan;
 use crate::model::{
     ClientEvent, FallbackTutor, LlmError, LlmTutorResponse, Reply, TutorAction, UnderstandingSignal,
 };

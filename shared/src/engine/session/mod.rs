@@ -6,4 +6,4 @@
 pub mod lifecycle;
 pub mod progression;
 pub mod scaffolding;
-pub mod session_timeline;
+pub mod timeline;

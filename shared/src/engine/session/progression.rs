@@ -3,7 +3,7 @@
 
 use crate::content::Workflow;
 use crate::engine::modes::problem_set;
-use crate::engine::turn::Plan;
+use crate::engine::turn_data::Plan;
 use crate::model::{GradeOutcome, ProgressionAction, Thread};
 
 /// Move on once the problem is answered right (after the teach-back, when

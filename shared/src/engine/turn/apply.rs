@@ -7,20 +7,20 @@ use super::questions::{
     expected_of_question, last_question, settle_by_reading, track_student_problem,
     track_tutor_question,
 };
-use super::runtime::CourseRuntime;
-use super::{Applied, Plan, ReplyOrigin, TurnEnv, TurnError, TurnState, mode_of};
+use super::{Applied, ReplyOrigin, TurnError, mode_of};
 use crate::content::Workflow;
 use crate::content::workflow::Transition;
-use crate::engine::exam::exam_cards;
-use crate::engine::mastery::evidence::{self, DrillGraded, TransitionContext};
-use crate::engine::mastery::irt;
+use crate::engine::exam;
+use crate::engine::mastery::evidence::{self, DrillGraded, TransitionContext, record_ability};
 use crate::engine::mastery::thread_learning;
 use crate::engine::modes::{ModeTurn, Outcome};
 use crate::engine::practice::drill_token;
 use crate::engine::practice::item_help;
+use crate::engine::runtime::CourseRuntime;
 use crate::engine::safety::{ReplyContext, SafetyGate, SafetyHit};
 use crate::engine::session::scaffolding;
-use crate::engine::session::session_timeline;
+use crate::engine::session::timeline;
+use crate::engine::turn_data::{Plan, TurnEnv, TurnState};
 use crate::model::{
     ConceptCard, GradeOutcome, LlmTutorResponse, MappedUnit, QuestionPhase, Role, SessionState,
     StudentSnapshot, Thread, ThreadStatus, TurnAnalysis, TutorAction, TutorCard, TutorMessage,
@@ -225,7 +225,7 @@ pub fn apply(
         }
         TutorAction::ExamBlock => reply.exam_suggestion.as_ref().and_then(|s| {
             let card = exam_card(course, &s.question_id, env)?;
-            exam_cards::record_shown(session, &s.question_id, env.now);
+            exam::cards::record_shown(session, &s.question_id, env.now);
             Some(card)
         }),
     };
@@ -305,9 +305,9 @@ fn record_timeline(
     env: &TurnEnv<'_>,
     thread: &mut Thread,
 ) {
-    let entry = session_timeline::turn_entry(
+    let entry = timeline::turn_entry(
         workflow,
-        &session_timeline::TurnRecord {
+        &timeline::TurnRecord {
             turn: thread.session.turn_count,
             now: env.now,
             plan,
@@ -315,7 +315,7 @@ fn record_timeline(
             reply,
         },
     );
-    session_timeline::record(&mut thread.session.timeline, entry);
+    timeline::record(&mut thread.session.timeline, entry);
 }
 
 /// Whether `category` is the student asking for help (stuck, a hint).
@@ -402,29 +402,6 @@ fn record_help_given(
         scaffolding.depth = scaffolding.depth.max(1);
         scaffolding.step_expects = help.step_expects.clone();
     }
-}
-
-/// Updates a unit's ability estimate from one graded item.
-pub fn record_ability(
-    snapshot: &mut StudentSnapshot,
-    workflow: &Workflow,
-    unit_id: &str,
-    difficulty: f64,
-    correct: bool,
-) {
-    let progress = snapshot
-        .unit_progress
-        .entry(unit_id.to_owned())
-        .or_default();
-    progress.ability = Some(irt::update(
-        progress.ability,
-        &irt::Response {
-            difficulty,
-            correct,
-            timing: None,
-        },
-        &workflow.irt,
-    ));
 }
 
 /// Remembers a graded drill so a second answer to it is not evidence.

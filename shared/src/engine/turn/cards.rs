@@ -1,11 +1,11 @@
 //! The cards a reply shows: a drill card with the question it leaves
 //! pending, and an exam card from the course bank (never its answer).
 
-use super::{Plan, TurnEnv};
 use crate::content::{Course, Unit};
 use crate::engine::exam::lockout::LockoutStatus;
 use crate::engine::practice::drill;
 use crate::engine::practice::drill_grade;
+use crate::engine::turn_data::{Plan, TurnEnv};
 use crate::model::{
     ExamCard, ExamOption, ExpectedAnswer, LlmTutorResponse, PendingQuestion, QuestionPhase, Thread,
     TutorCard,

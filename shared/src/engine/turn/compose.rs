@@ -4,12 +4,10 @@
 
 use chrono::{DateTime, Utc};
 
-use super::runtime::CourseRuntime;
-use super::{BEYOND_COURSE, TurnEnv, TurnEvent, TurnState};
 use crate::content::workflow::{BeyondCourse, Transition};
 use crate::content::{Course, Unit, Workflow};
 use crate::engine::exam::lockout::LockoutStatus;
-use crate::engine::interpret::classify::Interpretation;
+use crate::engine::interpret::classify::{BEYOND_COURSE, Interpretation};
 use crate::engine::interpret::comparison;
 use crate::engine::interpret::outside_math;
 use crate::engine::interpret::place_value;
@@ -18,7 +16,9 @@ use crate::engine::modes::{MemoryCut, ModeBlock};
 use crate::engine::policy::signals::{self, PacingInput, Trend};
 use crate::engine::policy::{MoveOn, PolicyOutcome};
 use crate::engine::practice::drill::IssuedDrill;
+use crate::engine::runtime::CourseRuntime;
 use crate::engine::session::scaffolding;
+use crate::engine::turn_data::{TurnEnv, TurnEvent, TurnState};
 use crate::model::{
     CategoryCue, CodeReading, ContentChunk, CourseBrief, ExamCandidate, GradeOutcome,
     HistoryMessage, MappedUnit, PracticeItem, ProblemBrief, QuestionPhase, QuestionState,

@@ -7,15 +7,12 @@ use chrono::{DateTime, Utc};
 
 use super::compose::compose;
 use super::questions::own_problem;
-use super::runtime::CourseRuntime;
-use super::{
-    BEYOND_COURSE, ChatDrill, Interpreted, Plan, TurnEnv, TurnError, TurnEvent, TurnState, mode_of,
-};
+use super::{TurnError, mode_of};
 use crate::content::Workflow;
 use crate::content::workflow::Transition;
-use crate::engine::exam::exam_cards;
-use crate::engine::interpret::classify::{self, Interpretation};
-use crate::engine::interpret::mapping::{UnitMapper, UnitMatch};
+use crate::engine::exam;
+use crate::engine::interpret::classify::{self, BEYOND_COURSE, Interpretation};
+use crate::engine::interpret::mapping::{UnitMapper, UnitMatch, event_unit};
 use crate::engine::interpret::outside_math;
 use crate::engine::interpret::student_math;
 use crate::engine::modes::{ModePlan, ModeTurn};
@@ -26,7 +23,9 @@ use crate::engine::practice::drill_token;
 use crate::engine::practice::item_help;
 use crate::engine::practice::solution::Solution;
 use crate::engine::reply::answer_guard::{self, PendingAnswer};
+use crate::engine::runtime::CourseRuntime;
 use crate::engine::session::scaffolding;
+use crate::engine::turn_data::{ChatDrill, Interpreted, Plan, TurnEnv, TurnEvent, TurnState};
 use crate::model::{
     AnswerKind, ClientEvent, ExpectedAnswer, GradeOutcome, MappedUnit, MasteryTier,
     PendingQuestion, SessionState, StudentIntent, StudentSnapshot, Thread, TutorAction,
@@ -408,7 +407,7 @@ fn pending_answers(
         preview,
         preview.pending_question.as_ref(),
         now,
-        exam_cards::lifetime(rt.workflow().policy.exam_card_hours),
+        exam::cards::lifetime(rt.workflow().policy.exam_card_hours),
     )
 }
 
@@ -464,21 +463,6 @@ fn forced_category(workflow: &Workflow, event: &ClientEvent) -> Option<String> {
             .find(|c| c.detect.intents.contains(&StudentIntent::Stuck))
             .map(|c| c.id.clone()),
         _ => None,
-    }
-}
-
-pub(crate) fn event_unit(event: &ClientEvent) -> Option<&str> {
-    match event {
-        ClientEvent::None
-        | ClientEvent::ExamAnswer { .. }
-        | ClientEvent::ExamSkip { .. }
-        | ClientEvent::ExamEnd
-        | ClientEvent::SurveyAnswer { .. }
-        | ClientEvent::SurveySkip { .. } => None,
-        ClientEvent::RequestDrill { unit_id }
-        | ClientEvent::DrillContinue { unit_id, .. }
-        | ClientEvent::ExamContinue { unit_id, .. }
-        | ClientEvent::IAmStuck { unit_id } => unit_id.as_deref(),
     }
 }
 

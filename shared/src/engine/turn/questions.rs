@@ -5,12 +5,12 @@
 
 use chrono::{DateTime, Utc};
 
-use super::Plan;
 use crate::content::{Course, Unit};
 use crate::engine::interpret::student_math;
 use crate::engine::mastery::thread_learning;
 use crate::engine::session::lifecycle;
 use crate::engine::session::scaffolding;
+use crate::engine::turn_data::Plan;
 use crate::model::{
     AnswerKind, ExpectedAnswer, GradeOutcome, LlmTutorResponse, PendingQuestion, QuestionPhase,
     SessionState, StudentIntent,

@@ -411,7 +411,7 @@ fn thread_on(state: ProblemSetState) -> Thread {
 
 #[test]
 fn a_set_the_student_ends_reports_once_as_a_finished_one_does() {
-    let bundle = crate::engine::modes::shipped_bundle();
+    let bundle = crate::engine::runtime::shipped_bundle();
     let course = bundle.course("prealgebra").unwrap();
     let workflow = bundle.workflow_for(course).unwrap();
     let mut state = set_of(3);

@@ -70,6 +70,21 @@ impl CourseRuntime {
     }
 }
 
+/// The repository's own content bundle, for tests that run on
+/// real content.
+#[cfg(test)]
+pub(crate) fn shipped_bundle() -> Bundle {
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let files = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap()
+        .block_on(crate::content::ContentSource::fetch(
+            &crate::content::FsSource::new(root),
+        ))
+        .unwrap();
+    Bundle::load(&files).unwrap()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -79,7 +94,7 @@ mod tests {
     /// digesting the blueprint again each turn.
     #[test]
     fn the_runtime_holds_every_course_blueprint_fingerprint() {
-        let bundle = Arc::new(crate::engine::modes::shipped_bundle());
+        let bundle = Arc::new(shipped_bundle());
         let rt = CourseRuntime::new(bundle.clone(), "prealgebra").unwrap();
         let ids: Vec<&String> = rt
             .course()

@@ -7,8 +7,8 @@
 use chrono::{DateTime, Utc};
 
 use crate::content::Workflow;
-use crate::engine::turn::Plan;
 use crate::engine::turn::apply::asks_for_help;
+use crate::engine::turn_data::Plan;
 use crate::model::{
     ClientEvent, GradeOutcome, LlmTutorResponse, PendingQuestion, TimelineEntry, TimelineEvent,
     TimelineOutcome, TutorAction,
