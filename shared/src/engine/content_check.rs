@@ -11,7 +11,7 @@ use crate::content::check::blueprint::scenario_path;
 use crate::content::course::{ExamItem, Unit};
 use crate::content::yaml_index::YamlPath;
 use crate::content::{Bundle, ContentFiles, Diagnostics, EngineChecks, Finding};
-use crate::engine::exam::exam_judge;
+use crate::engine::exam::judge;
 use crate::engine::modes::study_plan::{self, StepDraft};
 use crate::engine::practice::generate::{self, Item, MIN_ACCEPTANCE};
 use crate::model::{AuthoredStep, ExamEvaluationInput};
@@ -85,7 +85,7 @@ impl EngineChecks for Trials {
     // The model answer is what a full answer looks like: the offline judge
     // must find every point in it, or the point's terms are wrong.
     fn points_made(&self, question: &ExamItem) -> Vec<usize> {
-        exam_judge::mark(&ExamEvaluationInput {
+        judge::mark(&ExamEvaluationInput {
             question: question.stem.clone(),
             expected_answer: question.answer.clone(),
             rubric: question.rubric.clone(),

@@ -10,7 +10,7 @@
 
 use chrono::{DateTime, Duration, Utc};
 
-use crate::engine::exam::exam_judge::Judging;
+use crate::engine::exam::judge::Judging;
 use crate::engine::exam::lockout::LockoutSource;
 use crate::engine::interpret::classify::Interpretation;
 use crate::engine::interpret::student_math;

@@ -245,7 +245,7 @@ impl ExamEvaluator for LlmExamEvaluator {
         } else {
             format!(
                 "\n{}",
-                crate::engine::exam::exam_judge::rubric_text(&input.rubric)
+                crate::engine::exam::judge::rubric_text(&input.rubric)
             )
         };
         let values = BTreeMap::from([

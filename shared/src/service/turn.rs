@@ -29,7 +29,7 @@ use super::threads::{
 use super::views::state_view;
 use super::{Output, Service};
 use crate::content::Bundle;
-use crate::engine::exam::exam_judge;
+use crate::engine::exam::judge;
 use crate::engine::exam::lockout::LockoutStatus;
 use crate::engine::mastery::snapshot_lite::build_snapshot_lite;
 use crate::engine::modes::{self, problem_set};
@@ -720,8 +720,8 @@ impl Service {
     async fn judge_answer(
         &self,
         call: &TurnCall<'_>,
-        request: &exam_judge::JudgeRequest,
-    ) -> Option<exam_judge::Verdict> {
+        request: &judge::JudgeRequest,
+    ) -> Option<judge::Verdict> {
         self.llm.provider(LlmCall::ExamEvaluation)?;
         let timeout = StdDuration::from_millis(call.rt.workflow().llm.exam_evaluation.timeout_ms);
         let evaluator = self.llm.exam_evaluator(
@@ -733,7 +733,7 @@ impl Service {
             Ok(Ok(Reply {
                 value: Judgement::Judged(evaluation),
                 ..
-            })) => Some(exam_judge::Verdict::from_model(&evaluation)),
+            })) => Some(judge::Verdict::from_model(&evaluation)),
             Ok(Ok(_)) => None,
             Ok(Err(e)) => {
                 tracing::warn!(
@@ -1170,8 +1170,8 @@ fn log_turn(
 fn hand_back_verdict(
     call: &TurnCall<'_>,
     planned: &mut Planned,
-    request: &exam_judge::JudgeRequest,
-    verdict: &exam_judge::Verdict,
+    request: &judge::JudgeRequest,
+    verdict: &judge::Verdict,
 ) {
     let state = TurnState {
         thread: &planned.record.thread,

@@ -3,5 +3,5 @@
 //! questions may be tried now.
 
 pub mod cards;
-pub mod exam_judge;
+pub mod judge;
 pub mod lockout;

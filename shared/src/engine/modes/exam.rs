@@ -4,7 +4,7 @@
 //! tutor model. Every answer is graded by code, except a
 //! written one (an explanation, a word answer): the turn's one LLM call is
 //! then the `exam_evaluation` call on that question alone, with the offline
-//! judge's mark standing when the call fails (see [`exam_judge`]).
+//! judge's mark standing when the call fails (see [`judge`]).
 //!
 //! - `start` chooses the questions (all of them, or the first of an
 //!   adaptive exam) and shows the first one only.
@@ -23,7 +23,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use chrono::{DateTime, Duration, Utc};
 
 use crate::content::{Course, ExamItem, Unit};
-use crate::engine::exam::exam_judge::{self, JudgeRequest, Judging, Verdict};
+use crate::engine::exam::judge::{self, JudgeRequest, Judging, Verdict};
 use crate::engine::grading;
 use crate::engine::mastery::evidence::record_ability;
 use crate::engine::mastery::evidence::{self, DrillGraded, ExamSubmitted, TransitionContext};
@@ -738,7 +738,7 @@ fn advance(
                 let request = judge_request(q, text);
                 let verdict = verdict
                     .cloned()
-                    .unwrap_or_else(|| exam_judge::judge(&request.input));
+                    .unwrap_or_else(|| judge::judge(&request.input));
                 let marked = Marked::judged(&verdict);
                 judging = Some(Judging { request, verdict });
                 Some(marked)
@@ -769,7 +769,7 @@ fn advance(
             q.student_answer = Some(text.trim().to_owned());
             q.answered_at = Some(now);
             q.result = Some(marked.result);
-            q.credit = exam_judge::credit(marked.result, partial);
+            q.credit = judge::credit(marked.result, partial);
             q.mistake = marked.mistake;
             q.mistake_tag = marked.mistake_tag;
             q.feedback = marked.feedback;

@@ -34,7 +34,7 @@ pub use interpret::{interpret, plan_interpreted};
 
 use serde::Serialize;
 
-use crate::engine::exam::exam_judge::{JudgeRequest, Verdict};
+use crate::engine::exam::judge::{JudgeRequest, Verdict};
 use crate::engine::mastery::evidence::EvidenceEffect;
 use crate::engine::modes::{self, ModeTurn, SessionMode};
 use crate::engine::policy::PolicyError;

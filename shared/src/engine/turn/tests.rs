@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use chrono::Duration;
 
-use crate::engine::exam::exam_judge::Verdict;
+use crate::engine::exam::judge::Verdict;
 use crate::engine::modes::exam::tests::{at, event, exam_thread};
 use crate::engine::modes::exam::{exam_of, progress_view};
 use crate::engine::modes::exam_select;

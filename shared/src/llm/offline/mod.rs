@@ -58,7 +58,7 @@ impl DrillGrader for OfflineDrillGrader {
 }
 
 /// Marks a written exam answer by its rubric's terms and the model
-/// answer's key words (see [`crate::engine::exam::exam_judge`]).
+/// answer's key words (see [`crate::engine::exam::judge`]).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct OfflineExamEvaluator;
 
@@ -69,7 +69,7 @@ impl ExamEvaluator for OfflineExamEvaluator {
         input: &ExamEvaluationInput,
     ) -> Result<Reply<Judgement<LlmExamEvaluation>>, LlmError> {
         Ok(offline(Judgement::Judged(
-            crate::engine::exam::exam_judge::offline_evaluation(input),
+            crate::engine::exam::judge::offline_evaluation(input),
         )))
     }
 }
