@@ -8,8 +8,8 @@ use std::process::ExitCode;
 use chrono::{DateTime, Utc};
 use tutorflow::content::{Bundle, ContentSource, FsSource};
 use tutorflow::engine::exam::lockout::LockoutStatus;
-use tutorflow::engine::mastery::snapshot_lite::build_snapshot_lite;
 use tutorflow::engine::policy::{PolicyInput, StudentRequest, compute_policy};
+use tutorflow::engine::snapshot_lite::build_snapshot_lite;
 use tutorflow::model::{MappedUnit, StudentSnapshot};
 
 const EXAMPLES: &str = "\

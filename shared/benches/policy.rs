@@ -10,8 +10,8 @@ use std::hint::black_box;
 use criterion::{Criterion, criterion_group, criterion_main};
 use policy_support::{busy_snapshot, layered_course, mapped, now, workflow, workflow_with};
 use tutorflow::engine::exam::lockout::LockoutStatus;
-use tutorflow::engine::mastery::snapshot_lite::build_snapshot_lite;
 use tutorflow::engine::policy::{PolicyInput, StudentRequest, compute_policy};
+use tutorflow::engine::snapshot_lite::build_snapshot_lite;
 
 fn bench_policy(c: &mut Criterion) {
     let course = layered_course(500, 3);

@@ -29,6 +29,7 @@ pub mod rng;
 pub mod runtime;
 pub mod safety;
 pub mod session;
+pub mod snapshot_lite;
 pub mod turn;
 pub mod turn_data;
 pub mod turn_log;

@@ -5,7 +5,7 @@ use serde::Serialize;
 use serde_json::json;
 
 use crate::engine::mastery::evidence::EvidenceEffect;
-use crate::engine::reply::Decision;
+use crate::engine::turn::Decision;
 use crate::engine::turn_data::Plan;
 use crate::model::SafetyMark;
 

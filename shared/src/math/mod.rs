@@ -17,6 +17,12 @@ pub use number::{Number, Value};
 pub use parse::{ParseOptions, parse};
 pub use rational::Rational;
 
+/// `x` clamped to \[0, 1\] (a probability, a score); NaN counts as 0 so
+/// nothing built from it can be NaN.
+pub fn unit_interval(x: f64) -> f64 {
+    if x.is_nan() { 0.0 } else { x.clamp(0.0, 1.0) }
+}
+
 /// The highest common factor of two whole numbers (0 only for 0 and 0).
 pub fn gcd(a: i64, b: i64) -> i64 {
     let (mut a, mut b) = (a.abs(), b.abs());

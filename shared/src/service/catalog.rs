@@ -9,7 +9,7 @@ use super::error::ServiceError;
 use super::{Output, Service};
 use crate::content::{Course, Workflow};
 use crate::engine::mastery::bkt;
-use crate::engine::mastery::snapshot_lite::build_snapshot_lite;
+use crate::engine::snapshot_lite::build_snapshot_lite;
 use crate::model::{MasteryTier, Mode, Principal, SnapshotLite, UnitStatus};
 
 /// `GET /courses`.

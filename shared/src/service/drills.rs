@@ -15,12 +15,12 @@ use crate::content::Unit;
 use crate::engine::grading::SlipTag;
 use crate::engine::mastery::evidence::record_ability;
 use crate::engine::mastery::evidence::{self, DrillGraded, TransitionContext};
-use crate::engine::mastery::snapshot_lite::build_snapshot_lite;
 use crate::engine::mastery::thread_learning;
 use crate::engine::practice::drill::{self, DrillError, Expected};
 use crate::engine::practice::drill_grade::{DrillVerdict, grade_drill};
 use crate::engine::practice::drill_token::{self, DrillTokenError};
 use crate::engine::session::lifecycle;
+use crate::engine::snapshot_lite::build_snapshot_lite;
 use crate::engine::turn::remember_drill;
 use crate::model::{
     CardState, DrillCardState, DrillGradeRequest, DrillGradeResponse, DrillGradingInput,

@@ -15,8 +15,8 @@ use crate::content::{Course, ExamItem, Unit};
 use crate::engine::exam::cards::{self, CardRefusal};
 use crate::engine::exam::lockout::LockoutStatus;
 use crate::engine::mastery::evidence::{self, ExamSubmitted, SupportViewed, TransitionContext};
-use crate::engine::mastery::snapshot_lite::build_snapshot_lite;
 use crate::engine::mastery::thread_learning;
+use crate::engine::snapshot_lite::build_snapshot_lite;
 use crate::integrations::exam_api::ExamVerdict;
 use crate::model::{
     ExamCardState, ExamCardStatus, McqSubmitRequest, McqSubmitResponse, Principal, RevisitReason,

@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 use super::Service;
 use super::error::ServiceError;
 use crate::engine::exam::lockout::LockoutStatus;
-use crate::engine::mastery::snapshot_lite::revisit_question_ids;
+use crate::engine::snapshot_lite::revisit_question_ids;
 use crate::integrations::exam_api::{ExamApi, ExamApiError};
 use crate::model::StudentSnapshot;
 use crate::store::{ExamLockout, LockoutStore, StoreError, Versioned};

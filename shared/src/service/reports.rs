@@ -14,11 +14,11 @@ use super::{Output, Service};
 use crate::content::Course;
 use crate::engine::exam::lockout::LockoutStatus;
 use crate::engine::mastery::bkt;
-use crate::engine::mastery::snapshot_lite::build_snapshot_lite;
 use crate::engine::modes::exam::{self, exam_of};
 use crate::engine::modes::problem_set;
 use crate::engine::modes::survey;
 use crate::engine::modes::teach_me::study_plan_of;
+use crate::engine::snapshot_lite::build_snapshot_lite;
 use crate::model::{
     ConceptTaught, ExamReportView, ExamTier, HistoryMessage, MasteryTier, Principal,
     ProblemSetReport, ProblemStatus, RevisitReason, Role, SessionStats, SnapshotLite, StepStatus,

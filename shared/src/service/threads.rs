@@ -13,8 +13,8 @@ use super::{Output, Service};
 use crate::content::workflow::ProblemSetMode;
 use crate::content::{Course, Workflow};
 use crate::engine::exam::lockout::{LockoutStatus, NoLockouts};
-use crate::engine::mastery::snapshot_lite::build_snapshot_lite;
 use crate::engine::modes::{self, Start, StartCall, StartReply};
+use crate::engine::snapshot_lite::build_snapshot_lite;
 use crate::model::{
     CreateThreadRequest, CreateThreadResponse, Mode, Principal, Role, StudentSnapshot, Thread,
     ThreadStatus, TutorMessage,

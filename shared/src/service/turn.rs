@@ -31,7 +31,6 @@ use super::{Output, Service};
 use crate::content::Bundle;
 use crate::engine::exam::judge;
 use crate::engine::exam::lockout::LockoutStatus;
-use crate::engine::mastery::snapshot_lite::build_snapshot_lite;
 use crate::engine::modes::{self, problem_set};
 use crate::engine::practice::drill_token::TokenKeys;
 use crate::engine::runtime::CourseRuntime;
@@ -39,10 +38,11 @@ use crate::engine::safety::{FlagSource, SafetyHit, StreamGuard};
 use crate::engine::session::progression::progression;
 use crate::engine::session::scaffolding;
 use crate::engine::session::timeline::{self, SessionClose};
+use crate::engine::snapshot_lite::build_snapshot_lite;
 use crate::engine::turn::{self, ReplyOrigin, TurnError};
 use crate::engine::turn_data::{Plan, TurnEnv, TurnEvent, TurnState};
 use crate::engine::turn_log::{StageTimings, TokenCount};
-use crate::engine::{grading, reply, turn_log};
+use crate::engine::{grading, turn_log};
 use crate::llm::OfflineTutor;
 use crate::llm::prompt::tutor_prompt;
 use crate::llm::provider::LlmCall;
@@ -786,7 +786,7 @@ impl Service {
             ReplyOrigin::Offline
         };
         let decision = tutor_reply.as_ref().map(|r| {
-            reply::decide(
+            turn::decide(
                 rt.workflow(),
                 plan,
                 r,

@@ -16,7 +16,6 @@ use tutorflow::engine::exam::cards;
 use tutorflow::engine::exam::lockout::LockoutStatus;
 use tutorflow::engine::practice::drill_token::TokenKeys;
 use tutorflow::engine::practice::{drill, drill_grade};
-use tutorflow::engine::reply;
 use tutorflow::engine::reply::fallback::{Verdict, Violation};
 use tutorflow::engine::runtime::CourseRuntime;
 use tutorflow::engine::turn::{self, ReplyOrigin};
@@ -107,7 +106,7 @@ struct Turn {
     plan: Plan,
     prompt: String,
     shown: String,
-    decision: reply::Decision,
+    decision: turn::Decision,
 }
 
 /// One turn with `message`, the reply from `tutor_reply` (the offline
@@ -175,7 +174,7 @@ fn run(
         value: result,
         usage: CallUsage::offline(),
     });
-    let decision = reply::decide(
+    let decision = turn::decide(
         rt.workflow(),
         &plan,
         &result,

@@ -15,12 +15,12 @@ use tutorflow::engine::mastery::evidence::{
     DrillGraded, ExamSubmitted, SupportViewed, TransitionContext, apply_drill_graded,
     apply_exam_submitted, apply_support_viewed, apply_turn,
 };
-use tutorflow::engine::mastery::snapshot_lite::build_snapshot_lite;
-use tutorflow::engine::policy::prereq::{Gate, Standing, is_course_unit};
+use tutorflow::engine::mastery::prereq::{Gate, Standing, is_course_unit};
 use tutorflow::engine::policy::{
     PolicyInput, PolicyOutcome, StudentRequest, compute_policy, exam_questions_to_check,
 };
 use tutorflow::engine::reply::fallback::{ValidationContext, Verdict, validate_reply};
+use tutorflow::engine::snapshot_lite::build_snapshot_lite;
 use tutorflow::model::*;
 
 const MAX_UNITS: usize = 12;

@@ -18,7 +18,6 @@ use tutorflow::engine::mastery::evidence::{
     DrillGraded, ExamSubmitted, SupportViewed, TransitionContext, apply_drill_graded,
     apply_exam_submitted, apply_hint_before_answer, apply_support_viewed, apply_turn,
 };
-use tutorflow::engine::mastery::snapshot_lite::build_snapshot_lite;
 use tutorflow::engine::policy::{
     MoveOn, PolicyInput, PolicyOutcome, StudentRequest, TargetReason, compute_policy,
     exam_questions_to_check,
@@ -26,6 +25,7 @@ use tutorflow::engine::policy::{
 use tutorflow::engine::reply::fallback::{
     FallbackRule, FallbackTarget, ValidationContext, Verdict, Violation, validate_reply,
 };
+use tutorflow::engine::snapshot_lite::build_snapshot_lite;
 use tutorflow::model::*;
 
 fn fixture(name: &str) -> Value {

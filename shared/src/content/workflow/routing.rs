@@ -27,6 +27,19 @@ pub struct Category {
     pub transitions: Vec<Transition>,
 }
 
+impl Category {
+    /// Whether the category is the student asking for help (stuck, a hint):
+    /// it starts or deepens the scaffolding.
+    pub fn asks_for_help(&self) -> bool {
+        self.transitions.iter().any(|t| {
+            matches!(
+                t,
+                Transition::StartScaffolding | Transition::DeepenScaffolding
+            )
+        })
+    }
+}
+
 /// When a category applies: every condition that is set (`pending_question`,
 /// `answer_expected`, `scaffolding`, `teach_back`, `unit_named`) must hold, and at least one signal must match
 /// (a listed grade, a listed intent, or one of the phrases).

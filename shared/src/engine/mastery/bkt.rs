@@ -11,7 +11,7 @@
 
 use crate::content::Course;
 use crate::content::workflow::BktParams;
-use crate::engine::policy::score::unit_interval;
+use crate::math::unit_interval;
 
 /// The parameters for `unit_id`: the workflow's, with the unit's own
 /// overrides when its file has a `bkt:` block. Every value is kept in \[0, 1\].

@@ -25,9 +25,9 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::content::{Course, Workflow};
+use crate::engine::mastery::prereq::{Gate, is_course_unit};
 use crate::engine::mastery::tier::recompute_tier;
 use crate::engine::mastery::{bkt, irt};
-use crate::engine::policy::prereq::{Gate, is_course_unit};
 use crate::model::{
     ExamTier, MasteryTier, PrereqCheck, RevisitEntry, RevisitReason, StudentSnapshot, TutorPolicy,
     UnitStatus,

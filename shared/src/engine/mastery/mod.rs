@@ -6,6 +6,6 @@
 pub mod bkt;
 pub mod evidence;
 pub mod irt;
-pub mod snapshot_lite;
+pub mod prereq;
 pub mod thread_learning;
 pub mod tier;

@@ -3,12 +3,7 @@
 //! concept card, "I'm stuck") is learning, not a miss; the course-wide record
 //! lives in the snapshot.
 
-use crate::content::Workflow;
-use crate::content::workflow::Transition;
-use crate::engine::turn_data::Plan;
-use crate::model::{
-    GradeOutcome, LlmTutorResponse, PendingQuestion, ThreadLearning, TutorAction, UnitLearning,
-};
+use crate::model::{ThreadLearning, UnitLearning};
 
 /// The record of `unit_id`; `None` for the empty id of a caller's own
 /// problem that belongs to no unit (its mode's report counts it).
@@ -73,52 +68,9 @@ pub fn record_help(learning: &mut ThreadLearning, unit_id: &str) {
     u.helped_since_answer = true;
 }
 
-/// A turn's share: the answer it graded (in the chat), the help the student
-/// asked for or was given, and the unit the reply was about.
-pub fn record_turn(
-    learning: &mut ThreadLearning,
-    workflow: &Workflow,
-    pending: Option<&PendingQuestion>,
-    plan: &Plan,
-    reply: &LlmTutorResponse,
-) {
-    if let Some(d) = &plan.chat_drill {
-        record_answer(
-            learning,
-            &d.unit_id,
-            d.verdict.is_correct(),
-            !d.first_attempt,
-            d.verdict.mistake_tag.as_deref(),
-        );
-    } else if let (Some(question), Some(grade)) = (
-        pending,
-        plan.interpretation.as_ref().and_then(|i| i.grade.as_ref()),
-    ) && grade.result != GradeOutcome::Unverifiable
-    {
-        record_answer(
-            learning,
-            &question.unit_id,
-            grade.result == GradeOutcome::Correct,
-            false,
-            None,
-        );
-    }
-    let asked_for_help = workflow.category(&plan.category).is_some_and(|c| {
-        c.transitions.iter().any(|t| {
-            matches!(
-                t,
-                Transition::StartScaffolding | Transition::DeepenScaffolding
-            )
-        })
-    });
-    if asked_for_help {
-        let unit_id = pending.map_or(&plan.policy.policy.focus_unit_id, |q| &q.unit_id);
-        record_help(learning, unit_id);
-    }
-    if reply.action == TutorAction::ConceptCard && !asked_for_help {
-        record_help(learning, &reply.target_unit_id);
-    }
-    if let Some(u) = unit(learning, &reply.target_unit_id) {
+/// One reply of the tutor about `unit_id`.
+pub fn record_reply(learning: &mut ThreadLearning, unit_id: &str) {
+    if let Some(u) = unit(learning, unit_id) {
         u.replies += 1;
     }
 }

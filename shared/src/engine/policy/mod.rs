@@ -24,7 +24,7 @@
 //!   progress and the units that build directly on the focus; otherwise the
 //!   tutor would stay on a finished unit until the student names a new one.
 //! - **Blocker**: a prerequisite of the target that blocks it
-//!   ([`crate::engine::policy::prereq::Gate`]): by default only one with evidence
+//!   ([`crate::engine::mastery::prereq::Gate`]): by default only one with evidence
 //!   of weakness, or one leading down to such a unit (a unit never worked
 //!   on is unknown, not missing); with `blocker_evidence: any_missing`,
 //!   every one below `prereq_min_tier`. `policy.blocker` picks among
@@ -71,7 +71,6 @@
 //! [`score`] (unit priority), [`scope`] (candidate and scoped units) and
 //! [`signals`] (the pacing and style the prompt is given).
 
-pub mod prereq;
 pub mod scope;
 pub mod score;
 pub mod signals;
@@ -83,10 +82,11 @@ use crate::content::workflow::PolicySettings;
 use crate::content::{Course, Workflow};
 use crate::engine::exam::lockout::{ExamReport, LockoutSource, exam_availability};
 use crate::engine::mastery::bkt;
+use crate::engine::mastery::prereq::{Gate, Standing, is_course_unit};
 use crate::engine::mastery::tier::desired_exam_tier;
-use crate::engine::policy::prereq::{Gate, Standing, is_course_unit};
 use crate::engine::policy::scope::{ScopeInput, candidate_units, scoped_units};
-use crate::engine::policy::score::{ScoredUnit, UnitSignals, unit_interval};
+use crate::engine::policy::score::{ScoredUnit, UnitSignals};
+use crate::math::unit_interval;
 use crate::model::{
     ExamAvailability, ExamTier, MappedUnit, MasteryTier, PolicyConstraints, StudentSnapshot,
     TutorAction, TutorPolicy,

@@ -7,7 +7,7 @@
 
 use crate::content::Course;
 use crate::content::workflow::{CandidateCaps, ScopedCaps};
-use crate::engine::policy::prereq::is_course_unit;
+use crate::engine::mastery::prereq::is_course_unit;
 use crate::model::MappedUnit;
 
 /// The candidate units: the top mapped units, the focus, the

@@ -11,6 +11,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::content::workflow::{DrillEvidence, PolicySettings, ScoreWeights, TierNeed};
+use crate::math::unit_interval;
 use crate::model::MasteryTier;
 
 /// What the score of one unit is computed from.
@@ -49,11 +50,6 @@ pub struct ScoredUnit {
     pub unit_id: String,
     pub score: f64,
     pub components: ScoreComponents,
-}
-
-/// `x` clamped to \[0, 1\]; NaN counts as 0 so no score can be NaN.
-pub fn unit_interval(x: f64) -> f64 {
-    if x.is_nan() { 0.0 } else { x.clamp(0.0, 1.0) }
 }
 
 /// Linear decay from 1 (just touched) to 0 at `window_hours`; never touched is 0.

@@ -2,9 +2,8 @@
 //! sequence of problems: advance, carry on, or call a teacher.
 
 use crate::content::Workflow;
-use crate::engine::modes::problem_set;
 use crate::engine::turn_data::Plan;
-use crate::model::{GradeOutcome, ProgressionAction, Thread};
+use crate::model::{GradeOutcome, ModeState, ProgressionAction, Thread};
 
 /// Move on once the problem is answered right (after the teach-back, when
 /// the workflow waits for it); call a teacher when scaffolding runs deep or
@@ -20,7 +19,7 @@ pub fn progression(
     let settings = &workflow.modes.problem_set;
     // A problem set decides for itself (see its mode), unless a safety
     // response stood in for the turn.
-    if let Some(state) = problem_set::state_of(&after.session) {
+    if let ModeState::ProblemSet(state) = &after.session.mode_state {
         return if plan.safety.as_ref().is_some_and(|h| h.notify_teacher) {
             ProgressionAction::Intervene
         } else if plan.safety.as_ref().is_some_and(|h| h.pauses_tutoring()) {

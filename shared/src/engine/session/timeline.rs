@@ -7,7 +7,7 @@
 use chrono::{DateTime, Utc};
 
 use crate::content::Workflow;
-use crate::engine::turn::apply::asks_for_help;
+use crate::content::workflow::Category;
 use crate::engine::turn_data::Plan;
 use crate::model::{
     ClientEvent, GradeOutcome, LlmTutorResponse, PendingQuestion, TimelineEntry, TimelineEvent,
@@ -66,7 +66,10 @@ pub fn turn_entry(workflow: &Workflow, record: &TurnRecord<'_>) -> TimelineEntry
         (scripted_outcome(event, plan.said.is_some()), None)
     } else if let Some((grade, unit)) = graded {
         (graded_outcome(grade), Some(unit))
-    } else if workflow.category(&plan.category).is_some_and(asks_for_help) {
+    } else if workflow
+        .category(&plan.category)
+        .is_some_and(Category::asks_for_help)
+    {
         (TimelineOutcome::Hint, None)
     } else {
         (reply_outcome(reply.action), None)

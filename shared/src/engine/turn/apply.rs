@@ -9,7 +9,7 @@ use super::questions::{
 };
 use super::{Applied, ReplyOrigin, TurnError, mode_of};
 use crate::content::Workflow;
-use crate::content::workflow::Transition;
+use crate::content::workflow::{Category, Transition};
 use crate::engine::exam;
 use crate::engine::mastery::evidence::{self, DrillGraded, TransitionContext, record_ability};
 use crate::engine::mastery::thread_learning;
@@ -22,9 +22,9 @@ use crate::engine::session::scaffolding;
 use crate::engine::session::timeline;
 use crate::engine::turn_data::{Plan, TurnEnv, TurnState};
 use crate::model::{
-    ConceptCard, GradeOutcome, LlmTutorResponse, MappedUnit, QuestionPhase, Role, SessionState,
-    StudentSnapshot, Thread, ThreadStatus, TurnAnalysis, TutorAction, TutorCard, TutorMessage,
-    WorkedExample,
+    ConceptCard, GradeOutcome, LlmTutorResponse, MappedUnit, PendingQuestion, QuestionPhase, Role,
+    SessionState, StudentSnapshot, Thread, ThreadLearning, ThreadStatus, TurnAnalysis, TutorAction,
+    TutorCard, TutorMessage, WorkedExample,
 };
 
 /// Replay keys of graded drills kept per thread: tokens expire long before
@@ -146,7 +146,7 @@ pub fn apply(
         if reply.action == TutorAction::SocraticQuestion {
             record_help_given(session, c, &plan.item_help);
         }
-        if plan.chat_drill.is_none() && asks_for_help(c) {
+        if plan.chat_drill.is_none() && c.asks_for_help() {
             hint_before_answer(session, &mut snapshot, &ctx, state.thread, env);
         }
     }
@@ -160,7 +160,7 @@ pub fn apply(
         );
     }
     track_student_problem(session, plan, course, env.now);
-    thread_learning::record_turn(
+    record_learning(
         &mut session.learning,
         workflow,
         state.thread.session.pending_question.as_ref(),
@@ -318,16 +318,6 @@ fn record_timeline(
     timeline::record(&mut thread.session.timeline, entry);
 }
 
-/// Whether `category` is the student asking for help (stuck, a hint).
-pub(crate) fn asks_for_help(category: &crate::content::workflow::Category) -> bool {
-    category.transitions.iter().any(|t| {
-        matches!(
-            t,
-            Transition::StartScaffolding | Transition::DeepenScaffolding
-        )
-    })
-}
-
 /// Help asked for on a drill not yet answered: a wrong first attempt for
 /// BKT (when the workflow counts it so), and the drill is marked tried so
 /// the answer that follows is not taken for a first attempt.
@@ -437,4 +427,47 @@ fn message(
         safety: None,
         created_at: env.now,
     }
+}
+
+/// A turn's share: the answer it graded (in the chat), the help the student
+/// asked for or was given, and the unit the reply was about.
+fn record_learning(
+    learning: &mut ThreadLearning,
+    workflow: &Workflow,
+    pending: Option<&PendingQuestion>,
+    plan: &Plan,
+    reply: &LlmTutorResponse,
+) {
+    if let Some(d) = &plan.chat_drill {
+        thread_learning::record_answer(
+            learning,
+            &d.unit_id,
+            d.verdict.is_correct(),
+            !d.first_attempt,
+            d.verdict.mistake_tag.as_deref(),
+        );
+    } else if let (Some(question), Some(grade)) = (
+        pending,
+        plan.interpretation.as_ref().and_then(|i| i.grade.as_ref()),
+    ) && grade.result != GradeOutcome::Unverifiable
+    {
+        thread_learning::record_answer(
+            learning,
+            &question.unit_id,
+            grade.result == GradeOutcome::Correct,
+            false,
+            None,
+        );
+    }
+    let asked_for_help = workflow
+        .category(&plan.category)
+        .is_some_and(Category::asks_for_help);
+    if asked_for_help {
+        let unit_id = pending.map_or(&plan.policy.policy.focus_unit_id, |q| &q.unit_id);
+        thread_learning::record_help(learning, unit_id);
+    }
+    if reply.action == TutorAction::ConceptCard && !asked_for_help {
+        thread_learning::record_help(learning, &reply.target_unit_id);
+    }
+    thread_learning::record_reply(learning, &reply.target_unit_id);
 }

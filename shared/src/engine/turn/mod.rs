@@ -23,6 +23,7 @@
 pub(crate) mod apply;
 mod cards;
 mod compose;
+mod decide;
 mod interpret;
 mod questions;
 #[cfg(test)]
@@ -30,6 +31,7 @@ mod tests;
 
 pub use apply::{apply, remember_drill};
 pub use cards::exam_card;
+pub use decide::{Decision, decide};
 pub use interpret::{interpret, plan_interpreted};
 
 use serde::Serialize;

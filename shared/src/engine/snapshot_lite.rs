@@ -23,7 +23,7 @@ use chrono::{DateTime, Utc};
 
 use crate::content::{Course, Workflow};
 use crate::engine::exam::lockout::{LockoutSource, LockoutStatus};
-use crate::engine::policy::prereq::{Gate, is_course_unit};
+use crate::engine::mastery::prereq::{Gate, is_course_unit};
 use crate::engine::policy::{PolicyInput, StudentRequest, resolve_focus, score_unit};
 use crate::model::{
     FocusSummary, MasteryTier, ProgressSummary, RevisitSummary, SnapshotLite, StudentSnapshot,
