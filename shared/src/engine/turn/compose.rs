@@ -190,6 +190,7 @@ pub(super) fn compose(
                     .iter()
                     .filter_map(|&i| workflow.beyond_course.get(i))
                     .collect::<Vec<_>>(),
+                last_reply(state.history),
             ),
             own_problem: own.map(|p| p.text.clone()).unwrap_or_default(),
             own_problem_step: own.map(|p| p.first_step.clone()).unwrap_or_default(),
@@ -223,6 +224,15 @@ pub(super) fn compose(
     }
 }
 
+/// The tutor's last message, if the conversation has one.
+fn last_reply(history: &[TutorMessage]) -> Option<&str> {
+    history
+        .iter()
+        .rev()
+        .find(|m| m.role == Role::Assistant)
+        .map(|m| m.text.as_str())
+}
+
 /// What code established about this message that the reply must say: the
 /// check of a worked claim ("is this right? 72 - 38 = 46") that is not an
 /// answer to the pending question, or what became of a request to move on.
@@ -234,6 +244,7 @@ fn code_note(
     interpretation: Option<&Interpretation>,
     said: Option<&str>,
     beyond_course: &[&BeyondCourse],
+    last_reply: Option<&str>,
 ) -> String {
     let title = |unit: &str| {
         course
@@ -284,6 +295,13 @@ fn code_note(
             .unwrap_or_else(|| {
                 " It goes beyond this course. What would you like to work on?".to_owned()
             });
+        // Offered in the last reply already: a second question beyond the
+        // course is answered without the same offer again.
+        let offer = if last_reply.is_some_and(|r| r.contains(offer.trim())) {
+            " What else would you like to know?".to_owned()
+        } else {
+            offer
+        };
         // Worked in the student's own numbers where code can; else the
         // rule of each topic asked about.
         let answer = said.and_then(outside_math::worked).unwrap_or_else(|| {
