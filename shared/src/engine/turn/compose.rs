@@ -186,11 +186,13 @@ pub(super) fn compose(
                 workflow,
                 interpretation,
                 said.as_deref(),
-                &beyond_course
-                    .iter()
-                    .filter_map(|&i| workflow.beyond_course.get(i))
-                    .collect::<Vec<_>>(),
-                last_reply(state.history),
+                BeyondAsked {
+                    topics: beyond_course
+                        .iter()
+                        .filter_map(|&i| workflow.beyond_course.get(i))
+                        .collect(),
+                    last_reply: last_reply(state.history),
+                },
             ),
             own_problem: own.map(|p| p.text.clone()).unwrap_or_default(),
             own_problem_step: own.map(|p| p.first_step.clone()).unwrap_or_default(),
@@ -224,6 +226,13 @@ pub(super) fn compose(
     }
 }
 
+/// The topics beyond the course a message asks about, and the tutor's
+/// last reply: an offer made there is not made again.
+struct BeyondAsked<'a> {
+    topics: Vec<&'a BeyondCourse>,
+    last_reply: Option<&'a str>,
+}
+
 /// The tutor's last message, if the conversation has one.
 fn last_reply(history: &[TutorMessage]) -> Option<&str> {
     history
@@ -243,9 +252,12 @@ fn code_note(
     workflow: &Workflow,
     interpretation: Option<&Interpretation>,
     said: Option<&str>,
-    beyond_course: &[&BeyondCourse],
-    last_reply: Option<&str>,
+    beyond: BeyondAsked<'_>,
 ) -> String {
+    let BeyondAsked {
+        topics: beyond_course,
+        last_reply,
+    } = beyond;
     let title = |unit: &str| {
         course
             .unit(unit)
