@@ -64,15 +64,6 @@ fn assert_no_leak(body: &Value, exam: &ExamSession, revealed: impl Fn(&ExamQuest
     let said = texts(body);
     let on_screen =
         |q: &ExamQuestion| body["state"]["examProgress"]["question"]["number"] == q.number;
-    // What may be read legitimately: the questions revealed (with their
-    // answers and explanations) and the question on screen.
-    let visible: String = exam
-        .questions
-        .iter()
-        .filter(|q| revealed(q) || on_screen(q))
-        .map(|q| format!("{} {} {}", as_shown(q), q.correct_answer, q.explanation))
-        .collect::<Vec<_>>()
-        .join(" ");
     // A question asked before the one on screen is still in the
     // conversation as it was shown, its options (one of them right)
     // included: its answer cannot be told apart from its options there.
@@ -80,6 +71,25 @@ fn assert_no_leak(body: &Value, exam: &ExamSession, revealed: impl Fn(&ExamQuest
     let current = body["state"]["examProgress"]["question"]["number"]
         .as_u64()
         .unwrap_or(0);
+    let asked_before = |q: &ExamQuestion| u64::from(q.number) < current;
+    // What may be read legitimately: the questions revealed (with their
+    // answers and explanations), the question on screen, and the questions
+    // asked before it as they were shown (an option of one, 4/44, may equal
+    // a later question's answer, 1/11).
+    let visible: String = exam
+        .questions
+        .iter()
+        .map(|q| {
+            if revealed(q) || on_screen(q) {
+                format!("{} {} {}", as_shown(q), q.correct_answer, q.explanation)
+            } else if asked_before(q) {
+                as_shown(q)
+            } else {
+                String::new()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ");
     let unasked = |q: &&ExamQuestion| !revealed(q) && u64::from(q.number) >= current;
     for q in exam.questions.iter().filter(unasked) {
         if let Some(guard) = PendingAnswer::for_expected("q", &as_shown(q), &q.expected) {
