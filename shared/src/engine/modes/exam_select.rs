@@ -129,13 +129,21 @@ fn from_item(unit: &Unit, item: &Item, target: f64) -> ExamQuestion {
     } else {
         AnswerFormat::Text
     };
+    // The worked steps read as sentences, each with its full stop.
     let explanation = item
         .steps
         .iter()
         .map(|s| s.text.trim())
         .filter(|s| !s.is_empty())
+        .map(|s| {
+            if s.ends_with(['.', '!', '?', '✓']) {
+                s.to_owned()
+            } else {
+                format!("{s}.")
+            }
+        })
         .collect::<Vec<_>>()
-        .join("; ");
+        .join(" ");
     ExamQuestion {
         number: 0,
         unit_id: unit.id.clone(),
