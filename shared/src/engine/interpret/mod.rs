@@ -10,4 +10,3 @@ pub mod outside_math;
 pub mod place_value;
 pub mod retrieve;
 pub mod student_math;
-pub mod worded_problems;

@@ -9,9 +9,9 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use super::problem::{SmallerSteps, StudentProblem};
 use crate::content::course::ProblemShape;
 use crate::engine::interpret::outside_math::listed;
-use crate::engine::interpret::student_math::{SmallerSteps, StudentProblem};
 use crate::math::{self, Rational};
 use crate::text::template::plain;
 
