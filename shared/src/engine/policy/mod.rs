@@ -67,9 +67,10 @@
 //! How the snapshot's `focusUnitId` and `unitsInProgress` change after the
 //! turn is [`crate::engine::mastery::evidence::apply_turn`]'s job.
 //!
-//! Its parts: [`prereq`] (where a student stands and what blocks),
-//! [`score`] (unit priority), [`scope`] (candidate and scoped units) and
-//! [`signals`] (the pacing and style the prompt is given).
+//! Its parts: [`score`] (unit priority), [`scope`] (candidate and scoped
+//! units) and [`signals`] (the pacing and style the prompt is given); where
+//! a student stands on a unit's prerequisites and what blocks is read from
+//! their record ([`crate::engine::mastery::prereq`]).
 
 pub mod scope;
 pub mod score;
