@@ -28,6 +28,11 @@ cargo fmt --all -- --check
 step "lint"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
+# The library and the CLI read one way (docs/architecture.md, "Layers"):
+# no two files, and no two folders of one folder, import each other.
+step "import circles"
+python3 scripts/import_cycles.py shared/src cli/src
+
 # Broken or private intra-doc links, bad code blocks: the shared library's
 # API docs stay free of warnings (the only library; its dependencies' docs
 # are not built).
