@@ -321,10 +321,11 @@ pub fn read_answer(q: &SurveyQuestion, said: &str) -> Result<String, String> {
                     let numbers: Vec<String> =
                         (1..=q.options.len()).map(|n| n.to_string()).collect();
                     let (last, rest) = numbers.split_last().unwrap_or((&numbers[0], &[]));
-                    format!(
-                        "I'm not sure which one you mean. Could you pick {} or {last}?",
-                        rest.join(", ")
-                    )
+                    let pick = format!("Could you pick {} or {last}?", rest.join(", "));
+                    match said.trim_end_matches([')', '.']).parse::<usize>() {
+                        Ok(n) => format!("There's no option {n} here. {pick}"),
+                        Err(_) => format!("I'm not sure which one you mean. {pick}"),
+                    }
                 })
         }
         SurveyQuestionKind::Scale => {

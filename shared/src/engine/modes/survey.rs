@@ -337,6 +337,23 @@ fn known(bundle: &Bundle) -> String {
 }
 
 /// Question `q` as the student reads it.
+/// Whether the student asks what the questions are for ("why are you
+/// asking me this?", "what's this for").
+fn asks_why(said: &str) -> bool {
+    let said = said.trim().to_lowercase();
+    said.ends_with('?')
+        || [
+            "why",
+            "what for",
+            "whats this",
+            "what's this",
+            "what is this",
+            "how come",
+        ]
+        .iter()
+        .any(|start| said.starts_with(start))
+}
+
 fn ask(survey: &Questionnaire, q: &SurveyQuestion) -> String {
     let number = survey.question(&q.id).map_or(0, |(i, _)| i + 1);
     let mut text = format!(
@@ -436,6 +453,18 @@ fn advance(
         };
         match survey::read_answer(question, text) {
             Ok(value) => Some(value),
+            // "why are you asking me this?" is answered, not taken for a
+            // wrong kind of answer.
+            Err(_) if asks_why(text) => {
+                return Step {
+                    text: format!(
+                        "It's not a test, and nothing here is marked. {}\n\n{}",
+                        survey.intro.trim(),
+                        ask(survey, question)
+                    ),
+                    session,
+                };
+            }
             Err(why) => {
                 return Step {
                     text: format!("{why}\n\n{}", ask(survey, question)),
