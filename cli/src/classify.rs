@@ -191,6 +191,8 @@ async fn classify_message(args: &Args) -> Result<String, String> {
         classify::MessageKind {
             unrelated: false,
             greeting: UnitMapper::is_greeting(&args.message),
+            acknowledgement: UnitMapper::is_acknowledgement(&args.message),
+            after_safety_help: false,
             names_a_unit: false,
             topic_only: false,
         },

@@ -380,6 +380,10 @@ pub struct Moves {
     pub wrap_up: Vec<String>,
     /// Said with a concept card.
     pub concept_card: Vec<String>,
+    /// Said with the card of a lesson's later idea, which holds that idea
+    /// alone: the unit's card was shown for the first.
+    #[serde(default)]
+    pub next_idea_card: Vec<String>,
     /// Said with a drill card.
     pub drill_card: Vec<String>,
     /// Said with an exam question.
@@ -421,6 +425,7 @@ pub enum PhraseSlot {
     Redirect,
     WrapUp,
     ConceptCard,
+    NextIdeaCard,
     DrillCard,
     ExamBlock,
     Prerequisite,
@@ -476,7 +481,7 @@ impl PhraseSlot {
             ],
             PhraseSlot::Redirect => &["unit_title", "key_idea", "question"],
             PhraseSlot::WrapUp => &["unit_title", "student_name"],
-            PhraseSlot::ConceptCard => &["unit_title"],
+            PhraseSlot::ConceptCard | PhraseSlot::NextIdeaCard => &["unit_title"],
             PhraseSlot::DrillCard => &["unit_title", "drill_prompt"],
             PhraseSlot::ExamBlock => &["unit_title", "tier"],
             PhraseSlot::Prerequisite => &["unit_title", "prereq_title"],
@@ -534,6 +539,7 @@ impl PhraseSlot {
             PhraseSlot::Redirect => "redirect",
             PhraseSlot::WrapUp => "wrap_up",
             PhraseSlot::ConceptCard => "concept_card",
+            PhraseSlot::NextIdeaCard => "next_idea_card",
             PhraseSlot::DrillCard => "drill_card",
             PhraseSlot::ExamBlock => "exam_block",
             PhraseSlot::Prerequisite => "prerequisite",
@@ -560,6 +566,7 @@ impl Moves {
             PhraseSlot::Redirect => &mut self.redirect,
             PhraseSlot::WrapUp => &mut self.wrap_up,
             PhraseSlot::ConceptCard => &mut self.concept_card,
+            PhraseSlot::NextIdeaCard => &mut self.next_idea_card,
             PhraseSlot::DrillCard => &mut self.drill_card,
             PhraseSlot::ExamBlock => &mut self.exam_block,
             PhraseSlot::Prerequisite => &mut self.prerequisite,
@@ -583,6 +590,7 @@ impl Moves {
             PhraseSlot::Redirect => &self.redirect,
             PhraseSlot::WrapUp => &self.wrap_up,
             PhraseSlot::ConceptCard => &self.concept_card,
+            PhraseSlot::NextIdeaCard => &self.next_idea_card,
             PhraseSlot::DrillCard => &self.drill_card,
             PhraseSlot::ExamBlock => &self.exam_block,
             PhraseSlot::Prerequisite => &self.prerequisite,
@@ -597,7 +605,7 @@ impl Moves {
     }
 
     /// Every move slot, in YAML order.
-    pub const SLOTS: [PhraseSlot; 18] = [
+    pub const SLOTS: [PhraseSlot; 19] = [
         PhraseSlot::Ask,
         PhraseSlot::AskPending,
         PhraseSlot::TeachBack,
@@ -607,6 +615,7 @@ impl Moves {
         PhraseSlot::Redirect,
         PhraseSlot::WrapUp,
         PhraseSlot::ConceptCard,
+        PhraseSlot::NextIdeaCard,
         PhraseSlot::DrillCard,
         PhraseSlot::ExamBlock,
         PhraseSlot::Prerequisite,

@@ -41,8 +41,9 @@ impl Category {
 }
 
 /// When a category applies: every condition that is set (`pending_question`,
-/// `answer_expected`, `scaffolding`, `teach_back`, `unit_named`) must hold, and at least one signal must match
-/// (a listed grade, a listed intent, or one of the phrases).
+/// `answer_expected`, `scaffolding`, `teach_back`, `unit_named`,
+/// `after_safety_help`) must hold, and at least one signal must match (a
+/// listed grade, a listed intent, one of the phrases, or a kind of message).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Detection {
@@ -59,6 +60,10 @@ pub struct Detection {
     /// Selects the category when the message is nothing but a greeting
     /// ("hi", "hello there", "good morning!", "hey, how are you?").
     pub greeting: bool,
+    /// Selects the category when the message is nothing but an
+    /// acknowledgement or a short yes or no ("ok", "yeah thanks", "i will",
+    /// "not really"): it asks for nothing.
+    pub acknowledgement: bool,
     /// Selects the category when, with a question pending, the message is
     /// nothing but the name of a topic of the course ("fractions", "ratios
     /// please") and does not grade as an answer to it.
@@ -74,6 +79,10 @@ pub struct Detection {
     /// course: "can you help me?" asks for help, "can you help me with
     /// fractions?" already says with what.
     pub unit_named: Option<bool>,
+    /// Match only when the tutor's last reply was (or was not) a safety
+    /// response that paused tutoring and pointed the student to help: an
+    /// "ok" after it is not a cue to carry on with maths.
+    pub after_safety_help: Option<bool>,
 }
 
 /// A routing phrase as the author wrote it, and folded once at load

@@ -143,6 +143,12 @@ pub struct MessageKind {
     /// Nothing but a greeting
     /// ([`crate::engine::interpret::mapping::UnitMapper::is_greeting`]).
     pub greeting: bool,
+    /// Nothing but an acknowledgement or a short yes or no
+    /// ([`crate::engine::interpret::mapping::UnitMapper::is_acknowledgement`]).
+    pub acknowledgement: bool,
+    /// The tutor's last reply paused tutoring for a safety concern and
+    /// pointed the student to help.
+    pub after_safety_help: bool,
     /// The message names a unit of the course ("help me with fractions").
     pub names_a_unit: bool,
     /// With a question pending, the message is nothing but a topic's name
@@ -420,6 +426,11 @@ fn check(
         ),
         ("teach-back", detect.teach_back, session.teach_back.active),
         ("a unit named", detect.unit_named, kind.names_a_unit),
+        (
+            "a safety reply that pointed to help just before",
+            detect.after_safety_help,
+            kind.after_safety_help,
+        ),
     ];
     for (name, wanted, actual) in conditions {
         if let Some(wanted) = wanted
@@ -441,6 +452,9 @@ fn check(
     }
     if detect.greeting && kind.greeting {
         signals.push("a greeting".to_owned());
+    }
+    if detect.acknowledgement && kind.acknowledgement {
+        signals.push("an acknowledgement".to_owned());
     }
     // A topic's name that grades as an answer (a word answer) is one.
     let graded = grade.is_some_and(|g| g != GradeOutcome::Unverifiable);

@@ -388,6 +388,15 @@ const GREETING_WORDS: &[&str] = &[
     "what", "up",
 ];
 
+/// A reply that asks for nothing: "ok", "yeah thanks", "i will", "not
+/// really", "idk". "ready" and "let's go" are not here: they ask to start.
+const ACKNOWLEDGEMENTS: &[&str] = &[
+    "ok", "okay", "okey", "oki", "k", "kk", "yes", "yeah", "yea", "ya", "yep", "yup", "sure",
+    "fine", "alright", "thanks", "thank", "you", "thx", "ty", "cheers", "no", "nah", "nope", "not",
+    "really", "maybe", "idk", "dunno", "i", "guess", "will", "ill", "i'll", "try", "cool", "right",
+    "whatever", "so", "and", "just", "well", "mhm",
+];
+
 /// Words that make a topic's name a question about it, not a request for it.
 const ASKS_ABOUT: &[&str] = &[
     "why",
@@ -840,6 +849,17 @@ impl UnitMapper {
                     || GREETING_WORDS.contains(&w.as_str())
                     || is_filler(w)
             })
+    }
+
+    /// Whether the message is nothing but an acknowledgement or a short
+    /// yes or no: it asks for nothing.
+    pub fn is_acknowledgement(message: &str) -> bool {
+        let read = words(message);
+        !message.chars().any(|c| c.is_ascii_digit())
+            && read.iter().any(|w| !is_filler(w))
+            && read
+                .iter()
+                .all(|w| ACKNOWLEDGEMENTS.contains(&w.as_str()) || is_filler(w))
     }
 
     /// Adds maths topics the course does not teach, each named by phrases

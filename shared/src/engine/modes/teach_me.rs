@@ -17,8 +17,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::content::Unit;
 use crate::content::workflow::{TeachMeMode, Transition};
+use crate::content::{Unit, Workflow};
 use crate::engine::interpret::classify::Interpretation;
 use crate::engine::modes::guided::practice_item;
 use crate::engine::modes::study_plan::{self, StepDraft, StepEvidence};
@@ -119,6 +119,7 @@ impl SessionMode for TeachMe {
         let settings = &workflow.modes.teach_me;
         let unit = turn.rt.course().unit(&before.unit_id);
         let evidence = evidence(
+            workflow,
             read.said.as_deref(),
             read.interpretation.as_ref(),
             &turn.state.thread.session.card_grades,
@@ -152,9 +153,7 @@ impl SessionMode for TeachMe {
         // about the lesson, not the "where do I start?" of a student with
         // nothing in front of them, which the categories inviting a choice
         // of what to work on answer.
-        let invites_choice = workflow
-            .category(&read.category)
-            .is_some_and(|c| c.transitions.contains(&Transition::InviteChoice));
+        let invites_choice = invites_choice(workflow, &read.category);
         if category.is_none() && stuck && invites_choice {
             category = Some(workflow.default_category.clone());
         }
@@ -248,6 +247,7 @@ impl SessionMode for TeachMe {
         let settings = &workflow.modes.teach_me;
         let unit = turn.rt.course().unit(&before.unit_id);
         let evidence = evidence(
+            workflow,
             plan.said.as_deref(),
             plan.interpretation.as_ref(),
             &turn.state.thread.session.card_grades,
@@ -292,6 +292,14 @@ impl SessionMode for TeachMe {
     }
 }
 
+/// Whether `category` invites the student to choose what to do: a
+/// greeting, a feeling, a remark off the topic.
+fn invites_choice(workflow: &Workflow, category: &str) -> bool {
+    workflow
+        .category(category)
+        .is_some_and(|c| c.transitions.contains(&Transition::InviteChoice))
+}
+
 /// The unit a lesson is about: the one asked for, else the course's entry.
 fn lesson_unit<'a>(start: &Start<'a>) -> Option<&'a Unit> {
     start
@@ -329,6 +337,7 @@ fn current_kind(plan: &StudyPlan) -> Option<StepKind> {
 /// the last turn), being stuck, or taking part. Where the unit has no item
 /// code can grade, taking part in a check is all there is to go on.
 fn evidence(
+    workflow: &Workflow,
     said: Option<&str>,
     interpretation: Option<&Interpretation>,
     card_grades: &[GradeOutcome],
@@ -351,8 +360,15 @@ fn evidence(
     let (Some(_), Some(read)) = (said, interpretation) else {
         return StepEvidence::Nothing;
     };
+    if read.classification.intent == StudentIntent::Stuck {
+        return StepEvidence::Stuck;
+    }
+    // A hello, an "ok" after a safety reply or how they feel about maths
+    // is not taking part in the lesson: the step waits for them.
+    if invites_choice(workflow, &read.classification.category) {
+        return StepEvidence::Nothing;
+    }
     match read.classification.intent {
-        StudentIntent::Stuck => StepEvidence::Stuck,
         StudentIntent::OffTopic => StepEvidence::Nothing,
         // A question about an idea is answered on the step it is about:
         // the next idea's card would leave it unanswered.

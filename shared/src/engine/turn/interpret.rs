@@ -28,7 +28,8 @@ use crate::engine::session::scaffolding;
 use crate::engine::turn_data::{ChatDrill, Interpreted, Plan, TurnEnv, TurnEvent, TurnState};
 use crate::model::{
     AnswerKind, ClientEvent, ExpectedAnswer, GradeOutcome, MappedUnit, MasteryTier,
-    PendingQuestion, SessionState, StudentIntent, StudentSnapshot, Thread, TutorAction,
+    PendingQuestion, Role, SessionState, StudentIntent, StudentSnapshot, Thread, TutorAction,
+    TutorMessage,
 };
 
 /// Units a message may map to, at most.
@@ -92,6 +93,8 @@ pub fn interpret(
                     .as_ref()
                     .is_some_and(|w| mapper.is_unrelated_read(w, &ranked)),
                 greeting: UnitMapper::is_greeting(text),
+                acknowledgement: UnitMapper::is_acknowledgement(text),
+                after_safety_help: after_safety_help(state.history),
                 names_a_unit: !ranked.is_empty(),
                 topic_only: expects_maths(
                     session
@@ -178,6 +181,17 @@ pub fn interpret(
         mapped_units,
         exam_questions,
     })
+}
+
+/// Whether the tutor's last reply paused tutoring for a safety concern and
+/// pointed the student to help.
+fn after_safety_help(history: &[TutorMessage]) -> bool {
+    history
+        .iter()
+        .rev()
+        .find(|m| m.role == Role::Assistant)
+        .and_then(|m| m.safety.as_ref())
+        .is_some_and(|mark| mark.tutoring_paused && !mark.help_resources.is_empty())
 }
 
 /// Steps 7 to 9: the policy, what the thread's mode allows of it,

@@ -4,7 +4,8 @@
 use super::asking::overlaps_question;
 use super::quoting::content_words;
 use crate::model::{
-    LlmConceptCard, LlmWorkedExample, MAX_REPLY_LIST, PacingDirective, TutorTurnInput, UnitAnchor,
+    LlmConceptCard, LlmWorkedExample, MAX_REPLY_LIST, PacingDirective, StepKind, TutorTurnInput,
+    UnitAnchor,
 };
 
 /// The unit's key ideas, those sharing the most words with the lesson
@@ -45,9 +46,21 @@ fn card_size(input: &TutorTurnInput, max_ideas: u32) -> (usize, bool) {
     let in_lesson = input.lesson.as_ref().is_some_and(|l| l.step.is_some());
     match input.pacing {
         PacingDirective::Simplify if in_lesson => (1, true),
+        _ if is_later_idea(input) => (1, false),
         PacingDirective::Accelerate if in_lesson => (max_ideas, false),
         _ => (max_ideas, true),
     }
+}
+
+/// Whether the lesson's step is an idea after its first: the unit's card,
+/// with every idea and the worked example, was shown for the first one, so
+/// this card holds the step's own idea.
+pub(super) fn is_later_idea(input: &TutorTurnInput) -> bool {
+    input
+        .lesson
+        .as_ref()
+        .and_then(|l| l.step.as_ref())
+        .is_some_and(|s| s.kind == StepKind::Explain && s.number > 1)
 }
 
 /// Key ideas, then the worked example if it still fits, within the

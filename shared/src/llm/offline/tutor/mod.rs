@@ -404,6 +404,9 @@ fn compose(
                 Some(PhraseSlot::AfterCompletion)
             }
         },
+        TutorAction::ConceptCard if concept_card::is_later_idea(input) => {
+            Some(PhraseSlot::NextIdeaCard)
+        }
         TutorAction::ConceptCard => Some(PhraseSlot::ConceptCard),
         TutorAction::DrillCard => Some(PhraseSlot::DrillCard),
         TutorAction::ExamBlock => Some(PhraseSlot::ExamBlock),
