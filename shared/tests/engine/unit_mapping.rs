@@ -135,6 +135,39 @@ fn a_greeting_is_only_a_greeting() {
 }
 
 #[test]
+fn an_acknowledgement_asks_for_nothing() {
+    for acknowledgement in [
+        "ok",
+        "OK thanks",
+        "yeah",
+        "k",
+        "fine i guess",
+        "not really",
+        "i will",
+        "I'll try",
+        "thank you",
+        "hmm ok",
+    ] {
+        assert!(
+            UnitMapper::is_acknowledgement(acknowledgement),
+            "{acknowledgement}"
+        );
+    }
+    for asks in [
+        "ok lets go",
+        "ready",
+        "ok can we do fractions",
+        "yes 12",
+        "can we carry on",
+        "thanks for the help with ratios",
+        "hmm",
+        "",
+    ] {
+        assert!(!UnitMapper::is_acknowledgement(asks), "{asks}");
+    }
+}
+
+#[test]
 fn a_topic_named_on_its_own_is_told_from_a_question_about_it() {
     let bundle = bundle();
     let index = CourseIndex::build(bundle.course("prealgebra").unwrap());
