@@ -628,3 +628,32 @@ fn a_topic_name_mid_problem_changes_topic() {
     );
     assert_eq!(not_only.classification.category, "scaffold_progress");
 }
+
+#[test]
+fn an_equal_answer_not_yet_simplest_is_close_only_when_the_question_asks_for_it() {
+    let settings = default_workflow().grading;
+    let outcome = |text: &str, expected: &str, answer: &str, drill: bool| {
+        let mut q = question(text, expected);
+        q.drill_token = drill.then(|| "token".to_owned());
+        grading::grade_pending(&q, answer, &settings)
+            .unwrap()
+            .result
+    };
+    let simplify = "Simplify 12/18.";
+    assert_eq!(outcome(simplify, "2/3", "6/9", false), GradeOutcome::Close);
+    assert_eq!(
+        outcome(simplify, "2/3", "2/3", false),
+        GradeOutcome::Correct
+    );
+    assert_eq!(
+        outcome("What is 12:8 in its simplest form?", "3:2", "6:4", false),
+        GradeOutcome::Close
+    );
+    // Not asked for: an equal fraction is right.
+    assert_eq!(
+        outcome("What is 3/4 + 1/8?", "7/8", "14/16", false),
+        GradeOutcome::Correct
+    );
+    // A drill's own answer decides, not the question's words.
+    assert_eq!(outcome(simplify, "2/3", "6/9", true), GradeOutcome::Correct);
+}

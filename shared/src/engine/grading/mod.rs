@@ -258,7 +258,32 @@ pub fn grade_pending(
     settings: &GradingSettings,
 ) -> Option<Grade> {
     let expected = question.expected.as_ref()?;
-    Some(grade(expected, answer, Some(&question.text), settings))
+    let mut grade = grade(expected, answer, Some(&question.text), settings);
+    // 6/9 to "simplify 12/18" has the right value but is not what was
+    // asked. A drill's own answer says whether it wants the simplest form
+    // (and marks it wrong); a question in the chat says so in its words.
+    if question.drill_token.is_none()
+        && asks_for_simplest_form(&question.text)
+        && grade.result == GradeOutcome::Correct
+        && grade.tags.contains(&SlipTag::Unsimplified)
+    {
+        grade.result = GradeOutcome::Close;
+        grade.reason = "right value, but the question asks for the simplest form".into();
+    }
+    Some(grade)
+}
+
+/// Whether a question's words ask for the simplest form.
+fn asks_for_simplest_form(question: &str) -> bool {
+    let question = question.to_lowercase();
+    [
+        "simplest form",
+        "simplify",
+        "lowest terms",
+        "fully simplified",
+    ]
+    .iter()
+    .any(|words| question.contains(words))
 }
 
 /// The kind of an authored answer without one: options make it multiple

@@ -3,7 +3,7 @@
 //! (`3:2`) and an IPv4 address (`192.168.4.0`). Drill cards, the chat and distractor matching
 //! all grade through [`super::grade`], so each form is handled once.
 
-use super::Grade;
+use super::{Grade, SlipTag};
 use crate::model::GradeOutcome;
 
 /// The grade of `answer` when `expected` has one of these shapes.
@@ -64,10 +64,15 @@ fn grade_ratio(expected: &[u64], answer: &str) -> Grade {
             .zip(expected)
             .all(|(&g, &e)| g * expected[0] == e * given[0]);
     if proportional {
-        return verdict(
+        let mut close = verdict(
             GradeOutcome::Close,
             "an equivalent ratio, not in the form asked for",
         );
+        // 6:4 for 3:2 can still be divided down; 3:2 for 6:4 went too far.
+        if given[0] > expected[0] {
+            close.tags.push(SlipTag::Unsimplified);
+        }
+        return close;
     }
     let reversed: Vec<u64> = given.iter().rev().copied().collect();
     let reason = if reversed == expected {

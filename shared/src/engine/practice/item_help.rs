@@ -12,7 +12,7 @@
 
 use crate::content::course::MistakeTag;
 use crate::content::workflow::GradingSettings;
-use crate::engine::grading::Grade;
+use crate::engine::grading::{Grade, SlipTag};
 use crate::engine::practice::solution::{self, HintStep, Solution};
 use crate::engine::reply::answer_guard::PendingAnswer;
 use crate::model::{GradeOutcome, ItemHelp, PendingQuestion, QuestionPhase};
@@ -28,6 +28,10 @@ pub struct TurnHelp {
     pub hints_used_after: u32,
 }
 
+/// What an equal but unsimplified answer (6/9, 6:4) is missing, when the
+/// question asks for the simplest form.
+const NOT_YET_SIMPLEST: &str = "That's equal to the answer, but it isn't in its simplest form yet: is there a number that still divides into both parts?";
+
 /// The help `question` offers after its `hints_used` pieces of help so
 /// far. `solution` is the item's, when it has one; `said` is this turn's
 /// message and `grade` its grade, whose known mistake is explained in the
@@ -40,11 +44,15 @@ pub fn for_question(
     unit_tags: &[MistakeTag],
     settings: &GradingSettings,
 ) -> TurnHelp {
-    let mistake = grade
-        .filter(|g| matches!(g.result, GradeOutcome::Wrong | GradeOutcome::Close))
+    let near = grade.filter(|g| matches!(g.result, GradeOutcome::Wrong | GradeOutcome::Close));
+    let mistake = near
         .and_then(|g| g.mistake.as_ref())
         .and_then(|m| solution::explanation_of(m, unit_tags))
-        .map(|e| e.explain);
+        .map(|e| e.explain)
+        .or_else(|| {
+            near.filter(|g| g.tags.contains(&SlipTag::Unsimplified))
+                .map(|_| NOT_YET_SIMPLEST.to_owned())
+        });
     let Some(solution) = solution else {
         return TurnHelp {
             help: ItemHelp {
