@@ -33,7 +33,8 @@ pub(super) fn asked(question: &str) -> String {
             };
         }
     }
-    if text.ends_with(['?', '.', '!']) {
+    // Sentences already: never wrapped in "What is …?".
+    if text.ends_with(['?', '.', '!']) || sentence_end.is_some() {
         text.to_owned()
     } else if text.contains('=') {
         format!("Solve {text}.")
@@ -48,7 +49,16 @@ fn is_bare_maths(text: &str) -> bool {
     if text.contains("\\(") || text.contains('$') || !text.contains(|c: char| c.is_ascii_digit()) {
         return false;
     }
-    let mut words = text.split(|c: char| !(c.is_alphabetic() || c == '\\'));
+    // Words inside `\text{…}` are part of the LaTeX ("10\% \text{ of } 360").
+    let mut maths = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("\\text{") {
+        maths.push_str(&rest[..start]);
+        rest = &rest[start..];
+        rest = rest.find('}').map_or("", |end| &rest[end + 1..]);
+    }
+    maths.push_str(rest);
+    let mut words = maths.split(|c: char| !(c.is_alphabetic() || c == '\\'));
     words.all(|w| w.starts_with('\\') || w.chars().count() <= 1)
 }
 
@@ -158,6 +168,15 @@ mod tests {
         assert_eq!(
             asked("Work out. 3.5 \\times 2"),
             "Work out. \\(3.5 \\times 2\\)"
+        ); // Words in \text{} are LaTeX, and a question is never wrapped in
+        // "What is …?" again.
+        assert_eq!(
+            asked("What is 10% of 360? 10\\% \\text{ of } 360"),
+            "What is 10% of 360? \\(10\\% \\text{ of } 360\\)"
+        );
+        assert_eq!(
+            asked("Which is bigger? 3/4 or five eighths"),
+            "Which is bigger? 3/4 or five eighths"
         );
     }
 
