@@ -177,6 +177,7 @@ fn a_topic_named_on_its_own_is_told_from_a_question_about_it() {
         "ok percentages now",
         "what about decimals?",
         "fractoins",
+        "negative numbers",
     ] {
         assert!(index.mapper.names_only_a_topic(request), "{request}");
     }
@@ -184,6 +185,7 @@ fn a_topic_named_on_its_own_is_told_from_a_question_about_it() {
         "why fractions",
         "explain ratios",
         "add?",
+        "numbers",
         "fractions 3/4",
         "I like fractions but my sister prefers football",
         "hmm",

@@ -814,7 +814,11 @@ impl UnitMapper {
             || words > TOPIC_REQUEST_WORDS
             || read
                 .words()
-                .any(|w| ASKS_ABOUT.contains(&w) || ARITHMETIC.contains(&w))
+                // "negative numbers" names a topic; "add" or "sum" asks a sum.
+                .any(|w| {
+                    ASKS_ABOUT.contains(&w)
+                        || (ARITHMETIC.contains(&w) && !matches!(w, "number" | "numbers"))
+                })
         {
             return false;
         }
