@@ -531,6 +531,11 @@ impl Checker<'_> {
                 &clarify_doubts.closing_category,
             ),
             (&clarify, "after_category", &clarify_doubts.after_category),
+            (
+                &clarify,
+                "acknowledged_category",
+                &clarify_doubts.acknowledged_category,
+            ),
         ] {
             if w.category(category).is_none() {
                 self.at(

@@ -127,6 +127,9 @@ pub struct ClarifyMode {
     pub closing_category: String,
     /// Routing category of every reply once the session has ended.
     pub after_category: String,
+    /// Routing category of a message that only acknowledges an answer
+    /// ("ok", "thanks"): there is nothing new to answer.
+    pub acknowledged_category: String,
     /// Short replies that end the session when they answer the tutor's
     /// "anything else?" ("no", "no thanks").
     pub declines: Vec<String>,
@@ -141,6 +144,7 @@ impl Default for ClarifyMode {
             answer_category: "clarify_answer".to_owned(),
             closing_category: "clarify_close".to_owned(),
             after_category: "clarify_after".to_owned(),
+            acknowledged_category: "clarify_acknowledged".to_owned(),
             declines: Vec::new(),
         }
     }

@@ -17,6 +17,7 @@ use crate::content::tutor_text::list_in_words;
 use crate::content::workflow::{ClarifyMode, Transition};
 use crate::content::{Course, Workflow};
 use crate::engine::interpret::classify::BEYOND_COURSE;
+use crate::engine::interpret::mapping::UnitMapper;
 use crate::engine::modes::{
     Ended, Ending, ModeBlock, ModePlan, ModeTurn, Outcome, SessionMode, Start, StartError, Started,
     welcome,
@@ -132,6 +133,13 @@ impl SessionMode for ClarifyDoubts {
             // "I don't know" before any question asks where to begin: the
             // student is asked what they are working on, not answered.
             Some(read.category.clone())
+        } else if read
+            .said
+            .as_deref()
+            .is_some_and(UnitMapper::is_acknowledgement)
+        {
+            // "ok" or "thanks" asks nothing: the answer is not given again.
+            Some(settings.acknowledged_category.clone())
         } else if read.category == BEYOND_COURSE {
             // Maths the course does not teach is answered with its own rule,
             // not with the nearest lesson passage.
