@@ -18,7 +18,7 @@ use crate::content::Bundle;
 use crate::engine::modes::{self, Ended, Ending};
 use crate::engine::session::timeline::{self, SessionClose};
 use crate::model::{Principal, Role, Thread, ThreadStateView, ThreadStatus, TutorMessage};
-use crate::store::{Expected, UnitOfWork};
+use crate::store::{UnitOfWork, WriteCondition};
 
 /// What the student asks of the session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -199,7 +199,7 @@ impl Service {
             snapshot: &mut snapshot,
         });
         if snapshot != before {
-            work.put_snapshot(snapshot, Expected::of(read.as_ref()));
+            work.put_snapshot(snapshot, WriteCondition::of(read.as_ref()));
         }
         Ok(ended)
     }

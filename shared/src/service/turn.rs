@@ -54,7 +54,7 @@ use crate::model::{
     SessionEnd, StudentSnapshot, TextSink, Thread, ThreadStatus, TurnRequest, TurnResponse,
     TutorCard, TutorMessage, WebhookSessionStatus, WebhookTurnResponse,
 };
-use crate::store::{Expected, ThreadRecord, TurnLog, UnitOfWork, Versioned};
+use crate::store::{ThreadRecord, TurnLog, UnitOfWork, Versioned, WriteCondition};
 
 /// Which response a turn answers with.
 #[derive(Clone, Copy)]
@@ -721,7 +721,7 @@ impl Service {
         &self,
         call: &TurnCall<'_>,
         request: &judge::JudgeRequest,
-    ) -> Option<judge::Verdict> {
+    ) -> Option<judge::WrittenMark> {
         self.llm.provider(LlmCall::ExamEvaluation)?;
         let timeout = StdDuration::from_millis(call.rt.workflow().llm.exam_evaluation.timeout_ms);
         let evaluator = self.llm.exam_evaluator(
@@ -733,7 +733,7 @@ impl Service {
             Ok(Ok(Reply {
                 value: Judgement::Judged(evaluation),
                 ..
-            })) => Some(judge::Verdict::from_model(&evaluation)),
+            })) => Some(judge::WrittenMark::from_model(&evaluation)),
             Ok(Ok(_)) => None,
             Ok(Err(e)) => {
                 tracing::warn!(
@@ -866,7 +866,7 @@ impl Service {
         work.put_thread(planned.record.update(applied.thread, applied.messages))
             .put_snapshot(
                 applied.snapshot,
-                Expected::of(planned.snapshot_read.as_ref()),
+                WriteCondition::of(planned.snapshot_read.as_ref()),
             )
             .log_turn(TurnLog {
                 thread_id: call.thread_id.to_owned(),
@@ -1171,7 +1171,7 @@ fn hand_back_verdict(
     call: &TurnCall<'_>,
     planned: &mut Planned,
     request: &judge::JudgeRequest,
-    verdict: &judge::Verdict,
+    verdict: &judge::WrittenMark,
 ) {
     let state = TurnState {
         thread: &planned.record.thread,

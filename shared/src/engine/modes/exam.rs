@@ -23,7 +23,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use chrono::{DateTime, Duration, Utc};
 
 use crate::content::{Course, ExamItem, Unit};
-use crate::engine::exam::judge::{self, JudgeRequest, Judging, Verdict};
+use crate::engine::exam::judge::{self, JudgeRequest, Judging, WrittenMark};
 use crate::engine::grading;
 use crate::engine::mastery::evidence::record_ability;
 use crate::engine::mastery::evidence::{self, DrillGraded, ExamSubmitted, TransitionContext};
@@ -252,7 +252,7 @@ impl SessionMode for Exam {
         &self,
         turn: &ModeTurn<'_>,
         plan: &Plan,
-        verdict: &Verdict,
+        verdict: &WrittenMark,
     ) -> Option<LlmTutorResponse> {
         let before = exam_of(&turn.state.thread.session)?;
         let step = advance(
@@ -653,7 +653,7 @@ fn advance(
     before: &ExamSession,
     event: &TurnEvent,
     said: Option<&str>,
-    verdict: Option<&Verdict>,
+    verdict: Option<&WrittenMark>,
 ) -> Step {
     let mut session = before.clone();
     let now = turn.env.now;
@@ -895,7 +895,7 @@ struct Marked {
 }
 
 impl Marked {
-    fn judged(verdict: &Verdict) -> Marked {
+    fn judged(verdict: &WrittenMark) -> Marked {
         Marked {
             result: verdict.result,
             mistake: None,

@@ -750,7 +750,7 @@ fn facts(
     let mut preview = before.clone();
     let found = workflow.category(category);
     if let Some(c) = found {
-        scaffolding::apply_category(&mut preview, c, scaffolding::TransitionContext::default());
+        scaffolding::apply_category(&mut preview, c, scaffolding::ScaffoldingContext::default());
     }
     let has = |t: Transition| found.is_some_and(|c| c.transitions.contains(&t));
     TurnFacts {
@@ -774,7 +774,7 @@ fn facts(
 
 /// A problem's mastery signal and what the session does, after one message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Decision {
+pub struct ProblemDecision {
     pub signal: Option<MasterySignal>,
     pub action: ProgressionAction,
     /// The problem is answered right with this message.
@@ -799,8 +799,8 @@ pub fn decide(
     progress: &ProblemProgress,
     facts: &TurnFacts,
     settings: &ProblemSetMode,
-) -> Decision {
-    let stay = |signal| Decision {
+) -> ProblemDecision {
+    let stay = |signal| ProblemDecision {
         signal,
         action: ProgressionAction::Continue,
         solved_now: false,
@@ -810,14 +810,14 @@ pub fn decide(
         return if facts.asks && !facts.explained {
             stay(progress.signal)
         } else {
-            Decision {
+            ProblemDecision {
                 action: ProgressionAction::Advance,
                 ..stay(progress.signal)
             }
         };
     }
     if facts.skip {
-        return Decision {
+        return ProblemDecision {
             action: ProgressionAction::Skip,
             ..stay(progress.signal)
         };
@@ -834,7 +834,7 @@ pub fn decide(
         } else {
             (MasterySignal::Learned, ProgressionAction::Advance)
         };
-        return Decision {
+        return ProblemDecision {
             signal: Some(signal),
             action,
             solved_now: true,
@@ -855,13 +855,13 @@ pub fn decide(
         progress.signal
     };
     if signal == Some(MasterySignal::Stuck) && !progress.intervened {
-        return Decision {
+        return ProblemDecision {
             action: ProgressionAction::Intervene,
             ..stay(signal)
         };
     }
     let long = facts.minutes_on_problem >= i64::from(settings.skip_offer_minutes);
-    Decision {
+    ProblemDecision {
         offer_skip: !progress.skip_offered && (long || signal == Some(MasterySignal::Stuck)),
         ..stay(signal)
     }
@@ -871,7 +871,7 @@ pub fn decide(
 fn record(
     progress: &mut ProblemProgress,
     facts: &TurnFacts,
-    decision: &Decision,
+    decision: &ProblemDecision,
     category: &str,
     hint_shown: bool,
     now: DateTime<Utc>,

@@ -236,7 +236,7 @@ pub enum StepEvidence {
 
 /// What the evaluator decided after a message.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Decision {
+pub enum PlanDecision {
     /// Stay on the current step.
     Continue,
     /// The current step completed: the next one starts.
@@ -249,7 +249,7 @@ pub enum Decision {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Evaluated {
     pub plan: StudyPlan,
-    pub decision: Decision,
+    pub decision: PlanDecision,
     /// This message completed the plan.
     pub completed_now: bool,
     /// A step blocked and was set to start again after a smaller one: the
@@ -272,7 +272,7 @@ pub fn evaluate(
 ) -> Evaluated {
     let mut plan = plan.clone();
     let was_complete = is_complete(&plan);
-    let mut decision = Decision::Continue;
+    let mut decision = PlanDecision::Continue;
     let mut simplified = false;
     if let Some(i) = current(&plan)
         && plan.steps[i].status == StepStatus::InProgress
@@ -280,22 +280,22 @@ pub fn evaluate(
         let status = record(&mut plan.steps[i], evidence, settings);
         match status {
             StepStatus::Completed => {
-                decision = Decision::Advance;
+                decision = PlanDecision::Advance;
                 if pacing == Some(PacingDirective::Accelerate)
                     && plan.replan_count < plan.max_replans
                     && let Some(reason) = skip_ahead(&mut plan, i)
                 {
-                    decision = Decision::Replan(reason);
+                    decision = PlanDecision::Replan(reason);
                 }
             }
             StepStatus::Blocked if plan.replan_count < plan.max_replans => {
                 let reason = simplify(&mut plan, i);
-                decision = Decision::Replan(reason);
+                decision = PlanDecision::Replan(reason);
                 simplified = true;
             }
             _ => {}
         }
-        if let Decision::Replan(reason) = &decision {
+        if let PlanDecision::Replan(reason) = &decision {
             plan.replan_count += 1;
             plan.plan_version += 1;
             plan.replans.push(ReplanRecord {
@@ -511,7 +511,7 @@ mod tests {
         assert_eq!(current(&plan), Some(0));
         let e = evaluate(&plan, StepEvidence::Engaged, None, &settings(), 1);
         assert_eq!(e.plan.steps[0].status, StepStatus::InProgress);
-        assert_eq!(e.decision, Decision::Continue);
+        assert_eq!(e.decision, PlanDecision::Continue);
     }
 
     #[test]
@@ -523,7 +523,7 @@ mod tests {
             &settings(),
             2,
         );
-        assert_eq!(e.decision, Decision::Advance);
+        assert_eq!(e.decision, PlanDecision::Advance);
         assert_eq!(e.plan.steps[0].status, StepStatus::Completed);
         assert_eq!(e.plan.steps[1].status, StepStatus::InProgress);
         assert_eq!(current(&e.plan), Some(1));
@@ -538,7 +538,7 @@ mod tests {
             &settings(),
             2,
         );
-        assert_eq!(e.decision, Decision::Continue);
+        assert_eq!(e.decision, PlanDecision::Continue);
         assert_eq!(e.plan.steps[0].status, StepStatus::InProgress);
     }
 
@@ -556,7 +556,7 @@ mod tests {
             "talk is not an answer"
         );
         let e = evaluate(&plan, StepEvidence::Correct, None, &settings(), 4);
-        assert_eq!(e.decision, Decision::Advance);
+        assert_eq!(e.decision, PlanDecision::Advance);
         assert_eq!(e.plan.steps[0].progress.questions_correct, 2);
     }
 
@@ -568,7 +568,7 @@ mod tests {
             plan = evaluate(&plan, StepEvidence::Wrong, None, &settings(), 3).plan;
         }
         let e = evaluate(&plan, StepEvidence::Wrong, None, &settings(), 5);
-        assert!(matches!(e.decision, Decision::Replan(_)));
+        assert!(matches!(e.decision, PlanDecision::Replan(_)));
         assert_eq!(e.plan.replan_count, 1);
         assert_eq!(e.plan.replans[0].turn, 5);
         let kinds: Vec<StepKind> = e.plan.steps.iter().map(|s| s.kind).collect();
@@ -678,7 +678,7 @@ mod tests {
             &settings(),
             3,
         );
-        assert!(matches!(e.decision, Decision::Replan(ref r) if r.contains("skipped")));
+        assert!(matches!(e.decision, PlanDecision::Replan(ref r) if r.contains("skipped")));
         assert_eq!(
             e.plan.steps[1].status,
             StepStatus::InProgress,
@@ -699,7 +699,7 @@ mod tests {
         );
         assert_eq!(
             e.decision,
-            Decision::Advance,
+            PlanDecision::Advance,
             "only the last practice is left"
         );
 
@@ -715,13 +715,13 @@ mod tests {
             &settings(),
             6,
         );
-        assert!(matches!(e.decision, Decision::Replan(ref r) if r.contains("skipped")));
+        assert!(matches!(e.decision, PlanDecision::Replan(ref r) if r.contains("skipped")));
         assert_eq!(e.plan.steps[2].status, StepStatus::Completed, "skipped");
         assert!(e.completed_now, "the lesson goes on to its extension");
         let steady = evaluate(&ending, StepEvidence::Correct, None, &settings(), 6);
         assert_eq!(
             steady.decision,
-            Decision::Advance,
+            PlanDecision::Advance,
             "no skip without ACCELERATE"
         );
     }
@@ -756,7 +756,7 @@ mod tests {
         assert!(is_complete(&e.plan));
         let after = evaluate(&e.plan, StepEvidence::Engaged, None, &settings(), 5);
         assert!(!after.completed_now);
-        assert_eq!(after.decision, Decision::Continue);
+        assert_eq!(after.decision, PlanDecision::Continue);
     }
 
     #[test]

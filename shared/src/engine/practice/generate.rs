@@ -27,8 +27,9 @@ use serde::{Serialize, Serializer};
 
 use super::worked::{self, ItemRepresentation, WorkedStep};
 use crate::content::blueprint::{
-    Answer, AnswerKind, Blueprint, BuiltinStrategy, Distractor, EvaluationMethod, Formula,
-    Formulas, ItemFormat, MAX_PLACES, Parameter, ParameterKind, Representation, Scenario, Step,
+    AnswerShape, AnswerSpec, Blueprint, BuiltinStrategy, Distractor, EvaluationMethod, Formula,
+    Formulas, ItemFormat, MAX_PLACES, Parameter, ParameterKind, Representation, Scenario,
+    SolutionStep,
 };
 use crate::engine::rng::SplitMix64;
 use crate::math::{Number, Rational, Value, evaluate};
@@ -62,7 +63,7 @@ pub struct Item {
     /// The answer and the distractors, shuffled.
     pub options: Vec<String>,
     pub answer_index: usize,
-    pub answer: ExpectedAnswer,
+    pub answer: ItemAnswer,
     /// The wrong options, in the order they appear in `options`.
     pub distractors: Vec<ItemDistractor>,
     /// Every wrong answer the blueprint's mistakes give for this item,
@@ -116,12 +117,12 @@ fn normalized(text: &str) -> String {
 /// What a grader needs to check an answer.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ExpectedAnswer {
+pub struct ItemAnswer {
     /// As written among the options: `x = 4`, `12 cm`, `26 r 2`.
     pub text: String,
     /// The bare value, without the variable or unit: `4`, `12`, `26 r 2`.
     pub value: String,
-    pub kind: AnswerKind,
+    pub kind: AnswerShape,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unit: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -458,9 +459,9 @@ struct Plan<'a> {
     /// The theme the question is retold in, and its wording.
     themed: Option<(&'a str, &'a Template)>,
     latex: &'a Template,
-    answer: &'a Answer,
+    answer: &'a AnswerSpec,
     distractors: &'a [Distractor],
-    steps: &'a [Step],
+    steps: &'a [SolutionStep],
     representations: &'a [Representation],
 }
 
@@ -570,7 +571,8 @@ impl<'a> Plan<'a> {
                 return Err(Rejection::Earlier(i));
             }
         }
-        let answer_values = evaluate_all(&self.answer.value, &env).map_err(Rejection::Answer)?;
+        let answer_values =
+            evaluate_all(&self.answer.value, &env).map_err(Rejection::Answer)?;
         let answer =
             write(self.answer, self.answer.kind, &answer_values).map_err(Rejection::Answer)?;
         let plain = self
@@ -883,7 +885,7 @@ fn finish(
         question_latex: draft.question_latex,
         options,
         answer_index,
-        answer: ExpectedAnswer {
+        answer: ItemAnswer {
             text: draft.answer.text,
             value: draft.answer.value,
             kind: answer.kind,
@@ -931,7 +933,12 @@ struct Written {
 }
 
 impl Written {
-    fn new(answer: &Answer, value: String, number: Option<Rational>, unsimplified: bool) -> Self {
+    fn new(
+        answer: &AnswerSpec,
+        value: String,
+        number: Option<Rational>,
+        unsimplified: bool,
+    ) -> Self {
         let mut text = value.clone();
         if let Some(var) = &answer.variable {
             text = format!("{var} = {text}");
@@ -986,34 +993,34 @@ fn evaluate_all(formulas: &Formulas, env: &Env<'_>) -> Result<Vec<Number>, Strin
 }
 
 /// Writes `values` as a value of `kind`, decorated like `answer`.
-fn write(answer: &Answer, kind: AnswerKind, values: &[Number]) -> Result<Written, String> {
+fn write(answer: &AnswerSpec, kind: AnswerShape, values: &[Number]) -> Result<Written, String> {
     let what = "the answer";
     let plain = |r: Rational, format| format_rational(r, format).map_err(|e| e.0);
     let (value, number, unsimplified) = match (kind, values) {
-        (AnswerKind::Integer, [v]) => {
+        (AnswerShape::Integer, [v]) => {
             let n = whole(*v, what)?;
             (n.to_string(), Some(Rational::integer(n)), false)
         }
-        (AnswerKind::Decimal, [v]) => {
+        (AnswerShape::Decimal, [v]) => {
             let r = exact(*v, what)?;
             (plain(r, Format::Decimal)?, Some(r), false)
         }
-        (AnswerKind::Fraction, [v]) => {
+        (AnswerShape::Fraction, [v]) => {
             let r = exact(*v, what)?;
             (plain(r, Format::Fraction)?, Some(r), false)
         }
-        (AnswerKind::Fraction, [n, d]) => {
+        (AnswerShape::Fraction, [n, d]) => {
             let (n, d) = (whole(*n, "the numerator")?, whole(*d, "the denominator")?);
             let r = Rational::new(n, d).map_err(|e| e.to_string())?;
             let (n, d) = if d < 0 { (-n, -d) } else { (n, d) };
             let text = format!("{n}/{d}");
             (text, Some(r), r.numer() != n)
         }
-        (AnswerKind::QuotientRemainder, [q, r]) => {
+        (AnswerShape::QuotientRemainder, [q, r]) => {
             let (q, r) = (whole(*q, "the quotient")?, whole(*r, "the remainder")?);
             (format!("{q} r {r}"), None, false)
         }
-        (AnswerKind::Ipv4, [v]) => (
+        (AnswerShape::Ipv4, [v]) => (
             format_number(*v, Format::Ipv4).map_err(|e| e.0)?,
             None,
             false,
@@ -1035,7 +1042,7 @@ fn write(answer: &Answer, kind: AnswerKind, values: &[Number]) -> Result<Written
 fn builtin(
     d: &Distractor,
     right: &Written,
-    answer: &Answer,
+    answer: &AnswerSpec,
     rng: &mut SplitMix64,
 ) -> Result<Written, String> {
     // Only an applicable strategy draws from the stream.
@@ -1046,7 +1053,7 @@ fn builtin(
 
 /// Both wrong answers a built-in strategy can make (one for a sign error
 /// or a swapped fraction), for recognising a typed answer.
-fn builtin_both_ways(d: &Distractor, right: &Written, answer: &Answer) -> Vec<Written> {
+fn builtin_both_ways(d: &Distractor, right: &Written, answer: &AnswerSpec) -> Vec<Written> {
     let mut out: Vec<Written> = Vec::new();
     for up in [true, false] {
         if let Ok(w) = builtin_shifted(d, right, answer, up)
@@ -1062,8 +1069,8 @@ fn builtin_both_ways(d: &Distractor, right: &Written, answer: &Answer) -> Vec<Wr
 fn builtin_inputs(
     d: &Distractor,
     right: &Written,
-    answer: &Answer,
-) -> Result<(BuiltinStrategy, AnswerKind, Rational), String> {
+    answer: &AnswerSpec,
+) -> Result<(BuiltinStrategy, AnswerShape, Rational), String> {
     let strategy = BuiltinStrategy::from_name(&d.strategy)
         .ok_or_else(|| format!("`{}` needs a value", d.strategy))?;
     let kind = answer.kind;
@@ -1081,7 +1088,7 @@ fn builtin_inputs(
 fn builtin_shifted(
     d: &Distractor,
     right: &Written,
-    answer: &Answer,
+    answer: &AnswerSpec,
     up: bool,
 ) -> Result<Written, String> {
     let (strategy, kind, value) = builtin_inputs(d, right, answer)?;
@@ -1097,17 +1104,17 @@ fn builtin_shifted(
         BuiltinStrategy::OffByOne => {
             let step = match kind {
                 // A decimal answer that comes out whole still slips in the tenths.
-                AnswerKind::Decimal => {
+                AnswerShape::Decimal => {
                     last_place(value).min(Rational::new(1, 10).map_err(|e| e.to_string())?)
                 }
-                AnswerKind::Fraction => {
+                AnswerShape::Fraction => {
                     Rational::new(1, value.denom()).map_err(|e| e.to_string())?
                 }
                 _ => Rational::ONE,
             };
             let wrong = shift(step)?;
             // A slip in the last digit of an amount does not make it vanish or change sign.
-            let amount = matches!(kind, AnswerKind::Decimal | AnswerKind::Fraction);
+            let amount = matches!(kind, AnswerShape::Decimal | AnswerShape::Fraction);
             if amount && (wrong.is_zero() || (wrong.numer() < 0) != (value.numer() < 0)) {
                 return Err("the slip would reach zero".into());
             }
@@ -1256,7 +1263,7 @@ distractors:
 
     #[test]
     fn built_in_strategies_follow_the_kind() {
-        let answer = |kind| Answer {
+        let answer = |kind| AnswerSpec {
             value: crate::content::blueprint::Formulas(vec![Formula::new("0")]),
             kind,
             unit: None,
@@ -1275,8 +1282,8 @@ distractors:
         let mut rng = SplitMix64::new(5);
         let dec = builtin(
             &d("off_by_one"),
-            &right(AnswerKind::Decimal, r(615, 100)),
-            &answer(AnswerKind::Decimal),
+            &right(AnswerShape::Decimal, r(615, 100)),
+            &answer(AnswerShape::Decimal),
             &mut rng,
         )
         .unwrap();
@@ -1287,8 +1294,8 @@ distractors:
         );
         let whole = builtin(
             &d("off_by_one"),
-            &right(AnswerKind::Decimal, r(1, 1)),
-            &answer(AnswerKind::Decimal),
+            &right(AnswerShape::Decimal, r(1, 1)),
+            &answer(AnswerShape::Decimal),
             &mut rng,
         )
         .unwrap();
@@ -1297,12 +1304,12 @@ distractors:
             "{}",
             whole.text
         );
-        let half = right(AnswerKind::Fraction, r(1, 2));
+        let half = right(AnswerShape::Fraction, r(1, 2));
         for _ in 0..8 {
             if let Ok(w) = builtin(
                 &d("off_by_one"),
                 &half,
-                &answer(AnswerKind::Fraction),
+                &answer(AnswerShape::Fraction),
                 &mut rng,
             ) {
                 assert_eq!(w.text, "1", "1/2 slips up to 2/2, never down to 0");
@@ -1310,16 +1317,16 @@ distractors:
         }
         let frac = builtin(
             &d("swapped_fraction"),
-            &right(AnswerKind::Fraction, r(5, 4)),
-            &answer(AnswerKind::Fraction),
+            &right(AnswerShape::Fraction, r(5, 4)),
+            &answer(AnswerShape::Fraction),
             &mut rng,
         )
         .unwrap();
         assert_eq!(frac.text, "4/5");
         let sign = builtin(
             &d("sign_error"),
-            &right(AnswerKind::Integer, r(7, 1)),
-            &answer(AnswerKind::Integer),
+            &right(AnswerShape::Integer, r(7, 1)),
+            &answer(AnswerShape::Integer),
             &mut rng,
         )
         .unwrap();
@@ -1327,8 +1334,8 @@ distractors:
         assert!(
             builtin(
                 &d("sign_error"),
-                &right(AnswerKind::Integer, r(0, 1)),
-                &answer(AnswerKind::Integer),
+                &right(AnswerShape::Integer, r(0, 1)),
+                &answer(AnswerShape::Integer),
                 &mut rng
             )
             .is_err()
@@ -1336,8 +1343,8 @@ distractors:
         assert!(
             builtin(
                 &d("off_by_ten"),
-                &right(AnswerKind::Fraction, r(1, 2)),
-                &answer(AnswerKind::Fraction),
+                &right(AnswerShape::Fraction, r(1, 2)),
+                &answer(AnswerShape::Fraction),
                 &mut rng
             )
             .is_err()
@@ -1346,22 +1353,22 @@ distractors:
 
     #[test]
     fn an_unsimplified_fraction_is_wrong_only_when_simplest_form_is_required() {
-        let answer = Answer {
+        let answer = AnswerSpec {
             value: crate::content::blueprint::Formulas(vec![Formula::new("0")]),
-            kind: AnswerKind::Fraction,
+            kind: AnswerShape::Fraction,
             unit: None,
             variable: Some("x".into()),
         };
         let right = write(
             &answer,
-            AnswerKind::Fraction,
+            AnswerShape::Fraction,
             &[Number::Exact(Rational::new(2, 3).unwrap())],
         )
         .unwrap();
         assert_eq!(right.text, "x = 2/3");
         let four_sixths = write(
             &answer,
-            AnswerKind::Fraction,
+            AnswerShape::Fraction,
             &[Number::int(4), Number::int(6)],
         )
         .unwrap();
@@ -1370,13 +1377,13 @@ distractors:
         assert!(four_sixths.same_as(&right, false));
         let decimal = write(
             &answer,
-            AnswerKind::Decimal,
+            AnswerShape::Decimal,
             &[Number::Exact(Rational::new(1, 2).unwrap())],
         )
         .unwrap();
         let half = write(
             &answer,
-            AnswerKind::Fraction,
+            AnswerShape::Fraction,
             &[Number::Exact(Rational::new(1, 2).unwrap())],
         )
         .unwrap();
