@@ -10,7 +10,7 @@ use std::time::Instant;
 use tutorflow::content::Workflow;
 use tutorflow::content::workflow::ORDINARY_LABEL;
 use tutorflow::engine::safety::classifier::{Classifier, cross_validate};
-use tutorflow::engine::safety::{Decision, SafetyGate, normalize};
+use tutorflow::engine::safety::{EscalationRule, SafetyGate, normalize};
 
 /// Thresholds tried for the check-in.
 const GRID: &[f64] = &[
@@ -53,7 +53,7 @@ pub fn report(workflow: &Workflow, folds: usize) -> Result<String, String> {
     let trained = Classifier::train(examples.iter().copied());
     let training = started.elapsed();
     let (labels, rows) = cross_validate(&examples, folds);
-    let decision = Decision::new(&labels, settings)
+    let decision = EscalationRule::new(&labels, settings)
         .ok_or("the classifier's check-in category is not a safety category")?;
     let gate = SafetyGate::new(workflow);
     let escalates = |label: &str| {

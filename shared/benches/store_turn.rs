@@ -13,8 +13,8 @@ use tutorflow::model::{
     Mode, Role, SessionState, StudentSnapshot, Thread, ThreadStatus, TutorMessage,
 };
 use tutorflow::store::{
-    Begin, Committer, Expected, IdempotencyKey, Retention, SqliteStore, Store, StoredResponse,
-    ThreadChange, TurnLog, UnitOfWork,
+    Begin, Committer, IdempotencyKey, Retention, SqliteStore, Store, StoredResponse, ThreadChange,
+    TurnLog, UnitOfWork, WriteCondition,
 };
 
 fn message(thread_id: &str, n: u64, role: Role) -> TutorMessage {
@@ -118,7 +118,7 @@ fn bench(c: &mut Criterion) {
         ))
         .put_snapshot(
             StudentSnapshot::new("s1", "prealgebra", "whole-numbers"),
-            Expected::New,
+            WriteCondition::New,
         );
     runtime.block_on(store.commit(setup)).unwrap();
     let counter = AtomicU64::new(0);

@@ -10,7 +10,7 @@ use tutorflow::model::{
 };
 
 use super::line::{
-    DrillOutcome, ExamOutcome, LifecycleOutcome, MemoOutcome, Outcome, ProblemSetSummary,
+    DrillOutcome, ExamOutcome, LifecycleOutcome, MemoOutcome, ProblemSetSummary, StepOutcome,
 };
 use super::{Simulation, StepError};
 use crate::script::{Answer, ExamChoice, LifecycleStep, Step};
@@ -20,7 +20,7 @@ impl Simulation<'_> {
         &mut self,
         step: &Step,
         answer: &Answer,
-    ) -> Result<Outcome, StepError> {
+    ) -> Result<StepOutcome, StepError> {
         let text = self.drill_answer(step, answer)?;
         let (token, _) = self.last_drill_expected(step)?;
         let path = format!("/threads/{}/drill/grade", self.thread_id);
@@ -41,7 +41,7 @@ impl Simulation<'_> {
         } else {
             DrillResult::Incorrect
         });
-        Ok(Outcome::Drill(DrillOutcome {
+        Ok(StepOutcome::Drill(DrillOutcome {
             answer: text,
             result: graded.result,
             counted: graded.counted,
@@ -82,7 +82,7 @@ impl Simulation<'_> {
         &mut self,
         step: &Step,
         choice: ExamChoice,
-    ) -> Result<Outcome, StepError> {
+    ) -> Result<StepOutcome, StepError> {
         let (card, item) = self.last_exam(step)?;
         let correct = item.option_index(&item.answer);
         let selected = match choice {
@@ -124,7 +124,7 @@ impl Simulation<'_> {
         } else {
             ExamResult::Locked
         });
-        Ok(Outcome::Exam(ExamOutcome {
+        Ok(StepOutcome::Exam(ExamOutcome {
             question_id: submitted.question_id,
             selected,
             result: if submitted.is_correct {
@@ -145,7 +145,7 @@ impl Simulation<'_> {
         &mut self,
         step: &Step,
         change: LifecycleStep,
-    ) -> Result<Outcome, StepError> {
+    ) -> Result<StepOutcome, StepError> {
         let path = format!("/threads/{}/{}", self.thread_id, change.key());
         let response: Value = self
             .post_step(step, &path, &json!({}), Function::Turn)
@@ -175,7 +175,7 @@ impl Simulation<'_> {
             .filter_map(|m| m["text"].as_str())
             .map(str::trim)
             .collect();
-        Ok(Outcome::Lifecycle(LifecycleOutcome {
+        Ok(StepOutcome::Lifecycle(LifecycleOutcome {
             status,
             paused_at: at("pausedAt"),
             ended_at: at("endedAt"),
@@ -184,7 +184,7 @@ impl Simulation<'_> {
         }))
     }
 
-    pub(super) async fn view_memo(&mut self, step: &Step) -> Result<Outcome, StepError> {
+    pub(super) async fn view_memo(&mut self, step: &Step) -> Result<StepOutcome, StepError> {
         let (card, _) = self.last_exam(step)?;
         let path = format!("/threads/{}/exam/support-viewed", self.thread_id);
         let viewed: SupportViewedResponse = self
@@ -200,7 +200,7 @@ impl Simulation<'_> {
                 Function::SupportViewed,
             )
             .await?;
-        Ok(Outcome::Memo(MemoOutcome {
+        Ok(StepOutcome::Memo(MemoOutcome {
             question_id: viewed.question_id,
             locked: viewed.locked_until.is_some(),
             locked_until: viewed.locked_until,

@@ -15,7 +15,7 @@ pub struct Line {
     #[serde(rename = "do")]
     pub action: &'static str,
     #[serde(flatten)]
-    pub outcome: Outcome,
+    pub outcome: StepOutcome,
 }
 
 impl Line {
@@ -25,9 +25,10 @@ impl Line {
     }
 }
 
+/// What one step did, by the kind of step.
 #[derive(Debug, Serialize)]
 #[serde(untagged)]
-pub enum Outcome {
+pub enum StepOutcome {
     Turn(Box<TurnOutcome>),
     Drill(DrillOutcome),
     Exam(ExamOutcome),

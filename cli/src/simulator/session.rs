@@ -16,8 +16,8 @@ use tutorflow::store::{Order, PageRequest, Retention, SqliteStore, Store};
 
 use super::deployment::{JWT_SECRET, STUDENT_ID, ScriptClock, ScriptIds, Setup};
 use super::line::{
-    CardSummary, Line, Outcome, PlanSummary, PolicySummary, ProblemSetSummary, Refusal,
-    RefusedOutcome, TurnOutcome, WaitOutcome, rounded_confidences,
+    CardSummary, Line, PlanSummary, PolicySummary, ProblemSetSummary, Refusal, RefusedOutcome,
+    StepOutcome, TurnOutcome, WaitOutcome, rounded_confidences,
 };
 use super::{Shown, Simulation, StepError};
 use crate::script::{Action, ContinueWith, EventName, Script, Step};
@@ -154,7 +154,7 @@ impl<'s> Simulation<'s> {
             Action::AnswerDrill(answer) => self.answer_drill(step, answer).await?,
             Action::Exam(choice) => self.exam(step, *choice).await?,
             Action::ViewMemo => self.view_memo(step).await?,
-            Action::Wait(_) => Outcome::Wait(WaitOutcome { now }),
+            Action::Wait(_) => StepOutcome::Wait(WaitOutcome { now }),
             Action::Lifecycle(change) => self.lifecycle(step, *change).await?,
         };
         Ok(Line {
@@ -177,7 +177,7 @@ impl<'s> Simulation<'s> {
         step: &Step,
         said: Option<String>,
         event: ClientEvent,
-    ) -> Result<Outcome, StepError> {
+    ) -> Result<StepOutcome, StepError> {
         let request = TurnRequest {
             course_id: None,
             message_text: said.clone(),
@@ -193,7 +193,7 @@ impl<'s> Simulation<'s> {
             Ok(response) => response,
             // A refusal the step expects is what happened, not the end of the run.
             Err(refused) if step.expect.iter().any(|e| e.expects_refusal()) => {
-                return Ok(Outcome::Refused(RefusedOutcome {
+                return Ok(StepOutcome::Refused(RefusedOutcome {
                     refused: Refusal {
                         status: refused.status,
                         title: refused.title,
@@ -251,7 +251,7 @@ impl<'s> Simulation<'s> {
                 "violations": verdict["violations"],
             }),
         };
-        Ok(Outcome::Turn(Box::new(TurnOutcome {
+        Ok(StepOutcome::Turn(Box::new(TurnOutcome {
             said,
             event: (event != ClientEvent::None).then_some(event),
             mapped_units: rounded_confidences(&entry["mappedUnits"]),

@@ -21,7 +21,7 @@ use lambda_http::{Body, Request, RequestExt, Response};
 use super::App;
 use super::dispatch::Routes;
 use super::incoming::Incoming;
-use super::stream::{Answer, EventBody};
+use super::stream::{EventBody, HandlerResponse};
 
 /// Delivers a batch of queued notifications side by side. A message that
 /// cannot be read is reported failed, so SQS retries it and then moves it
@@ -85,8 +85,8 @@ pub async fn serve_streaming<R: Routes>(
     event: Request,
 ) -> Response<StreamedBody> {
     match app.handle_streaming_routes(routes, incoming(event)).await {
-        Answer::Whole(response) => response.map(|b| Either::Left(Full::new(b))),
-        Answer::Streamed(response) => response.map(Either::Right),
+        HandlerResponse::Whole(response) => response.map(|b| Either::Left(Full::new(b))),
+        HandlerResponse::Streamed(response) => response.map(Either::Right),
     }
 }
 

@@ -18,7 +18,7 @@ use tokio::net::TcpListener;
 use super::App;
 use super::intake::read_request;
 use super::site::LocalSite;
-use super::stream::{Answer, EventBody};
+use super::stream::{EventBody, HandlerResponse};
 
 /// Accepts connections on `listener` until `shutdown` completes: the API only.
 pub async fn serve(app: Arc<App>, listener: TcpListener, shutdown: impl Future<Output = ()>) {
@@ -86,7 +86,7 @@ async fn respond(app: &Arc<App>, site: &LocalSite, request: Request<Body>) -> Re
         return whole(response);
     }
     match app.handle_streaming(incoming, None).await {
-        Answer::Whole(response) => whole(response),
-        Answer::Streamed(response) => response.map(Either::Right),
+        HandlerResponse::Whole(response) => whole(response),
+        HandlerResponse::Streamed(response) => response.map(Either::Right),
     }
 }

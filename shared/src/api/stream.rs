@@ -34,7 +34,7 @@ pub const EVENT_STREAM: &str = "text/event-stream";
 /// What the handler answers: a whole response, or the head of one whose
 /// body is written as the turn runs.
 #[derive(Debug)]
-pub enum Answer {
+pub enum HandlerResponse {
     Whole(Response<Bytes>),
     Streamed(Response<EventBody>),
 }
@@ -115,7 +115,7 @@ impl App {
         self: &Arc<Self>,
         incoming: Incoming,
         only: Option<Function>,
-    ) -> impl Future<Output = Answer> + Send + '_ {
+    ) -> impl Future<Output = HandlerResponse> + Send + '_ {
         self.handle_streaming_routes(AllRoutes { only }, incoming)
     }
 
@@ -125,10 +125,10 @@ impl App {
         self: &Arc<Self>,
         routes: R,
         incoming: Incoming,
-    ) -> Answer {
+    ) -> HandlerResponse {
         let turns = ROUTES.iter().find(|spec| spec.route == Route::Turn);
         if !wants_stream(&incoming) || !turns.is_some_and(|spec| routes.serves(spec)) {
-            return Answer::Whole(self.handle_routes(routes, incoming).await);
+            return HandlerResponse::Whole(self.handle_routes(routes, incoming).await);
         }
         let (progress, mut heard) = mpsc::unbounded_channel();
         let app = self.clone();
@@ -157,14 +157,14 @@ impl App {
         let first = match heard.recv().await {
             Some(Progress::Refused(mut response)) => {
                 self.decorate(&mut response, &request_id);
-                return Answer::Whole(response);
+                return HandlerResponse::Whole(response);
             }
             Some(Progress::Events(first)) => first,
             None => {
                 let e = Failure::internal("the streamed turn ended without an answer");
                 let mut response = self.failure(e, "/", &request_id);
                 self.decorate(&mut response, &request_id);
-                return Answer::Whole(response);
+                return HandlerResponse::Whole(response);
             }
         };
         let _ = events.send(first);
@@ -193,7 +193,7 @@ impl App {
         if let Ok(v) = HeaderValue::from_str(&request_id) {
             headers.insert(REQUEST_ID_HEADER, v);
         }
-        Answer::Streamed(response)
+        HandlerResponse::Streamed(response)
     }
 
     /// The turn with its idempotency: an error returned is refused before

@@ -49,7 +49,7 @@ pub struct Blueprint {
     /// Conditions every item satisfies.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub constraints: Vec<Formula>,
-    pub difficulty: Difficulty,
+    pub difficulty: DifficultyFactors,
     /// Question wordings; one is picked per item.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stems: Vec<Template>,
@@ -62,12 +62,12 @@ pub struct Blueprint {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latex: Option<Template>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub answer: Option<Answer>,
+    pub answer: Option<AnswerSpec>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub distractors: Vec<Distractor>,
     /// The worked solution, step by step; a step applies when its `when` holds.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub steps: Vec<Step>,
+    pub steps: Vec<SolutionStep>,
     /// The question in another form, for a student the steps did not help.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub representations: Vec<Representation>,
@@ -130,7 +130,7 @@ pub enum ParameterKind {
 /// of its scenario plus the adjustments of the features it has, kept in [0, 1].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Difficulty {
+pub struct DifficultyFactors {
     /// Among scenarios asking the same question, an item belongs to the
     /// first whose parameter ranges and `when` it fits; the last of them may
     /// omit `when` to take the rest. A scenario with its own `latex` or
@@ -162,11 +162,11 @@ pub struct Scenario {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latex: Option<Template>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub answer: Option<Answer>,
+    pub answer: Option<AnswerSpec>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub distractors: Option<Vec<Distractor>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub steps: Option<Vec<Step>>,
+    pub steps: Option<Vec<SolutionStep>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub representations: Option<Vec<Representation>>,
 }
@@ -181,7 +181,7 @@ static EMPTY_THEMES: Themes = Named(Vec::new());
 /// is that result. A hint can show the step with its result left open.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Step {
+pub struct SolutionStep {
     pub text: Template,
     pub value: Formula,
     /// The step applies only when this holds (a borrow only when one is needed).
@@ -216,10 +216,10 @@ pub struct Feature {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Answer {
+pub struct AnswerSpec {
     /// A formula, or a list of formulas for kinds with several parts.
     pub value: Formulas,
-    pub kind: AnswerKind,
+    pub kind: AnswerShape,
     /// Written after the value, e.g. `cm`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unit: Option<String>,
@@ -231,7 +231,7 @@ pub struct Answer {
 /// The shape of an answer: how it is written and how a grader reads it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum AnswerKind {
+pub enum AnswerShape {
     /// A whole number: `85`, `-4`.
     Integer,
     /// A terminating decimal: `6.15`.
@@ -245,22 +245,22 @@ pub enum AnswerKind {
     Ipv4,
 }
 
-impl AnswerKind {
+impl AnswerShape {
     pub fn as_str(self) -> &'static str {
         match self {
-            AnswerKind::Integer => "integer",
-            AnswerKind::Decimal => "decimal",
-            AnswerKind::Fraction => "fraction",
-            AnswerKind::QuotientRemainder => "quotient_remainder",
-            AnswerKind::Ipv4 => "ipv4",
+            AnswerShape::Integer => "integer",
+            AnswerShape::Decimal => "decimal",
+            AnswerShape::Fraction => "fraction",
+            AnswerShape::QuotientRemainder => "quotient_remainder",
+            AnswerShape::Ipv4 => "ipv4",
         }
     }
 
     /// How many formulas a value of this kind takes.
     pub fn parts(self) -> std::ops::RangeInclusive<usize> {
         match self {
-            AnswerKind::Fraction => 1..=2,
-            AnswerKind::QuotientRemainder => 2..=2,
+            AnswerShape::Fraction => 1..=2,
+            AnswerShape::QuotientRemainder => 2..=2,
             _ => 1..=1,
         }
     }
@@ -278,7 +278,7 @@ pub struct Distractor {
     pub value: Option<Formulas>,
     /// Written as another kind than the answer (e.g. a decimal for `26 r 2`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kind: Option<AnswerKind>,
+    pub kind: Option<AnswerShape>,
     /// Offered only when this holds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub when: Option<Formula>,
@@ -318,16 +318,16 @@ impl BuiltinStrategy {
     }
 
     /// Whether the strategy can be applied to a single value of `kind`.
-    pub fn applies_to(self, kind: AnswerKind) -> bool {
+    pub fn applies_to(self, kind: AnswerShape) -> bool {
         match self {
             BuiltinStrategy::OffByOne | BuiltinStrategy::SignError => matches!(
                 kind,
-                AnswerKind::Integer | AnswerKind::Decimal | AnswerKind::Fraction
+                AnswerShape::Integer | AnswerShape::Decimal | AnswerShape::Fraction
             ),
             BuiltinStrategy::OffByTen => {
-                matches!(kind, AnswerKind::Integer | AnswerKind::Decimal)
+                matches!(kind, AnswerShape::Integer | AnswerShape::Decimal)
             }
-            BuiltinStrategy::SwappedFraction => kind == AnswerKind::Fraction,
+            BuiltinStrategy::SwappedFraction => kind == AnswerShape::Fraction,
         }
     }
 }
@@ -464,7 +464,7 @@ impl Blueprint {
         scenario.latex.as_ref().or(self.latex.as_ref())
     }
 
-    pub fn answer_for<'a>(&'a self, scenario: &'a Scenario) -> Option<&'a Answer> {
+    pub fn answer_for<'a>(&'a self, scenario: &'a Scenario) -> Option<&'a AnswerSpec> {
         scenario.answer.as_ref().or(self.answer.as_ref())
     }
 
@@ -472,7 +472,7 @@ impl Blueprint {
         scenario.distractors.as_deref().unwrap_or(&self.distractors)
     }
 
-    pub fn steps_for<'a>(&'a self, scenario: &'a Scenario) -> &'a [Step] {
+    pub fn steps_for<'a>(&'a self, scenario: &'a Scenario) -> &'a [SolutionStep] {
         scenario.steps.as_deref().unwrap_or(&self.steps)
     }
 
@@ -800,7 +800,7 @@ mod tests {
         b.difficulty.scenarios[0].weight += 0.01;
         assert_ne!(a.fingerprint(), b.fingerprint());
         let mut reworded = a.clone();
-        reworded.steps.push(Step {
+        reworded.steps.push(SolutionStep {
             text: Template::new("Add the ones: {result}"),
             value: Formula::new("mod(a, 10) + mod(b, 10)"),
             when: None,

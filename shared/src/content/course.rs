@@ -28,7 +28,7 @@ pub struct CourseFile {
     pub units: Vec<UnitNode>,
     /// Sequences of problems for `problem_set` threads.
     #[serde(default)]
-    pub problem_sets: Vec<ProblemSet>,
+    pub problem_sets: Vec<CourseProblemSet>,
 }
 
 fn default_workflow() -> String {
@@ -43,17 +43,19 @@ pub struct UnitNode {
     pub requires: Vec<String>,
 }
 
+/// A sequence of problems the course lists for `problem_set` threads.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ProblemSet {
+pub struct CourseProblemSet {
     pub id: String,
     pub title: String,
-    pub problems: Vec<Problem>,
+    pub problems: Vec<CourseProblem>,
 }
 
+/// One problem of a course's problem set, as the course file writes it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Problem {
+pub struct CourseProblem {
     pub id: String,
     pub unit: String,
     pub text: String,
@@ -275,7 +277,7 @@ pub struct Course {
     pub units: BTreeMap<String, Unit>,
     /// unit → the units it requires, in listed order.
     pub requires: BTreeMap<String, Vec<String>>,
-    pub problem_sets: Vec<ProblemSet>,
+    pub problem_sets: Vec<CourseProblemSet>,
 }
 
 impl Course {

@@ -13,7 +13,7 @@ use super::prompt::PromptTemplate;
 use super::read::{Parsed, Reader};
 use super::safety_examples;
 use super::source::ContentFiles;
-use super::survey::Survey;
+use super::survey::Questionnaire;
 use super::workflow::Workflow;
 
 /// A validated content bundle. Made by [`Bundle::load`] (what a running
@@ -28,7 +28,7 @@ pub struct Bundle {
     pub courses: BTreeMap<String, Course>,
     pub blueprints: BTreeMap<String, Blueprint>,
     pub prompts: BTreeMap<String, PromptTemplate>,
-    pub surveys: BTreeMap<String, Survey>,
+    pub surveys: BTreeMap<String, Questionnaire>,
 }
 
 /// Counts for the one-line summary of `tutorflow validate`.

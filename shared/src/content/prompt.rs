@@ -154,7 +154,7 @@ pub struct PromptTemplate {
 
 /// A template syntax problem at a 1-based position.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TemplateError {
+pub struct PromptSyntaxError {
     pub line: usize,
     pub column: usize,
     pub message: String,
@@ -170,7 +170,7 @@ pub struct MissingValue {
 
 impl PromptTemplate {
     /// Parses `text`; every syntax problem is returned, not just the first.
-    pub fn parse(name: &str, text: &str) -> Result<Self, Vec<TemplateError>> {
+    pub fn parse(name: &str, text: &str) -> Result<Self, Vec<PromptSyntaxError>> {
         let mut segments = Vec::new();
         let mut errors = Vec::new();
         let mut literal = String::new();
@@ -182,7 +182,7 @@ impl PromptTemplate {
             let after = &rest[open + 2..];
             let Some(close) = after.find("}}") else {
                 let (line, column) = line_col(text, start);
-                errors.push(TemplateError {
+                errors.push(PromptSyntaxError {
                     line,
                     column,
                     message: "`{{` is never closed with `}}`".into(),
@@ -204,7 +204,7 @@ impl PromptTemplate {
                     column,
                 }));
             } else {
-                errors.push(TemplateError {
+                errors.push(PromptSyntaxError {
                     line,
                     column,
                     message: format!(

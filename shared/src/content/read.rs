@@ -14,7 +14,7 @@ use super::course::{CourseFile, Unit};
 use super::diagnostic::Diagnostic;
 use super::prompt::PromptTemplate;
 use super::source::ContentFiles;
-use super::survey::Survey;
+use super::survey::Questionnaire;
 use super::workflow::Workflow;
 use super::yaml_index::LazyYamlIndex;
 
@@ -47,7 +47,7 @@ pub(super) struct Parsed {
     pub(super) units: Vec<(String, String, Doc<Unit>)>,
     pub(super) blueprints: Vec<Doc<Blueprint>>,
     pub(super) prompts: BTreeMap<String, (String, PromptTemplate)>,
-    pub(super) surveys: Vec<Doc<Survey>>,
+    pub(super) surveys: Vec<Doc<Questionnaire>>,
     /// Tables a workflow may name (`workflows/*.tsv`: the safety
     /// classifier's examples), by path.
     pub(super) tables: BTreeMap<String, String>,

@@ -19,9 +19,11 @@ pub const MAX_FREE_TEXT_CHARS: usize = 1000;
 /// The longest time limit a survey may set, in minutes (a school day).
 pub const MAX_TIME_LIMIT_MINUTES: u32 = 480;
 
+/// A survey as written in `workflows/surveys/<id>.yaml`: its questions,
+/// and what is said around them (the survey mode asks it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Survey {
+pub struct Questionnaire {
     pub id: String,
     pub title: String,
     /// Said after the welcome, before the first question.
@@ -96,7 +98,7 @@ pub struct SkipRule {
     pub go_to: String,
 }
 
-impl Survey {
+impl Questionnaire {
     pub fn question(&self, id: &str) -> Option<(usize, &SurveyQuestion)> {
         self.questions.iter().enumerate().find(|(_, q)| q.id == id)
     }
@@ -411,7 +413,7 @@ fn normalise(text: &str) -> String {
 mod tests {
     use super::*;
 
-    fn survey(yaml: &str) -> Survey {
+    fn survey(yaml: &str) -> Questionnaire {
         serde_yaml::from_str(yaml).unwrap()
     }
 
@@ -523,7 +525,7 @@ questions:
             assert!(found[0].1.contains("1 to 480 minutes"), "{found:?}");
         }
         assert!(
-            serde_yaml::from_str::<Survey>(
+            serde_yaml::from_str::<Questionnaire>(
                 &GOOD.replace("title: T", "title: T\ntime_limit_minutes: -5")
             )
             .is_err(),

@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 use tokio::time::Instant;
 
 use super::http::{
-    Failure, HttpJson, RetryPolicy, clip, event_json, failure_for_status, mid_stream_error,
+    AttemptFailure, HttpJson, RetryPolicy, clip, event_json, failure_for_status, mid_stream_error,
     read_events, retry_after_header,
 };
 use super::provider::{
@@ -384,7 +384,7 @@ fn parse_reply(body: &Value, mode: AnthropicOutput, tool: &str) -> Result<Value,
 }
 
 /// Anthropic's error body: `{"type": "error", "error": {"type", "message"}}`.
-fn classify(status: StatusCode, headers: &HeaderMap, body: &str) -> Failure {
+fn classify(status: StatusCode, headers: &HeaderMap, body: &str) -> AttemptFailure {
     let parsed: Value = serde_json::from_str(body).unwrap_or(Value::Null);
     let message = parsed
         .pointer("/error/message")

@@ -8,7 +8,7 @@ use serde_json::{Map, Value, json};
 use tokio::time::Instant;
 
 use super::http::{
-    Failure, HttpJson, RetryPolicy, clip, event_json, failure_for_status, mid_stream_error,
+    AttemptFailure, HttpJson, RetryPolicy, clip, event_json, failure_for_status, mid_stream_error,
     parse_proto_duration, read_events, retry_after_header,
 };
 use super::provider::{
@@ -247,7 +247,7 @@ fn parse_reply(body: &Value) -> Result<Value, LlmError> {
 /// Google's error body: `{"error": {"code", "message", "status", "details": [...]}}`.
 /// A 429 names its retry delay in a `google.rpc.RetryInfo` detail; an
 /// invalid key is a 400 whose `ErrorInfo` reason says so.
-fn classify(status: StatusCode, headers: &HeaderMap, body: &str) -> Failure {
+fn classify(status: StatusCode, headers: &HeaderMap, body: &str) -> AttemptFailure {
     let parsed: Value = serde_json::from_str(body).unwrap_or(Value::Null);
     let error = &parsed["error"];
     let message = error.get("message").and_then(Value::as_str).unwrap_or(body);
@@ -276,7 +276,7 @@ fn classify(status: StatusCode, headers: &HeaderMap, body: &str) -> Failure {
         .and_then(|d| d.get("reason"))
         .and_then(Value::as_str);
     if reason == Some("API_KEY_INVALID") {
-        failure = Failure::fatal(LlmError::Auth(clip(message)));
+        failure = AttemptFailure::fatal(LlmError::Auth(clip(message)));
     }
     failure
 }

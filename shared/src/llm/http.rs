@@ -54,16 +54,16 @@ const MAX_MESSAGE_CHARS: usize = 300;
 
 /// What one failed attempt means.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Failure {
+pub(crate) struct AttemptFailure {
     pub error: LlmError,
     pub retryable: bool,
     /// The provider's own retry delay, when it gave one.
     pub retry_after: Option<Duration>,
 }
 
-impl Failure {
+impl AttemptFailure {
     pub fn fatal(error: LlmError) -> Self {
-        Failure {
+        AttemptFailure {
             error,
             retryable: false,
             retry_after: None,
@@ -71,7 +71,7 @@ impl Failure {
     }
 
     pub fn retryable(error: LlmError) -> Self {
-        Failure {
+        AttemptFailure {
             error,
             retryable: true,
             retry_after: None,
@@ -85,22 +85,22 @@ pub(crate) fn failure_for_status(
     status: StatusCode,
     message: &str,
     retry_after: Option<Duration>,
-) -> Failure {
+) -> AttemptFailure {
     let detail = format!("HTTP {}: {}", status.as_u16(), clip(message));
     match status.as_u16() {
-        401 | 403 => Failure::fatal(LlmError::Auth(detail)),
-        408 => Failure::retryable(LlmError::Unavailable(detail)),
-        429 => Failure {
+        401 | 403 => AttemptFailure::fatal(LlmError::Auth(detail)),
+        408 => AttemptFailure::retryable(LlmError::Unavailable(detail)),
+        429 => AttemptFailure {
             error: LlmError::RateLimited { retry_after },
             retryable: true,
             retry_after,
         },
-        500..=599 => Failure {
+        500..=599 => AttemptFailure {
             error: LlmError::Unavailable(detail),
             retryable: true,
             retry_after,
         },
-        _ => Failure::fatal(LlmError::BadRequest(detail)),
+        _ => AttemptFailure::fatal(LlmError::BadRequest(detail)),
     }
 }
 
@@ -191,7 +191,7 @@ impl HttpJson {
         &self,
         build: impl Fn() -> RequestBuilder,
         deadline: Instant,
-        classify: impl Fn(StatusCode, &HeaderMap, &str) -> Failure,
+        classify: impl Fn(StatusCode, &HeaderMap, &str) -> AttemptFailure,
     ) -> Result<JsonReply, LlmError> {
         let mut attempt = 0;
         loop {
@@ -202,7 +202,9 @@ impl HttpJson {
             }
             let failure = match build().timeout(deadline - now).send().await {
                 Err(e) if e.is_timeout() => return Err(LlmError::Timeout),
-                Err(e) => Failure::retryable(LlmError::Unavailable(clip(&transport_error(&e)))),
+                Err(e) => {
+                    AttemptFailure::retryable(LlmError::Unavailable(clip(&transport_error(&e))))
+                }
                 Ok(response) => {
                     let status = response.status();
                     let headers = response.headers().clone();
@@ -214,7 +216,7 @@ impl HttpJson {
                             )));
                         }
                         Err(BodyError::Transport(message)) => {
-                            Failure::retryable(LlmError::Unavailable(clip(&message)))
+                            AttemptFailure::retryable(LlmError::Unavailable(clip(&message)))
                         }
                         Ok(text) if status.is_success() => {
                             return serde_json::from_str(&text)
@@ -261,7 +263,7 @@ impl HttpJson {
         &self,
         build: impl Fn() -> RequestBuilder,
         deadline: Instant,
-        classify: impl Fn(StatusCode, &HeaderMap, &str) -> Failure,
+        classify: impl Fn(StatusCode, &HeaderMap, &str) -> AttemptFailure,
     ) -> Result<(Response, u32), LlmError> {
         let mut attempt = 0;
         loop {
@@ -272,7 +274,9 @@ impl HttpJson {
             }
             let failure = match build().timeout(deadline - now).send().await {
                 Err(e) if e.is_timeout() => return Err(LlmError::Timeout),
-                Err(e) => Failure::retryable(LlmError::Unavailable(clip(&transport_error(&e)))),
+                Err(e) => {
+                    AttemptFailure::retryable(LlmError::Unavailable(clip(&transport_error(&e))))
+                }
                 Ok(response) if response.status().is_success() => {
                     return Ok((response, attempt));
                 }
@@ -281,12 +285,11 @@ impl HttpJson {
                     let headers = response.headers().clone();
                     match read_body(response).await {
                         Err(BodyError::Timeout) => return Err(LlmError::Timeout),
-                        Err(BodyError::TooLarge) => Failure::fatal(LlmError::Unavailable(format!(
-                            "HTTP {}: an oversized error body",
-                            status.as_u16()
-                        ))),
+                        Err(BodyError::TooLarge) => AttemptFailure::fatal(LlmError::Unavailable(
+                            format!("HTTP {}: an oversized error body", status.as_u16()),
+                        )),
                         Err(BodyError::Transport(message)) => {
-                            Failure::retryable(LlmError::Unavailable(clip(&message)))
+                            AttemptFailure::retryable(LlmError::Unavailable(clip(&message)))
                         }
                         Ok(text) => classify(status, &headers, &text),
                     }

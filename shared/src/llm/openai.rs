@@ -8,7 +8,7 @@ use serde_json::{Map, Value, json};
 use tokio::time::Instant;
 
 use super::http::{
-    Failure, HttpJson, RetryPolicy, clip, event_json, failure_for_status, mid_stream_error,
+    AttemptFailure, HttpJson, RetryPolicy, clip, event_json, failure_for_status, mid_stream_error,
     read_events, retry_after_header,
 };
 use super::provider::{
@@ -293,7 +293,7 @@ fn parse_reply(body: &Value) -> Result<(Value, Option<String>, TokenUsage), LlmE
 }
 
 /// OpenAI's error body: `{"error": {"message", "type", "code", "param"}}`.
-pub(crate) fn classify(status: StatusCode, headers: &HeaderMap, body: &str) -> Failure {
+pub(crate) fn classify(status: StatusCode, headers: &HeaderMap, body: &str) -> AttemptFailure {
     let parsed: Value = serde_json::from_str(body).unwrap_or(Value::Null);
     let error = &parsed["error"];
     let message = error.get("message").and_then(Value::as_str).unwrap_or(body);

@@ -12,7 +12,7 @@ use reqwest::multipart::{Form, Part};
 use serde_json::Value;
 use tokio::time::Instant;
 
-use super::http::{Failure, HttpJson, RetryPolicy, failure_for_status, retry_after_header};
+use super::http::{AttemptFailure, HttpJson, RetryPolicy, failure_for_status, retry_after_header};
 use super::provider::Endpoint;
 use super::setup::{LlmSetupError, api_key};
 use crate::config::{TranscriptionConfig, TranscriptionProvider};
@@ -298,14 +298,14 @@ fn classify(
     body: &str,
     bytes: u64,
     limit: u64,
-) -> Failure {
+) -> AttemptFailure {
     let parsed: Value = serde_json::from_str(body).unwrap_or(Value::Null);
     let message = parsed
         .pointer("/error/message")
         .and_then(Value::as_str)
         .unwrap_or(body);
     if status == StatusCode::PAYLOAD_TOO_LARGE {
-        return Failure::fatal(LlmError::BadRequest(format!(
+        return AttemptFailure::fatal(LlmError::BadRequest(format!(
             "the recording is {bytes} bytes, more than the provider accepts (limit {limit})"
         )));
     }

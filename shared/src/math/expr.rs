@@ -17,7 +17,7 @@ pub enum Expr {
     /// `x%`: x hundredths.
     Percent(Box<Expr>),
     Binary(BinaryOp, Box<Expr>, Box<Expr>),
-    Call(Function, Vec<Expr>),
+    Call(BuiltinFunction, Vec<Expr>),
     Compare(CompareOp, Box<Expr>, Box<Expr>),
     And(Box<Expr>, Box<Expr>),
     Or(Box<Expr>, Box<Expr>),
@@ -46,7 +46,7 @@ pub enum CompareOp {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Function {
+pub enum BuiltinFunction {
     Sqrt,
     Abs,
     Floor,
@@ -60,43 +60,43 @@ pub enum Function {
     Mod,
 }
 
-impl Function {
-    pub(super) fn from_name(name: &str) -> Option<Function> {
+impl BuiltinFunction {
+    pub(super) fn from_name(name: &str) -> Option<BuiltinFunction> {
         Some(match name {
-            "sqrt" => Function::Sqrt,
-            "abs" => Function::Abs,
-            "floor" => Function::Floor,
-            "ceil" => Function::Ceil,
-            "round" => Function::Round,
-            "min" => Function::Min,
-            "max" => Function::Max,
-            "gcd" => Function::Gcd,
-            "lcm" => Function::Lcm,
-            "mod" => Function::Mod,
+            "sqrt" => BuiltinFunction::Sqrt,
+            "abs" => BuiltinFunction::Abs,
+            "floor" => BuiltinFunction::Floor,
+            "ceil" => BuiltinFunction::Ceil,
+            "round" => BuiltinFunction::Round,
+            "min" => BuiltinFunction::Min,
+            "max" => BuiltinFunction::Max,
+            "gcd" => BuiltinFunction::Gcd,
+            "lcm" => BuiltinFunction::Lcm,
+            "mod" => BuiltinFunction::Mod,
             _ => return None,
         })
     }
 
     pub fn name(self) -> &'static str {
         match self {
-            Function::Sqrt => "sqrt",
-            Function::Abs => "abs",
-            Function::Floor => "floor",
-            Function::Ceil => "ceil",
-            Function::Round => "round",
-            Function::Min => "min",
-            Function::Max => "max",
-            Function::Gcd => "gcd",
-            Function::Lcm => "lcm",
-            Function::Mod => "mod",
+            BuiltinFunction::Sqrt => "sqrt",
+            BuiltinFunction::Abs => "abs",
+            BuiltinFunction::Floor => "floor",
+            BuiltinFunction::Ceil => "ceil",
+            BuiltinFunction::Round => "round",
+            BuiltinFunction::Min => "min",
+            BuiltinFunction::Max => "max",
+            BuiltinFunction::Gcd => "gcd",
+            BuiltinFunction::Lcm => "lcm",
+            BuiltinFunction::Mod => "mod",
         }
     }
 
     /// Accepted argument counts (min, max).
     pub(super) fn arity(self) -> (usize, usize) {
         match self {
-            Function::Min | Function::Max => (1, 16),
-            Function::Gcd | Function::Lcm | Function::Mod => (2, 2),
+            BuiltinFunction::Min | BuiltinFunction::Max => (1, 16),
+            BuiltinFunction::Gcd | BuiltinFunction::Lcm | BuiltinFunction::Mod => (2, 2),
             _ => (1, 1),
         }
     }
@@ -160,7 +160,7 @@ fn boolean(value: Value) -> Result<bool, MathError> {
     }
 }
 
-fn integer(n: Number, function: Function) -> Result<i128, MathError> {
+fn integer(n: Number, function: BuiltinFunction) -> Result<i128, MathError> {
     n.as_integer()
         .ok_or_else(|| MathError::Domain(format!("{} needs whole numbers", function.name())))
 }
@@ -214,17 +214,21 @@ pub(super) fn eval(
     })
 }
 
-fn call(f: Function, args: &[Number]) -> Result<Number, MathError> {
+fn call(f: BuiltinFunction, args: &[Number]) -> Result<Number, MathError> {
     let first = args[0];
     let exact_or = |exact: Option<Rational>, float: f64| -> Number {
         exact.map_or(Number::Approx(float), Number::Exact)
     };
     Ok(match f {
-        Function::Sqrt => first.sqrt()?,
-        Function::Abs => exact_or(first.exact().map(Rational::abs), first.to_f64().abs()),
-        Function::Floor => exact_or(first.exact().map(Rational::floor), first.to_f64().floor()),
-        Function::Ceil => exact_or(first.exact().map(|r| -(-r).floor()), first.to_f64().ceil()),
-        Function::Round => {
+        BuiltinFunction::Sqrt => first.sqrt()?,
+        BuiltinFunction::Abs => exact_or(first.exact().map(Rational::abs), first.to_f64().abs()),
+        BuiltinFunction::Floor => {
+            exact_or(first.exact().map(Rational::floor), first.to_f64().floor())
+        }
+        BuiltinFunction::Ceil => {
+            exact_or(first.exact().map(|r| -(-r).floor()), first.to_f64().ceil())
+        }
+        BuiltinFunction::Round => {
             // Half away from zero, as taught in school.
             let half = Rational::new(1, 2)?;
             exact_or(
@@ -238,10 +242,10 @@ fn call(f: Function, args: &[Number]) -> Result<Number, MathError> {
                 first.to_f64().round(),
             )
         }
-        Function::Min | Function::Max => {
+        BuiltinFunction::Min | BuiltinFunction::Max => {
             let mut best = first;
             for &n in &args[1..] {
-                let better = if f == Function::Min {
+                let better = if f == BuiltinFunction::Min {
                     n.compare(best).is_lt()
                 } else {
                     n.compare(best).is_gt()
@@ -252,7 +256,7 @@ fn call(f: Function, args: &[Number]) -> Result<Number, MathError> {
             }
             best
         }
-        Function::Gcd | Function::Lcm => {
+        BuiltinFunction::Gcd | BuiltinFunction::Lcm => {
             let (a, b) = (integer(args[0], f)?.abs(), integer(args[1], f)?.abs());
             let g = {
                 let (mut x, mut y) = (a, b);
@@ -261,7 +265,7 @@ fn call(f: Function, args: &[Number]) -> Result<Number, MathError> {
                 }
                 x
             };
-            if f == Function::Gcd {
+            if f == BuiltinFunction::Gcd {
                 Number::int(g)
             } else if g == 0 {
                 Number::int(0)
@@ -269,12 +273,12 @@ fn call(f: Function, args: &[Number]) -> Result<Number, MathError> {
                 Number::int((a / g).checked_mul(b).ok_or(MathError::TooLarge)?)
             }
         }
-        Function::Mod => {
+        BuiltinFunction::Mod => {
             let (a, b) = (args[0], args[1]);
             if b.to_f64() == 0.0 {
                 return Err(MathError::DivisionByZero);
             }
-            let quotient = call(Function::Floor, &[a.checked_div(b)?])?;
+            let quotient = call(BuiltinFunction::Floor, &[a.checked_div(b)?])?;
             a.checked_sub(b.checked_mul(quotient)?)?
         }
     })

@@ -12,7 +12,7 @@ mod number;
 mod parse;
 mod rational;
 
-pub use expr::{BinaryOp, CompareOp, Expr, Function};
+pub use expr::{BinaryOp, BuiltinFunction, CompareOp, Expr};
 pub use number::{Number, Value};
 pub use parse::{ParseOptions, parse};
 pub use rational::Rational;

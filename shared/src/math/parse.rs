@@ -1,6 +1,6 @@
 //! Tokenizer and recursive-descent parser.
 
-use super::expr::{BinaryOp, CompareOp, Expr, Function, MAX_DEPTH};
+use super::expr::{BinaryOp, BuiltinFunction, CompareOp, Expr, MAX_DEPTH};
 use super::{MathError, Rational};
 
 /// How identifiers are read.
@@ -36,7 +36,7 @@ impl ParseOptions {
 enum Tok {
     Num(Rational),
     Ident(String),
-    Func(Function),
+    Func(BuiltinFunction),
     Pi,
     Plus,
     Minus,
@@ -72,7 +72,7 @@ fn keyword(word: &str) -> Option<Tok> {
         "or" => Some(Tok::Or),
         "not" => Some(Tok::Not),
         "pi" => Some(Tok::Pi),
-        _ => Function::from_name(word).map(Tok::Func),
+        _ => BuiltinFunction::from_name(word).map(Tok::Func),
     }
 }
 
@@ -161,7 +161,7 @@ fn tokenize(input: &str, options: ParseOptions) -> Result<Vec<Token>, MathError>
                     at,
                 );
             }
-            '√' => push(&mut out, Tok::Func(Function::Sqrt), at),
+            '√' => push(&mut out, Tok::Func(BuiltinFunction::Sqrt), at),
             '%' => push(&mut out, Tok::Percent, at),
             '(' | '[' | '{' => push(&mut out, Tok::LParen, at),
             ')' | ']' | '}' => push(&mut out, Tok::RParen, at),
@@ -403,7 +403,7 @@ impl Parser {
         }
     }
 
-    fn call(&mut self, f: Function, at: usize) -> Result<Expr, MathError> {
+    fn call(&mut self, f: BuiltinFunction, at: usize) -> Result<Expr, MathError> {
         let args = if self.eat(&Tok::LParen) {
             let mut args = Vec::new();
             if !self.eat(&Tok::RParen) {
@@ -419,7 +419,7 @@ impl Parser {
                 }
             }
             args
-        } else if f == Function::Sqrt {
+        } else if f == BuiltinFunction::Sqrt {
             // √9, √x: the root sign applies to the next operand.
             vec![self.nested(Self::postfix)?]
         } else {
@@ -603,7 +603,8 @@ mod properties {
                         Box::new(a),
                         Box::new(b)
                     )),
-                prop::collection::vec(inner, 1..3).prop_map(|args| Expr::Call(Function::Max, args)),
+                prop::collection::vec(inner, 1..3)
+                    .prop_map(|args| Expr::Call(BuiltinFunction::Max, args)),
             ]
         })
     }

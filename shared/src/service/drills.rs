@@ -26,7 +26,7 @@ use crate::model::{
     CardState, DrillCardState, DrillGradeRequest, DrillGradeResponse, DrillGradingInput,
     GradeOutcome, Judgement, MistakeTagBrief, Principal, TimelineEvent, TutorCard,
 };
-use crate::store::{Expected as Condition, UnitOfWork};
+use crate::store::{UnitOfWork, WriteCondition};
 
 /// Card answers kept for the next turn: more than a turn ever brings.
 const CARD_GRADES_KEPT: usize = 8;
@@ -225,7 +225,7 @@ impl Service {
                     },
                     now,
                 );
-                work.put_snapshot(snapshot.clone(), Condition::of(read.as_ref()));
+                work.put_snapshot(snapshot.clone(), WriteCondition::of(read.as_ref()));
                 work.put_thread(fresh.update(thread, vec![event]));
             }
             let lockouts = self

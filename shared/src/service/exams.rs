@@ -23,7 +23,7 @@ use crate::model::{
     SupportType, SupportViewedRequest, SupportViewedResponse, Thread, TimelineEvent, TutorCard,
     TutorMessage,
 };
-use crate::store::{ExamLockout, Expected, UnitOfWork};
+use crate::store::{ExamLockout, UnitOfWork, WriteCondition};
 
 /// The exam item, its unit, and checks of what the client claimed about it.
 fn find_question<'c>(
@@ -160,7 +160,7 @@ impl Service {
                                 locked_until: until,
                                 reason: RevisitReason::Failed,
                             },
-                            Expected::of(lockouts_read.get(&item.id)),
+                            WriteCondition::of(lockouts_read.get(&item.id)),
                         );
                     }
                     ExamVerdict { correct, locked_until }
@@ -213,7 +213,7 @@ impl Service {
                 mastery_tier: effect.tier_after,
                 snapshot_lite: build_snapshot_lite(&snapshot, course, workflow, &lockouts, now),
             };
-            work.put_snapshot(snapshot, Expected::of(read.as_ref()));
+            work.put_snapshot(snapshot, WriteCondition::of(read.as_ref()));
             let mut thread = fresh.thread.clone();
             cards::record_submitted(&mut thread.session, &item.id, now);
             thread_learning::record_answer(
@@ -331,7 +331,7 @@ impl Service {
                             locked_until: until,
                             reason: RevisitReason::SupportViewed,
                         },
-                        Expected::of(current),
+                        WriteCondition::of(current),
                     );
                     Some(until)
                 }
@@ -378,7 +378,7 @@ impl Service {
                     .flatten(),
                 snapshot_lite: build_snapshot_lite(&snapshot, course, workflow, &lockouts, now),
             };
-            work.put_snapshot(snapshot, Expected::of(read.as_ref()));
+            work.put_snapshot(snapshot, WriteCondition::of(read.as_ref()));
             let mut thread = fresh.thread.clone();
             // Having seen the solution, the student cannot answer this showing.
             cards::record_submitted(&mut thread.session, &item.id, now);

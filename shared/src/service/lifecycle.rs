@@ -4,6 +4,8 @@
 //! thread is completed, and its mode closes its own state as its own finish
 //! would, in the same commit: an exam is scored and its answers become
 //! evidence, a problem set sends its report, a question session recaps.
+//! A session idle past its mode's time to live ends here too, with a notice
+//! in the conversation, when it is next read or swept (`expire_idle`).
 
 use chrono::{DateTime, Utc};
 use schemars::JsonSchema;
@@ -18,7 +20,7 @@ use crate::content::Bundle;
 use crate::engine::modes::{self, Ended, Ending};
 use crate::engine::session::timeline::{self, SessionClose};
 use crate::model::{Principal, Role, Thread, ThreadStateView, ThreadStatus, TutorMessage};
-use crate::store::{Expected, UnitOfWork};
+use crate::store::{ThreadRecord, UnitOfWork, WriteCondition};
 
 /// What the student asks of the session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -199,7 +201,7 @@ impl Service {
             snapshot: &mut snapshot,
         });
         if snapshot != before {
-            work.put_snapshot(snapshot, Expected::of(read.as_ref()));
+            work.put_snapshot(snapshot, WriteCondition::of(read.as_ref()));
         }
         Ok(ended)
     }
@@ -207,3 +209,74 @@ impl Service {
 
 /// The turn id a session's end raises its notifications under.
 const END_TURN_ID: &str = "end";
+
+/// A session idle past its time to live.
+impl Service {
+    /// Ends the caller's thread if its mode's session has been idle past
+    /// its time to live, saying so in the conversation and sending the
+    /// session's report. Whether it ended now.
+    pub(crate) async fn expire_if_idle(
+        &self,
+        who: &Principal,
+        thread_id: &str,
+    ) -> Result<bool, ServiceError> {
+        let record = owned_thread(self, who, thread_id, 0).await?;
+        self.expire_idle(who, &record).await
+    }
+
+    /// [`expire_if_idle`](Self::expire_if_idle) on a thread already read.
+    pub(crate) async fn expire_idle(
+        &self,
+        who: &Principal,
+        record: &ThreadRecord,
+    ) -> Result<bool, ServiceError> {
+        let thread_id = record.thread.thread_id.as_str();
+        // A paused session waits for its student: it is not idle; a
+        // completed one has nothing left to close.
+        if record.thread.status != ThreadStatus::Active {
+            return Ok(false);
+        }
+        let mode = modes::for_mode(record.thread.mode);
+        let bundle = self.bundle().await;
+        // A course no longer published has no time to live to go by; a
+        // caller that needs the course reports it.
+        let Ok(rt) = self.runtime(&bundle, &record.thread.course_id) else {
+            return Ok(false);
+        };
+        let now = self.clock.now();
+        let mut thread = record.thread.clone();
+        let Some(expired) = mode.expire(&mut thread, rt.course(), rt.workflow(), now) else {
+            return Ok(false);
+        };
+        if thread.status == ThreadStatus::Completed && thread.ended_at.is_none() {
+            thread.ended_at = Some(now);
+        }
+        let entry = timeline::close_entry(thread.session.turn_count, SessionClose::Expired, now);
+        timeline::record(&mut thread.session.timeline, entry);
+        let notice = TutorMessage {
+            id: format!("{thread_id}-expired-{}", now.timestamp()),
+            thread_id: thread_id.to_owned(),
+            role: Role::Assistant,
+            text: expired.notice.clone(),
+            latex: None,
+            card: None,
+            card_state: None,
+            event: None,
+            safety: None,
+            created_at: now,
+        };
+        let mut work = UnitOfWork::new();
+        work.put_thread(record.update(thread, vec![notice]));
+        match self.store.commit(work).await {
+            Ok(()) => {
+                let turn_id = format!("expired-{}", record.thread.updated_at.timestamp_millis());
+                self.send_events(&who.student_id, thread_id, &turn_id, expired.events)
+                    .await;
+                Ok(true)
+            }
+            // Another request got there first: it has ended either way.
+            Err(crate::store::StoreError::Conflict(_)) => Ok(false),
+            Err(e) => Err(e.into()),
+        }
+    }
+}

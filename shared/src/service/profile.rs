@@ -7,7 +7,7 @@ use super::text_hygiene;
 use super::threads::commit_with_retries;
 use super::{Output, Service};
 use crate::model::{CreateThreadRequest, Personalization, Principal, StudentProfile};
-use crate::store::{Expected, SavedProfile, UnitOfWork};
+use crate::store::{SavedProfile, UnitOfWork, WriteCondition};
 
 /// Longest name kept, in characters.
 pub const NAME_CHARS: usize = 40;
@@ -136,7 +136,8 @@ impl Service {
         let kept = cleaned(&profile, &checked);
         commit_with_retries(self, |_| async {
             let current = self.store.get_profile(&who.student_id).await?;
-            let expected = current.map_or(Expected::New, |v| Expected::Version(v.version));
+            let expected =
+                current.map_or(WriteCondition::New, |v| WriteCondition::Version(v.version));
             let mut work = UnitOfWork::new();
             work.put_profile(
                 SavedProfile {

@@ -20,7 +20,8 @@ use crate::model::{
     ThreadStatus, TutorMessage,
 };
 use crate::store::{
-    Expected, Order, PageRequest, StoreError, ThreadChange, ThreadRecord, UnitOfWork, Versioned,
+    Order, PageRequest, StoreError, ThreadChange, ThreadRecord, UnitOfWork, Versioned,
+    WriteCondition,
 };
 
 /// Which of the caller's threads `GET /me/threads` lists.
@@ -598,7 +599,7 @@ impl Service {
             let mut work = UnitOfWork::new();
             work.put_thread(ThreadChange::create(thread, vec![message]));
             if snapshot_read.is_none() {
-                work.put_snapshot(snapshot, Expected::New);
+                work.put_snapshot(snapshot, WriteCondition::New);
             }
             let output = idempotency.respond(&mut work, 201, &response)?;
             Ok((work, output))

@@ -16,14 +16,14 @@ use chrono::{DateTime, Utc};
 use std::time::Instant;
 
 use crate::content::Course;
-use crate::content::course::ProblemSet;
+use crate::content::course::CourseProblemSet;
 use crate::content::workflow::ProblemSetMode;
 use crate::engine::modes::problem_set;
 use crate::model::{
     ClientEvent, Mode, ModeState, Principal, ProblemEntry, ProblemSetState, SessionState, Thread,
     ThreadStatus, TurnRequest, WebhookTurnRequest,
 };
-use crate::store::{Expected, StoreError, ThreadChange, UnitOfWork};
+use crate::store::{StoreError, ThreadChange, UnitOfWork, WriteCondition};
 
 /// Longest student id an integration may send.
 const MAX_STUDENT_ID_BYTES: usize = 150;
@@ -280,7 +280,7 @@ impl Service {
         if snapshot_read.is_none() {
             work.put_snapshot(
                 snapshot_or_new(None, &who.student_id, &course.id, &course.entry_unit),
-                Expected::New,
+                WriteCondition::New,
             );
         }
         match self.store.commit(work).await {
@@ -304,18 +304,19 @@ fn problem_set_of(
     session: &mut SessionState,
     now: DateTime<Utc>,
 ) -> Result<Option<ProblemSetState>, ServiceError> {
-    let from =
-        |problems: Vec<ProblemEntry>, set: Option<&ProblemSet>, session: &mut SessionState| {
-            let mut state = ProblemSetState {
-                set_id: set.map(|s| s.id.clone()),
-                title: set.map(|s| s.title.clone()),
-                problems,
-                started_at: Some(now),
-                ..ProblemSetState::default()
-            };
-            problem_set::begin_problem(&mut state, session, 0, now);
-            state
+    let from = |problems: Vec<ProblemEntry>,
+                set: Option<&CourseProblemSet>,
+                session: &mut SessionState| {
+        let mut state = ProblemSetState {
+            set_id: set.map(|s| s.id.clone()),
+            title: set.map(|s| s.title.clone()),
+            problems,
+            started_at: Some(now),
+            ..ProblemSetState::default()
         };
+        problem_set::begin_problem(&mut state, session, 0, now);
+        state
+    };
     if let Some(problems) = &request.problems {
         check_problem_count(problems.len(), settings)?;
         let mut seen = std::collections::BTreeSet::new();

@@ -28,8 +28,8 @@ use super::idempotency::{
     StoredResponse,
 };
 use super::types::{
-    ExamLockout, Expected, IdleThread, Order, Page, PageRequest, SavedProfile, ThreadRecord,
-    ThreadSummary, TurnLog, Versioned, check_id, check_idle_listing, check_limit, from_millis,
+    ExamLockout, IdleThread, Order, Page, PageRequest, SavedProfile, ThreadRecord, ThreadSummary,
+    TurnLog, Versioned, WriteCondition, check_id, check_idle_listing, check_limit, from_millis,
     list_key, millis, plus, time_key, turn_log_key,
 };
 use super::unit_of_work::{Change, Encoder, UnitOfWork, decode};
@@ -215,11 +215,11 @@ struct Conditioned {
 }
 
 impl Conditioned {
-    fn versioned(mut item: Item, expected: Expected) -> Self {
+    fn versioned(mut item: Item, expected: WriteCondition) -> Self {
         item.insert("version".into(), n(expected.next_version()));
         match expected {
-            Expected::New => Conditioned::new_item(item),
-            Expected::Version(v) => Conditioned {
+            WriteCondition::New => Conditioned::new_item(item),
+            WriteCondition::Version(v) => Conditioned {
                 item,
                 condition: "#version = :expected".into(),
                 names: HashMap::from([("#version".into(), "version".into())]),

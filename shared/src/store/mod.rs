@@ -49,7 +49,7 @@
 //!         };
 //!         let mut work = UnitOfWork::new();
 //!         work.put_thread(thread.update(new_thread, messages))
-//!             .put_snapshot(new_snapshot, Expected::of(snapshot.as_ref()))
+//!             .put_snapshot(new_snapshot, WriteCondition::of(snapshot.as_ref()))
 //!             .complete_idempotency(lock.clone(), response.clone());
 //!         match store.commit(work).await {
 //!             Ok(()) => return Ok(response),
@@ -100,9 +100,9 @@ pub use s3_content::{
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
 pub use types::{
-    ExamLockout, Expected, IdleThread, MAX_ID_BYTES, MAX_ITEM_BYTES, MAX_PAGE_SIZE,
-    MAX_TRANSACTION_BYTES, MAX_TRANSACTION_ITEMS, Order, Page, PageRequest, SavedProfile,
-    ThreadChange, ThreadRecord, ThreadSummary, TurnLog, Versioned,
+    ExamLockout, IdleThread, MAX_ID_BYTES, MAX_ITEM_BYTES, MAX_PAGE_SIZE, MAX_TRANSACTION_BYTES,
+    MAX_TRANSACTION_ITEMS, Order, Page, PageRequest, SavedProfile, ThreadChange, ThreadRecord,
+    ThreadSummary, TurnLog, Versioned, WriteCondition,
 };
 pub use unit_of_work::{Change, UnitOfWork};
 

@@ -21,8 +21,8 @@ use super::idempotency::{
     self, Begin, IdempotencyKey, IdempotencyLock, IdempotencyRecord, RecordStatus, StoredResponse,
 };
 use super::types::{
-    ExamLockout, Expected, IdleThread, Order, Page, PageRequest, SavedProfile, ThreadRecord,
-    ThreadSummary, TurnLog, Versioned, check_id, check_idle_listing, check_limit, from_millis,
+    ExamLockout, IdleThread, Order, Page, PageRequest, SavedProfile, ThreadRecord, ThreadSummary,
+    TurnLog, Versioned, WriteCondition, check_id, check_idle_listing, check_limit, from_millis,
     list_key, millis, plus, time_key, turn_log_key,
 };
 use super::unit_of_work::{Change, Encoder, UnitOfWork, decode};
@@ -272,10 +272,10 @@ impl SqliteStore {
     }
 }
 
-fn version_matches(current: Option<u64>, expected: Expected) -> bool {
+fn version_matches(current: Option<u64>, expected: WriteCondition) -> bool {
     match (current, expected) {
-        (None, Expected::New) => true,
-        (Some(v), Expected::Version(e)) => v == e,
+        (None, WriteCondition::New) => true,
+        (Some(v), WriteCondition::Version(e)) => v == e,
         _ => false,
     }
 }
@@ -294,7 +294,7 @@ enum Write {
         item: ItemRef,
         student_id: String,
         course_id: String,
-        expected: Expected,
+        expected: WriteCondition,
         data: String,
     },
     Thread {
@@ -302,7 +302,7 @@ enum Write {
         thread_id: String,
         student_id: String,
         list_key: String,
-        expected: Expected,
+        expected: WriteCondition,
         message_count: u64,
         data: String,
         summary: String,
@@ -326,13 +326,13 @@ enum Write {
     Lockout {
         item: ItemRef,
         lockout: ExamLockout,
-        expected: Expected,
+        expected: WriteCondition,
         data: String,
     },
     Profile {
         item: ItemRef,
         student_id: String,
-        expected: Expected,
+        expected: WriteCondition,
         data: String,
     },
 }

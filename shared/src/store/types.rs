@@ -31,30 +31,30 @@ pub struct Versioned<T> {
 
 impl<T> Versioned<T> {
     /// The condition for writing a new value over this one.
-    pub fn expected(&self) -> Expected {
-        Expected::Version(self.version)
+    pub fn expected(&self) -> WriteCondition {
+        WriteCondition::Version(self.version)
     }
 }
 
 /// The condition a write is committed under.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Expected {
+pub enum WriteCondition {
     /// The item must not exist yet.
     New,
     /// The item must still be at this version.
     Version(u64),
 }
 
-impl Expected {
+impl WriteCondition {
     /// `New` when nothing was read, else the version that was read.
-    pub fn of<T>(read: Option<&Versioned<T>>) -> Expected {
-        read.map_or(Expected::New, Versioned::expected)
+    pub fn of<T>(read: Option<&Versioned<T>>) -> WriteCondition {
+        read.map_or(WriteCondition::New, Versioned::expected)
     }
 
     pub(crate) fn next_version(self) -> u64 {
         match self {
-            Expected::New => 1,
-            Expected::Version(v) => v + 1,
+            WriteCondition::New => 1,
+            WriteCondition::Version(v) => v + 1,
         }
     }
 }
@@ -155,7 +155,7 @@ impl ThreadRecord {
         thread.note_messages(&messages);
         ThreadChange {
             thread,
-            expected: Expected::Version(self.version),
+            expected: WriteCondition::Version(self.version),
             messages_before: self.message_count,
             append: messages,
         }
@@ -166,7 +166,7 @@ impl ThreadRecord {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ThreadChange {
     pub(crate) thread: Thread,
-    pub(crate) expected: Expected,
+    pub(crate) expected: WriteCondition,
     pub(crate) messages_before: u64,
     pub(crate) append: Vec<TutorMessage>,
 }
@@ -177,7 +177,7 @@ impl ThreadChange {
         thread.note_messages(&messages);
         ThreadChange {
             thread,
-            expected: Expected::New,
+            expected: WriteCondition::New,
             messages_before: 0,
             append: messages,
         }

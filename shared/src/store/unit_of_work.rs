@@ -9,8 +9,8 @@ use serde::Serialize;
 use super::error::{ItemRef, StoreError};
 use super::idempotency::{IdempotencyLock, StoredResponse};
 use super::types::{
-    ExamLockout, Expected, MAX_ITEM_BYTES, MAX_TRANSACTION_BYTES, MAX_TRANSACTION_ITEMS,
-    SavedProfile, ThreadChange, TurnLog, check_id,
+    ExamLockout, MAX_ITEM_BYTES, MAX_TRANSACTION_BYTES, MAX_TRANSACTION_ITEMS, SavedProfile,
+    ThreadChange, TurnLog, WriteCondition, check_id,
 };
 use crate::model::StudentSnapshot;
 
@@ -19,7 +19,7 @@ use crate::model::StudentSnapshot;
 pub enum Change {
     Snapshot {
         snapshot: StudentSnapshot,
-        expected: Expected,
+        expected: WriteCondition,
     },
     Thread(Box<ThreadChange>),
     CompleteIdempotency {
@@ -30,11 +30,11 @@ pub enum Change {
     TurnLog(TurnLog),
     Lockout {
         lockout: ExamLockout,
-        expected: Expected,
+        expected: WriteCondition,
     },
     Profile {
         profile: SavedProfile,
-        expected: Expected,
+        expected: WriteCondition,
     },
 }
 
@@ -50,7 +50,11 @@ impl UnitOfWork {
         UnitOfWork::default()
     }
 
-    pub fn put_snapshot(&mut self, snapshot: StudentSnapshot, expected: Expected) -> &mut Self {
+    pub fn put_snapshot(
+        &mut self,
+        snapshot: StudentSnapshot,
+        expected: WriteCondition,
+    ) -> &mut Self {
         self.changes.push(Change::Snapshot { snapshot, expected });
         self
     }
@@ -79,12 +83,12 @@ impl UnitOfWork {
         self
     }
 
-    pub fn put_lockout(&mut self, lockout: ExamLockout, expected: Expected) -> &mut Self {
+    pub fn put_lockout(&mut self, lockout: ExamLockout, expected: WriteCondition) -> &mut Self {
         self.changes.push(Change::Lockout { lockout, expected });
         self
     }
 
-    pub fn put_profile(&mut self, profile: SavedProfile, expected: Expected) -> &mut Self {
+    pub fn put_profile(&mut self, profile: SavedProfile, expected: WriteCondition) -> &mut Self {
         self.changes.push(Change::Profile { profile, expected });
         self
     }

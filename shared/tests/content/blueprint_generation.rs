@@ -12,7 +12,7 @@ use std::sync::LazyLock;
 
 use proptest::prelude::*;
 use regex::Regex;
-use tutorflow::content::blueprint::{AnswerKind, Blueprint};
+use tutorflow::content::blueprint::{AnswerShape, Blueprint};
 use tutorflow::content::{Bundle, ContentSource, FsSource};
 use tutorflow::engine::practice::generate::{Item, generate, generate_in_scenario};
 
@@ -674,8 +674,8 @@ const WHOLE_AMOUNTS: [&str; 10] = [
 ];
 
 /// The value an option stands for, when it is a number.
-fn option_value(text: &str, kind: AnswerKind) -> Option<Q> {
-    if matches!(kind, AnswerKind::Ipv4 | AnswerKind::QuotientRemainder) {
+fn option_value(text: &str, kind: AnswerShape) -> Option<Q> {
+    if matches!(kind, AnswerShape::Ipv4 | AnswerShape::QuotientRemainder) {
         return None;
     }
     let text = text.strip_prefix("x = ").unwrap_or(text);

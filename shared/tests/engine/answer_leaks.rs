@@ -462,7 +462,7 @@ fn a_practice_item_is_guarded_only_where_it_is_shown() {
 /// reply says nothing of the mark, whichever verdict comes back.
 #[test]
 fn a_judged_exam_answer_reaches_only_the_evaluation_call() {
-    use tutorflow::engine::exam::judge::Verdict as Mark;
+    use tutorflow::engine::exam::judge::WrittenMark;
     use tutorflow::engine::modes::{self, Start};
     use tutorflow::model::{CreateThreadRequest, ExamQuestionStatus, JudgedBy, QuestionResult};
     let rt = runtime();
@@ -602,7 +602,7 @@ fn a_judged_exam_answer_reaches_only_the_evaluation_call() {
                         state,
                         &mut plan,
                         &request,
-                        Mark {
+                        WrittenMark {
                             result,
                             feedback: "Marked.".into(),
                             by: JudgedBy::Model,

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use chrono::{TimeZone, Utc};
 use tutorflow::content::{Bundle, ContentSource, FsSource, Workflow};
 use tutorflow::engine::session::lifecycle::{self, LifecycleCase};
-use tutorflow::engine::session::scaffolding::{self, TransitionContext};
+use tutorflow::engine::session::scaffolding::{self, ScaffoldingContext};
 use tutorflow::model::{AnswerKind, ExpectedAnswer, PendingQuestion, QuestionPhase, SessionState};
 
 fn default_workflow() -> Workflow {
@@ -54,7 +54,7 @@ fn route(workflow: &Workflow, state: &mut SessionState, id: &str, answer: &str) 
     scaffolding::apply_category(
         state,
         category,
-        TransitionContext {
+        ScaffoldingContext {
             answer: Some(answer),
         },
     );

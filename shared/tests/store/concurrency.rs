@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use tokio::sync::Barrier;
-use tutorflow::store::{Expected, SqliteStore, Store, StoreError, UnitOfWork};
+use tutorflow::store::{SqliteStore, Store, StoreError, UnitOfWork, WriteCondition};
 
 use store_support::*;
 
@@ -27,7 +27,10 @@ async fn increment(store: &dyn Store) -> u32 {
         let read = store.get_snapshot("s1", "c1").await.unwrap();
         let next = read.as_ref().map_or(1, |r| counter(&r.value) + 1);
         let mut work = UnitOfWork::new();
-        work.put_snapshot(snapshot("s1", "c1", next), Expected::of(read.as_ref()));
+        work.put_snapshot(
+            snapshot("s1", "c1", next),
+            WriteCondition::of(read.as_ref()),
+        );
         match store.commit(work).await {
             Ok(()) => return conflicts,
             Err(StoreError::Conflict(_)) => conflicts += 1,

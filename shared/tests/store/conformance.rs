@@ -9,8 +9,9 @@ use std::sync::Arc;
 use chrono::Duration;
 use tutorflow::model::{Mode, RevisitReason, Thread, ThreadStatus};
 use tutorflow::store::{
-    Begin, ExamLockout, Expected, IdempotencyKey, IdleThread, ItemRef, MAX_TRANSACTION_ITEMS,
-    Order, PageRequest, Store, StoreError, StoredResponse, ThreadChange, TurnLog, UnitOfWork,
+    Begin, ExamLockout, IdempotencyKey, IdleThread, ItemRef, MAX_TRANSACTION_ITEMS, Order,
+    PageRequest, Store, StoreError, StoredResponse, ThreadChange, TurnLog, UnitOfWork,
+    WriteCondition,
 };
 
 use store_support::*;
@@ -43,7 +44,11 @@ fn assert_conflict<T: std::fmt::Debug>(result: Result<T, StoreError>, item: &Ite
     }
 }
 
-async fn put_snapshot(store: &Dyn, counter: u32, expected: Expected) -> Result<(), StoreError> {
+async fn put_snapshot(
+    store: &Dyn,
+    counter: u32,
+    expected: WriteCondition,
+) -> Result<(), StoreError> {
     let mut work = UnitOfWork::new();
     work.put_snapshot(snapshot("s1", "c1", counter), expected);
     store.commit(work).await
@@ -84,7 +89,7 @@ mod suite {
 
     pub async fn snapshots_are_created_read_and_updated(store: Dyn) {
         assert!(store.get_snapshot("s1", "c1").await.unwrap().is_none());
-        put_snapshot(&store, 1, Expected::New).await.unwrap();
+        put_snapshot(&store, 1, WriteCondition::New).await.unwrap();
         let read = store.get_snapshot("s1", "c1").await.unwrap().unwrap();
         assert_eq!(read.version, 1);
         assert_eq!(read.value, snapshot("s1", "c1", 1));
@@ -97,19 +102,29 @@ mod suite {
     }
 
     pub async fn a_stale_version_is_a_conflict_and_writes_nothing(store: Dyn) {
-        put_snapshot(&store, 1, Expected::New).await.unwrap();
-        put_snapshot(&store, 2, Expected::Version(1)).await.unwrap();
+        put_snapshot(&store, 1, WriteCondition::New).await.unwrap();
+        put_snapshot(&store, 2, WriteCondition::Version(1))
+            .await
+            .unwrap();
         let item = snapshot_ref("s1", "c1");
-        assert_conflict(put_snapshot(&store, 9, Expected::Version(1)).await, &item);
-        assert_conflict(put_snapshot(&store, 9, Expected::New).await, &item);
-        assert_conflict(put_snapshot(&store, 9, Expected::Version(3)).await, &item);
+        assert_conflict(
+            put_snapshot(&store, 9, WriteCondition::Version(1)).await,
+            &item,
+        );
+        assert_conflict(put_snapshot(&store, 9, WriteCondition::New).await, &item);
+        assert_conflict(
+            put_snapshot(&store, 9, WriteCondition::Version(3)).await,
+            &item,
+        );
         let read = store.get_snapshot("s1", "c1").await.unwrap().unwrap();
         assert_eq!((read.version, counter(&read.value)), (2, 2));
         // Updating something that does not exist is a conflict too.
         let mut work = UnitOfWork::new();
-        work.put_snapshot(snapshot("s9", "c1", 1), Expected::Version(1));
+        work.put_snapshot(snapshot("s9", "c1", 1), WriteCondition::Version(1));
         assert_conflict(store.commit(work).await, &snapshot_ref("s9", "c1"));
-        let err = put_snapshot(&store, 9, Expected::New).await.unwrap_err();
+        let err = put_snapshot(&store, 9, WriteCondition::New)
+            .await
+            .unwrap_err();
         assert!(err.is_retryable());
         assert!(
             err.to_string().contains("snapshot of student `s1`"),
@@ -118,7 +133,7 @@ mod suite {
     }
 
     pub async fn one_failing_condition_leaves_every_item_unchanged(store: Dyn) {
-        put_snapshot(&store, 1, Expected::New).await.unwrap();
+        put_snapshot(&store, 1, WriteCondition::New).await.unwrap();
         let mut work = UnitOfWork::new();
         work.put_thread(ThreadChange::create(
             thread("t1", "s1", 10),
@@ -130,10 +145,10 @@ mod suite {
         // Every kind of change, the stale snapshot last.
         let mut work = UnitOfWork::new();
         work.put_thread(before.update(thread("t1", "s1", 20), vec![message("t1", 1)]))
-            .put_snapshot(snapshot("s2", "c1", 1), Expected::New)
+            .put_snapshot(snapshot("s2", "c1", 1), WriteCondition::New)
             .log_turn(turn_log("t1", "turn-1", 20))
-            .put_lockout(lockout("q1", 100), Expected::New)
-            .put_snapshot(snapshot("s1", "c1", 5), Expected::Version(7));
+            .put_lockout(lockout("q1", 100), WriteCondition::New)
+            .put_snapshot(snapshot("s1", "c1", 5), WriteCondition::Version(7));
         assert_conflict(store.commit(work).await, &snapshot_ref("s1", "c1"));
 
         let after = store.get_thread("t1", 10).await.unwrap().unwrap();
@@ -166,9 +181,9 @@ mod suite {
             thread("t1", "s1", 5),
             vec![message("t1", 0), message("t1", 1)],
         ))
-        .put_snapshot(snapshot("s1", "c1", 1), Expected::New)
+        .put_snapshot(snapshot("s1", "c1", 1), WriteCondition::New)
         .log_turn(turn_log("t1", "turn-1", 5))
-        .put_lockout(lockout("q1", 100), Expected::New)
+        .put_lockout(lockout("q1", 100), WriteCondition::New)
         .complete_idempotency(lock, response("{\"ok\":true}"));
         assert_eq!(work.item_count(), 7);
         store.commit(work).await.unwrap();
@@ -459,7 +474,7 @@ mod suite {
 
         // Too many items for one transaction: refused before anything is written.
         let mut work = UnitOfWork::new();
-        work.put_snapshot(snapshot("s1", "c1", 1), Expected::New);
+        work.put_snapshot(snapshot("s1", "c1", 1), WriteCondition::New);
         let messages = (0..MAX_TRANSACTION_ITEMS as u32)
             .map(|n| message("t1", n))
             .collect();
@@ -467,12 +482,12 @@ mod suite {
         assert_invalid(store.commit(work).await, "at most 100 items");
 
         let mut work = UnitOfWork::new();
-        work.put_snapshot(snapshot("s1", "c1", 1), Expected::New)
-            .put_snapshot(snapshot("s1", "c1", 2), Expected::New);
+        work.put_snapshot(snapshot("s1", "c1", 1), WriteCondition::New)
+            .put_snapshot(snapshot("s1", "c1", 2), WriteCondition::New);
         assert_invalid(store.commit(work).await, "changed twice");
 
         let mut work = UnitOfWork::new();
-        work.put_snapshot(snapshot("s1", "c1", 1), Expected::New)
+        work.put_snapshot(snapshot("s1", "c1", 1), WriteCondition::New)
             .put_thread(ThreadChange::create(
                 thread("t1", "s1", 1),
                 vec![message("t2", 0)],
@@ -482,12 +497,12 @@ mod suite {
         let mut huge = snapshot("s1", "c1", 1);
         huge.units_in_progress = vec!["u".repeat(1024); 400];
         let mut work = UnitOfWork::new();
-        work.put_snapshot(snapshot("s2", "c1", 1), Expected::New)
-            .put_snapshot(huge, Expected::New);
+        work.put_snapshot(snapshot("s2", "c1", 1), WriteCondition::New)
+            .put_snapshot(huge, WriteCondition::New);
         assert_invalid(store.commit(work).await, "bytes");
 
         let mut work = UnitOfWork::new();
-        work.put_snapshot(snapshot("", "c1", 1), Expected::New);
+        work.put_snapshot(snapshot("", "c1", 1), WriteCondition::New);
         assert_invalid(store.commit(work).await, "student id is empty");
 
         assert!(store.get_snapshot("s1", "c1").await.unwrap().is_none());
@@ -598,7 +613,7 @@ mod suite {
         // The first request can no longer complete or release it.
         store.release_idempotency(&stale).await.unwrap();
         let mut work = UnitOfWork::new();
-        work.put_snapshot(snapshot("s1", "c1", 1), Expected::New)
+        work.put_snapshot(snapshot("s1", "c1", 1), WriteCondition::New)
             .complete_idempotency(stale, response("late"));
         assert_conflict(store.commit(work).await, &key.item_ref());
         assert!(store.get_snapshot("s1", "c1").await.unwrap().is_none());
@@ -709,12 +724,12 @@ mod suite {
             ..lockout("q9", 300)
         };
         let mut work = UnitOfWork::new();
-        work.put_lockout(lockout("q1", 100), Expected::New)
-            .put_lockout(lockout("q2", 200), Expected::New)
-            .put_lockout(elsewhere("s2", "c1"), Expected::New)
-            .put_lockout(elsewhere("s1", "c2"), Expected::New)
+        work.put_lockout(lockout("q1", 100), WriteCondition::New)
+            .put_lockout(lockout("q2", 200), WriteCondition::New)
+            .put_lockout(elsewhere("s2", "c1"), WriteCondition::New)
+            .put_lockout(elsewhere("s1", "c2"), WriteCondition::New)
             // A course whose id starts with this one's and a `#`.
-            .put_lockout(elsewhere("s1", "c1#2"), Expected::New);
+            .put_lockout(elsewhere("s1", "c1#2"), WriteCondition::New);
         store.commit(work).await.unwrap();
         let found = store.list_lockouts("s1", "c1").await.unwrap();
         assert_eq!(found.keys().collect::<Vec<_>>(), ["q1", "q2"]);
@@ -744,7 +759,7 @@ mod suite {
         for chunk in (10..160).collect::<Vec<_>>().chunks(75) {
             let mut work = UnitOfWork::new();
             for i in chunk {
-                work.put_lockout(lockout(&format!("q{i}"), 100), Expected::New);
+                work.put_lockout(lockout(&format!("q{i}"), 100), WriteCondition::New);
             }
             store.commit(work).await.unwrap();
         }

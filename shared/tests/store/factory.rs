@@ -3,7 +3,7 @@
 use crate::store_support;
 
 use tutorflow::config::{ContentConfig, ContentSourceKind, StoreBackend, StoreConfig};
-use tutorflow::store::{self, Expected, UnitOfWork};
+use tutorflow::store::{self, UnitOfWork, WriteCondition};
 
 use store_support::*;
 
@@ -17,7 +17,7 @@ async fn the_default_store_is_sqlite_in_a_created_directory() {
     assert_eq!(config.backend, StoreBackend::Sqlite);
     let store = store::open(&config).await.unwrap();
     let mut work = UnitOfWork::new();
-    work.put_snapshot(snapshot("s1", "c1", 1), Expected::New);
+    work.put_snapshot(snapshot("s1", "c1", 1), WriteCondition::New);
     store.commit(work).await.unwrap();
     assert!(dir.path().join("a/b/state.sqlite").is_file());
     // A second process opening the same file sees the data.
@@ -69,7 +69,7 @@ async fn dynamodb_behind_an_endpoint_creates_its_table() {
         &config.table,
     );
     let mut work = UnitOfWork::new();
-    work.put_snapshot(snapshot("s1", "c1", 1), Expected::New);
+    work.put_snapshot(snapshot("s1", "c1", 1), WriteCondition::New);
     store.commit(work).await.unwrap();
     // Opening again finds the table and its data.
     let again = store::open(&config).await.unwrap();

@@ -8,9 +8,9 @@ use std::collections::BTreeSet;
 
 use super::{EngineChecks, Finding, is_slug};
 use crate::content::blueprint::{
-    Answer, AnswerKind, Blueprint, BuiltinStrategy, Distractor, EvaluationMethod, Formula,
-    Formulas, ItemFormat, MAX_PLACES, Parameter, ParameterKind, Representation, STEP_RESULT, Step,
-    Themes,
+    AnswerShape, AnswerSpec, Blueprint, BuiltinStrategy, Distractor, EvaluationMethod, Formula,
+    Formulas, ItemFormat, MAX_PLACES, Parameter, ParameterKind, Representation, STEP_RESULT,
+    SolutionStep, Themes,
 };
 use crate::content::yaml_index::YamlPath;
 use crate::math::{Expr, ParseOptions, Rational, parse};
@@ -680,7 +680,7 @@ impl<'a> Checker<'a> {
         }
     }
 
-    fn steps(&mut self, list: &[Step], at: YamlPath, known: &BTreeSet<&str>) {
+    fn steps(&mut self, list: &[SolutionStep], at: YamlPath, known: &BTreeSet<&str>) {
         let mut with_result = known.clone();
         with_result.insert(STEP_RESULT);
         for (i, step) in list.iter().enumerate() {
@@ -793,7 +793,8 @@ impl<'a> Checker<'a> {
                     ),
                 );
             }
-            if bp.evaluation.simplest_form && answer.is_some_and(|a| a.kind != AnswerKind::Fraction)
+            if bp.evaluation.simplest_form
+                && answer.is_some_and(|a| a.kind != AnswerShape::Fraction)
             {
                 self.at(
                     root.key("evaluation").key("simplest_form"),
@@ -806,7 +807,7 @@ impl<'a> Checker<'a> {
     fn values(
         &mut self,
         values: &Formulas,
-        kind: AnswerKind,
+        kind: AnswerShape,
         at: YamlPath,
         known: &BTreeSet<&str>,
     ) {
@@ -832,7 +833,7 @@ impl<'a> Checker<'a> {
         }
     }
 
-    fn answer(&mut self, answer: &Answer, at: YamlPath, known: &BTreeSet<&str>) {
+    fn answer(&mut self, answer: &AnswerSpec, at: YamlPath, known: &BTreeSet<&str>) {
         self.values(&answer.value, answer.kind, at.key("value"), known);
         if let Some(v) = &answer.variable
             && !crate::text::template::is_identifier(v)
@@ -850,7 +851,7 @@ impl<'a> Checker<'a> {
     fn distractors(
         &mut self,
         list: &[Distractor],
-        answer: Option<&Answer>,
+        answer: Option<&AnswerSpec>,
         at: YamlPath,
         known: &BTreeSet<&str>,
     ) {

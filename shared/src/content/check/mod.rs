@@ -16,7 +16,7 @@ use super::blueprint::{Blueprint, Parameter};
 use super::course::{ExamItem, Unit};
 use super::diagnostic::Diagnostic;
 use super::read::{Doc, Parsed};
-use super::survey::Survey;
+use super::survey::Questionnaire;
 use super::yaml_index::YamlPath;
 use crate::model::AuthoredStep;
 
@@ -159,8 +159,8 @@ impl Checker<'_> {
         self.check_surveys(&parsed.surveys, parsed);
     }
 
-    /// Each survey on its own (see [`Survey::problems`]), and ids unique.
-    fn check_surveys(&mut self, surveys: &[Doc<Survey>], parsed: &Parsed) {
+    /// Each survey on its own (see [`Questionnaire::problems`]), and ids unique.
+    fn check_surveys(&mut self, surveys: &[Doc<Questionnaire>], parsed: &Parsed) {
         let mut seen = BTreeMap::new();
         for doc in surveys {
             for (i, unit) in doc.value.units.iter().enumerate() {

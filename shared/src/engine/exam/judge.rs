@@ -54,22 +54,22 @@ pub struct JudgeRequest {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Judging {
     pub request: JudgeRequest,
-    pub verdict: Verdict,
+    pub verdict: WrittenMark,
 }
 
 /// The mark a written answer got.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Verdict {
+pub struct WrittenMark {
     pub result: QuestionResult,
     /// One or two sentences on the answer, shown once marks may be.
     pub feedback: String,
     pub by: JudgedBy,
 }
 
-impl Verdict {
+impl WrittenMark {
     /// The model's marking, as the exam records it.
-    pub fn from_model(evaluation: &LlmExamEvaluation) -> Verdict {
-        Verdict {
+    pub fn from_model(evaluation: &LlmExamEvaluation) -> WrittenMark {
+        WrittenMark {
             result: evaluation.result,
             feedback: evaluation.feedback.trim().to_owned(),
             by: JudgedBy::Model,
@@ -154,7 +154,7 @@ pub fn mark(input: &ExamEvaluationInput) -> Marking {
 
 /// The offline judge's verdict on `input`, with feedback naming the
 /// points made and missed.
-pub fn judge(input: &ExamEvaluationInput) -> Verdict {
+pub fn judge(input: &ExamEvaluationInput) -> WrittenMark {
     let marking = mark(input);
     let missed: Vec<&str> = input
         .rubric
@@ -175,7 +175,7 @@ pub fn judge(input: &ExamEvaluationInput) -> Verdict {
             missed.join("; ")
         ),
     };
-    Verdict {
+    WrittenMark {
         result: marking.result,
         feedback,
         by: JudgedBy::Rubric,
@@ -387,7 +387,7 @@ mod tests {
     #[test]
     fn verdicts_map_to_credit() {
         let model = |result| {
-            Verdict::from_model(&LlmExamEvaluation {
+            WrittenMark::from_model(&LlmExamEvaluation {
                 result,
                 feedback: " Good. ".into(),
             })

@@ -5,7 +5,9 @@ use std::ops::Range;
 
 use super::algebra::{self, Comparison, Relation};
 use super::context::Context;
-use super::expected::{Expected, ExpectedShape, evaluate, is_solution, solved_form, solves_for};
+use super::expected::{
+    ExpectedShape, ParsedExpected, evaluate, is_solution, solved_form, solves_for,
+};
 use super::extract::{self, Candidate, Shape};
 use super::numeric::{self, Quantity};
 use super::pasted::{self, Stripped};
@@ -21,7 +23,7 @@ pub(super) fn computed(
     question: Option<&str>,
     settings: &GradingSettings,
 ) -> Grade {
-    let spec = match Expected::read(expected) {
+    let spec = match ParsedExpected::read(expected) {
         Ok(spec) => spec,
         Err(e) => {
             return Grade::unverifiable(format!(
@@ -71,7 +73,7 @@ pub(super) fn computed(
 }
 
 struct Grader<'a> {
-    spec: &'a Expected,
+    spec: &'a ParsedExpected,
     expected_text: &'a str,
     settings: &'a GradingSettings,
     hedged: bool,

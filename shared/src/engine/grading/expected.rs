@@ -18,7 +18,7 @@ pub(super) fn evaluate(expr: &Expr) -> Result<Number, String> {
 }
 
 /// What the expected answer says, read once.
-pub(super) struct Expected {
+pub(super) struct ParsedExpected {
     pub kind: AnswerKind,
     pub shape: ExpectedShape,
     pub unit: Option<Unit>,
@@ -74,8 +74,8 @@ pub(super) fn solved_form(candidate: &Candidate) -> Option<(String, &Expr)> {
     }
 }
 
-impl Expected {
-    pub fn read(expected: &ExpectedAnswer) -> Result<Expected, String> {
+impl ParsedExpected {
+    pub fn read(expected: &ExpectedAnswer) -> Result<ParsedExpected, String> {
         let field_unit = expected.unit.as_deref().and_then(units::parse_expected);
         let context = Context {
             kind: expected.kind,
@@ -174,7 +174,7 @@ impl Expected {
         };
         variables.sort();
         variables.dedup();
-        Ok(Expected {
+        Ok(ParsedExpected {
             kind: expected.kind,
             form: first.form,
             shape,

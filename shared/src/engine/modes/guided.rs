@@ -198,7 +198,7 @@ fn requested_difficulty(
         scaffolding::apply_category(
             &mut preview,
             c,
-            scaffolding::TransitionContext { answer: None },
+            scaffolding::ScaffoldingContext { answer: None },
         );
     }
     let step = workflow.irt.request_step;

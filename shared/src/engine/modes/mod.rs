@@ -34,7 +34,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use chrono::{DateTime, Utc};
 
 use crate::content::{Bundle, Course, Unit, Workflow};
-use crate::engine::exam::judge::{Judging, Verdict};
+use crate::engine::exam::judge::{Judging, WrittenMark};
 use crate::engine::policy::PolicyOutcome;
 use crate::engine::practice::drill::IssuedDrill;
 use crate::engine::runtime::CourseRuntime;
@@ -106,7 +106,7 @@ pub trait SessionMode: Sync {
         &self,
         _turn: &ModeTurn<'_>,
         _plan: &Plan,
-        _verdict: &Verdict,
+        _verdict: &WrittenMark,
     ) -> Option<LlmTutorResponse> {
         None
     }

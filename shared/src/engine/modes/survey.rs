@@ -21,7 +21,7 @@
 use chrono::{DateTime, Duration, Utc};
 
 use crate::content::Bundle;
-use crate::content::survey::{self, Survey as Questionnaire, SurveyQuestion};
+use crate::content::survey::{self, Questionnaire, SurveyQuestion};
 use crate::engine::modes::{
     Ended, Ending, InvalidParam, ModeBlock, ModePlan, ModeTurn, Outcome, SessionMode, Start,
     StartError, Started, welcome,

@@ -9,7 +9,7 @@
 
 use serde::Serialize;
 
-use crate::content::blueprint::{Formula, Representation, STEP_RESULT, Step};
+use crate::content::blueprint::{Formula, Representation, STEP_RESULT, SolutionStep};
 use crate::math::{Number, Rational, Value, evaluate};
 use crate::text::mentions;
 use crate::text::template::{Format, format_number};
@@ -73,7 +73,7 @@ fn holds(when: Option<&Formula>, lookup: &dyn Fn(&str) -> Option<Number>) -> Res
 /// Writes the steps that apply to these values. `answer` holds the
 /// answer's value (or its parts, as in `26 r 2`).
 pub fn render_steps(
-    steps: &[Step],
+    steps: &[SolutionStep],
     lookup: &dyn Fn(&str) -> Option<Number>,
     answer: &[Number],
 ) -> Result<Vec<WorkedStep>, String> {
@@ -169,8 +169,8 @@ mod tests {
     use super::*;
     use crate::text::template::Template;
 
-    fn step(text: &str, value: &str, when: Option<&str>) -> Step {
-        Step {
+    fn step(text: &str, value: &str, when: Option<&str>) -> SolutionStep {
+        SolutionStep {
             text: Template::new(text),
             value: Formula::new(value),
             when: when.map(Formula::new),

@@ -11,7 +11,7 @@
 //! patterns ([`pattern`]) are tried in the workflow's order of precedence.
 //! When no rule matches, a classifier trained on the workflow's labelled
 //! examples ([`classifier`]) may still find the message likely enough to
-//! be about harm or distress to ask for a check-in ([`Decision`]); it never
+//! be about harm or distress to ask for a check-in ([`EscalationRule`]); it never
 //! names a category of its own.
 //! An online check (a moderation provider or the safety LLM call) names
 //! categories of its own, which the workflow maps onto these. The
@@ -149,7 +149,7 @@ pub struct SafetyGate {
 /// The classifier with what its verdicts mean, by its label numbers.
 struct Model {
     classifier: Classifier,
-    decision: Decision,
+    decision: EscalationRule,
 }
 
 /// How the classifier's probabilities become a verdict: the escalating
@@ -157,7 +157,7 @@ struct Model {
 /// classifier cannot place between, say, self-harm and distress still
 /// counts, and a score at or above the threshold gets the check-in.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Decision {
+pub struct EscalationRule {
     /// By label: whether it is an escalating category.
     escalating: Vec<bool>,
     /// The check-in category (an index in the workflow's order).
@@ -166,10 +166,10 @@ pub struct Decision {
     at: f64,
 }
 
-impl Decision {
+impl EscalationRule {
     /// For a classifier with `labels`, the workflow's classifier settings
     /// (`None` when it has none, or its check-in category is unknown).
-    pub fn new(labels: &[String], settings: &SafetySettings) -> Option<Decision> {
+    pub fn new(labels: &[String], settings: &SafetySettings) -> Option<EscalationRule> {
         let classifier = settings.classifier.as_ref()?;
         let check_in = settings
             .categories
@@ -184,7 +184,7 @@ impl Decision {
                     .any(|c| c.escalates && c.id == *l)
             })
             .collect();
-        Some(Decision {
+        Some(EscalationRule {
             escalating,
             check_in,
             at: classifier.at,
@@ -309,7 +309,7 @@ impl SafetyGate {
                         .zip(&normal)
                         .map(|(e, n)| (e.label.as_str(), n.as_str())),
                 );
-                let decision = Decision::new(classifier.labels(), &settings)?;
+                let decision = EscalationRule::new(classifier.labels(), &settings)?;
                 Some(Model {
                     classifier,
                     decision,
@@ -325,7 +325,7 @@ impl SafetyGate {
 
     /// The offline verdict on `message`: the first category (in the
     /// workflow's order) one of whose rules matches; failing that, the
-    /// classifier's check-in ([`Decision::verdict`]).
+    /// classifier's check-in ([`EscalationRule::verdict`]).
     pub fn classify(&self, message: &str) -> Option<SafetyHit> {
         let normal = normalize(message);
         self.by_rules(&normal)

@@ -12,7 +12,7 @@ use crate::model::{PendingQuestion, Scaffolding, SessionState, TeachBack};
 
 /// What the transitions may need from the turn.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct TransitionContext<'a> {
+pub struct ScaffoldingContext<'a> {
     /// The student's answer, kept with a wrong attempt.
     pub answer: Option<&'a str>,
 }
@@ -22,7 +22,7 @@ pub struct TransitionContext<'a> {
 /// Steps a student can ask practice to move, either way.
 const MAX_SHIFT: i8 = 2;
 
-pub fn apply_category(state: &mut SessionState, category: &Category, context: TransitionContext) {
+pub fn apply_category(state: &mut SessionState, category: &Category, context: ScaffoldingContext) {
     apply_transitions(state, &category.transitions, context);
     state.last_category = Some(category.id.clone());
 }
@@ -30,14 +30,14 @@ pub fn apply_category(state: &mut SessionState, category: &Category, context: Tr
 pub fn apply_transitions(
     state: &mut SessionState,
     transitions: &[Transition],
-    context: TransitionContext,
+    context: ScaffoldingContext,
 ) {
     for transition in transitions {
         apply(state, *transition, context);
     }
 }
 
-fn apply(state: &mut SessionState, transition: Transition, context: TransitionContext) {
+fn apply(state: &mut SessionState, transition: Transition, context: ScaffoldingContext) {
     match transition {
         Transition::ClearQuestion => {
             lifecycle::clear_question(state);

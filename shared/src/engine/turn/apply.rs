@@ -136,7 +136,7 @@ pub fn apply(
         scaffolding::apply_category(
             session,
             c,
-            scaffolding::TransitionContext {
+            scaffolding::ScaffoldingContext {
                 answer: plan.said.as_deref(),
             },
         );

@@ -244,7 +244,7 @@ pub fn plan_interpreted(
         scaffolding::apply_category(
             &mut preview,
             c,
-            scaffolding::TransitionContext {
+            scaffolding::ScaffoldingContext {
                 answer: read.said.as_deref(),
             },
         );

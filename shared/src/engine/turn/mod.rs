@@ -36,7 +36,7 @@ pub use interpret::{interpret, plan_interpreted};
 
 use serde::Serialize;
 
-use crate::engine::exam::judge::{JudgeRequest, Verdict};
+use crate::engine::exam::judge::{JudgeRequest, WrittenMark};
 use crate::engine::mastery::evidence::EvidenceEffect;
 use crate::engine::modes::{self, ModeTurn, SessionMode};
 use crate::engine::policy::PolicyError;
@@ -77,7 +77,7 @@ pub fn judged(
     state: TurnState<'_>,
     plan: &mut Plan,
     request: &JudgeRequest,
-    verdict: Verdict,
+    verdict: WrittenMark,
     env: &TurnEnv<'_>,
 ) {
     let Some(judging) = plan.judging.as_mut().filter(|j| j.request == *request) else {

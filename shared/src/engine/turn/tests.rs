@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use chrono::Duration;
 
-use crate::engine::exam::judge::Verdict;
+use crate::engine::exam::judge::WrittenMark;
 use crate::engine::modes::exam::tests::{at, event, exam_thread};
 use crate::engine::modes::exam::{exam_of, progress_view};
 use crate::engine::modes::exam_select;
@@ -48,7 +48,7 @@ struct Judged {
 
 /// A turn answering `said`, with the evaluation call's `verdict` handed
 /// back when there is one.
-fn answer(thread: &Thread, said: &str, verdict: Option<Verdict>) -> Judged {
+fn answer(thread: &Thread, said: &str, verdict: Option<WrittenMark>) -> Judged {
     let rt = CourseRuntime::new(Arc::new(bundle()), "prealgebra").unwrap();
     let keys = TokenKeys::single(b"exam-judge-test-key-32-bytes-long!").unwrap();
     let lockouts: BTreeMap<String, crate::engine::exam::lockout::LockoutStatus> = BTreeMap::new();
@@ -132,7 +132,7 @@ fn the_models_verdict_is_recorded_with_the_workflows_partial_credit() {
     let bundle = bundle();
     let partial = bundle.workflows["default"].modes.exam.partial_credit;
     let thread = written_exam(&bundle, "immediate");
-    let verdict = Verdict {
+    let verdict = WrittenMark {
         result: QuestionResult::Partial,
         feedback: "Right idea, but say what the total should be".into(),
         by: JudgedBy::Model,
@@ -154,7 +154,7 @@ fn the_models_verdict_is_recorded_with_the_workflows_partial_credit() {
     );
 
     // A wrong verdict is no credit.
-    let wrong = Verdict {
+    let wrong = WrittenMark {
         result: QuestionResult::Incorrect,
         feedback: "That does not check it.".into(),
         by: JudgedBy::Model,
@@ -194,7 +194,7 @@ fn a_verdict_on_another_request_changes_nothing() {
         history: &[],
         snapshot: &snapshot,
     };
-    let verdict = Verdict {
+    let verdict = WrittenMark {
         result: QuestionResult::Incorrect,
         feedback: "No.".into(),
         by: JudgedBy::Model,
@@ -222,7 +222,7 @@ fn a_deferred_written_answer_is_only_recorded_until_the_end() {
     exam.current_index = 1;
     for verdict in [
         None,
-        Some(Verdict {
+        Some(WrittenMark {
             result: QuestionResult::Incorrect,
             feedback: "Not a check at all.".into(),
             by: JudgedBy::Model,

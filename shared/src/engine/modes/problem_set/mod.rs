@@ -17,14 +17,18 @@
 //!   skip offered after a long time on one problem.
 //!
 //! The mastery signals and progression rules are [`decide`], pure and
-//! table-tested.
+//! table-tested, in `rules`; the report the session ends with is in
+//! `report`.
+
+mod report;
+mod rules;
 
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 use serde_json::json;
 
-use crate::content::workflow::{ProblemSetMode, Transition};
+use crate::content::workflow::ProblemSetMode;
 use crate::content::{Course, Workflow};
 use crate::engine::grading;
 use crate::engine::modes::teach_me::with_completion;
@@ -36,12 +40,15 @@ use crate::engine::policy::PolicyOutcome;
 use crate::engine::session::scaffolding;
 use crate::engine::turn_data::{Interpreted, Plan, TurnEvent};
 use crate::model::{
-    ExamAvailability, ExpectedAnswer, GradeOutcome, LlmTutorResponse, MasterySignal, Mode,
-    ModeState, OutboundEvent, OutboundEventKind, PendingQuestion, ProblemBrief, ProblemEntry,
-    ProblemProgress, ProblemReportLine, ProblemSetReport, ProblemSetState, ProblemStatus,
-    ProgressionAction, QuestionPhase, Role, SessionEnd, SessionState, StudentIntent, Thread,
-    ThreadStatus, TutorAction, WebhookProblem,
+    ExamAvailability, ExpectedAnswer, LlmTutorResponse, Mode, ModeState, OutboundEvent,
+    OutboundEventKind, PendingQuestion, ProblemBrief, ProblemEntry, ProblemProgress,
+    ProblemSetReport, ProblemSetState, ProblemStatus, ProgressionAction, QuestionPhase, Role,
+    SessionEnd, SessionState, Thread, ThreadStatus, TutorAction, WebhookProblem,
 };
+
+pub use self::report::{end_session, report, session_completed};
+pub use self::rules::{ProblemDecision, TurnFacts, decide};
+use self::rules::{facts, record};
 
 /// The problem_set mode.
 pub struct ProblemSet;
@@ -699,338 +706,6 @@ fn next_hint(entry: &ProblemEntry) -> Option<String> {
         .hints
         .get(entry.progress.hints_shown as usize)
         .cloned()
-}
-
-/// What one message says about the current problem.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TurnFacts {
-    /// Code's grade of an answer to the problem itself.
-    pub grade: Option<GradeOutcome>,
-    /// The student says they are stuck (the category starts scaffolding).
-    pub stuck: bool,
-    /// The student answered a scaffolding step.
-    pub scaffold_step: bool,
-    /// Scaffolding depth once this message's transitions apply.
-    pub scaffold_depth: u32,
-    /// The student explains how they solved it (teach-back).
-    pub explained: bool,
-    /// The student asks something, or talks about something else.
-    pub asks: bool,
-    /// The student asks to skip the problem.
-    pub skip: bool,
-    /// Minutes since the problem was presented.
-    pub minutes_on_problem: i64,
-}
-
-impl TurnFacts {
-    /// The problem's next hint is shown when the student is stuck or
-    /// working through smaller steps, or from their second wrong answer
-    /// (the first is met with a question about their method).
-    fn hint_due(&self, progress: &ProblemProgress) -> bool {
-        let wrong = matches!(self.grade, Some(GradeOutcome::Wrong | GradeOutcome::Close));
-        self.stuck || self.scaffold_step || (wrong && progress.wrong_attempts >= 1)
-    }
-}
-
-fn facts(
-    workflow: &Workflow,
-    before: &SessionState,
-    entry: &ProblemEntry,
-    category: &str,
-    intent: Option<StudentIntent>,
-    grade: Option<GradeOutcome>,
-    now: DateTime<Utc>,
-) -> TurnFacts {
-    let settings = &workflow.modes.problem_set;
-    let on_problem = before
-        .pending_question
-        .as_ref()
-        .is_some_and(|q| q.concept == concept_of(entry));
-    let grade = grade.filter(|g| on_problem && *g != GradeOutcome::Unverifiable);
-    let mut preview = before.clone();
-    let found = workflow.category(category);
-    if let Some(c) = found {
-        scaffolding::apply_category(&mut preview, c, scaffolding::TransitionContext::default());
-    }
-    let has = |t: Transition| found.is_some_and(|c| c.transitions.contains(&t));
-    TurnFacts {
-        grade,
-        stuck: has(Transition::StartScaffolding),
-        scaffold_step: has(Transition::DeepenScaffolding) && grade.is_none(),
-        scaffold_depth: preview.scaffolding.depth,
-        explained: found.is_some_and(|c| c.detect.teach_back == Some(true))
-            && before.teach_back.awaiting_explanation,
-        asks: matches!(
-            intent,
-            Some(StudentIntent::Question | StudentIntent::OffTopic)
-        ) || has(Transition::CountOffTopic),
-        skip: settings.skip_categories.iter().any(|c| c == category),
-        minutes_on_problem: entry
-            .progress
-            .started_at
-            .map_or(0, |t| (now - t).num_minutes()),
-    }
-}
-
-/// A problem's mastery signal and what the session does, after one message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Decision {
-    pub signal: Option<MasterySignal>,
-    pub action: ProgressionAction,
-    /// The problem is answered right with this message.
-    pub solved_now: bool,
-    /// The reply offers to skip the problem.
-    pub offer_skip: bool,
-}
-
-/// The progression rules, given the problem's progress before this
-/// message and what the message says:
-/// - right on the first attempt with no help: mastered, ADVANCE;
-/// - right after wrong tries, hints or scaffolding: learned, ADVANCE, or
-///   when the workflow waits for the teach-back, CONTINUE until the next
-///   message (an explanation, or anything but a question) and then ADVANCE;
-/// - a request to skip: SKIP;
-/// - scaffolded deeper than `intervene_scaffold_depth`: stuck, INTERVENE
-///   (once per problem; the teacher is alerted);
-/// - `struggling_attempts` wrong answers or more: struggling, CONTINUE;
-/// - after `skip_offer_minutes` on the problem (or once stuck), the reply
-///   offers to skip, once.
-pub fn decide(
-    progress: &ProblemProgress,
-    facts: &TurnFacts,
-    settings: &ProblemSetMode,
-) -> Decision {
-    let stay = |signal| Decision {
-        signal,
-        action: ProgressionAction::Continue,
-        solved_now: false,
-        offer_skip: false,
-    };
-    if progress.solved {
-        return if facts.asks && !facts.explained {
-            stay(progress.signal)
-        } else {
-            Decision {
-                action: ProgressionAction::Advance,
-                ..stay(progress.signal)
-            }
-        };
-    }
-    if facts.skip {
-        return Decision {
-            action: ProgressionAction::Skip,
-            ..stay(progress.signal)
-        };
-    }
-    if facts.grade == Some(GradeOutcome::Correct) {
-        let helped = progress.attempts > 0
-            || progress.wrong_attempts > 0
-            || progress.hints_used > 0
-            || progress.scaffold_depth > 0;
-        let (signal, action) = if !helped {
-            (MasterySignal::Mastered, ProgressionAction::Advance)
-        } else if settings.wait_for_teach_back {
-            (MasterySignal::Learned, ProgressionAction::Continue)
-        } else {
-            (MasterySignal::Learned, ProgressionAction::Advance)
-        };
-        return Decision {
-            signal: Some(signal),
-            action,
-            solved_now: true,
-            offer_skip: false,
-        };
-    }
-    let wrong = progress.wrong_attempts
-        + u32::from(matches!(
-            facts.grade,
-            Some(GradeOutcome::Wrong | GradeOutcome::Close)
-        ));
-    let depth = progress.scaffold_depth.max(facts.scaffold_depth);
-    let signal = if depth > settings.intervene_scaffold_depth {
-        Some(MasterySignal::Stuck)
-    } else if wrong >= settings.struggling_attempts {
-        Some(MasterySignal::Struggling)
-    } else {
-        progress.signal
-    };
-    if signal == Some(MasterySignal::Stuck) && !progress.intervened {
-        return Decision {
-            action: ProgressionAction::Intervene,
-            ..stay(signal)
-        };
-    }
-    let long = facts.minutes_on_problem >= i64::from(settings.skip_offer_minutes);
-    Decision {
-        offer_skip: !progress.skip_offered && (long || signal == Some(MasterySignal::Stuck)),
-        ..stay(signal)
-    }
-}
-
-/// The problem's progress after the message.
-fn record(
-    progress: &mut ProblemProgress,
-    facts: &TurnFacts,
-    decision: &Decision,
-    category: &str,
-    hint_shown: bool,
-    now: DateTime<Utc>,
-) {
-    if progress.first_category.is_none() {
-        progress.first_category = Some(category.to_owned());
-    }
-    if !progress.categories.iter().any(|c| c == category) {
-        progress.categories.push(category.to_owned());
-    }
-    if let Some(grade) = facts.grade {
-        progress.attempts += 1;
-        if grade != GradeOutcome::Correct {
-            progress.wrong_attempts += 1;
-        }
-    }
-    if facts.stuck || facts.scaffold_step || hint_shown {
-        progress.hints_used += 1;
-    }
-    if hint_shown {
-        progress.hints_shown += 1;
-    }
-    progress.scaffold_depth = progress.scaffold_depth.max(facts.scaffold_depth);
-    if decision.solved_now {
-        progress.solved = true;
-        progress.solved_at = Some(now);
-    }
-    if progress.solved && facts.explained {
-        progress.taught_back = true;
-    }
-    progress.signal = decision.signal;
-}
-
-/// Ends the session: the report of what was done, kept in the state.
-pub fn end_session(
-    state: &mut ProblemSetState,
-    end: SessionEnd,
-    now: DateTime<Utc>,
-    unit_title: impl Fn(&str) -> Option<String>,
-) -> ProblemSetReport {
-    state.ended = Some(end);
-    state.current_index = state.current_index.min(state.problems.len() as u32);
-    for p in &mut state.problems {
-        if p.status == ProblemStatus::InProgress && p.progress.finished_at.is_none() {
-            p.progress.finished_at = Some(now);
-        }
-    }
-    let report = report(state, end, now, unit_title);
-    state.report = Some(report.clone());
-    report
-}
-
-/// The report a problem-set session ends with.
-pub fn report(
-    state: &ProblemSetState,
-    end: SessionEnd,
-    now: DateTime<Utc>,
-    unit_title: impl Fn(&str) -> Option<String>,
-) -> ProblemSetReport {
-    let count = |signal: MasterySignal| {
-        state
-            .problems
-            .iter()
-            .filter(|p| p.progress.signal == Some(signal))
-            .count() as u32
-    };
-    let lines: Vec<ProblemReportLine> = state
-        .problems
-        .iter()
-        .map(|p| ProblemReportLine {
-            problem_id: p.problem_id.clone(),
-            text: p.text.clone(),
-            status: p.status,
-            signal: p.progress.signal,
-            attempts: p.progress.attempts,
-            hints_used: p.progress.hints_used,
-            scaffold_depth: p.progress.scaffold_depth,
-            taught_back: p.progress.taught_back,
-            time_seconds: p.progress.started_at.map_or(0, |t| {
-                (p.progress.finished_at.unwrap_or(now) - t)
-                    .num_seconds()
-                    .max(0) as u64
-            }),
-            categories: p.progress.categories.clone(),
-        })
-        .collect();
-    let attempts: u32 = state.problems.iter().map(|p| p.progress.attempts).sum();
-    let solved = state.problems.iter().filter(|p| p.progress.solved).count() as u32;
-    let attempted = state
-        .problems
-        .iter()
-        .filter(|p| p.status != ProblemStatus::Pending)
-        .count() as u32;
-    let mastered = count(MasterySignal::Mastered);
-    let ratio = |a: u32, b: u32| {
-        if b == 0 {
-            0.0
-        } else {
-            (f64::from(a) / f64::from(b) * 1000.0).round() / 1000.0
-        }
-    };
-    ProblemSetReport {
-        ended: end,
-        set_id: state.set_id.clone(),
-        problems_total: state.problems.len() as u32,
-        problems_completed: state
-            .problems
-            .iter()
-            .filter(|p| matches!(p.status, ProblemStatus::Completed | ProblemStatus::Skipped))
-            .count() as u32,
-        mastered,
-        learned: count(MasterySignal::Learned),
-        struggling: count(MasterySignal::Struggling),
-        stuck: count(MasterySignal::Stuck),
-        skipped: state
-            .problems
-            .iter()
-            .filter(|p| p.status == ProblemStatus::Skipped)
-            .count() as u32,
-        accuracy: ratio(solved, attempts),
-        mastery_rate: ratio(mastered, attempted),
-        time_on_task_seconds: lines.iter().map(|l| l.time_seconds).sum(),
-        hints_used: state.problems.iter().map(|p| p.progress.hints_used).sum(),
-        problems: lines,
-        suggested_focus: focus(state, unit_title),
-    }
-}
-
-/// What to practise next: the units (else the problems) that were skipped,
-/// left unsolved or needed the most help, in the order met.
-fn focus(state: &ProblemSetState, unit_title: impl Fn(&str) -> Option<String>) -> Vec<String> {
-    let mut focus: Vec<String> = Vec::new();
-    let weak = state.problems.iter().filter(|p| {
-        p.status == ProblemStatus::Skipped
-            || (p.status != ProblemStatus::Pending && !p.progress.solved)
-            || matches!(
-                p.progress.signal,
-                Some(MasterySignal::Struggling | MasterySignal::Stuck)
-            )
-    });
-    for (n, p) in weak.enumerate() {
-        let item = p
-            .unit_id
-            .as_deref()
-            .and_then(&unit_title)
-            .unwrap_or_else(|| format!("problems like \"{}\"", p.text));
-        if !focus.contains(&item) && n < 8 {
-            focus.push(item);
-        }
-    }
-    focus
-}
-
-/// The `session.completed` notification.
-pub fn session_completed(report: &ProblemSetReport) -> OutboundEvent {
-    OutboundEvent {
-        kind: OutboundEventKind::SessionCompleted,
-        data: json!({ "report": report }),
-    }
 }
 
 fn next_values(

@@ -10,6 +10,8 @@
 //! fresh policy); the LLM is never asked twice. Every turn leaves one structured
 //! log line and a stored turn log with the whole policy chain.
 
+mod integration;
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration as StdDuration, Instant};
@@ -31,47 +33,29 @@ use super::{Output, Service};
 use crate::content::Bundle;
 use crate::engine::exam::judge;
 use crate::engine::exam::lockout::LockoutStatus;
-use crate::engine::modes::{self, problem_set};
+use crate::engine::modes;
 use crate::engine::practice::drill_token::TokenKeys;
 use crate::engine::runtime::CourseRuntime;
 use crate::engine::safety::{FlagSource, SafetyHit, StreamGuard};
 use crate::engine::session::progression::progression;
-use crate::engine::session::scaffolding;
-use crate::engine::session::timeline::{self, SessionClose};
 use crate::engine::snapshot_lite::build_snapshot_lite;
 use crate::engine::turn::{self, ReplyOrigin, TurnError};
 use crate::engine::turn_data::{Plan, TurnEnv, TurnEvent, TurnState};
+use crate::engine::turn_log;
 use crate::engine::turn_log::{StageTimings, TokenCount};
-use crate::engine::{grading, turn_log};
 use crate::llm::OfflineTutor;
 use crate::llm::prompt::tutor_prompt;
 use crate::llm::provider::LlmCall;
 use crate::llm::tokens;
 use crate::model::{
-    CallUsage, ClientEvent, ExpectedAnswer, Judgement, LlmError, LlmTutorResponse, ModeState,
-    OutboundEvent, OutboundEventKind, PendingQuestion, Personalization, Principal,
-    ProgressionAction, QuestionPhase, Reply, Role, SafetyInput, SafetyMark, SafetyOutcome,
-    SessionEnd, StudentSnapshot, TextSink, Thread, ThreadStatus, TurnRequest, TurnResponse,
-    TutorCard, TutorMessage, WebhookSessionStatus, WebhookTurnResponse,
+    CallUsage, ClientEvent, Judgement, LlmError, LlmTutorResponse, OutboundEvent,
+    OutboundEventKind, Personalization, Principal, ProgressionAction, Reply, SafetyInput,
+    SafetyMark, SafetyOutcome, StudentSnapshot, TextSink, ThreadStatus, TurnRequest, TurnResponse,
 };
-use crate::store::{Expected, ThreadRecord, TurnLog, UnitOfWork, Versioned};
+use crate::store::{ThreadRecord, TurnLog, UnitOfWork, Versioned, WriteCondition};
 
-/// Which response a turn answers with.
-#[derive(Clone, Copy)]
-pub(crate) enum Shape<'a> {
-    /// The app API's `TurnResponse`.
-    App,
-    /// The webhook reply (docs/webhooks.md), for an n8n or LMS integration.
-    Webhook(&'a WebhookSettings),
-}
-
-/// What the webhook reply needs besides the turn response.
-pub(crate) struct WebhookSettings {
-    /// The problem the integration sent, made the pending question.
-    pub problem: Option<crate::model::WebhookProblem>,
-    /// Said before the reply: why this message starts a new session.
-    pub notice: Option<String>,
-}
+pub(crate) use self::integration::{Shape, WebhookSettings};
+use self::integration::{webhook_reply, with_problem};
 
 /// When a turn arrived, how long it waited for its thread's lease, and how
 /// long the reads under the lease took.
@@ -488,74 +472,6 @@ impl Service {
         })
     }
 
-    /// Ends the caller's thread if its mode's session has been idle past
-    /// its time to live, saying so in the conversation and sending the
-    /// session's report. Whether it ended now.
-    pub(crate) async fn expire_if_idle(
-        &self,
-        who: &Principal,
-        thread_id: &str,
-    ) -> Result<bool, ServiceError> {
-        let record = owned_thread(self, who, thread_id, 0).await?;
-        self.expire_idle(who, &record).await
-    }
-
-    /// [`expire_if_idle`](Self::expire_if_idle) on a thread already read.
-    pub(crate) async fn expire_idle(
-        &self,
-        who: &Principal,
-        record: &ThreadRecord,
-    ) -> Result<bool, ServiceError> {
-        let thread_id = record.thread.thread_id.as_str();
-        // A paused session waits for its student: it is not idle; a
-        // completed one has nothing left to close.
-        if record.thread.status != ThreadStatus::Active {
-            return Ok(false);
-        }
-        let mode = modes::for_mode(record.thread.mode);
-        let bundle = self.bundle().await;
-        // A course no longer published has no time to live to go by; a
-        // caller that needs the course reports it.
-        let Ok(rt) = self.runtime(&bundle, &record.thread.course_id) else {
-            return Ok(false);
-        };
-        let now = self.clock.now();
-        let mut thread = record.thread.clone();
-        let Some(expired) = mode.expire(&mut thread, rt.course(), rt.workflow(), now) else {
-            return Ok(false);
-        };
-        if thread.status == ThreadStatus::Completed && thread.ended_at.is_none() {
-            thread.ended_at = Some(now);
-        }
-        let entry = timeline::close_entry(thread.session.turn_count, SessionClose::Expired, now);
-        timeline::record(&mut thread.session.timeline, entry);
-        let notice = TutorMessage {
-            id: format!("{thread_id}-expired-{}", now.timestamp()),
-            thread_id: thread_id.to_owned(),
-            role: Role::Assistant,
-            text: expired.notice.clone(),
-            latex: None,
-            card: None,
-            card_state: None,
-            event: None,
-            safety: None,
-            created_at: now,
-        };
-        let mut work = UnitOfWork::new();
-        work.put_thread(record.update(thread, vec![notice]));
-        match self.store.commit(work).await {
-            Ok(()) => {
-                let turn_id = format!("expired-{}", record.thread.updated_at.timestamp_millis());
-                self.send_events(&who.student_id, thread_id, &turn_id, expired.events)
-                    .await;
-                Ok(true)
-            }
-            // Another request got there first: it has ended either way.
-            Err(crate::store::StoreError::Conflict(_)) => Ok(false),
-            Err(e) => Err(e.into()),
-        }
-    }
-
     /// The caller's thread and the student's state in its course, read
     /// afresh in one round, with the problem an integration sent.
     async fn turn_thread(
@@ -721,7 +637,7 @@ impl Service {
         &self,
         call: &TurnCall<'_>,
         request: &judge::JudgeRequest,
-    ) -> Option<judge::Verdict> {
+    ) -> Option<judge::WrittenMark> {
         self.llm.provider(LlmCall::ExamEvaluation)?;
         let timeout = StdDuration::from_millis(call.rt.workflow().llm.exam_evaluation.timeout_ms);
         let evaluator = self.llm.exam_evaluator(
@@ -733,7 +649,7 @@ impl Service {
             Ok(Ok(Reply {
                 value: Judgement::Judged(evaluation),
                 ..
-            })) => Some(judge::Verdict::from_model(&evaluation)),
+            })) => Some(judge::WrittenMark::from_model(&evaluation)),
             Ok(Ok(_)) => None,
             Ok(Err(e)) => {
                 tracing::warn!(
@@ -866,7 +782,7 @@ impl Service {
         work.put_thread(planned.record.update(applied.thread, applied.messages))
             .put_snapshot(
                 applied.snapshot,
-                Expected::of(planned.snapshot_read.as_ref()),
+                WriteCondition::of(planned.snapshot_read.as_ref()),
             )
             .log_turn(TurnLog {
                 thread_id: call.thread_id.to_owned(),
@@ -980,124 +896,6 @@ impl Service {
     }
 }
 
-/// A problem sent by an integration becomes the pending question; a new
-/// problem id starts it afresh, the same one carries on.
-fn with_problem(thread: &mut Thread, shape: Shape<'_>, now: DateTime<Utc>) {
-    let Shape::Webhook(WebhookSettings {
-        problem: Some(problem),
-        ..
-    }) = shape
-    else {
-        return;
-    };
-    if let ModeState::ProblemSet(state) = &thread.session.mode_state {
-        let mut state = state.clone();
-        problem_set::extend(&mut state, &mut thread.session, problem, now);
-        thread.session.mode_state = ModeState::ProblemSet(state);
-        return;
-    }
-    let concept = format!("problem {}", problem.id);
-    let same = thread
-        .session
-        .pending_question
-        .as_ref()
-        .is_some_and(|q| q.concept == concept);
-    let answered = thread.session.last_problem.as_deref() == Some(problem.id.as_str());
-    if same || answered {
-        return;
-    }
-    let unit_id = thread.unit_id.clone().unwrap_or_default();
-    scaffolding::start_problem(
-        &mut thread.session,
-        PendingQuestion {
-            text: problem.text.clone(),
-            expected: Some(ExpectedAnswer {
-                kind: grading::infer_kind(&problem.correct_answer, &[]),
-                value: problem.correct_answer.clone(),
-                unit: None,
-                options: Vec::new(),
-                mistakes: Vec::new(),
-            }),
-            unit_id,
-            concept,
-            wrong_attempts: 0,
-            previous_answers: Vec::new(),
-            hints_used: 0,
-            phase: QuestionPhase::Asked,
-            asked_at: now,
-            drill_token: None,
-        },
-    );
-    thread.session.last_problem = Some(problem.id.clone());
-}
-
-/// The tutor's words as one message for a chat integration: a card's
-/// question is written out, since the integration shows text only.
-fn webhook_reply(
-    response: &TurnResponse,
-    plan: &Plan,
-    action: ProgressionAction,
-    shape: Shape<'_>,
-) -> WebhookTurnResponse {
-    let mut parts = Vec::new();
-    if let Shape::Webhook(WebhookSettings {
-        notice: Some(notice),
-        ..
-    }) = shape
-    {
-        parts.push(notice.clone());
-    }
-    for m in response
-        .messages
-        .iter()
-        .filter(|m| m.role == Role::Assistant)
-    {
-        if !m.text.trim().is_empty() {
-            parts.push(m.text.trim().to_owned());
-        }
-        match &m.card {
-            Some(TutorCard::Drill(d)) => parts.push(format!("{} {}", d.prompt, d.question_latex)),
-            Some(TutorCard::Concept(c)) => {
-                parts.extend(c.key_ideas.iter().map(|k| format!("- {k}")))
-            }
-            Some(TutorCard::Exam(e)) => {
-                parts.push(e.stem.clone());
-                parts.extend(e.options.iter().map(|o| format!("{}) {}", o.id, o.text)));
-            }
-            None => {}
-        }
-    }
-    let state = &response.state;
-    let (index, remaining) = state.problem_set.as_ref().map_or((0, 0), |p| {
-        (
-            p.current_problem_index,
-            p.problems_total.saturating_sub(p.problems_completed),
-        )
-    });
-    let status = match state.problem_set.as_ref().and_then(|p| p.ended) {
-        Some(SessionEnd::Abandoned) => "abandoned",
-        Some(SessionEnd::Completed) => "completed",
-        None if state.is_complete => "completed",
-        None => "active",
-    };
-    WebhookTurnResponse {
-        output: parts.join("\n"),
-        session_status: WebhookSessionStatus {
-            current_problem_index: index,
-            action,
-            problems_remaining: remaining,
-            status: status.to_owned(),
-            thread_id: Some(state.thread_id.clone()),
-        },
-        debug: Some(json!({
-            "category": plan.category,
-            "grade": plan.interpretation.as_ref().and_then(|i| i.grade.as_ref()).map(|g| g.result),
-            "focusUnitId": plan.policy.policy.focus_unit_id,
-            "turnId": response.turn_id,
-        })),
-    }
-}
-
 /// What a turn measured before it applies: the same in every commit attempt.
 #[derive(Clone, Copy)]
 struct Measured {
@@ -1171,7 +969,7 @@ fn hand_back_verdict(
     call: &TurnCall<'_>,
     planned: &mut Planned,
     request: &judge::JudgeRequest,
-    verdict: &judge::Verdict,
+    verdict: &judge::WrittenMark,
 ) {
     let state = TurnState {
         thread: &planned.record.thread,
