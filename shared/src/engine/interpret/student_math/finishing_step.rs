@@ -112,10 +112,10 @@ fn shaped_finish(run: &MathRun, v: char, first: Option<&str>) -> Option<String> 
             ))
         }
         (ProblemShape::Percentage, [Num { text: pct, .. }, Op('%'), Of, amount], Some(w)) => {
+            let amount = piece_text(amount)?;
             Some(format!(
-                "Ten percent of {} is {w}. How many lots of ten percent make {pct}%? So what is {pct}% of {}?",
-                piece_text(amount)?,
-                piece_text(amount)?
+                "Ten percent of {amount} is {w}. {} So what is {pct}% of {amount}?",
+                percent_from_tens(pct)
             ))
         }
         // A one-step equation's first step already undoes its operation:
@@ -199,9 +199,30 @@ fn signed_sum(pieces: &[Piece]) -> Option<(i64, char, i64)> {
     rest.is_empty().then_some((a, op, b))
 }
 
+/// How `pct` percent is built from ten percent, which the student has just
+/// worked out: whole lots of it, a half of it for five, else one percent.
+fn percent_from_tens(pct: &str) -> String {
+    let lots = |n: u32| match n {
+        1 => "ten percent".to_owned(),
+        n => format!("{n} lots of ten percent"),
+    };
+    match pct.parse::<u32>() {
+        Ok(p) if p > 0 && p % 10 == 0 => format!("{p}% is {}.", lots(p / 10)),
+        Ok(5) => "5% is half of ten percent.".to_owned(),
+        Ok(p) if p % 10 == 5 => format!(
+            "{p}% is {} and five percent more, and five percent is half of ten percent.",
+            lots(p / 10)
+        ),
+        _ => format!(
+            "One percent is ten percent divided by ten, and {pct}% is {pct} lots of one percent."
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::student_problem;
+    use super::percent_from_tens;
 
     #[test]
     fn the_finishing_step_carries_on_from_the_first_with_the_problems_numbers() {
@@ -247,5 +268,20 @@ mod tests {
                 p.finishing_step
             );
         }
+    }
+
+    #[test]
+    fn a_percentage_is_built_from_ten_percent_in_whole_steps() {
+        assert_eq!(percent_from_tens("30"), "30% is 3 lots of ten percent.");
+        assert_eq!(percent_from_tens("10"), "10% is ten percent.");
+        assert_eq!(percent_from_tens("5"), "5% is half of ten percent.");
+        assert_eq!(
+            percent_from_tens("15"),
+            "15% is ten percent and five percent more, and five percent is half of ten percent."
+        );
+        assert_eq!(
+            percent_from_tens("12"),
+            "One percent is ten percent divided by ten, and 12% is 12 lots of one percent."
+        );
     }
 }

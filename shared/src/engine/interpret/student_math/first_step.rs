@@ -143,7 +143,7 @@ pub(super) fn first_step(run: &MathRun, variable: char) -> String {
             )
         }
         (ProblemShape::Percentage, [Num { text: pct, .. }, Op('%'), Of, amount]) => format!(
-            "Percent means out of a hundred, so ten percent of {amount} is {amount} divided by ten. What is ten percent of {amount}, and how many of those make {pct}%?",
+            "Percent means out of a hundred. To find {pct}% of {amount}, start with ten percent, which is {amount} divided by ten. What is ten percent of {amount}?",
             amount = piece_text(amount).unwrap_or_default()
         ),
         (ProblemShape::Percentage, _) => format!(
