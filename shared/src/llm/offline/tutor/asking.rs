@@ -26,7 +26,13 @@ pub(super) fn asked(question: &str) -> String {
                 .map(|n| n.trim_matches('.'))
                 .filter(|n| !n.is_empty());
             let stated = numbers.clone().all(|n| sentence_words_hold(sentence, n));
-            return if stated && numbers.count() > 0 && !maths.contains('\\') {
+            // `10\% \text{ of } 80` typesets no better than the sentence's
+            // "10% of 80"; a fraction or a times sign does.
+            let typesets_better = maths
+                .replace("\\%", "%")
+                .replace("\\text{", "{")
+                .contains('\\');
+            return if stated && numbers.count() > 0 && !typesets_better {
                 sentence.to_owned()
             } else {
                 format!("{sentence} \\({maths}\\)")
@@ -172,7 +178,7 @@ mod tests {
         // "What is …?" again.
         assert_eq!(
             asked("What is 10% of 360? 10\\% \\text{ of } 360"),
-            "What is 10% of 360? \\(10\\% \\text{ of } 360\\)"
+            "What is 10% of 360?"
         );
         assert_eq!(
             asked("Which is bigger? 3/4 or five eighths"),
