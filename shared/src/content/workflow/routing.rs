@@ -28,6 +28,13 @@ pub struct Category {
 }
 
 impl Category {
+    /// Whether the category asks the student what to do next rather than
+    /// taking part in the work (a hello, a feeling, the check-in after a
+    /// safety reply).
+    pub fn invites_choice(&self) -> bool {
+        self.transitions.contains(&Transition::InviteChoice)
+    }
+
     /// Whether the category is the student asking for help (stuck, a hint):
     /// it starts or deepens the scaffolding.
     pub fn asks_for_help(&self) -> bool {

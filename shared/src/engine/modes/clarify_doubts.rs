@@ -14,7 +14,7 @@
 //!   check ("is that clear?") is not a question waiting for an answer.
 
 use crate::content::tutor_text::list_in_words;
-use crate::content::workflow::{ClarifyMode, Transition};
+use crate::content::workflow::{Category, ClarifyMode, Transition};
 use crate::content::{Course, Workflow};
 use crate::engine::interpret::classify::BEYOND_COURSE;
 use crate::engine::interpret::mapping::UnitMapper;
@@ -94,7 +94,11 @@ impl SessionMode for ClarifyDoubts {
             .unwrap_or_default();
         let boundary =
             !complete && !closing && !stuck && transitions.contains(&Transition::CountOffTopic);
-        let invites_choice = transitions.contains(&Transition::InviteChoice);
+        let invites_choice = turn
+            .rt
+            .workflow()
+            .category(&read.category)
+            .is_some_and(Category::invites_choice);
 
         // The unit the question is about: its own words first (last turn's
         // reading carries less), then the session's unit, then the focus.

@@ -17,7 +17,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::content::workflow::{TeachMeMode, Transition};
+use crate::content::workflow::{Category, TeachMeMode};
 use crate::content::{Unit, Workflow};
 use crate::engine::interpret::classify::Interpretation;
 use crate::engine::modes::guided::practice_item;
@@ -153,7 +153,9 @@ impl SessionMode for TeachMe {
         // about the lesson, not the "where do I start?" of a student with
         // nothing in front of them, which the categories inviting a choice
         // of what to work on answer.
-        let invites_choice = invites_choice(workflow, &read.category);
+        let invites_choice = workflow
+            .category(&read.category)
+            .is_some_and(Category::invites_choice);
         if category.is_none() && stuck && invites_choice {
             category = Some(workflow.default_category.clone());
         }
@@ -292,14 +294,6 @@ impl SessionMode for TeachMe {
     }
 }
 
-/// Whether `category` invites the student to choose what to do: a
-/// greeting, a feeling, a remark off the topic.
-fn invites_choice(workflow: &Workflow, category: &str) -> bool {
-    workflow
-        .category(category)
-        .is_some_and(|c| c.transitions.contains(&Transition::InviteChoice))
-}
-
 /// The unit a lesson is about: the one asked for, else the course's entry.
 fn lesson_unit<'a>(start: &Start<'a>) -> Option<&'a Unit> {
     start
@@ -365,7 +359,10 @@ fn evidence(
     }
     // A hello, an "ok" after a safety reply or how they feel about maths
     // is not taking part in the lesson: the step waits for them.
-    if invites_choice(workflow, &read.classification.category) {
+    if workflow
+        .category(&read.classification.category)
+        .is_some_and(Category::invites_choice)
+    {
         return StepEvidence::Nothing;
     }
     match read.classification.intent {

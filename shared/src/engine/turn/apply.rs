@@ -185,7 +185,7 @@ pub fn apply(
     let text = rt.sanitizer.clean(&reply.tutor_text).text;
     let invites = workflow
         .category(&plan.category)
-        .is_some_and(|c| c.transitions.contains(&Transition::InviteChoice));
+        .is_some_and(Category::invites_choice);
     let card = match reply.action {
         TutorAction::SocraticQuestion if invites => None,
         TutorAction::SocraticQuestion => {
