@@ -80,8 +80,11 @@ pub struct ChatDrill {
 /// Steps 5 and 6: what the student sent, as code reads it before the
 /// policy and any LLM call.
 pub struct Interpreted {
-    /// What the student wrote this turn, if anything.
+    /// What the student wrote this turn, if anything, as the turn reads
+    /// it: a follow-up ("what about 1/3?") is the question it stands for.
     pub said: Option<String>,
+    /// The student's own words, when they differ from `said`.
+    pub written: Option<String>,
     /// The safety gate's verdict: its category's response pauses
     /// tutoring for this turn (nothing is graded or applied) or comes
     /// before the tutor's reply.
@@ -104,8 +107,12 @@ pub struct Interpreted {
 
 /// Everything decided before the LLM call.
 pub struct Plan {
-    /// What the student wrote this turn, if anything.
+    /// What the student wrote this turn, if anything, as the turn read it
+    /// (see [`Interpreted::said`]).
     pub said: Option<String>,
+    /// The student's own words, when they differ from `said`: these are
+    /// what the conversation records and what moderation reads.
+    pub written: Option<String>,
     /// The safety gate's verdict: its category's response pauses
     /// tutoring for this turn (nothing is graded or applied) or comes
     /// before the tutor's reply.
@@ -139,6 +146,11 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// What the student wrote, in their own words.
+    pub fn student_words(&self) -> Option<&str> {
+        self.written.as_deref().or(self.said.as_deref())
+    }
+
     /// The turn's event as the plan read it: what the student wrote and
     /// the card event, for a mode that replays it in `apply`.
     pub fn event(&self) -> TurnEvent {

@@ -5,6 +5,7 @@
 
 pub mod classify;
 pub mod comparison;
+pub mod follow_up;
 pub mod mapping;
 pub mod outside_math;
 pub mod place_value;

@@ -48,13 +48,13 @@ pub fn apply(
     let mut thread = state.thread.clone();
     let mut snapshot = state.snapshot.clone();
     let mut messages = Vec::new();
-    if let Some(said) = &plan.said {
+    if let Some(said) = plan.student_words() {
         messages.push(message(
             state.thread,
             env,
             "s",
             Role::Student,
-            said.clone(),
+            said.to_owned(),
             plan.input.student.message_latex.clone(),
             None,
         ));

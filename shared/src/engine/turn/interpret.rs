@@ -9,9 +9,12 @@ use super::compose::compose;
 use super::questions::own_problem;
 use super::{TurnError, mode_of};
 use crate::content::Workflow;
+use crate::content::workflow::GradingSettings;
 use crate::content::workflow::Transition;
 use crate::engine::exam;
+use crate::engine::grading;
 use crate::engine::interpret::classify::{self, BEYOND_COURSE, Interpretation};
+use crate::engine::interpret::follow_up;
 use crate::engine::interpret::mapping::{UnitMapper, UnitMatch, event_unit};
 use crate::engine::interpret::outside_math;
 use crate::engine::interpret::student_math;
@@ -58,8 +61,14 @@ pub fn interpret(
 ) -> Result<Interpreted, TurnError> {
     let workflow = rt.workflow();
     let session = &state.thread.session;
-    let said = event.student_input().said();
-    let safety = said.as_deref().and_then(|s| rt.safety.classify(s));
+    let written = event.student_input().said();
+    // The gate reads the student's own words; everything after reads what
+    // they mean.
+    let safety = written.as_deref().and_then(|s| rt.safety.classify(s));
+    let said = written
+        .as_deref()
+        .and_then(|w| follow_up_of(w, session, state.history, &workflow.grading))
+        .or_else(|| written.clone());
     let own_problem = own_problem(session, said.as_deref());
     // Read once: unit mapping, the outside topics and the chatter check
     // all weigh the same words and the same ranking.
@@ -172,6 +181,7 @@ pub fn interpret(
         }
     }
     Ok(Interpreted {
+        written: written.filter(|w| said.as_ref() != Some(w)),
         said,
         safety,
         interpretation,
@@ -181,6 +191,33 @@ pub fn interpret(
         mapped_units,
         exam_questions,
     })
+}
+
+/// The question a follow-up stands for ("what about 1/3?" after "how do
+/// I turn 3/8 into a decimal?"), unless the message answers the question
+/// the tutor asked ("and 125?" can be an answer).
+fn follow_up_of(
+    written: &str,
+    session: &SessionState,
+    history: &[TutorMessage],
+    grading: &GradingSettings,
+) -> Option<String> {
+    let answers_pending = session
+        .pending_question
+        .as_ref()
+        .and_then(|q| grading::grade_pending(q, written, grading))
+        .is_some_and(|g| matches!(g.result, GradeOutcome::Correct | GradeOutcome::Close));
+    if answers_pending {
+        return None;
+    }
+    let earlier: Vec<&str> = history
+        .iter()
+        .rev()
+        .filter(|m| m.role == Role::Student && m.event.is_none())
+        .take(follow_up::CHAIN)
+        .map(|m| m.text.as_str())
+        .collect();
+    follow_up::meant(written, &earlier)
 }
 
 /// Whether the tutor's last reply paused tutoring for a safety concern and
@@ -207,6 +244,17 @@ pub fn plan_interpreted(
     let course = rt.course();
     let workflow = rt.workflow();
     let session = &state.thread.session;
+    // The mode and the tutor's input read the message as the turn does.
+    let meant;
+    let event = if read.written.is_some() {
+        meant = TurnEvent {
+            message_text: read.said.clone(),
+            ..event.clone()
+        };
+        &meant
+    } else {
+        event
+    };
     let mut policy = compute_policy(
         &PolicyInput {
             snapshot: state.snapshot,
@@ -326,6 +374,7 @@ pub fn plan_interpreted(
         .collect();
     Ok(Plan {
         said: read.said,
+        written: read.written,
         safety: read.safety,
         interpretation: read.interpretation,
         category,

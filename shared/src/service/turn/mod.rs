@@ -820,7 +820,7 @@ impl Service {
     /// asked when the offline gate has already paused tutoring; a check
     /// that fails or is late leaves the offline verdict standing.
     async fn moderate(&self, call: &TurnCall<'_>, plan: &Plan) -> Option<SafetyHit> {
-        let said = plan.said.as_ref()?;
+        let said = plan.student_words()?;
         if pauses(plan) {
             return None;
         }
@@ -848,7 +848,7 @@ impl Service {
             );
             match judge
                 .judge(&SafetyInput {
-                    message: said.clone(),
+                    message: said.to_owned(),
                 })
                 .await
             {

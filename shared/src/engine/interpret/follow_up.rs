@@ -1,0 +1,307 @@
+//! A follow-up that leans on the student's previous question ("what about
+//! 1/3?" after "how do I turn 3/8 into a decimal?", "and 50?" after "what's
+//! the square root of 49?") is read as that question asked again with the
+//! new numbers, so it is answered as the whole question would be rather
+//! than as a bare number or a vague "what about".
+
+use std::ops::Range;
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+/// How many of the student's earlier messages a chain of follow-ups is
+/// followed back through ("what about 1/3?", "and 2/3?", "and 5/6?").
+pub const CHAIN: usize = 4;
+
+/// The question `message` stands for, when it is a follow-up on the
+/// previous question: `earlier` holds the student's earlier messages, the
+/// most recent first.
+pub fn meant(message: &str, earlier: &[&str]) -> Option<String> {
+    let new_numbers = follow_up_numbers(message)?;
+    let (previous, before) = earlier.split_first()?;
+    let frame = if follow_up_numbers(previous).is_some() {
+        meant(previous, before)?
+    } else {
+        (*previous).to_owned()
+    };
+    let expanded = substitute(&frame, new_numbers)?;
+    (expanded != frame).then_some(expanded)
+}
+
+/// The numbers a follow-up brings ("1/3" of "what about 1/3?"), when the
+/// message is only a lead-in and numbers.
+fn follow_up_numbers(message: &str) -> Option<&str> {
+    static LEAD: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(
+            r"(?ix)^\s*(?:(?:ok(?:ay)?|so|right|and)\s*,?\s+)?
+            (?:what\s+about|how\s+about|what\s+if\s+(?:it\s+was|it\s+is|it'?s|its)|and|same\s+(?:thing\s+)?(?:for|with)|now\s+(?:do|try))
+            \s+(?:for\s+|with\s+)?
+            (?P<numbers>.+?)
+            (?:\s+(?:then|instead|please|pls|now))?
+            \s*[?.!]*\s*$",
+        )
+        .expect("a valid pattern")
+    });
+    let numbers = LEAD.captures(message)?.name("numbers")?.as_str();
+    is_only_numbers(numbers).then_some(numbers)
+}
+
+/// Numbers, operators and the few words that join them ("4, 8 and 9",
+/// "2x + 5 = 17", "20% of 60"), and nothing else.
+fn is_only_numbers(text: &str) -> bool {
+    static WORDS: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"[A-Za-z]+").expect("valid"));
+    const JOINING: [&str; 5] = ["and", "of", "to", "percent", "by"];
+    text.chars().count() <= 40
+        && text.chars().any(|c| c.is_ascii_digit())
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || " .,/%+-−×÷*=()^:".contains(c))
+        && WORDS.find_iter(text).all(|w| {
+            let word = w.as_str().to_lowercase();
+            JOINING.contains(&word.as_str())
+                // A letter next to a number is an unknown (2x, 3y).
+                || (word.len() == 1 && text[..w.start()].ends_with(|c: char| c.is_ascii_digit()))
+                || word == "x"
+        })
+}
+
+/// What kind of number a lone number is: one is only swapped for another
+/// of its kind, so "what about 20%?" after "what is 15% of 80?" changes the
+/// percentage and not the 80.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Fraction,
+    Percentage,
+    Plain,
+}
+
+/// A run of numbers in a message: one number, a list, or a calculation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Shape {
+    Single(Kind),
+    List,
+    Calculation,
+}
+
+struct Run {
+    at: Range<usize>,
+    shape: Shape,
+}
+
+/// The runs of numbers in `text`, in order.
+fn runs(text: &str) -> Vec<Run> {
+    static NUMBER: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"\d+\s*/\s*\d+|\d*\.\d+|\d+(?:\s*%|\s*percent\b|\s*per\s?cent\b|[a-z]\b)?")
+            .expect("a valid pattern")
+    });
+    static LIST_GAP: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"^(?:\s*,\s*(?:and\s+)?|\s+and\s+)$").expect("valid"));
+    static CALCULATION_GAP: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"^[\s()]*[-+−×÷*/=^x][\s()-]*$").expect("valid"));
+    let mut runs: Vec<Run> = Vec::new();
+    for number in NUMBER.find_iter(text) {
+        let token = number.as_str();
+        // Glued to a letter or another number ("x2", "1.2.3"): not a number
+        // a follow-up swaps.
+        if text[..number.start()].ends_with(|c: char| c.is_alphabetic() || c == '.') {
+            continue;
+        }
+        let joined = runs.last_mut().and_then(|last| {
+            let gap = &text[last.at.end..number.start()];
+            let shape = if LIST_GAP.is_match(gap) {
+                Shape::List
+            } else if CALCULATION_GAP.is_match(gap) {
+                Shape::Calculation
+            } else {
+                return None;
+            };
+            let fits = match &last.shape {
+                Shape::Single(_) => true,
+                joined => *joined == shape,
+            };
+            fits.then(|| {
+                last.at.end = number.end();
+                last.shape = shape;
+            })
+        });
+        if joined.is_none() {
+            runs.push(Run {
+                at: number.range(),
+                shape: Shape::Single(kind_of(token)),
+            });
+        }
+    }
+    runs
+}
+
+fn kind_of(token: &str) -> Kind {
+    if token.contains('/') {
+        Kind::Fraction
+    } else if token.contains('%') || token.contains("cent") {
+        Kind::Percentage
+    } else {
+        Kind::Plain
+    }
+}
+
+/// `frame` with the numbers of `new` in place of those they stand for:
+/// run for run when both have the same runs ("20% of 60" for "15% of
+/// 80"), else the one run that fits — a list for a list, a calculation
+/// for a calculation, a number for the one number of its kind.
+fn substitute(frame: &str, new: &str) -> Option<String> {
+    // Only a question is asked again: an answer ("85") has no words to
+    // carry the new numbers.
+    if !frame.chars().any(char::is_alphabetic) || follow_up_numbers(frame).is_some() {
+        return None;
+    }
+    let new_runs = runs(new);
+    let old = runs(frame);
+    if new_runs.len() > 1 {
+        let same_shapes = new_runs.len() == old.len()
+            && new_runs.iter().zip(&old).all(|(n, o)| n.shape == o.shape);
+        if !same_shapes {
+            return None;
+        }
+        let mut out = String::with_capacity(frame.len() + new.len());
+        let mut at = 0;
+        for (n, o) in new_runs.iter().zip(&old) {
+            out.push_str(&frame[at..o.at.start]);
+            out.push_str(&new[n.at.clone()]);
+            at = o.at.end;
+        }
+        out.push_str(&frame[at..]);
+        return Some(out);
+    }
+    let [new_run] = new_runs.as_slice() else {
+        return None;
+    };
+    let fitting: Vec<&Run> = match &new_run.shape {
+        Shape::Single(kind) => {
+            let singles: Vec<&Run> = old
+                .iter()
+                .filter(|r| r.shape == Shape::Single(*kind))
+                .collect();
+            // The question's only number, whatever its kind ("is 51
+            // prime?", "and 2.5?").
+            if singles.is_empty() && old.len() == 1 {
+                old.iter()
+                    .filter(|r| matches!(r.shape, Shape::Single(_)))
+                    .collect()
+            } else {
+                singles
+            }
+        }
+        shape => old.iter().filter(|r| r.shape == *shape).collect(),
+    };
+    let [run] = fitting.as_slice() else {
+        return None;
+    };
+    Some(format!(
+        "{}{}{}",
+        &frame[..run.at.start],
+        &new[new_run.at.clone()],
+        &frame[run.at.end..]
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn after(previous: &str, message: &str) -> Option<String> {
+        meant(message, &[previous])
+    }
+
+    #[test]
+    fn a_new_number_takes_the_place_of_the_old_one() {
+        assert_eq!(
+            after("how do i turn 3/8 into a decimal", "what about 1/3").as_deref(),
+            Some("how do i turn 1/3 into a decimal")
+        );
+        assert_eq!(
+            after("whats the square root of 49", "and 50?").as_deref(),
+            Some("whats the square root of 50")
+        );
+        assert_eq!(
+            after("is 51 prime", "how about 53").as_deref(),
+            Some("is 53 prime")
+        );
+    }
+
+    #[test]
+    fn a_number_replaces_the_one_of_its_kind() {
+        assert_eq!(
+            after("what is 15% of 80", "what about 20%?").as_deref(),
+            Some("what is 20% of 80")
+        );
+        assert_eq!(
+            after("what is 15% of 80", "and 120").as_deref(),
+            Some("what is 15% of 120")
+        );
+        assert_eq!(
+            after("what is 15% of 80", "what about 20% of 60").as_deref(),
+            Some("what is 20% of 60")
+        );
+        // Two whole numbers: which one is meant cannot be told.
+        assert_eq!(after("what is 47 + 38", "what about 50"), None);
+    }
+
+    #[test]
+    fn lists_and_calculations_replace_their_own_kind() {
+        assert_eq!(
+            after("find the mean of 4, 8 and 9", "what about 2, 3 and 10").as_deref(),
+            Some("find the mean of 2, 3 and 10")
+        );
+        assert_eq!(
+            after("solve 2x + 3 = 11", "what about 3x - 5 = 10?").as_deref(),
+            Some("solve 3x - 5 = 10")
+        );
+        assert_eq!(
+            after("what is 3 + 4 x 2", "and 5 + 6 x 2").as_deref(),
+            Some("what is 5 + 6 x 2")
+        );
+    }
+
+    #[test]
+    fn a_chain_of_follow_ups_keeps_the_first_question() {
+        assert_eq!(
+            meant(
+                "and 2/3?",
+                &["what about 1/3", "how do i turn 3/8 into a decimal"]
+            )
+            .as_deref(),
+            Some("how do i turn 2/3 into a decimal")
+        );
+    }
+
+    #[test]
+    fn only_a_lead_in_and_numbers_is_a_follow_up() {
+        let previous = "how do i turn 3/8 into a decimal";
+        for message in [
+            "what about fractions",
+            "1/3",
+            "what about 1/3 of a pizza and a drink",
+            "what about my homework 1/3",
+            "and then i got 1/3",
+        ] {
+            assert_eq!(after(previous, message), None, "{message}");
+        }
+        // After an answer, or with nothing before it, there is no question
+        // to ask again.
+        assert_eq!(after("85", "what about 90"), None);
+        assert_eq!(meant("what about 1/3", &[]), None);
+    }
+
+    proptest! {
+        /// Whatever the numbers, the follow-up's numbers end up in the
+        /// question, and the question's words stay.
+        #[test]
+        fn the_question_keeps_its_words(a in 1u32..500, b in 1u32..500) {
+            let previous = format!("is {a} a prime number");
+            let expanded = after(&previous, &format!("what about {b}?"));
+            prop_assert_eq!(expanded, (a != b).then(|| format!("is {b} a prime number")));
+        }
+    }
+}
