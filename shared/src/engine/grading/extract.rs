@@ -11,7 +11,7 @@ use super::lex::{self, Lex, Token};
 use super::literal::Literal;
 use super::text::Text;
 use super::units::{self, Unit};
-use super::{latex, normalize, words};
+use super::{latex, normalize, recurring, words};
 use crate::math::{self, Expr, ParseOptions, Rational};
 
 /// Rewrites a message into the notation the lexer reads.
@@ -20,7 +20,7 @@ pub(super) fn prepare(message: &str) -> Text {
     if latex::looks_like_latex(message) {
         text = latex::rewrite(&text);
     }
-    words::rewrite(&normalize::fold(&text))
+    words::rewrite(&recurring::rewrite(&normalize::fold(&text)))
 }
 
 /// The shape of a candidate answer.

@@ -194,6 +194,20 @@ impl Rewriter<'_> {
                 out.replace_from(self.source, content.end..after, " ");
                 after
             }
+            // A bar or dot over digits marks the ones that recur: the
+            // same marks typed on a phone, which the recurring reader reads.
+            "overline" | "bar" | "dot" => {
+                let (content, after) = self.argument(i, end);
+                let digits = self.source.slice(content.clone());
+                if digits.is_empty() || !digits.chars().all(|c| c.is_ascii_digit()) {
+                    plain(out, "");
+                    return i;
+                }
+                let mark = if name == "dot" { '\u{307}' } else { '\u{305}' };
+                let marked: String = digits.chars().flat_map(|d| [d, mark]).collect();
+                out.replace_from(self.source, start..after, &marked);
+                after
+            }
             "left" | "right" | "bigl" | "bigr" | "Bigl" | "Bigr" | "big" | "Big" | "bigg"
             | "Bigg" => {
                 // `\left.` is an invisible delimiter.

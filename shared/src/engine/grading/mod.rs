@@ -53,6 +53,7 @@ mod normalize;
 mod numeric;
 mod pasted;
 mod pick;
+mod recurring;
 mod structured;
 mod text;
 mod units;

@@ -63,7 +63,9 @@ pub(super) fn conversion(message: &str) -> Option<StudentProblem> {
         return None;
     }
     // Over 100 (or 1000): what the bottom is multiplied by to get there.
-    let over = [100, 1000].into_iter().find(|t| t % d == 0)?;
+    let Some(over) = [100, 1000, 10_000].into_iter().find(|t| t % d == 0) else {
+        return by_division(n, d, written);
+    };
     let factor = over / d;
     let top = n * factor;
     let exact = |num: i64, den: i64| {
@@ -73,27 +75,42 @@ pub(super) fn conversion(message: &str) -> Option<StudentProblem> {
     };
     let decimal = exact(top, over)?;
     let percent = exact(top * 100, over)?;
-    let (text, answer, finishing) = match written {
+    let (place, digit) = match over {
+        100 => ("hundredths", "second"),
+        1000 => ("thousandths", "third"),
+        _ => ("ten-thousandths", "fourth"),
+    };
+    // In words ("75 hundredths"), not 75/100: that fraction is already
+    // the answer, which the steps must not give away.
+    let (text, answer, finishing, smaller_finishing) = match written {
         Written::Decimal => (
             format!("{n}/{d} as a decimal"),
-            decimal.clone(),
-            format!(
-                "So {n}/{d} = {top}/{over}: {top} {}. What is that as a decimal?",
-                if over == 100 {
-                    "hundredths"
-                } else {
-                    "thousandths"
-                }
-            ),
+            decimal,
+            format!("So {n}/{d} is {top} {place}. What is that as a decimal?"),
+            Some(format!(
+                "{} are the {digit} digit after the decimal point. How do you write {top} {place} with a decimal point?",
+                capitalised(place)
+            )),
         ),
         Written::Percentage => (
             format!("{n}/{d} as a percentage"),
             format!("{percent}%"),
             format!(
-                "So {n}/{d} = {top}/{over}. Per cent means out of 100, so what is {n}/{d} as a percentage?"
+                "So {n}/{d} is {top} {place}. Per cent means out of 100, so what is {n}/{d} as a percentage?"
             ),
+            None,
         ),
     };
+    // With 1 on top the top is the number just found: nothing to multiply.
+    let middle_step = (n != 1).then(|| {
+        let ask = format!("Multiply the top by {factor} as well: what is {n} × {factor}?");
+        HintStep {
+            tell: ask.clone(),
+            ask,
+            expects: Some(top.to_string()),
+            smaller: None,
+        }
+    });
     Some(StudentProblem {
         text,
         answer,
@@ -102,14 +119,160 @@ pub(super) fn conversion(message: &str) -> Option<StudentProblem> {
             "Write it with {over} on the bottom: what do you multiply {d} by to get {over}?"
         ),
         first_step_expects: Some(factor.to_string()),
-        middle_step: None,
-        later_values: vec![top.to_string()],
+        middle_step,
+        later_values: Vec::new(),
         finishing_step: finishing,
         smaller: SmallerSteps {
             first: Some(format!("What is {over} ÷ {d}?")),
-            finishing: Some(format!("What is {n} × {factor}?")),
+            finishing: smaller_finishing,
         },
     })
+}
+
+fn capitalised(word: &str) -> String {
+    let mut chars = word.chars();
+    chars
+        .next()
+        .map(|c| c.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
+}
+
+/// A fraction whose bottom does not go into 1000 (1/3, 5/6, 2/7), worked
+/// by dividing the top by the bottom: the first digit is asked, then how
+/// a remainder that comes back makes the digits repeat for ever.
+fn by_division(n: i64, d: i64, written: Written) -> Option<StudentProblem> {
+    let expansion = Expansion::of(n, d)?;
+    let whole = n / d;
+    let start = n % d;
+    let first_digit = start * 10 / d;
+    let left = start * 10 % d;
+    let (text, answer, asked) = match written {
+        Written::Decimal => (
+            format!("{n}/{d} as a decimal"),
+            expansion.shown(),
+            format!("What is {n}/{d} as a decimal?"),
+        ),
+        Written::Percentage => (
+            format!("{n}/{d} as a percentage"),
+            format!("{}%", Expansion::of(n * 100, d)?.shown()),
+            format!(
+                "Per cent means out of 100, so multiply that decimal by 100: what is {n}/{d} as a percentage?"
+            ),
+        ),
+    };
+    let opening = if whole == 0 {
+        format!("{d} doesn't go into {n}, so write 0 and a decimal point")
+    } else {
+        format!("{n} ÷ {d} is {whole} remainder {start}, so write {whole} and a decimal point")
+    };
+    let repeats = if expansion.block.is_empty() {
+        format!(
+            "Keep going: bring down a 0 each time and divide by {d} again, until nothing is left over."
+        )
+    } else if left == start {
+        format!(
+            "The {left} left over is what you started with, so the {first_digit} comes again and again for ever."
+        )
+    } else {
+        format!(
+            "Keep going: bring down a 0 each time and divide by {d} again. Once a remainder comes back, the digits repeat from there for ever."
+        )
+    };
+    Some(StudentProblem {
+        text,
+        answer,
+        solves_for: None,
+        first_step: format!(
+            "A fraction is a division: {n}/{d} means {n} ÷ {d}. {opening}, then share {} tenths between {d}. What is {} ÷ {d}, leaving out the remainder?",
+            start * 10,
+            start * 10
+        ),
+        first_step_expects: Some(first_digit.to_string()),
+        middle_step: None,
+        later_values: Vec::new(),
+        finishing_step: format!(
+            "So {} ÷ {d} is {first_digit} with {left} left over. {repeats} {asked}{}",
+            start * 10,
+            if expansion.block.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " (Repeating digits are written with dots: {})",
+                    dots_example(n, d)
+                )
+            }
+        ),
+        smaller: SmallerSteps {
+            first: Some(format!("How many times does {d} fit into {}?", start * 10)),
+            finishing: Some(format!("Bring down a 0: what is {} ÷ {d}?", left * 10)),
+        },
+    })
+}
+
+/// How repeating digits are written, shown on a fraction other than the
+/// one asked (whose answer it would give away).
+fn dots_example(n: i64, d: i64) -> &'static str {
+    if n * 9 == 7 * d {
+        "1/9 is 0.111..."
+    } else {
+        "7/9 is 0.777..."
+    }
+}
+
+/// A fraction's decimal digits by long division: those before the block
+/// that repeats, and the block.
+struct Expansion {
+    whole: i64,
+    before: String,
+    block: String,
+}
+
+impl Expansion {
+    /// Longest repeating block worked out; a bottom this size is already
+    /// beyond what a student divides by hand.
+    const LONGEST: usize = 12;
+
+    fn of(n: i64, d: i64) -> Option<Expansion> {
+        if d <= 0 || n < 0 {
+            return None;
+        }
+        let mut seen: Vec<i64> = Vec::new();
+        let mut digits = String::new();
+        let mut remainder = n % d;
+        while remainder != 0 && !seen.contains(&remainder) {
+            if seen.len() > Self::LONGEST {
+                return None;
+            }
+            seen.push(remainder);
+            digits.push(char::from_digit(
+                u32::try_from(remainder * 10 / d).ok()?,
+                10,
+            )?);
+            remainder = remainder * 10 % d;
+        }
+        let at = seen
+            .iter()
+            .position(|&r| r == remainder)
+            .unwrap_or(digits.len());
+        Some(Expansion {
+            whole: n / d,
+            before: digits[..at].to_owned(),
+            block: digits[at..].to_owned(),
+        })
+    }
+
+    /// Written with the repeating block shown often enough for a reader
+    /// (and the grader) to see it repeat: 0.333..., 0.1666..., 0.2857142857...
+    fn shown(&self) -> String {
+        let times = if self.block.len() == 1 { 3 } else { 2 };
+        let dots = if self.block.is_empty() { "" } else { "..." };
+        format!(
+            "{}.{}{}{dots}",
+            self.whole,
+            self.before,
+            self.block.repeat(times)
+        )
+    }
 }
 
 /// A decimal or a whole percentage to write as a fraction ("0.75 as a
@@ -327,6 +490,10 @@ fn ratio_share(message: &str) -> Option<(u64, u64, u64)> {
 #[cfg(test)]
 mod tests {
     use super::super::student_problem;
+    use crate::content::workflow::GradingSettings;
+    use crate::engine::grading;
+    use crate::engine::reply::answer_guard::PendingAnswer;
+    use crate::model::{AnswerKind, ExpectedAnswer, GradeOutcome};
 
     #[test]
     fn fractions_are_simplified_and_written_another_way() {
@@ -398,8 +565,40 @@ mod tests {
                 p.first_step
             );
         }
-        // Nothing to simplify, or no exact decimal to reach over 100 or 1000.
+        // Nothing to simplify.
         assert_eq!(student_problem("simplify 3/7"), None);
-        assert_eq!(student_problem("what is 1/3 as a decimal"), None);
+    }
+
+    #[test]
+    fn a_decimal_that_never_ends_is_worked_by_dividing() {
+        let cases = [
+            ("what is 1/3 as a decimal", "0.333...", "3"),
+            ("5/6 as a decimal", "0.8333...", "8"),
+            ("convert 2/7 into a decimal", "0.285714285714...", "2"),
+            ("what is 1/3 as a percentage", "33.333...%", "3"),
+            // 16 goes into 10,000: over ten-thousandths, exactly.
+            ("1/16 as a decimal", "0.0625", "625"),
+        ];
+        let settings = GradingSettings::default();
+        for (message, answer, first) in cases {
+            let p = student_problem(message).unwrap_or_else(|| panic!("{message}"));
+            assert_eq!(p.answer, answer, "{message}");
+            assert_eq!(p.first_step_expects.as_deref(), Some(first), "{message}");
+            let guard = PendingAnswer::new("own problem", &p.text, &p.answer).expect("a guard");
+            for step in [&p.first_step, &p.finishing_step] {
+                assert!(!guard.found_in(step), "{message}: {step}");
+            }
+        }
+        // The dots mean the digits repeat: the answer grades as the fraction.
+        let p = student_problem("what is 2/3 as a decimal").expect("a problem");
+        let expected = ExpectedAnswer {
+            kind: AnswerKind::Number,
+            value: p.answer.clone(),
+            unit: None,
+            options: Vec::new(),
+            mistakes: Vec::new(),
+        };
+        let grade = grading::grade(&expected, "2/3", None, &settings);
+        assert_eq!(grade.result, GradeOutcome::Correct, "{}", grade.reason);
     }
 }
