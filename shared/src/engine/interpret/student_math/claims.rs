@@ -3,7 +3,7 @@
 
 use super::problem::StudentProblem;
 use super::reading::{MathRun, Piece, math_runs, piece_text};
-use super::working::{value_of, work_out};
+use super::working::{number_text, value_of, work_out};
 use crate::content::course::ProblemShape;
 
 /// A worked claim of the student's, checked by code.
@@ -16,6 +16,10 @@ pub struct Claim {
     pub correct: bool,
     /// The likely slip behind a wrong claim, when code can tell.
     pub mistake: Option<ClaimMistake>,
+    /// How the student can check a right claim themselves: the solution
+    /// put back into the equation (`2 × 4 + 3 = 11`), or the sum undone
+    /// (`85 - 38 = 47`).
+    pub check: Option<String>,
 }
 
 /// A slip code can recognise in a wrong worked claim.
@@ -43,12 +47,20 @@ impl Claim {
     pub fn verdict(&self) -> String {
         let problem = &self.problem.text;
         if self.correct {
-            return match self.problem.solves_for {
-                Some(_) => format!(
+            return match (self.problem.solves_for, &self.check) {
+                (Some(_), Some(check)) => format!(
+                    "Yes, {} is right. To check, put it back into {problem}: {check}",
+                    self.claimed
+                ),
+                (Some(_), None) => format!(
                     "Yes, {} is right: put it back into {problem} and both sides match.",
                     self.claimed
                 ),
-                None => format!("Yes, {problem} = {} is right.", self.claimed),
+                (None, Some(check)) => format!(
+                    "Yes, {problem} = {} is right. You can check it by undoing it: {check}.",
+                    self.claimed
+                ),
+                (None, None) => format!("Yes, {problem} = {} is right.", self.claimed),
             };
         }
         let right = match self.problem.solves_for {
@@ -118,6 +130,7 @@ pub fn claim(message: &str) -> Option<Claim> {
             diagnose(&lhs, &problem.answer, &claimed)
         };
         return Some(Claim {
+            check: correct.then(|| undone(&lhs, &rhs)).flatten(),
             problem,
             claimed: rhs.display(),
             correct,
@@ -141,12 +154,79 @@ pub fn claim(message: &str) -> Option<Claim> {
     }
     .compact();
     let solution = problem.answer.split('=').nth(1)?.trim().to_owned();
+    let correct = same_value(&solution, &claimed_value);
     Some(Claim {
-        correct: same_value(&solution, &claimed_value),
+        check: correct
+            .then(|| put_back(equation, &claimed_value))
+            .flatten(),
+        correct,
         claimed: proposal.display(),
         problem,
         mistake: None,
     })
+}
+
+/// `a + b = c` checked the other way round (`c - b = a`), for the four
+/// operations between two numbers.
+fn undone(lhs: &MathRun, rhs: &MathRun) -> Option<String> {
+    let [a, Piece::Op(op), b] = &lhs.pieces[..] else {
+        return None;
+    };
+    let inverse = match op {
+        '+' => '-',
+        '-' => '+',
+        '*' => '÷',
+        '÷' | '/' => '*',
+        _ => return None,
+    };
+    let run = MathRun {
+        pieces: [rhs.pieces.clone(), vec![Piece::Op(inverse), b.clone()]].concat(),
+    };
+    Some(format!("{} = {}", run.display(), piece_text(a)?))
+}
+
+/// The equation with `value` put in for its unknown, each side worked
+/// out: `2 × 4 + 3 = 11`, or `3 × 4 + 2 = 14 and 4 + 10 = 14`.
+fn put_back(equation: &MathRun, value: &str) -> Option<String> {
+    let (left, right) = equation.sides()?;
+    let negative = value.starts_with('-');
+    let side = |pieces: &[Piece]| -> Option<(String, String)> {
+        let mut out = Vec::with_capacity(pieces.len() + 2);
+        for p in pieces {
+            if let Piece::Var(_) = p {
+                if matches!(out.last(), Some(Piece::Num { .. })) {
+                    out.push(Piece::Op('*'));
+                }
+                let number = Piece::Num {
+                    text: value.to_owned(),
+                    decimal: value.contains('.'),
+                };
+                if negative {
+                    out.extend([Piece::Op('('), number, Piece::Op(')')]);
+                } else {
+                    out.push(number);
+                }
+            } else {
+                out.push(p.clone());
+            }
+        }
+        let run = MathRun { pieces: out };
+        let worked = number_text(value_of(&run.compact())?, run.has_decimal());
+        Some((run.display(), worked))
+    };
+    let (left_shown, left_value) = side(left)?;
+    let right_run = MathRun {
+        pieces: right.to_vec(),
+    };
+    if !right_run.has_var() {
+        return Some(format!(
+            "{left_shown} = {left_value}, the same as the other side."
+        ));
+    }
+    let (right_shown, right_value) = side(right)?;
+    Some(format!(
+        "{left_shown} = {left_value} and {right_shown} = {right_value}, so both sides match."
+    ))
 }
 
 fn same_value(a: &str, b: &str) -> bool {
@@ -254,6 +334,37 @@ mod tests {
         );
         let eq = claim("is x = 4 right for 2x + 3 = 11?").unwrap();
         assert!(eq.correct);
+        assert_eq!(
+            eq.check.as_deref(),
+            Some("2 × 4 + 3 = 11, the same as the other side.")
+        );
+        assert_eq!(
+            claim("is x = 4 right for 3x + 2 = x + 10?")
+                .unwrap()
+                .check
+                .as_deref(),
+            Some("3 × 4 + 2 = 14 and 4 + 10 = 14, so both sides match.")
+        );
+        assert_eq!(
+            claim("is x = -2 right for 3x + 10 = 4")
+                .unwrap()
+                .check
+                .as_deref(),
+            Some("3 × (-2) + 10 = 4, the same as the other side.")
+        );
+        assert_eq!(
+            claim("is this right? 47 + 38 = 85")
+                .unwrap()
+                .check
+                .as_deref(),
+            Some("85 - 38 = 47")
+        );
+        assert_eq!(
+            claim("is 72 ÷ 8 = 9 right").unwrap().check.as_deref(),
+            Some("9 × 8 = 72")
+        );
+        // A wrong claim is corrected, not checked.
+        assert_eq!(claim("72 - 38 = 46").unwrap().check, None);
         assert!(!claim("2x + 3 = 11 so x = 7").unwrap().correct);
         assert_eq!(claim("what is 47 + 38?"), None);
     }
