@@ -9,6 +9,8 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use super::student_math;
+
 /// How many of the student's earlier messages a chain of follow-ups is
 /// followed back through ("what about 1/3?", "and 2/3?", "and 5/6?").
 pub const CHAIN: usize = 4;
@@ -26,6 +28,66 @@ pub fn meant(message: &str, earlier: &[&str]) -> Option<String> {
     };
     let expanded = substitute(&frame, new_numbers)?;
     (expanded != frame).then_some(expanded)
+}
+
+/// "How do I check it?" after answering a problem of their own: the
+/// claim to check, the answer put with its problem ("is x = 4 right for
+/// 2x + 3 = 11?"), so code can show the check with the student's numbers.
+pub fn check_of(message: &str, earlier: &[&str]) -> Option<String> {
+    static CHECK: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(
+            r"(?ix)^\s*(?:but\s+|so\s+|and\s+)?
+            (?:how\s+(?:do|can|would|could|should)\s+(?:i|we|you)\s+(?:check|test|make\s+sure\s+of)\s+(?:it|that|this|my\s+answer|the\s+answer)
+              |how\s+(?:do|can)\s+(?:i|we)\s+(?:know|tell|be\s+sure)\s+(?:if\s+|that\s+)?(?:it'?s|its|it\s+is|that'?s|i'?m|i\s+am|my\s+answer\s+is)\s+(?:right|correct)
+              |(?:can\s+you\s+|please\s+)?check\s+(?:it|that|my\s+answer)
+              |is\s+(?:it|that|my\s+answer)\s+(?:right|correct))
+            (?:\s+please)?\s*[?.!]*\s*$",
+        )
+        .expect("a valid pattern")
+    });
+    if !CHECK.is_match(message) {
+        return None;
+    }
+    let [answer, question, ..] = earlier else {
+        return None;
+    };
+    let problem = student_math::student_problem(question)?;
+    let value = answer_value(answer)?;
+    match problem.solves_for {
+        Some(unknown) => Some(format!(
+            "is this right? {unknown} = {value} for {}",
+            problem.text
+        )),
+        None => Some(format!("is this right? {} = {value}", problem.text)),
+    }
+}
+
+/// The number an answer gives: its last number ("85", "it's 85", "x = 4").
+fn answer_value(answer: &str) -> Option<&str> {
+    static LAST: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"-?\d+(?:\.\d+)?(?:/\d+)?\s*[?.!]*\s*$").expect("a valid pattern")
+    });
+    if answer.chars().count() > 30 {
+        return None;
+    }
+    let found = LAST.find(answer)?.as_str();
+    Some(found.trim_end_matches(|c: char| c.is_whitespace() || "?.!".contains(c)))
+}
+
+/// A "why?" on its own ("why", "how come?", "but why is that"), which
+/// asks about the answer just given.
+pub fn only_asks_why(message: &str) -> bool {
+    static WHY: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?i)^\s*(?:but\s+|and\s+|so\s+)?(?:why|how\s+come|y)(?:\s+(?:is\s+that|is\s+it|not|though|tho))?\s*[?!.]*\s*$")
+            .expect("a valid pattern")
+    });
+    WHY.is_match(message)
+}
+
+/// Whether `question` asks why ("why is 51 not prime?", "how come…").
+pub fn asks_why(question: &str) -> bool {
+    let lower = question.trim_start().to_lowercase();
+    lower.starts_with("why") || lower.starts_with("how come")
 }
 
 /// The numbers a follow-up brings ("1/3" of "what about 1/3?"), when the
@@ -292,6 +354,40 @@ mod tests {
         // to ask again.
         assert_eq!(after("85", "what about 90"), None);
         assert_eq!(meant("what about 1/3", &[]), None);
+    }
+
+    #[test]
+    fn how_to_check_an_answer_is_asked_of_the_problem_and_the_answer() {
+        let earlier = ["x = 4", "solve 2x + 3 = 11"];
+        assert_eq!(
+            check_of("how do i check it", &earlier).as_deref(),
+            Some("is this right? x = 4 for 2x + 3 = 11")
+        );
+        assert_eq!(
+            check_of("how can I know if it's right?", &["85", "what is 47 + 38?"]).as_deref(),
+            Some("is this right? 47 + 38 = 85")
+        );
+        // Not a request to check, or nothing answered to check.
+        assert_eq!(
+            check_of("how do i check my homework online", &earlier),
+            None
+        );
+        assert_eq!(check_of("how do i check it", &["solve 2x + 3 = 11"]), None);
+        assert_eq!(check_of("how do i check it", &["ok", "hello"]), None);
+    }
+
+    #[test]
+    fn a_why_on_its_own_is_told_apart_from_a_question() {
+        for why in ["why", "Why?", "how come", "but why is that?", "y"] {
+            assert!(only_asks_why(why), "{why}");
+        }
+        for question in [
+            "why is 51 not prime",
+            "whyyy is maths hard",
+            "why do we need fractions",
+        ] {
+            assert!(!only_asks_why(question), "{question}");
+        }
     }
 
     proptest! {

@@ -9,6 +9,7 @@ use crate::content::{Course, Unit, Workflow};
 use crate::engine::exam::lockout::LockoutStatus;
 use crate::engine::interpret::classify::{BEYOND_COURSE, Interpretation};
 use crate::engine::interpret::comparison;
+use crate::engine::interpret::follow_up;
 use crate::engine::interpret::outside_math;
 use crate::engine::interpret::place_value;
 use crate::engine::interpret::student_math;
@@ -315,14 +316,18 @@ fn code_note(
             offer
         };
         // Worked in the student's own numbers where code can; else the
-        // rule of each topic asked about.
-        let answer = said.and_then(outside_math::worked).unwrap_or_else(|| {
-            beyond_course
-                .iter()
-                .map(|b| b.answer.trim())
-                .collect::<Vec<_>>()
-                .join(" ")
-        });
+        // rule of each topic asked about. A "why" gets the rule first,
+        // then the numbers.
+        let rule = beyond_course
+            .iter()
+            .map(|b| b.answer.trim())
+            .collect::<Vec<_>>()
+            .join(" ");
+        let answer = match said.and_then(outside_math::worked) {
+            Some(worked) if said.is_some_and(follow_up::asks_why) => format!("{rule} {worked}"),
+            Some(worked) => worked,
+            None => rule,
+        };
         return format!("{answer}{offer}");
     }
     // A problem of their own is worked with them, not answered here.

@@ -65,14 +65,17 @@ pub fn interpret(
     // The gate reads the student's own words; everything after reads what
     // they mean.
     let safety = written.as_deref().and_then(|s| rt.safety.classify(s));
+    let mapper = &rt.index.mapper;
     let said = written
         .as_deref()
-        .and_then(|w| follow_up_of(w, session, state.history, &workflow.grading))
+        .and_then(|w| {
+            follow_up_of(w, session, state.history, &workflow.grading)
+                .or_else(|| why_beyond_course(w, state.history, mapper))
+        })
         .or_else(|| written.clone());
     let own_problem = own_problem(session, said.as_deref());
     // Read once: unit mapping, the outside topics and the chatter check
     // all weigh the same words and the same ranking.
-    let mapper = &rt.index.mapper;
     let words = said.as_deref().map(|s| mapper.read(s));
     let ranked = words
         .as_ref()
@@ -217,7 +220,31 @@ fn follow_up_of(
         .take(follow_up::CHAIN)
         .map(|m| m.text.as_str())
         .collect();
-    follow_up::meant(written, &earlier)
+    follow_up::meant(written, &earlier).or_else(|| follow_up::check_of(written, &earlier))
+}
+
+/// "why?" on its own right after a question beyond the course asks why
+/// of that answer: the question again, asked as a why ("why is 51
+/// prime"), which is answered with the topic's rule before the worked
+/// answer. After anything else a bare "why" keeps its own reading.
+fn why_beyond_course(
+    written: &str,
+    history: &[TutorMessage],
+    mapper: &UnitMapper,
+) -> Option<String> {
+    if !follow_up::only_asks_why(written) {
+        return None;
+    }
+    let previous = history
+        .iter()
+        .rev()
+        .find(|m| m.role == Role::Student && m.event.is_none())?;
+    let words = mapper.read(&previous.text);
+    let ranked = mapper.rank_read(&words);
+    if mapper.outside_topics_read(&words, &ranked).is_empty() {
+        return None;
+    }
+    Some(format!("why {}", previous.text.trim()))
 }
 
 /// Whether the tutor's last reply paused tutoring for a safety concern and
