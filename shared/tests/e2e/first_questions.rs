@@ -135,3 +135,34 @@ async fn a_new_students_first_question_is_answered() {
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// A follow-up is answered as the question it stands for, and the
+/// conversation keeps what the student actually wrote.
+#[tokio::test]
+async fn a_follow_up_is_answered_and_kept_in_the_students_words() {
+    let h = Harness::sqlite().await;
+    let thread = h.new_thread("follow-up").await;
+    h.turn(
+        "follow-up",
+        &thread,
+        json!({ "messageText": "how do i turn 3/8 into a decimal" }),
+    )
+    .await;
+    let turn = h
+        .turn(
+            "follow-up",
+            &thread,
+            json!({ "messageText": "what about 1/3?" }),
+        )
+        .await;
+    let student: Vec<&str> = turn["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["role"] == "student")
+        .filter_map(|m| m["text"].as_str())
+        .collect();
+    assert_eq!(student, ["what about 1/3?"], "{turn}");
+    let reply = reply_read(&turn);
+    assert!(reply.contains("1/3 means 1 ÷ 3"), "{reply}");
+}
