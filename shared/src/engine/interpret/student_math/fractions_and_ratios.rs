@@ -209,6 +209,89 @@ fn by_division(n: i64, d: i64, written: Written) -> Option<StudentProblem> {
     })
 }
 
+/// A conversion of `problem` shown whole, for a question session that
+/// answers outright: "3/8 as a decimal" through thousandths, "1/3 as a
+/// decimal" by dividing, "0.75 as a fraction" through hundredths.
+pub(super) fn conversion_steps(problem: &StudentProblem) -> Option<Vec<String>> {
+    static FRACTION: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^(\d+)/(\d+) as a (decimal|percentage)$").expect("a valid pattern")
+    });
+    static TO_FRACTION: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"^(\S+) as a fraction$").expect("a valid pattern"));
+    if let Some(c) = TO_FRACTION.captures(&problem.text) {
+        let shown = &c[1];
+        let (top, over): (i64, i64) = match shown.strip_suffix('%') {
+            Some(percent) => (percent.parse().ok()?, 100),
+            None => {
+                let (whole, places) = shown.split_once('.')?;
+                (
+                    format!("{whole}{places}").parse().ok()?,
+                    10_i64.checked_pow(u32::try_from(places.len()).ok()?)?,
+                )
+            }
+        };
+        let place = match over {
+            10 => "tenths",
+            100 => "hundredths",
+            _ => "thousandths",
+        };
+        let hcf = math::gcd(top, over);
+        let mut said = vec![format!("{shown} is {top} {place}, which is {top}/{over}.")];
+        if hcf > 1 {
+            said.push(format!(
+                "Divide the top and the bottom by {hcf}, the biggest number that goes into both: {shown} = {}.",
+                problem.answer
+            ));
+        }
+        return Some(said);
+    }
+    let c = FRACTION.captures(&problem.text)?;
+    let (n, d): (i64, i64) = (c[1].parse().ok()?, c[2].parse().ok()?);
+    let percentage = &c[3] == "percentage";
+    let decimal = match [100, 1000, 10_000].into_iter().find(|t| t % d == 0) {
+        Some(over) => {
+            let factor = over / d;
+            let steps = format!(
+                "Make the bottom {over}: {d} × {factor} = {over}, so multiply the top by {factor} too: {n}/{d} = {}/{over}.",
+                n * factor
+            );
+            let value = Expansion::of(n, d)?.shown();
+            (steps, value)
+        }
+        None => {
+            let expansion = Expansion::of(n, d)?;
+            let steps = format!(
+                "A fraction is a division, so work out {n} ÷ {d}. Each remainder carries on to the next digit, and once a remainder comes back the digits repeat for ever: the {} repeats.",
+                expansion.block
+            );
+            (steps, expansion.shown())
+        }
+    };
+    let (steps, value) = decimal;
+    let mut said = vec![steps];
+    // "0.333..." ends the sentence with its own dots.
+    let ended = |value: &str| {
+        if value.ends_with("...") {
+            value.to_owned()
+        } else {
+            format!("{value}.")
+        }
+    };
+    if percentage {
+        let about = Expansion::of(n * 100, d)
+            .filter(|e| e.block.len() > 2)
+            .map(|e| format!(" (about {})", e.as_rounded_percentage(2)))
+            .unwrap_or_default();
+        said.push(format!(
+            "As a decimal that is {value}; per cent means out of 100, so multiply by 100: {n}/{d} = {}{about}.",
+            problem.answer
+        ));
+    } else {
+        said.push(format!("So {n}/{d} = {}", ended(&value)));
+    }
+    Some(said)
+}
+
 /// How repeating digits are written, shown on a fraction other than the
 /// one asked (whose answer it would give away).
 fn dots_example(n: i64, d: i64) -> &'static str {
@@ -259,6 +342,24 @@ impl Expansion {
             before: digits[..at].to_owned(),
             block: digits[at..].to_owned(),
         })
+    }
+
+    /// A percentage's expansion rounded to `places` decimal places,
+    /// with its sign ("28.57%").
+    fn as_rounded_percentage(&self, places: usize) -> String {
+        let digits: String = self
+            .before
+            .chars()
+            .chain(self.block.chars().cycle())
+            .take(places + 1)
+            .collect();
+        let kept = &digits[..places.min(digits.len())];
+        let mut value = self.whole * 10_i64.pow(places as u32) + kept.parse::<i64>().unwrap_or(0);
+        if digits[places.min(digits.len())..].starts_with(['5', '6', '7', '8', '9']) {
+            value += 1;
+        }
+        let scale = 10_i64.pow(places as u32);
+        format!("{}.{:0places$}%", value / scale, value % scale)
     }
 
     /// Written with the repeating block shown often enough for a reader
@@ -490,6 +591,7 @@ fn ratio_share(message: &str) -> Option<(u64, u64, u64)> {
 #[cfg(test)]
 mod tests {
     use super::super::student_problem;
+    use super::conversion_steps;
     use crate::content::workflow::GradingSettings;
     use crate::engine::grading;
     use crate::engine::reply::answer_guard::PendingAnswer;
@@ -567,6 +669,26 @@ mod tests {
         }
         // Nothing to simplify.
         assert_eq!(student_problem("simplify 3/7"), None);
+    }
+
+    #[test]
+    fn a_conversion_is_shown_whole_in_its_own_numbers() {
+        let shown = |message: &str| {
+            let p = student_problem(message).unwrap_or_else(|| panic!("{message}"));
+            conversion_steps(&p)
+                .unwrap_or_else(|| panic!("{message}: no steps"))
+                .join(" ")
+        };
+        assert!(shown("3/8 as a decimal").ends_with("3/8 = 375/1000. So 3/8 = 0.375."));
+        assert!(shown("1/3 as a decimal").ends_with("So 1/3 = 0.333..."));
+        assert!(shown("2/7 as a percentage").ends_with("(about 28.57%)."));
+        assert!(shown("2/3 as a percentage").ends_with("2/3 = 66.666...%."));
+        assert!(shown("0.75 as a fraction").ends_with("0.75 = 3/4."));
+        assert_eq!(
+            shown("0.7 as a fraction"),
+            "0.7 is 7 tenths, which is 7/10."
+        );
+        assert!(shown("what fraction is 40%").ends_with("40% = 2/5."));
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! percentage or fraction of an amount built from simple parts.
 
 use super::first_step::pieces_named;
+use super::fractions_and_ratios::conversion_steps;
 use super::problem::StudentProblem;
 use super::reading::{Piece, fraction, math_runs, piece_text};
 use super::working::evaluate;
@@ -17,7 +18,8 @@ pub fn solution_steps(problem: &StudentProblem) -> Option<Vec<String>> {
     let Some(variable) = problem.solves_for else {
         return simplest_form_steps(problem)
             .or_else(|| fraction_sum_steps(problem))
-            .or_else(|| amount_steps(problem));
+            .or_else(|| amount_steps(problem))
+            .or_else(|| conversion_steps(problem));
     };
     let compact: String = problem
         .text
