@@ -49,7 +49,7 @@ impl Category {
 
 /// When a category applies: every condition that is set (`pending_question`,
 /// `answer_expected`, `scaffolding`, `teach_back`, `unit_named`,
-/// `after_safety_help`) must hold, and at least one signal must match (a
+/// `after_safety_help`, `offer_pending`) must hold, and at least one signal must match (a
 /// listed grade, a listed intent, one of the phrases, or a kind of message).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -90,6 +90,10 @@ pub struct Detection {
     /// response that paused tutoring and pointed the student to help: an
     /// "ok" after it is not a cue to carry on with maths.
     pub after_safety_help: Option<bool>,
+    /// Match only when the pending question is (or is not) an offer the
+    /// tutor made ("Shall we look at Decimals, the nearest thing to it
+    /// that we cover?"): a "no thanks" declines it.
+    pub offer_pending: Option<bool>,
 }
 
 /// A routing phrase as the author wrote it, and folded once at load

@@ -19,7 +19,8 @@ use crate::content::workflow::{Category, GradingSettings, Phrase};
 use crate::engine::grading::{self, Grade, SlipTag};
 use crate::engine::interpret::{comparison, student_math};
 use crate::model::{
-    AnswerKind, ExpectedAnswer, GradeOutcome, LlmTurnAnalysis, SessionState, StudentIntent,
+    AnswerKind, ExpectedAnswer, GradeOutcome, LlmTurnAnalysis, PendingQuestion, SessionState,
+    StudentIntent,
 };
 use crate::text::{fold, is_word_char, word_bit};
 
@@ -431,6 +432,14 @@ fn check(
             detect.after_safety_help,
             kind.after_safety_help,
         ),
+        (
+            "an offer pending",
+            detect.offer_pending,
+            session
+                .pending_question
+                .as_ref()
+                .is_some_and(PendingQuestion::is_offer),
+        ),
     ];
     for (name, wanted, actual) in conditions {
         if let Some(wanted) = wanted
@@ -774,8 +783,21 @@ const ASKS_TO_EXPLAIN: &[&str] = &[
 /// Whether the message asks something: it ends with a question mark or
 /// opens the way questions and requests do ("can you explain…").
 pub fn asks_something(message: &str) -> bool {
+    /// Said before a question without changing it ("no, what is a prime
+    /// number", "ok so how do I…").
+    const LEAD_INS: [&str; 14] = [
+        "no", "nah", "yes", "yeah", "ok", "okay", "um", "umm", "so", "and", "but", "well", "hmm",
+        "oh",
+    ];
     let text = fold(message);
-    let text = text.trim();
+    let mut text = text.trim();
+    while let Some(rest) = LEAD_INS.iter().find_map(|w| {
+        text.strip_prefix(w)
+            .filter(|r| r.starts_with([',', ' ']))
+            .map(|r| r.trim_start_matches([',', ' ']))
+    }) {
+        text = rest;
+    }
     text.ends_with('?') || QUESTION_STARTS.iter().any(|q| text.starts_with(q))
 }
 

@@ -301,7 +301,7 @@ fn code_note(
             .and_then(|u| course.unit(u))
             .map(|u| {
                 format!(
-                    " It goes beyond this course; the nearest thing we cover is {}. Shall we look at that?",
+                    " It goes beyond this course. Shall we look at {}, the nearest thing to it that we cover?",
                     u.title
                 )
             })

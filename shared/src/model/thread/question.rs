@@ -100,6 +100,22 @@ pub struct PendingQuestion {
     pub drill_token: Option<String>,
 }
 
+impl PendingQuestion {
+    /// Whether the tutor offered something rather than asked something
+    /// ("Shall we look at Decimals…?", "Would you like a practice
+    /// question?"): a "no thanks" to it declines, it does not answer.
+    pub fn is_offer(&self) -> bool {
+        self.expected.is_none() && reads_as_offer(&self.text)
+    }
+}
+
+/// Whether a question's words offer something.
+pub fn reads_as_offer(question: &str) -> bool {
+    const OFFERS: [&str; 4] = ["shall we", "would you like", "do you want", "want to"];
+    let lower = question.trim().to_lowercase();
+    OFFERS.iter().any(|o| lower.starts_with(o))
+}
+
 /// Scaffolding: the problem broken into smaller questions.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]

@@ -24,7 +24,7 @@ use self::phrases::{Picker, most_said};
 use self::quoting::{tidy, without_repeated_instructions};
 use self::turn::{
     anchor, asks_another_way, asks_for_an_example, beyond_just_answered, exam_choice, explaining,
-    has_item_help, on_a_problem, practice_target, said_last, target_unit,
+    has_item_help, on_a_problem, pending_offer, practice_target, said_last, target_unit,
 };
 use self::values::{Values, another_example};
 use crate::content::Bundle;
@@ -371,6 +371,10 @@ fn compose(
     }
     let slot = match action {
         TutorAction::SocraticQuestion => match follow_up {
+            FollowUp::Continue if pending_offer(input).is_some() => {
+                parts.extend(pending_offer(input).map(str::to_owned));
+                None
+            }
             FollowUp::Continue if input.question.is_some() => Some(PhraseSlot::AskPending),
             FollowUp::Continue => Some(PhraseSlot::Ask),
             FollowUp::TeachBack => Some(PhraseSlot::TeachBack),

@@ -4,7 +4,7 @@
 
 use crate::content::tutor_text::FollowUp;
 use crate::content::workflow::{BeyondCourse, Workflow};
-use crate::model::{ExamCandidate, Role, StepKind, TutorTurnInput, UnitAnchor};
+use crate::model::{ExamCandidate, Role, StepKind, TutorTurnInput, UnitAnchor, reads_as_offer};
 
 /// Whether the student is stuck on an idea rather than a problem: on a
 /// lesson's explain step, or with nothing pending that has steps of its
@@ -24,6 +24,14 @@ pub(super) fn on_a_problem(input: &TutorTurnInput) -> bool {
         .question
         .as_ref()
         .is_some_and(|q| !q.help.steps.is_empty())
+}
+
+/// The pending question when it is an offer ("Shall we look at Decimals,
+/// the nearest thing to it that we cover?"): asked again as it stands, not
+/// as a problem to get back to.
+pub(super) fn pending_offer(input: &TutorTurnInput) -> Option<&str> {
+    let question = input.question.as_ref()?.text.trim();
+    reads_as_offer(question).then_some(question)
 }
 
 /// Whether the pending item offers a step or another view of itself.
