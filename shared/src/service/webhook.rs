@@ -110,7 +110,7 @@ impl Service {
         // threads, so the session's lease is each thread's. Taken before
         // the session's thread is looked up, that look-up is the turn's read.
         let session = session_thread_id(&integration.id, &request.session_id);
-        let lease = self.lease_thread(&who, &session).await?;
+        let lease = self.lease_session(&who, &session).await?;
         // On the heap, as an app turn's.
         let result = Box::pin(async {
             let reading = Instant::now();
@@ -122,7 +122,6 @@ impl Service {
             };
             let times = TurnTimes {
                 started,
-                lease_wait: lease.waited,
                 read_time: reading.elapsed(),
             };
             self.leased_turn(
@@ -132,13 +131,14 @@ impl Service {
                 turn,
                 idempotency,
                 Shape::Webhook(&settings),
+                &lease,
                 times,
                 None,
             )
             .await
         })
         .await;
-        self.release_thread(lease).await;
+        self.release_thread(lease, result.is_ok()).await;
         result.map(|done| done.output)
     }
 

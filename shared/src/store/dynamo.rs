@@ -14,10 +14,11 @@ use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::error::{DisplayErrorContext, SdkError};
 use aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder;
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
+use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_sdk_dynamodb::types::{
     AttributeDefinition, AttributeValue, BillingMode, GlobalSecondaryIndex, KeySchemaElement,
-    KeyType, Projection, ProjectionType, Put, ScalarAttributeType, TableStatus,
-    TimeToLiveSpecification, TransactWriteItem,
+    KeyType, Projection, ProjectionType, Put, ReturnValuesOnConditionCheckFailure,
+    ScalarAttributeType, TableStatus, TimeToLiveSpecification, TransactWriteItem,
 };
 use chrono::{DateTime, Duration, Utc};
 
@@ -28,14 +29,14 @@ use super::idempotency::{
     StoredResponse,
 };
 use super::types::{
-    ExamLockout, IdleThread, Order, Page, PageRequest, SavedProfile, ThreadRecord, ThreadSummary,
-    TurnLog, Versioned, WriteCondition, check_id, check_idle_listing, check_limit, from_millis,
-    list_key, millis, plus, time_key, turn_log_key,
+    ExamLockout, IdleThread, LeaseTake, Order, Page, PageRequest, SavedProfile, ThreadLease,
+    ThreadRecord, ThreadSummary, TurnLog, Versioned, WriteCondition, check_id, check_idle_listing,
+    check_limit, from_millis, list_key, millis, plus, time_key, turn_log_key,
 };
 use super::unit_of_work::{Change, Encoder, UnitOfWork, decode};
 use super::{
-    Committer, IdempotencyStore, LockoutStore, ProfileStore, Retention, SnapshotStore, ThreadStore,
-    TurnLogStore,
+    Committer, IdempotencyStore, LockoutStore, ProfileStore, Retention, SnapshotStore,
+    ThreadLeases, ThreadStore, TurnLogStore,
 };
 use crate::model::{Mode, StudentSnapshot, ThreadStatus, TutorMessage};
 
@@ -89,6 +90,10 @@ const SUMMARY_ATTRIBUTE: &str = "summary";
 /// descending query returns the thread and its latest messages.
 const THREAD_SK: &str = "THREAD";
 const MSG_PREFIX: &str = "MSG#";
+/// A turn's lease on its thread, on the thread's item: the holder's token
+/// and when it lapses (epoch milliseconds).
+const LEASE_TOKEN: &str = "leaseToken";
+const LEASE_UNTIL: &str = "leaseUntil";
 const LOG_PREFIX: &str = "LOG#";
 
 #[derive(Debug, Clone)]
@@ -228,6 +233,22 @@ impl Conditioned {
         }
     }
 
+    /// Also requires the thread's lease to be the one read (`None`: no
+    /// lease), so a write that read before a turn took the lease does not
+    /// wipe it out: it conflicts and reads again.
+    fn also_lease(&mut self, read: Option<&ThreadLease>) {
+        self.names.insert("#leaseToken".into(), LEASE_TOKEN.into());
+        match read {
+            Some(lease) => {
+                self.condition.push_str(" AND #leaseToken = :leaseRead");
+                self.values.insert(":leaseRead".into(), s(&lease.token));
+            }
+            None => self
+                .condition
+                .push_str(" AND attribute_not_exists(#leaseToken)"),
+        }
+    }
+
     fn new_item(item: Item) -> Self {
         Conditioned {
             item,
@@ -247,6 +268,17 @@ impl Conditioned {
             .build()
             .map_err(|e| StoreError::InvalidInput(e.to_string()))
     }
+}
+
+/// The lease a thread item carries, if any.
+fn lease_of(item: &Item, of: &ItemRef) -> Result<Option<ThreadLease>, StoreError> {
+    if !item.contains_key(LEASE_TOKEN) {
+        return Ok(None);
+    }
+    Ok(Some(ThreadLease {
+        token: attr_s(item, LEASE_TOKEN, of)?.to_owned(),
+        until: from_millis(attr_n(item, LEASE_UNTIL, of)?),
+    }))
 }
 
 fn idempotency_item(key: &IdempotencyKey, record: &IdempotencyRecord) -> Result<Item, StoreError> {
@@ -484,7 +516,15 @@ impl DynamoStore {
                             s(list_key(thread)),
                         );
                     }
-                    puts.push(Conditioned::versioned(item, t.expected));
+                    if let Some(lease) = &t.lease_after {
+                        item.insert(LEASE_TOKEN.into(), s(&lease.token));
+                        item.insert(LEASE_UNTIL.into(), n(millis(lease.until)));
+                    }
+                    let mut put = Conditioned::versioned(item, t.expected);
+                    if t.expected != WriteCondition::New {
+                        put.also_lease(t.lease_read.as_ref());
+                    }
+                    puts.push(put);
                     items.push(of);
                     for (seq, message) in t.appended() {
                         let msg_of = ItemRef::Message {
@@ -766,6 +806,7 @@ impl ThreadStore for DynamoStore {
             version: thread.version,
             message_count: attr_n(meta, "messageCount", &of)?,
             recent_messages,
+            lease: lease_of(meta, &of)?,
         }))
     }
 
@@ -864,6 +905,116 @@ impl ThreadStore for DynamoStore {
         idle.sort_by(|a, b| a.position.cmp(&b.position));
         idle.truncate(limit);
         Ok(idle)
+    }
+
+    fn thread_leases(&self) -> Option<&dyn ThreadLeases> {
+        Some(self)
+    }
+}
+
+#[async_trait]
+impl ThreadLeases for DynamoStore {
+    async fn take_thread_lease(
+        &self,
+        thread_id: &str,
+        student_id: &str,
+        lease: &ThreadLease,
+        now: DateTime<Utc>,
+    ) -> Result<LeaseTake, StoreError> {
+        check_id("thread id", thread_id)?;
+        check_id("student id", student_id)?;
+        let of = ItemRef::Thread {
+            thread_id: thread_id.to_owned(),
+        };
+        let owner = student_pk(student_id);
+        // A lease can lapse or be released between the failed update and
+        // the look that explains it: then the update is simply tried again.
+        for _ in 0..3 {
+            let update = self
+                .client
+                .update_item()
+                .table_name(&self.table)
+                .set_key(Some(key(thread_pk(thread_id), THREAD_SK.into())))
+                .update_expression("SET #leaseToken = :token, #leaseUntil = :until")
+                // The owner is the threads index's partition: a stranger's
+                // turn cannot hold someone else's thread.
+                .condition_expression(
+                    "attribute_exists(PK) AND #owner = :owner \
+                     AND (attribute_not_exists(#leaseToken) OR #leaseUntil <= :now)",
+                )
+                .expression_attribute_names("#owner", TABLE_LAYOUT.index_partition_key)
+                .expression_attribute_names("#leaseToken", LEASE_TOKEN)
+                .expression_attribute_names("#leaseUntil", LEASE_UNTIL)
+                .expression_attribute_values(":owner", s(&owner))
+                .expression_attribute_values(":token", s(&lease.token))
+                .expression_attribute_values(":until", n(millis(lease.until)))
+                .expression_attribute_values(":now", n(millis(now)))
+                // What blocked the update comes back with its refusal.
+                .return_values_on_condition_check_failure(
+                    ReturnValuesOnConditionCheckFailure::AllOld,
+                )
+                .send()
+                .await;
+            let blocking = match update {
+                Ok(_) => return Ok(LeaseTake::Taken),
+                Err(e)
+                    if e.as_service_error()
+                        .is_some_and(|e| e.is_conditional_check_failed_exception()) =>
+                {
+                    match e.into_service_error() {
+                        UpdateItemError::ConditionalCheckFailedException(failed) => failed.item,
+                        _ => None,
+                    }
+                }
+                Err(e) => return Err(sdk_error("UpdateItem", e)),
+            };
+            // No item came back: no thread (or an emulator that does not
+            // return one), looked at to be sure.
+            let blocking = match blocking {
+                Some(item) => Some(item),
+                None => {
+                    self.get_item(key(thread_pk(thread_id), THREAD_SK.into()))
+                        .await?
+                }
+            };
+            let Some(item) = blocking else {
+                return Ok(LeaseTake::NoThread);
+            };
+            if attr_s(&item, TABLE_LAYOUT.index_partition_key, &of)? != owner {
+                return Ok(LeaseTake::NoThread);
+            }
+            if let Some(held) = lease_of(&item, &of)?.filter(|l| !l.lapsed(now)) {
+                return Ok(LeaseTake::Held { until: held.until });
+            }
+        }
+        Err(StoreError::Conflict(of))
+    }
+
+    async fn release_thread_lease(&self, thread_id: &str, token: &str) -> Result<(), StoreError> {
+        check_id("thread id", thread_id)?;
+        let released = self
+            .client
+            .update_item()
+            .table_name(&self.table)
+            .set_key(Some(key(thread_pk(thread_id), THREAD_SK.into())))
+            .update_expression("REMOVE #leaseToken, #leaseUntil")
+            .condition_expression("#leaseToken = :token")
+            .expression_attribute_names("#leaseToken", LEASE_TOKEN)
+            .expression_attribute_names("#leaseUntil", LEASE_UNTIL)
+            .expression_attribute_values(":token", s(token))
+            .send()
+            .await;
+        match released {
+            Ok(_) => Ok(()),
+            // Taken over after it lapsed, or already gone.
+            Err(e)
+                if e.as_service_error()
+                    .is_some_and(|e| e.is_conditional_check_failed_exception()) =>
+            {
+                Ok(())
+            }
+            Err(e) => Err(sdk_error("UpdateItem", e)),
+        }
     }
 }
 

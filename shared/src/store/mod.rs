@@ -100,9 +100,9 @@ pub use s3_content::{
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
 pub use types::{
-    ExamLockout, IdleThread, MAX_ID_BYTES, MAX_ITEM_BYTES, MAX_PAGE_SIZE, MAX_TRANSACTION_BYTES,
-    MAX_TRANSACTION_ITEMS, Order, Page, PageRequest, SavedProfile, ThreadChange, ThreadRecord,
-    ThreadSummary, TurnLog, Versioned, WriteCondition,
+    ExamLockout, IdleThread, LeaseTake, MAX_ID_BYTES, MAX_ITEM_BYTES, MAX_PAGE_SIZE,
+    MAX_TRANSACTION_BYTES, MAX_TRANSACTION_ITEMS, Order, Page, PageRequest, SavedProfile,
+    ThreadChange, ThreadLease, ThreadRecord, ThreadSummary, TurnLog, Versioned, WriteCondition,
 };
 pub use unit_of_work::{Change, UnitOfWork};
 
@@ -164,6 +164,35 @@ pub trait ThreadStore: Send + Sync {
         after: Option<&str>,
         limit: usize,
     ) -> Result<Vec<IdleThread>, StoreError>;
+
+    /// Turn leases held on the threads' own items, where the store is
+    /// shared between processes (DynamoDB). `None` on a store one process
+    /// uses (the embedded SQLite), whose in-memory turn queue is the lease.
+    fn thread_leases(&self) -> Option<&dyn ThreadLeases> {
+        None
+    }
+}
+
+/// A turn's lease on its thread, kept on the thread's item: taking it
+/// leaves the thread's version as it is, and every thread write carries
+/// the lease it read over, conditioned on it (see
+/// [`ThreadRecord::update`]), except the holder's commit, which releases
+/// it ([`ThreadChange::releasing`]).
+#[async_trait]
+pub trait ThreadLeases: Send + Sync {
+    /// Takes the lease on `student_id`'s thread `thread_id` as `lease`,
+    /// when no turn holds it or its holder's has lapsed at `now`.
+    async fn take_thread_lease(
+        &self,
+        thread_id: &str,
+        student_id: &str,
+        lease: &ThreadLease,
+        now: DateTime<Utc>,
+    ) -> Result<LeaseTake, StoreError>;
+
+    /// Drops the lease of a turn that did not commit, if `token` still
+    /// holds it.
+    async fn release_thread_lease(&self, thread_id: &str, token: &str) -> Result<(), StoreError>;
 }
 
 /// Idempotency records (see [`Begin`]).

@@ -12,9 +12,14 @@ pub const DYNAMODB_READS: &[&str] = &["dynamodb:GetItem", "dynamodb:Query"];
 
 /// Writes on the table: PutItem — an idempotency lock, and each Put of a
 /// unit of work's TransactWriteItems, which IAM authorises item by item as
-/// PutItem (there is no TransactWriteItems action) — and DeleteItem
-/// (releasing an idempotency lock).
-pub const DYNAMODB_WRITES: &[&str] = &["dynamodb:PutItem", "dynamodb:DeleteItem"];
+/// PutItem (there is no TransactWriteItems action) — DeleteItem
+/// (releasing an idempotency lock) and UpdateItem (taking and releasing a
+/// turn's lease on its thread).
+pub const DYNAMODB_WRITES: &[&str] = &[
+    "dynamodb:PutItem",
+    "dynamodb:DeleteItem",
+    "dynamodb:UpdateItem",
+];
 
 /// What the calls that take an idempotency lock need (`begin_idempotency`:
 /// a conditional put, then a read of the record that blocked it;
@@ -25,6 +30,12 @@ pub const IDEMPOTENCY_ACTIONS: &[&str] = &[
     "dynamodb:GetItem",
     "dynamodb:DeleteItem",
 ];
+
+/// What the calls on a turn's lease on its thread need
+/// (`take_thread_lease`: a conditional update, then, when the refusal did
+/// not bring the item back, a read of it; `release_thread_lease`: a
+/// conditional update): every function serving `POST /threads/{id}/turn`.
+pub const THREAD_LEASE_ACTIONS: &[&str] = &["dynamodb:UpdateItem", "dynamodb:GetItem"];
 
 /// Reading the published content bundle: GetObject authorises the GetObject
 /// and HeadObject calls; ListBucket makes S3 answer a missing manifest with

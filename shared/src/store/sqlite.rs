@@ -715,6 +715,7 @@ impl ThreadStore for SqliteStore {
             version: to_version(version),
             message_count: to_version(count),
             recent_messages: decode_messages(thread_id, messages)?,
+            lease: None,
         }))
     }
 

@@ -139,18 +139,23 @@ pub struct Page<T> {
 }
 
 /// A thread as read for a turn: its state, version, how many messages it
-/// has, and the most recent of them in chronological order.
+/// has, the most recent of them in chronological order, and the turn
+/// lease its item carried.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ThreadRecord {
     pub thread: Thread,
     pub version: u64,
     pub message_count: u64,
     pub recent_messages: Vec<TutorMessage>,
+    /// The lease a turn holds on the thread, as read (lapsed or not);
+    /// always `None` on a store without [`ThreadLeases`](super::ThreadLeases).
+    pub lease: Option<ThreadLease>,
 }
 
 impl ThreadRecord {
     /// Saves `thread` over this record and appends `messages` after the
-    /// ones it had, conditioned on nothing having changed since the read.
+    /// ones it had, conditioned on nothing having changed since the read —
+    /// the lease included, which the write carries over.
     pub fn update(&self, mut thread: Thread, messages: Vec<TutorMessage>) -> ThreadChange {
         thread.note_messages(&messages);
         ThreadChange {
@@ -158,8 +163,36 @@ impl ThreadRecord {
             expected: WriteCondition::Version(self.version),
             messages_before: self.message_count,
             append: messages,
+            lease_read: self.lease.clone(),
+            lease_after: self.lease.clone(),
         }
     }
+}
+
+/// A turn's hold on its thread, stored on the thread's item: the token of
+/// the turn that took it and when it lapses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ThreadLease {
+    pub token: String,
+    pub until: DateTime<Utc>,
+}
+
+impl ThreadLease {
+    /// Whether another turn may take the thread over at `now`.
+    pub fn lapsed(&self, now: DateTime<Utc>) -> bool {
+        self.until <= now
+    }
+}
+
+/// What taking a thread's lease found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LeaseTake {
+    /// The lease is the caller's until it commits, releases or lapses.
+    Taken,
+    /// Another turn holds it until then.
+    Held { until: DateTime<Utc> },
+    /// No such thread, or not the caller's: nothing was written.
+    NoThread,
 }
 
 /// A thread write: its new state plus messages appended in order.
@@ -169,6 +202,10 @@ pub struct ThreadChange {
     pub(crate) expected: WriteCondition,
     pub(crate) messages_before: u64,
     pub(crate) append: Vec<TutorMessage>,
+    /// The lease the write is conditioned on finding (none: no lease).
+    pub(crate) lease_read: Option<ThreadLease>,
+    /// The lease the item keeps after the write.
+    pub(crate) lease_after: Option<ThreadLease>,
 }
 
 impl ThreadChange {
@@ -180,7 +217,20 @@ impl ThreadChange {
             expected: WriteCondition::New,
             messages_before: 0,
             append: messages,
+            lease_read: None,
+            lease_after: None,
         }
+    }
+
+    /// The write of the turn holding the lease `token`: it releases the
+    /// lease with its commit. A lease some other turn has taken since
+    /// (after `token`'s lapsed) is carried over as any write does.
+    #[must_use]
+    pub fn releasing(mut self, token: &str) -> Self {
+        if self.lease_after.as_ref().is_some_and(|l| l.token == token) {
+            self.lease_after = None;
+        }
+        self
     }
 
     /// Sequence numbers of the appended messages, from 0 for a thread's first.

@@ -35,6 +35,7 @@ use tutorflow::llm::transcription::OpenAiTranscriber;
 use tutorflow::store::TABLE_LAYOUT;
 use tutorflow::store::permissions::{
     CONTENT_PUBLISH, CONTENT_READS, DYNAMODB_READS, DYNAMODB_WRITES, IDEMPOTENCY_ACTIONS,
+    THREAD_LEASE_ACTIONS,
 };
 
 const REGION: &str = "eu-west-1";
@@ -988,6 +989,7 @@ fn check_policies(stack: &Stack) -> Problems {
         let mutating = routes.iter().any(|r| r.mutating);
         let lists_threads = routes.iter().any(|r| r.route == Route::ListThreads);
         let uploads_audio = routes.iter().any(|r| r.route == Route::TranscribeUpload);
+        let takes_thread_leases = routes.iter().any(|r| r.route == Route::Turn);
         let mut granted: BTreeSet<(String, String)> = BTreeSet::new();
         for (actions, resources) in statements(&id, &properties, &mut problems) {
             for action in &actions {
@@ -1003,6 +1005,7 @@ fn check_policies(stack: &Stack) -> Problems {
                         && (*resource == table
                             || (*resource == index && action == "dynamodb:Query" && lists_threads))
                         && (mutating || !DYNAMODB_WRITES.contains(&action.as_str()))
+                        && (takes_thread_leases || action != "dynamodb:UpdateItem")
                 }
                 Some("s3") if resource.starts_with("<ContentBucket.Arn>") => {
                     CONTENT_READS.contains(&action.as_str())
@@ -1044,6 +1047,15 @@ fn check_policies(stack: &Stack) -> Problems {
                 if !has(action, &table) {
                     problems.push(format!(
                         "{id}: serves mutating routes but lacks {action} (idempotency)"
+                    ));
+                }
+            }
+        }
+        if takes_thread_leases {
+            for action in THREAD_LEASE_ACTIONS {
+                if !has(action, &table) {
+                    problems.push(format!(
+                        "{id}: serves turns but lacks {action} (the thread's lease)"
                     ));
                 }
             }
@@ -1324,6 +1336,21 @@ fn dynamodb_permissions_are_the_calls_the_store_makes() {
         .map(|a| (*a).to_owned())
         .collect();
     assert_eq!(idempotency, declared);
+
+    // What taking and releasing a thread's lease calls.
+    let mut lease: BTreeSet<String> = BTreeSet::new();
+    for name in ["take_thread_lease", "release_thread_lease"] {
+        let body = body_of(name);
+        lease.extend(sdk_calls(body).iter().map(|c| to_action("dynamodb", c)));
+        if body.contains("self.get_item(") {
+            lease.insert("dynamodb:GetItem".into());
+        }
+    }
+    let declared: BTreeSet<String> = THREAD_LEASE_ACTIONS
+        .iter()
+        .map(|a| (*a).to_owned())
+        .collect();
+    assert_eq!(lease, declared);
 }
 
 #[test]

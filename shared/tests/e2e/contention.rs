@@ -139,3 +139,57 @@ async fn aws_concurrent_turns_spend_no_wasted_tutor_calls() {
     };
     fifty_turns_at_once(&h, &model, "DynamoDB on moto").await;
 }
+
+/// On DynamoDB the lease is on the thread's item: a stranger's turn takes
+/// nothing and is answered 404 at once, a turn refused after taking it
+/// releases it, and a committed turn's own transaction releases it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn aws_a_turn_leaves_no_lease_on_its_thread() {
+    let Some(h) = Harness::aws("aws_a_turn_leaves_no_lease_on_its_thread").await else {
+        return;
+    };
+    let student = "student-lease";
+    let thread = h.new_thread(student).await;
+    let turn_path = format!("/threads/{thread}/turn");
+    let stored = || async { h.store.get_thread(&thread, 0).await.unwrap().unwrap() };
+
+    let started = Instant::now();
+    let stranger = h
+        .post("student-stranger", &turn_path, json!({"messageText": "hi"}))
+        .await;
+    assert_eq!(stranger.status, 404, "{}", stranger.body);
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "not kept waiting"
+    );
+    assert_eq!(stored().await.lease, None);
+
+    // Refused after the lease was taken: the course is not the thread's.
+    let refused = h
+        .post(
+            student,
+            &turn_path,
+            json!({"messageText": "hi", "courseId": "algebra-1"}),
+        )
+        .await;
+    assert_eq!(refused.status, 400, "{}", refused.body);
+    assert_eq!(stored().await.lease, None, "released by the refused turn");
+
+    let before = stored().await.version;
+    let started = Instant::now();
+    let answered = h
+        .post(
+            student,
+            &turn_path,
+            json!({"messageText": "what is 2 + 3?"}),
+        )
+        .await;
+    assert_eq!(answered.status, 200, "{}", answered.body);
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "no lease to wait for"
+    );
+    let after = stored().await;
+    assert_eq!(after.lease, None, "released by the turn's commit");
+    assert_eq!(after.version, before + 1, "one write of the thread");
+}

@@ -25,6 +25,7 @@ use aws_sdk_dynamodb::operation::get_item::{GetItemInput, GetItemOutput};
 use aws_sdk_dynamodb::operation::put_item::PutItemInput;
 use aws_sdk_dynamodb::operation::query::{QueryInput, QueryOutput};
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsInput;
+use aws_sdk_dynamodb::operation::update_item::UpdateItemInput;
 use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem};
 use e2e_support::*;
 use serde_json::json;
@@ -63,6 +64,9 @@ struct Log {
     calls: Vec<Call>,
     in_flight: usize,
     rounds: usize,
+    /// Each item's size as last put (`PK|SK`): an UpdateItem is billed on
+    /// the item it changes, which its request does not carry.
+    sizes: BTreeMap<String, usize>,
 }
 
 /// Records the operations the client sends (an SDK interceptor sees each
@@ -141,6 +145,8 @@ impl Intercept for Recorder {
     ) -> Result<(), BoxError> {
         let input = context.input();
         let (mut write_units, mut bytes_written) = (0, 0);
+        // The items it puts, by key, with their sizes.
+        let mut put_sizes = Vec::new();
         let (operation, reads, writes) = if let Some(i) = input.downcast_ref::<GetItemInput>() {
             (
                 "GetItem",
@@ -164,18 +170,43 @@ impl Intercept for Recorder {
             ("BatchGetItem", keys, 0)
         } else if let Some(i) = input.downcast_ref::<PutItemInput>() {
             bytes_written = item_size(i.item().unwrap_or(&Item::new()));
+            if let Some(item) = i.item() {
+                put_sizes.push((item_key(item), bytes_written));
+            }
             write_units = units(bytes_written, 1024);
             ("PutItem", Vec::new(), 1)
         } else if input.downcast_ref::<DeleteItemInput>().is_some() {
             write_units = 1;
             ("DeleteItem", Vec::new(), 1)
+        } else if let Some(i) = input.downcast_ref::<UpdateItemInput>() {
+            // Billed on the larger of the item before and after: the item
+            // as last put, a few bytes of lease aside.
+            let before = self
+                .0
+                .lock()
+                .unwrap()
+                .sizes
+                .get(&item_key(i.key().unwrap_or(&Item::new())))
+                .copied()
+                .unwrap_or(0);
+            let set: usize = i.expression_attribute_values().map_or(0, item_size);
+            bytes_written = before + set;
+            write_units = units(bytes_written, 1024);
+            ("UpdateItem", Vec::new(), 1)
         } else if let Some(i) = input.downcast_ref::<TransactWriteItemsInput>() {
             (write_units, bytes_written) = transaction_cost(i.transact_items());
+            put_sizes.extend(
+                i.transact_items()
+                    .iter()
+                    .filter_map(|w| w.put.as_ref())
+                    .map(|p| (item_key(p.item()), item_size(p.item()))),
+            );
             ("TransactWriteItems", Vec::new(), i.transact_items().len())
         } else {
             ("other", Vec::new(), 0)
         };
         let mut log = self.0.lock().unwrap();
+        log.sizes.extend(put_sizes);
         if log.in_flight == 0 {
             log.rounds += 1;
         }
@@ -329,9 +360,9 @@ const fn budget(read_rounds: usize, transactions: usize, other_writes: usize) ->
 fn budget_of(route: &str) -> Budget {
     match route {
         "POST /threads" => budget(1, 1, 0),
-        "POST /threads/{id}/turn" => budget(1, 1, 2),
-        "POST /threads/{id}/turn (Idempotency-Key)" => budget(1, 1, 3),
-        "POST /threads/{id}/turn (bare id)" => budget(2, 1, 2),
+        "POST /threads/{id}/turn" => budget(1, 1, 1),
+        "POST /threads/{id}/turn (Idempotency-Key)" => budget(1, 1, 2),
+        "POST /threads/{id}/turn (bare id)" => budget(2, 1, 1),
         "POST /webhooks/turn" => budget(1, 1, 3),
         "POST /threads/{id}/drill/grade" => budget(1, 1, 0),
         "POST …/exam/mcq-submit (correct)" => budget(1, 1, 0),

@@ -9,9 +9,9 @@ use std::sync::Arc;
 use chrono::Duration;
 use tutorflow::model::{Mode, RevisitReason, Thread, ThreadStatus};
 use tutorflow::store::{
-    Begin, ExamLockout, IdempotencyKey, IdleThread, ItemRef, MAX_TRANSACTION_ITEMS, Order,
-    PageRequest, Store, StoreError, StoredResponse, ThreadChange, TurnLog, UnitOfWork,
-    WriteCondition,
+    Begin, ExamLockout, IdempotencyKey, IdleThread, ItemRef, LeaseTake, MAX_TRANSACTION_ITEMS,
+    Order, PageRequest, Store, StoreError, StoredResponse, ThreadChange, ThreadLease, ThreadLeases,
+    TurnLog, UnitOfWork, WriteCondition,
 };
 
 use store_support::*;
@@ -71,6 +71,32 @@ fn turn_log(thread: &str, turn: &str, created: i64) -> TurnLog {
         // Committed after the model call, a few seconds on.
         committed_at: t(created + 3),
         entry: serde_json::json!({"chosenAction": "SOCRATIC", "turn": turn}),
+    }
+}
+
+fn lease(token: &str, until: i64) -> ThreadLease {
+    ThreadLease {
+        token: token.to_owned(),
+        until: t(until),
+    }
+}
+
+async fn take(
+    leases: &dyn ThreadLeases,
+    thread_id: &str,
+    student_id: &str,
+    lease: ThreadLease,
+    now: chrono::DateTime<chrono::Utc>,
+) -> LeaseTake {
+    leases
+        .take_thread_lease(thread_id, student_id, &lease, now)
+        .await
+        .unwrap()
+}
+
+fn thread_ref(thread_id: &str) -> ItemRef {
+    ItemRef::Thread {
+        thread_id: thread_id.to_owned(),
     }
 }
 
@@ -297,6 +323,140 @@ mod suite {
             &ItemRef::Thread {
                 thread_id: "t1".into(),
             },
+        );
+    }
+
+    pub async fn a_thread_lease_is_taken_held_and_taken_over_once_lapsed(store: Dyn) {
+        // A store one process uses holds no leases: its turns queue in memory.
+        let Some(leases) = store.thread_leases() else {
+            return;
+        };
+        let mut work = UnitOfWork::new();
+        work.put_thread(ThreadChange::create(thread("t1", "s1", 1), vec![]));
+        store.commit(work).await.unwrap();
+
+        assert_eq!(
+            take(leases, "t1", "s1", lease("a", 100), t(10)).await,
+            LeaseTake::Taken
+        );
+        let read = store.get_thread("t1", 0).await.unwrap().unwrap();
+        assert_eq!(read.lease, Some(lease("a", 100)));
+        assert_eq!(
+            read.version, 1,
+            "taking the lease is no change of the thread"
+        );
+
+        assert_eq!(
+            take(leases, "t1", "s1", lease("b", 200), t(20)).await,
+            LeaseTake::Held { until: t(100) }
+        );
+        // Its holder gone, the lease lapses and the next turn takes it over.
+        assert_eq!(
+            take(leases, "t1", "s1", lease("b", 200), t(100)).await,
+            LeaseTake::Taken
+        );
+
+        // No thread, or someone else's: nothing is taken or written.
+        assert_eq!(
+            take(leases, "t9", "s1", lease("c", 300), t(30)).await,
+            LeaseTake::NoThread
+        );
+        assert_eq!(store.get_thread("t9", 0).await.unwrap(), None);
+        for now in [30, 500] {
+            assert_eq!(
+                take(leases, "t1", "s2", lease("c", 900), t(now)).await,
+                LeaseTake::NoThread,
+                "at {now}"
+            );
+        }
+        let read = store.get_thread("t1", 0).await.unwrap().unwrap();
+        assert_eq!(read.lease, Some(lease("b", 200)));
+        assert_eq!(read.version, 1);
+    }
+
+    pub async fn thread_writes_keep_the_lease_and_its_holders_commit_releases_it(store: Dyn) {
+        let Some(leases) = store.thread_leases() else {
+            return;
+        };
+        let mut work = UnitOfWork::new();
+        work.put_thread(ThreadChange::create(thread("t1", "s1", 1), vec![]));
+        store.commit(work).await.unwrap();
+        // A drill grade reads, then a turn takes the lease.
+        let before = store.get_thread("t1", 5).await.unwrap().unwrap();
+        assert_eq!(
+            take(leases, "t1", "s1", lease("a", 100), t(10)).await,
+            LeaseTake::Taken
+        );
+        // Its write would drop the lease: it conflicts instead, and reads again.
+        let mut stale = UnitOfWork::new();
+        stale.put_thread(before.update(thread("t1", "s1", 2), vec![message("t1", 0)]));
+        assert_conflict(store.commit(stale).await, &thread_ref("t1"));
+        let fresh = store.get_thread("t1", 5).await.unwrap().unwrap();
+        assert_eq!(fresh.version, 1);
+        assert!(fresh.recent_messages.is_empty());
+        let mut grade = UnitOfWork::new();
+        grade.put_thread(fresh.update(thread("t1", "s1", 2), vec![message("t1", 0)]));
+        store.commit(grade).await.unwrap();
+        let graded = store.get_thread("t1", 5).await.unwrap().unwrap();
+        assert_eq!(graded.version, 2);
+        assert_eq!(graded.lease, Some(lease("a", 100)), "carried over");
+
+        // Another turn's token releases nothing.
+        let mut other = UnitOfWork::new();
+        other.put_thread(graded.update(thread("t1", "s1", 3), vec![]).releasing("b"));
+        store.commit(other).await.unwrap();
+        let read = store.get_thread("t1", 5).await.unwrap().unwrap();
+        assert_eq!(read.lease, Some(lease("a", 100)));
+
+        // The holder's commit releases it, in the same transaction.
+        let mut commit = UnitOfWork::new();
+        commit.put_thread(
+            read.update(thread("t1", "s1", 4), vec![message("t1", 1)])
+                .releasing("a"),
+        );
+        store.commit(commit).await.unwrap();
+        let committed = store.get_thread("t1", 5).await.unwrap().unwrap();
+        assert_eq!(committed.version, 4);
+        assert_eq!(committed.lease, None);
+        assert_eq!(
+            texts(&committed.recent_messages),
+            ["message 0", "message 1"]
+        );
+        assert_eq!(
+            take(leases, "t1", "s1", lease("b", 200), t(20)).await,
+            LeaseTake::Taken
+        );
+    }
+
+    pub async fn a_thread_lease_is_released_by_its_token(store: Dyn) {
+        let Some(leases) = store.thread_leases() else {
+            return;
+        };
+        let mut work = UnitOfWork::new();
+        work.put_thread(ThreadChange::create(thread("t1", "s1", 1), vec![]));
+        store.commit(work).await.unwrap();
+        assert_eq!(
+            take(leases, "t1", "s1", lease("a", 100), t(10)).await,
+            LeaseTake::Taken
+        );
+        leases.release_thread_lease("t1", "b").await.unwrap();
+        let held = store.get_thread("t1", 0).await.unwrap().unwrap();
+        assert_eq!(held.lease, Some(lease("a", 100)), "not b's to release");
+        leases.release_thread_lease("t1", "a").await.unwrap();
+        let read = store.get_thread("t1", 0).await.unwrap().unwrap();
+        assert_eq!(read.lease, None);
+        assert_eq!(read.version, 1);
+        // A write that read the lease conflicts once it is released.
+        let mut late = UnitOfWork::new();
+        late.put_thread(held.update(thread("t1", "s1", 2), vec![]));
+        assert_conflict(store.commit(late).await, &thread_ref("t1"));
+        // Released twice, or on no thread: nothing happens.
+        leases.release_thread_lease("t1", "a").await.unwrap();
+        leases.release_thread_lease("t9", "a").await.unwrap();
+        assert_eq!(store.get_thread("t9", 0).await.unwrap(), None);
+        assert_eq!(
+            take(leases, "t1", "s1", lease("b", 200), t(20)).await,
+            LeaseTake::Taken
         );
     }
 
@@ -812,6 +972,9 @@ conformance!(
     a_unit_of_work_commits_everything_together,
     messages_keep_their_order_and_page,
     a_stale_thread_update_appends_nothing,
+    a_thread_lease_is_taken_held_and_taken_over_once_lapsed,
+    thread_writes_keep_the_lease_and_its_holders_commit_releases_it,
+    a_thread_lease_is_released_by_its_token,
     threads_are_listed_per_student_newest_first,
     idle_threads_are_listed_oldest_first,
     unknown_items_read_as_absent,

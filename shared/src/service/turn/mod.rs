@@ -24,6 +24,7 @@ use tokio::sync::oneshot;
 use super::error::ServiceError;
 use super::events::check_client_event;
 use super::idempotency::Idempotency;
+use super::lease::ThreadLease;
 use super::lockouts::LockoutsRead;
 use super::threads::{
     RECENT_MESSAGES, ThreadReads, commit_with_retries, owned_thread, snapshot_or_new,
@@ -57,12 +58,10 @@ use crate::store::{ThreadRecord, TurnLog, UnitOfWork, Versioned, WriteCondition}
 pub(crate) use self::integration::{Shape, WebhookSettings};
 use self::integration::{webhook_reply, with_problem};
 
-/// When a turn arrived, how long it waited for its thread's lease, and how
-/// long the reads under the lease took.
+/// When a turn arrived, and how long the reads under its lease took.
 #[derive(Clone, Copy)]
 pub(crate) struct TurnTimes {
     pub started: Instant,
-    pub lease_wait: StdDuration,
     pub read_time: StdDuration,
 }
 
@@ -81,6 +80,8 @@ struct TurnCall<'a> {
     drill_ttl: Duration,
     personalization: Personalization,
     safety_region: &'a str,
+    /// The lease on the thread's item that the turn's commit releases.
+    lease_token: Option<&'a str>,
 }
 
 impl TurnCall<'_> {
@@ -278,7 +279,6 @@ impl Service {
                 .await?;
             let times = TurnTimes {
                 started,
-                lease_wait: lease.waited,
                 read_time: reading.elapsed(),
             };
             self.leased_turn(
@@ -288,13 +288,14 @@ impl Service {
                 request,
                 idempotency,
                 Shape::App,
+                &lease,
                 times,
                 deltas,
             )
             .await
         })
         .await;
-        self.release_thread(lease).await;
+        self.release_thread(lease, result.is_ok()).await;
         result
     }
 
@@ -309,14 +310,12 @@ impl Service {
         request: TurnRequest,
         idempotency: &Idempotency,
         shape: Shape<'_>,
+        lease: &ThreadLease,
         times: TurnTimes,
         deltas: Option<&UnboundedSender<String>>,
     ) -> Result<StreamedTurn, ServiceError> {
-        let TurnTimes {
-            started,
-            lease_wait,
-            read_time,
-        } = times;
+        let TurnTimes { started, read_time } = times;
+        let lease_wait = lease.waited;
         // One read of the thread serves the idle check and the turn; only a
         // session that has just ended is read again, as it now stands.
         let reading = Instant::now();
@@ -330,9 +329,10 @@ impl Service {
         }
         refuse_if_paused(&record)?;
         with_problem(&mut record.thread, shape, self.clock.now());
-        let call = self
+        let mut call = self
             .turn_call(who, thread_id, shape, idempotency, &record, request)
             .await?;
+        call.lease_token = lease.release_token();
         let thread_read = read_time + reading.elapsed();
         let mut first = self.plan_turn(&call, record, snapshot, lockouts).await?;
         first.load_time += thread_read;
@@ -545,6 +545,7 @@ impl Service {
             ),
             personalization: record.thread.session.personalization.clone(),
             safety_region: &self.config.safety.region,
+            lease_token: None,
         })
     }
 
@@ -779,7 +780,11 @@ impl Service {
             matches!(call.shape, Shape::Webhook(_)),
         );
         let mut work = UnitOfWork::new();
-        work.put_thread(planned.record.update(applied.thread, applied.messages))
+        let mut thread_change = planned.record.update(applied.thread, applied.messages);
+        if let Some(token) = call.lease_token {
+            thread_change = thread_change.releasing(token);
+        }
+        work.put_thread(thread_change)
             .put_snapshot(
                 applied.snapshot,
                 WriteCondition::of(planned.snapshot_read.as_ref()),
