@@ -204,6 +204,7 @@ pub(super) fn track_student_problem(
     let Some(unit) = course.unit(unit_id) else {
         return;
     };
+    let mistakes = problem.known_mistakes();
     let mut question = tutor_question(problem.text, unit, now);
     // A share in a ratio is answered share by share: the first is asked for.
     let answer = problem
@@ -221,7 +222,7 @@ pub(super) fn track_student_problem(
         value: answer,
         unit: None,
         options: Vec::new(),
-        mistakes: Vec::new(),
+        mistakes,
     });
     lifecycle::ask(session, question);
     // The reply offers its first step: the next help is the step after.

@@ -1,9 +1,13 @@
 //! A problem the student brought, worked out by code: the problem as the
 //! tutor repeats it, its answer and the steps the help ladder asks.
 
+use std::sync::LazyLock;
+
+use regex::Regex;
+
 use crate::engine::practice::solution::{HintStep, Solution};
 use crate::math::{self, ParseOptions};
-use crate::model::AnswerKind;
+use crate::model::{AnswerKind, KnownMistake};
 
 /// A problem the student wrote, worked out by code.
 #[derive(Debug, Clone, PartialEq)]
@@ -45,6 +49,36 @@ impl StudentProblem {
             .chain(self.middle_step.iter().flat_map(|m| &m.expects))
             .chain(&self.later_values)
             .map(String::as_str)
+    }
+
+    /// The wrong answers a common mistake gives for this problem, so a
+    /// wrong answer is told what went wrong: adding (or subtracting) the
+    /// tops and the bottoms of two fractions (1/2 + 1/3 = 2/5).
+    pub fn known_mistakes(&self) -> Vec<KnownMistake> {
+        static SUM: LazyLock<Regex> = LazyLock::new(|| {
+            Regex::new(r"^(\d+)/(\d+) ([+-]) (\d+)/(\d+)$").expect("a valid pattern")
+        });
+        let Some(c) = SUM.captures(&self.text) else {
+            return Vec::new();
+        };
+        let part = |i: usize| c[i].parse::<i64>().ok();
+        let (Some(a), Some(b), Some(p), Some(q)) = (part(1), part(2), part(4), part(5)) else {
+            return Vec::new();
+        };
+        let (top, bottom) = if &c[3] == "+" {
+            (a + p, b + q)
+        } else {
+            (a - p, b - q)
+        };
+        if b == q || bottom <= 0 {
+            return Vec::new();
+        }
+        vec![KnownMistake {
+            value: format!("{top}/{bottom}"),
+            strategy: "added_across".to_owned(),
+            mistake_tag: Some("added_denominators".to_owned()),
+            slip: false,
+        }]
     }
 
     /// How an answer to the problem is graded: an equation's solution, an
