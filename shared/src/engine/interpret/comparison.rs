@@ -39,6 +39,9 @@ const RELATIONS: &[(&str, Asked)] = &[
 /// The answer to `message` when it asks whether two numbers are equal, or
 /// one bigger or smaller than the other; `None` for anything else.
 pub fn answer(message: &str) -> Option<String> {
+    if let Some(ratios) = ratios_compared(message) {
+        return ratios;
+    }
     let Comparison { left, right, asked } = read(message)?;
     let (a, b) = (value_of(&left)?, value_of(&right)?);
     let equal = a.approx_eq(b);
@@ -105,12 +108,7 @@ struct Comparison {
 /// The comparison `message` asks about, if it asks one.
 fn read(message: &str) -> Option<Comparison> {
     let lower = message.to_lowercase();
-    let opening = lower.trim_start();
-    // A yes-or-no question: "what is 3 more than 4?" asks for a sum.
-    if !["is ", "are ", "does ", "so is "]
-        .iter()
-        .any(|w| opening.starts_with(w))
-    {
+    if !asks_yes_or_no(&lower) {
         return None;
     }
     let (at, phrase, asked) = RELATIONS
@@ -123,6 +121,67 @@ fn read(message: &str) -> Option<Comparison> {
         .next()
         .map(squeezed)?;
     Some(Comparison { left, right, asked })
+}
+
+/// "is 2:3 the same as 4:6?": equivalent when one is the other with both
+/// parts multiplied by the same number. `Some(None)` when ratios are
+/// compared by size, which has no single answer ("is 2:3 bigger than
+/// 3:4?" may mean the first part's share, or the ratio as a fraction):
+/// no verdict is given rather than one on two of their numbers.
+fn ratios_compared(message: &str) -> Option<Option<String>> {
+    static RATIO: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"(\d+)\s*:\s*(\d+)").expect("a valid pattern"));
+    let lower = message.to_lowercase();
+    if !asks_yes_or_no(&lower) {
+        return None;
+    }
+    let (at, phrase, asked) = RELATIONS
+        .iter()
+        .filter_map(|(p, a)| lower.find(p).map(|at| (at, *p, *a)))
+        .min_by_key(|(at, p, _)| (*at, std::cmp::Reverse(p.len())))?;
+    let left = RATIO.captures_iter(&lower[..at]).last()?;
+    let right = RATIO.captures(&lower[at + phrase.len()..])?;
+    if asked != Asked::Equal {
+        return Some(None);
+    }
+    let part = |c: &regex::Captures<'_>, i: usize| c[i].parse::<i64>().ok();
+    let (a, b, c, d) = (
+        part(&left, 1)?,
+        part(&left, 2)?,
+        part(&right, 1)?,
+        part(&right, 2)?,
+    );
+    let (first, second) = (format!("{a}:{b}"), format!("{c}:{d}"));
+    if a * d != b * c || [a, b, c, d].contains(&0) {
+        return Some(Some(format!(
+            "No: {first} and {second} are not equivalent ratios. Multiplying or dividing both parts of {first} by the same number never gives {second}: written as fractions, {a}/{b} and {c}/{d} are different numbers."
+        )));
+    }
+    let how = if c > a && c % a == 0 {
+        format!(
+            " Multiply both parts of {first} by {} and you get {second}.",
+            c / a
+        )
+    } else if a > c && a % c == 0 {
+        format!(
+            " Divide both parts of {first} by {} and you get {second}.",
+            a / c
+        )
+    } else {
+        let hcf = crate::math::gcd(a, b);
+        format!(" Both simplify to {}:{}.", a / hcf, b / hcf)
+    };
+    Some(Some(format!(
+        "Yes: {first} and {second} are equivalent ratios.{how}"
+    )))
+}
+
+/// A yes-or-no question: "what is 3 more than 4?" asks for a sum.
+fn asks_yes_or_no(lower: &str) -> bool {
+    let opening = lower.trim_start();
+    ["is ", "are ", "does ", "so is "]
+        .iter()
+        .any(|w| opening.starts_with(w))
 }
 
 fn squeezed(m: regex::Match<'_>) -> String {
@@ -220,6 +279,26 @@ mod tests {
             answer("is 0.3 smaller than 0.25?").as_deref(),
             Some("No: 0.25 is smaller than 0.3.")
         );
+    }
+
+    #[test]
+    fn ratios_are_equivalent_or_not_and_never_compared_as_two_numbers() {
+        assert_eq!(
+            answer("is 2:3 the same as 4:6?").as_deref(),
+            Some(
+                "Yes: 2:3 and 4:6 are equivalent ratios. Multiply both parts of 2:3 by 2 and you get 4:6."
+            )
+        );
+        assert_eq!(
+            answer("is 6:9 equivalent to 4:6").as_deref(),
+            Some("Yes: 6:9 and 4:6 are equivalent ratios. Both simplify to 2:3.")
+        );
+        assert!(
+            answer("is 2:3 the same as 3:4")
+                .unwrap()
+                .starts_with("No: 2:3 and 3:4 are not equivalent")
+        );
+        assert_eq!(answer("is 2:3 bigger than 3:4"), None);
     }
 
     #[test]
