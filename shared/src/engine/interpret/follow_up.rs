@@ -74,6 +74,36 @@ fn answer_value(answer: &str) -> Option<&str> {
     Some(found.trim_end_matches(|c: char| c.is_whitespace() || "?.!".contains(c)))
 }
 
+/// "Are they the same?" after two questions that each named one number,
+/// fraction or ratio: whether those two are equal ("is 2:3 the same as
+/// 4:6?"), which code answers.
+pub fn they_compared(message: &str, earlier: &[&str]) -> Option<String> {
+    static SAME: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(
+            r"(?i)^\s*(?:so\s+|and\s+|but\s+)?(?:are|is)\s+(?:they|those|these|both|the\s+two|them)\s+(?:the\s+same|equal|equivalent)(?:\s+(?:ratios?|fractions?|numbers?|things?))?(?:\s+then)?\s*[?!.]*\s*$",
+        )
+        .expect("a valid pattern")
+    });
+    if !SAME.is_match(message) {
+        return None;
+    }
+    let [newer, older, ..] = earlier else {
+        return None;
+    };
+    let named = |text: &str| -> Option<String> {
+        let found = runs(text);
+        let [run] = found.as_slice() else {
+            return None;
+        };
+        Some(text[run.at.clone()].to_owned())
+    };
+    Some(format!(
+        "is {} the same as {}?",
+        named(older)?,
+        named(newer)?
+    ))
+}
+
 /// A "why?" on its own ("why", "how come?", "but why is that"), which
 /// asks about the answer just given.
 pub fn only_asks_why(message: &str) -> bool {
@@ -159,7 +189,7 @@ fn runs(text: &str) -> Vec<Run> {
     static LIST_GAP: LazyLock<Regex> =
         LazyLock::new(|| Regex::new(r"^(?:\s*,\s*(?:and\s+)?|\s+and\s+)$").expect("valid"));
     static CALCULATION_GAP: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"^[\s()]*[-+−×÷*/=^x][\s()-]*$").expect("valid"));
+        LazyLock::new(|| Regex::new(r"^[\s()]*[-+−×÷*/=^x:][\s()-]*$").expect("valid"));
     let mut runs: Vec<Run> = Vec::new();
     for number in NUMBER.find_iter(text) {
         let token = number.as_str();
@@ -374,6 +404,31 @@ mod tests {
         );
         assert_eq!(check_of("how do i check it", &["solve 2x + 3 = 11"]), None);
         assert_eq!(check_of("how do i check it", &["ok", "hello"]), None);
+    }
+
+    #[test]
+    fn they_are_the_two_things_just_asked_about() {
+        assert_eq!(
+            they_compared(
+                "are they the same",
+                &["so what about 4:6", "what does 2:3 mean"]
+            )
+            .as_deref(),
+            Some("is 2:3 the same as 4:6?")
+        );
+        assert_eq!(
+            they_compared(
+                "are they equivalent fractions?",
+                &["and 2/4?", "what is 1/2"]
+            )
+            .as_deref(),
+            Some("is 1/2 the same as 2/4?")
+        );
+        assert_eq!(
+            they_compared("are they the same", &["what is 47 + 38"]),
+            None
+        );
+        assert_eq!(they_compared("are they nice", &["4:6", "2:3"]), None);
     }
 
     #[test]

@@ -9,5 +9,6 @@ pub mod follow_up;
 pub mod mapping;
 pub mod outside_math;
 pub mod place_value;
+pub mod ratio_meaning;
 pub mod retrieve;
 pub mod student_math;

@@ -12,6 +12,7 @@ use crate::engine::interpret::comparison;
 use crate::engine::interpret::follow_up;
 use crate::engine::interpret::outside_math;
 use crate::engine::interpret::place_value;
+use crate::engine::interpret::ratio_meaning;
 use crate::engine::interpret::student_math;
 use crate::engine::modes::{MemoryCut, ModeBlock};
 use crate::engine::policy::signals::{self, PacingInput, Trend};
@@ -340,6 +341,7 @@ fn code_note(
         .map(|claim| claim.verdict())
         .or_else(|| said.filter(|_| !own_problem).and_then(comparison::answer))
         .or_else(|| said.and_then(place_value::answer))
+        .or_else(|| said.and_then(ratio_meaning::answer))
         .unwrap_or_default()
 }
 

@@ -220,7 +220,9 @@ fn follow_up_of(
         .take(follow_up::CHAIN)
         .map(|m| m.text.as_str())
         .collect();
-    follow_up::meant(written, &earlier).or_else(|| follow_up::check_of(written, &earlier))
+    follow_up::meant(written, &earlier)
+        .or_else(|| follow_up::check_of(written, &earlier))
+        .or_else(|| follow_up::they_compared(written, &earlier))
 }
 
 /// "why?" on its own right after a question beyond the course asks why
