@@ -19,15 +19,46 @@ pub const CHAIN: usize = 4;
 /// previous question: `earlier` holds the student's earlier messages, the
 /// most recent first.
 pub fn meant(message: &str, earlier: &[&str]) -> Option<String> {
-    let new_numbers = follow_up_numbers(message)?;
+    let brought = lead_in(message)?;
     let (previous, before) = earlier.split_first()?;
-    let frame = if follow_up_numbers(previous).is_some() {
+    let frame = if lead_in(previous).is_some() {
         meant(previous, before)?
     } else {
         (*previous).to_owned()
     };
-    let expanded = substitute(&frame, new_numbers)?;
+    let expanded = if is_only_numbers(brought) {
+        substitute(&frame, brought)?
+    } else {
+        substitute_counted(&frame, brought)?
+    };
     (expanded != frame).then_some(expanded)
+}
+
+/// "what about 2 decimal places?" after "round 3.456 to 1 decimal place":
+/// a number with the words it counts takes the place of the number that
+/// counts the same thing in the question.
+fn substitute_counted(frame: &str, brought: &str) -> Option<String> {
+    static COUNTED: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?i)^(\d+(?:\.\d+)?)\s+([a-z]+)(?:\s+([a-z]+))?$").expect("a valid pattern")
+    });
+    let c = COUNTED.captures(brought.trim())?;
+    let stem = |word: &str| regex::escape(&word[..word.len().min(4)].to_lowercase());
+    let words = match c.get(3) {
+        Some(second) => format!(r"{}[a-z]*\s+{}[a-z]*", stem(&c[2]), stem(second.as_str())),
+        None => format!(r"{}[a-z]*", stem(&c[2])),
+    };
+    let old = Regex::new(&format!(r"(?i)\b\d+(?:\.\d+)?\s+{words}\b")).ok()?;
+    let mut found = old.find_iter(frame);
+    let only = found.next()?;
+    if found.next().is_some() {
+        return None;
+    }
+    Some(format!(
+        "{}{}{}",
+        &frame[..only.start()],
+        brought.trim(),
+        &frame[only.end()..]
+    ))
 }
 
 /// "How do I check it?" after answering a problem of their own: the
@@ -123,6 +154,11 @@ pub fn asks_why(question: &str) -> bool {
 /// The numbers a follow-up brings ("1/3" of "what about 1/3?"), when the
 /// message is only a lead-in and numbers.
 fn follow_up_numbers(message: &str) -> Option<&str> {
+    lead_in(message).filter(|brought| is_only_numbers(brought))
+}
+
+/// What a follow-up brings after its lead-in ("what about …", "and …").
+fn lead_in(message: &str) -> Option<&str> {
     static LEAD: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(
             r"(?ix)^\s*(?:(?:ok(?:ay)?|so|right|and)\s*,?\s+)?
@@ -134,8 +170,11 @@ fn follow_up_numbers(message: &str) -> Option<&str> {
         )
         .expect("a valid pattern")
     });
-    let numbers = LEAD.captures(message)?.name("numbers")?.as_str();
-    is_only_numbers(numbers).then_some(numbers)
+    let brought = LEAD.captures(message)?.name("numbers")?.as_str();
+    brought
+        .chars()
+        .any(|c| c.is_ascii_digit())
+        .then_some(brought)
 }
 
 /// Numbers, operators and the few words that join them ("4, 8 and 9",
@@ -353,6 +392,26 @@ mod tests {
         assert_eq!(
             after("what is 3 + 4 x 2", "and 5 + 6 x 2").as_deref(),
             Some("what is 5 + 6 x 2")
+        );
+    }
+
+    #[test]
+    fn a_number_with_what_it_counts_replaces_the_same_count() {
+        assert_eq!(
+            after(
+                "round 3.456 to 1 decimal place",
+                "what about 2 decimal places"
+            )
+            .as_deref(),
+            Some("round 3.456 to 2 decimal places")
+        );
+        assert_eq!(
+            after("how many minutes in 3 hours", "and 5 hours?").as_deref(),
+            Some("how many minutes in 5 hours")
+        );
+        assert_eq!(
+            after("round 3.456 to 1 decimal place", "what about 2 apples"),
+            None
         );
     }
 
