@@ -20,7 +20,10 @@ pub const CHAIN: usize = 4;
 /// most recent first.
 pub fn meant(message: &str, earlier: &[&str]) -> Option<String> {
     let brought = lead_in(message)?;
-    let (previous, before) = earlier.split_first()?;
+    // The student's answer to the last question ("9") sits between it and
+    // the follow-up: the question is the one before.
+    let asked = earlier.iter().position(|m| !is_an_answer(m))?;
+    let (previous, before) = earlier[asked..].split_first()?;
     let frame = if lead_in(previous).is_some() {
         meant(previous, before)?
     } else {
@@ -32,6 +35,18 @@ pub fn meant(message: &str, earlier: &[&str]) -> Option<String> {
         substitute_counted(&frame, brought)?
     };
     (expanded != frame).then_some(expanded)
+}
+
+/// A message that only gives an answer ("9", "x = 4", "i think its 12"):
+/// no question to ask again.
+fn is_an_answer(message: &str) -> bool {
+    const ANSWER_WORDS: [&str; 11] = [
+        "its", "it's", "is", "the", "answer", "got", "think", "maybe", "equals", "so", "um",
+    ];
+    message
+        .split(|c: char| !c.is_alphabetic() && c != '\'')
+        .filter(|w| w.chars().count() > 1)
+        .all(|w| ANSWER_WORDS.contains(&w.to_lowercase().as_str()) || w.len() <= 1)
 }
 
 /// "what about 2 decimal places?" after "round 3.456 to 1 decimal place":
@@ -439,9 +454,21 @@ mod tests {
         ] {
             assert_eq!(after(previous, message), None, "{message}");
         }
-        // After an answer, or with nothing before it, there is no question
-        // to ask again.
+        // After an answer alone, or with nothing before it, there is no
+        // question to ask again; an answer after the question is passed over.
         assert_eq!(after("85", "what about 90"), None);
+        assert_eq!(
+            meant("what about 30 percent", &["9", "whats 15 percent of 60"]).as_deref(),
+            Some("whats 30 percent of 60")
+        );
+        assert_eq!(
+            meant(
+                "and 3x + 1 = 10?",
+                &["x = 4", "i think its 8", "solve 2x + 3 = 11"]
+            )
+            .as_deref(),
+            Some("solve 3x + 1 = 10")
+        );
         assert_eq!(meant("what about 1/3", &[]), None);
     }
 
