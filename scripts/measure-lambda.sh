@@ -76,7 +76,11 @@ printf '|---|---|---|---|---|---|---|\n'
 for profile in "${profiles[@]}"; do
     level=$(awk -v p="[profile.$profile]" '
         $0 == p { inside = 1; next } /^\[/ { inside = 0 } inside && /^opt-level/ { print $3 }' Cargo.toml)
-    cargo lambda build --quiet --locked --profile "$profile" --arm64 -p "$function" >"$out/$profile-arm64.log" 2>&1 \
+    # `--release` is what deploys: cargo-lambda then adds panic = "abort"
+    # and target-cpu=neoverse-n1, which it adds to no `--profile` build.
+    selects=(--profile "$profile")
+    [[ $profile == release ]] && selects=(--release)
+    cargo lambda build --quiet --locked "${selects[@]}" --arm64 -p "$function" >"$out/$profile-arm64.log" 2>&1 \
         || { cat "$out/$profile-arm64.log" >&2; exit 1; }
     mkdir -p "$out/$profile"
     cp "$target/lambda/$function/bootstrap" "$out/$profile/bootstrap-arm64"
@@ -86,6 +90,9 @@ buf = io.BytesIO()
 with zipfile.ZipFile(buf, 'w', zipfile.ZIP_DEFLATED) as z:
     z.write(sys.argv[1], 'bootstrap')
 print(len(buf.getvalue()))" "$out/$profile/bootstrap-arm64")
+    # Timed and measured: this machine's architecture, built by cargo
+    # itself (unwinding on panic, no target-cpu), so not the package above;
+    # the allocator and the heap are the same.
     cargo build --quiet --locked --profile "$profile" -p "$function"
     cold=$(.venv/bin/python scripts/lambda_cold_start.py "$target/$profile/$function" --runs "$runs" --function "$function")
     field() { .venv/bin/python -c "import json, sys; print(json.loads(sys.argv[1])[sys.argv[2]])" "$cold" "$1"; }

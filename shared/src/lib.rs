@@ -18,6 +18,7 @@ pub mod text;
 
 /// Every binary that links this crate (the functions, the CLI, the tests
 /// and benchmarks) allocates with mimalloc: a turn makes many short-lived
-/// strings, and the system allocator was about a quarter of its time.
+/// strings, and the system allocator was about a quarter of its time. It is
+/// built without transparent huge pages (the workspace Cargo.toml says why).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;

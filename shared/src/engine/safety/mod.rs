@@ -108,7 +108,7 @@ pub struct SafetyReply {
 struct CompiledCategory {
     id: String,
     /// Terms first, then patterns, as in the workflow.
-    rules: RegexSet,
+    rules: RuleSets,
     rule_names: Vec<String>,
     /// One-word terms, for self-censored words ("f*ck").
     words: Vec<String>,
@@ -116,6 +116,55 @@ struct CompiledCategory {
     /// for the categories listed above it.
     set_aside: Vec<Aside>,
     hit: SafetyHit,
+}
+
+/// A category's rules, compiled as consecutive sets of bounded size.
+///
+/// While the regex crate compiles a set it holds every pattern's syntax
+/// tree and intermediate form at once, about five times the size of the
+/// compiled set: one set for the largest category (its vocabulary expanded
+/// and every letter stretched) took 13 MB of heap for a moment, the peak of
+/// a cold start. Sets of a few thousand characters of pattern keep that
+/// moment small; what stays compiled is the same.
+struct RuleSets {
+    /// Each set with the index of its first rule.
+    sets: Vec<(usize, RegexSet)>,
+}
+
+impl RuleSets {
+    /// Characters of compiled pattern per set.
+    const MAX_SET_CHARS: usize = 16 * 1024;
+
+    /// A set that fails to compile matches nothing; the patterns were
+    /// validated when the bundle was loaded.
+    fn new(rules: &[String]) -> Self {
+        let mut sets = Vec::new();
+        let mut first = 0;
+        while first < rules.len() {
+            let mut end = first + 1;
+            let mut chars = rules[first].len();
+            while end < rules.len() && chars + rules[end].len() <= Self::MAX_SET_CHARS {
+                chars += rules[end].len();
+                end += 1;
+            }
+            let set = RegexSet::new(&rules[first..end]).unwrap_or_else(|_| RegexSet::empty());
+            sets.push((first, set));
+            first = end;
+        }
+        RuleSets { sets }
+    }
+
+    /// The first rule that matches `text`. Almost every message matches
+    /// none: asking only whether one does stops early and skips the
+    /// overlapping search.
+    fn first_match(&self, text: &str) -> Option<usize> {
+        self.sets.iter().find_map(|(first, set)| {
+            set.is_match(text)
+                .then(|| set.matches(text).iter().next())
+                .flatten()
+                .map(|i| first + i)
+        })
+    }
 }
 
 /// Some of a someone-else category's rules as one expression, and the word
@@ -274,7 +323,7 @@ impl SafetyGate {
                 CompiledCategory {
                     id: c.id.clone(),
                     set_aside,
-                    rules: RegexSet::new(&rules).unwrap_or_else(|_| RegexSet::empty()),
+                    rules: RuleSets::new(&rules),
                     rule_names,
                     words: c
                         .terms
@@ -385,13 +434,9 @@ impl SafetyGate {
                 },
             );
             let text = text.as_ref();
-            // Almost every message matches no rule: asking only whether
-            // one does stops early and skips the overlapping search.
             let rule = c
                 .rules
-                .is_match(text)
-                .then(|| c.rules.matches(text).iter().next())
-                .flatten()
+                .first_match(text)
                 .map(|i| c.rule_names[i].clone())
                 .or_else(|| {
                     text.split(' ')

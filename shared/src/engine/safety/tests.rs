@@ -464,3 +464,24 @@ fn someone_else_at_risk_gets_its_own_reply_unless_the_student_is_too() {
         Some("someone_at_risk")
     );
 }
+
+/// A long list of rules is compiled as several sets; the rule that answers
+/// is still the first in the workflow's order that matches, named by its
+/// place among all of the category's rules.
+#[test]
+fn long_rule_lists_are_split_and_still_name_the_first_matching_rule() {
+    let mut rules: Vec<String> = (0..40)
+        .map(|i| format!(r"\bfiller{i}{}\b", "x".repeat(1000)))
+        .collect();
+    rules.push(r"\bwant to die\b".into());
+    rules.push(r"\bdie\b".into());
+    let split = RuleSets::new(&rules);
+    assert!(split.sets.len() > 2);
+    assert_eq!(split.first_match("i want to die"), Some(40));
+    assert_eq!(split.first_match("die"), Some(41));
+    assert_eq!(split.first_match("i want to live"), None);
+
+    // An earlier set's rule comes before a later set's.
+    rules.insert(0, r"\bto die\b".into());
+    assert_eq!(RuleSets::new(&rules).first_match("i want to die"), Some(0));
+}
