@@ -111,10 +111,7 @@ fn read(message: &str) -> Option<Comparison> {
     if !asks_yes_or_no(&lower) {
         return None;
     }
-    let (at, phrase, asked) = RELATIONS
-        .iter()
-        .filter_map(|(p, a)| lower.find(p).map(|at| (at, *p, *a)))
-        .min_by_key(|(at, p, _)| (*at, std::cmp::Reverse(p.len())))?;
+    let (at, phrase, asked) = relation(&lower)?;
     let left = NUMBER.find_iter(&lower[..at]).last().map(squeezed)?;
     let right = NUMBER
         .find_iter(&lower[at + phrase.len()..])
@@ -135,10 +132,7 @@ fn ratios_compared(message: &str) -> Option<Option<String>> {
     if !asks_yes_or_no(&lower) {
         return None;
     }
-    let (at, phrase, asked) = RELATIONS
-        .iter()
-        .filter_map(|(p, a)| lower.find(p).map(|at| (at, *p, *a)))
-        .min_by_key(|(at, p, _)| (*at, std::cmp::Reverse(p.len())))?;
+    let (at, phrase, asked) = relation(&lower)?;
     let left = RATIO.captures_iter(&lower[..at]).last()?;
     let right = RATIO.captures(&lower[at + phrase.len()..])?;
     if asked != Asked::Equal {
@@ -174,6 +168,15 @@ fn ratios_compared(message: &str) -> Option<Option<String>> {
     Some(Some(format!(
         "Yes: {first} and {second} are equivalent ratios.{how}"
     )))
+}
+
+/// The first relation the question names ("the same as", "bigger
+/// than"), where it starts, and what it asks.
+fn relation(lower: &str) -> Option<(usize, &'static str, Asked)> {
+    RELATIONS
+        .iter()
+        .filter_map(|(p, a)| lower.find(p).map(|at| (at, *p, *a)))
+        .min_by_key(|(at, p, _)| (*at, std::cmp::Reverse(p.len())))
 }
 
 /// A yes-or-no question: "what is 3 more than 4?" asks for a sum.

@@ -12,6 +12,10 @@ use super::working::number_text;
 use crate::engine::practice::solution::HintStep;
 use crate::math::{self, Number};
 
+/// The bottoms a fraction is written over to reach an exact decimal; a
+/// fraction none of them is a multiple of is worked by dividing.
+const EXACT_BOTTOMS: [i64; 3] = [100, 1000, 10_000];
+
 /// What a fraction is to be written as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Written {
@@ -63,7 +67,7 @@ pub(super) fn conversion(message: &str) -> Option<StudentProblem> {
         return None;
     }
     // Over 100 (or 1000): what the bottom is multiplied by to get there.
-    let Some(over) = [100, 1000, 10_000].into_iter().find(|t| t % d == 0) else {
+    let Some(over) = EXACT_BOTTOMS.into_iter().find(|t| t % d == 0) else {
         return by_division(n, d, written);
     };
     let factor = over / d;
@@ -248,7 +252,7 @@ pub(super) fn conversion_steps(problem: &StudentProblem) -> Option<Vec<String>> 
     let c = FRACTION.captures(&problem.text)?;
     let (n, d): (i64, i64) = (c[1].parse().ok()?, c[2].parse().ok()?);
     let percentage = &c[3] == "percentage";
-    let decimal = match [100, 1000, 10_000].into_iter().find(|t| t % d == 0) {
+    let decimal = match EXACT_BOTTOMS.into_iter().find(|t| t % d == 0) {
         Some(over) => {
             let factor = over / d;
             let steps = format!(
