@@ -205,14 +205,6 @@ fn follow_up_of(
     history: &[TutorMessage],
     grading: &GradingSettings,
 ) -> Option<String> {
-    let answers_pending = session
-        .pending_question
-        .as_ref()
-        .and_then(|q| grading::grade_pending(q, written, grading))
-        .is_some_and(|g| matches!(g.result, GradeOutcome::Correct | GradeOutcome::Close));
-    if answers_pending {
-        return None;
-    }
     let earlier: Vec<&str> = history
         .iter()
         .rev()
@@ -220,9 +212,16 @@ fn follow_up_of(
         .take(follow_up::CHAIN)
         .map(|m| m.text.as_str())
         .collect();
-    follow_up::meant(written, &earlier)
+    let meant = follow_up::meant(written, &earlier)
         .or_else(|| follow_up::check_of(written, &earlier))
-        .or_else(|| follow_up::they_compared(written, &earlier))
+        .or_else(|| follow_up::they_compared(written, &earlier))?;
+    // Graded only for a message that could be a follow-up: most are not.
+    let answers_pending = session
+        .pending_question
+        .as_ref()
+        .and_then(|q| grading::grade_pending(q, written, grading))
+        .is_some_and(|g| matches!(g.result, GradeOutcome::Correct | GradeOutcome::Close));
+    (!answers_pending).then_some(meant)
 }
 
 /// "why?" on its own right after a question beyond the course asks why

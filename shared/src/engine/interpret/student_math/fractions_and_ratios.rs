@@ -79,10 +79,10 @@ pub(super) fn conversion(message: &str) -> Option<StudentProblem> {
     };
     let decimal = exact(top, over)?;
     let percent = exact(top * 100, over)?;
-    let (place, digit) = match over {
-        100 => ("hundredths", "second"),
-        1000 => ("thousandths", "third"),
-        _ => ("ten-thousandths", "fourth"),
+    let (place, places, digit) = match over {
+        100 => ("hundredths", "Hundredths", "second"),
+        1000 => ("thousandths", "Thousandths", "third"),
+        _ => ("ten-thousandths", "Ten-thousandths", "fourth"),
     };
     // In words ("75 hundredths"), not 75/100: that fraction is already
     // the answer, which the steps must not give away.
@@ -92,8 +92,7 @@ pub(super) fn conversion(message: &str) -> Option<StudentProblem> {
             decimal,
             format!("So {n}/{d} is {top} {place}. What is that as a decimal?"),
             Some(format!(
-                "{} are the {digit} digit after the decimal point. How do you write {top} {place} with a decimal point?",
-                capitalised(place)
+                "{places} are the {digit} digit after the decimal point. How do you write {top} {place} with a decimal point?"
             )),
         ),
         Written::Percentage => (
@@ -131,14 +130,6 @@ pub(super) fn conversion(message: &str) -> Option<StudentProblem> {
             finishing: smaller_finishing,
         },
     })
-}
-
-fn capitalised(word: &str) -> String {
-    let mut chars = word.chars();
-    chars
-        .next()
-        .map(|c| c.to_uppercase().chain(chars).collect())
-        .unwrap_or_default()
 }
 
 /// A fraction whose bottom does not go into 1000 (1/3, 5/6, 2/7), worked
@@ -282,9 +273,10 @@ pub(super) fn conversion_steps(problem: &StudentProblem) -> Option<Vec<String>> 
         }
     };
     if percentage {
+        // A long repeating block is hard to read: rounded as well.
         let about = Expansion::of(n * 100, d)
             .filter(|e| e.block.len() > 2)
-            .map(|e| format!(" (about {})", e.as_rounded_percentage(2)))
+            .map(|_| format!(" (about {:.2}%)", (n * 100) as f64 / d as f64))
             .unwrap_or_default();
         said.push(format!(
             "As a decimal that is {value}; per cent means out of 100, so multiply by 100: {n}/{d} = {}{about}.",
@@ -346,24 +338,6 @@ impl Expansion {
             before: digits[..at].to_owned(),
             block: digits[at..].to_owned(),
         })
-    }
-
-    /// A percentage's expansion rounded to `places` decimal places,
-    /// with its sign ("28.57%").
-    fn as_rounded_percentage(&self, places: usize) -> String {
-        let digits: String = self
-            .before
-            .chars()
-            .chain(self.block.chars().cycle())
-            .take(places + 1)
-            .collect();
-        let kept = &digits[..places.min(digits.len())];
-        let mut value = self.whole * 10_i64.pow(places as u32) + kept.parse::<i64>().unwrap_or(0);
-        if digits[places.min(digits.len())..].starts_with(['5', '6', '7', '8', '9']) {
-            value += 1;
-        }
-        let scale = 10_i64.pow(places as u32);
-        format!("{}.{:0places$}%", value / scale, value % scale)
     }
 
     /// Written with the repeating block shown often enough for a reader
