@@ -102,8 +102,8 @@ pub struct PendingQuestion {
 
 impl PendingQuestion {
     /// Whether the tutor offered something rather than asked something
-    /// ("Shall we look at Decimals…?", "Would you like a practice
-    /// question?"): a "no thanks" to it declines, it does not answer.
+    /// ("Shall we look at Decimals…?", "What else would you like to
+    /// know?"): a "no thanks" to it declines, it does not answer.
     pub fn is_offer(&self) -> bool {
         self.expected.is_none() && reads_as_offer(&self.text)
     }
@@ -111,7 +111,13 @@ impl PendingQuestion {
 
 /// Whether a question's words offer something.
 pub fn reads_as_offer(question: &str) -> bool {
-    const OFFERS: [&str; 4] = ["shall we", "would you like", "do you want", "want to"];
+    const OFFERS: [&str; 5] = [
+        "shall we",
+        "would you like",
+        "do you want",
+        "want to",
+        "what else",
+    ];
     let lower = question.trim().to_lowercase();
     OFFERS.iter().any(|o| lower.starts_with(o))
 }
